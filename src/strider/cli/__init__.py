@@ -1,0 +1,51 @@
+"""The ``strider`` command line: one verb per module in this package.
+
+Each verb module defines ``register(subparsers)``, which adds its sub-parser and sets
+``handler`` (a function taking the parsed namespace and returning an exit code).
+Verbs are discovered, so adding a verb means adding one module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+from ..errors import StriderError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser with every discovered verb."""
+    parser = argparse.ArgumentParser(
+        prog="strider",
+        description="Plan, simulate and execute tensor movement and re-layout on AI accelerators.",
+    )
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; typed Strider errors become a one-paragraph message and exit code 2."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except StriderError as exc:
+        print(f"strider {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return f"strider {__version__}"

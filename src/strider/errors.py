@@ -1,0 +1,91 @@
+"""Typed errors: one base class, one subclass per kind of mistake.
+
+Every error says what is wrong and what to change. Catch :class:`StriderError`
+to handle all of them.
+
+Examples
+--------
+>>> from strider.errors import StriderError, LayoutError
+>>> issubclass(LayoutError, StriderError) and issubclass(LayoutError, ValueError)
+True
+"""
+
+from __future__ import annotations
+
+
+class StriderError(Exception):
+    """Base class of every error Strider raises on purpose."""
+
+
+class LayoutError(StriderError, ValueError):
+    """An access pattern, shape, stride, index or permutation is invalid."""
+
+
+class ArgumentError(StriderError, ValueError):
+    """A public function got an argument it cannot use (wrong perm, dtype, out, ...)."""
+
+
+class ConfigError(StriderError, ValueError):
+    """A hardware description violates one or more rules.
+
+    ``violations`` lists every problem found, each naming the field and the rule.
+    """
+
+    def __init__(self, violations: list[str] | str):
+        self.violations = [violations] if isinstance(violations, str) else list(violations)
+        head = f"{len(self.violations)} problem(s) in the hardware description:"
+        super().__init__("\n  - ".join([head, *self.violations]))
+
+
+class ProgramError(StriderError, ValueError):
+    """A program (loop program, instruction stream, stream program) is malformed.
+
+    ``line`` and ``col`` locate the problem in source text when there is one.
+    """
+
+    def __init__(self, message: str, *, line: int | None = None, col: int | None = None):
+        self.line, self.col = line, col
+        where = f"line {line}, column {col}: " if line is not None else ""
+        super().__init__(where + message)
+
+
+class CapacityError(StriderError):
+    """Something does not fit: an on-chip buffer, a partition, a register, a page pool."""
+
+
+class PlanError(StriderError, ValueError):
+    """A planner cannot produce a plan for the request (and says what would allow one)."""
+
+
+class SimulationError(StriderError):
+    """The simulator found a fault while running a program (poisoned read, race, ...)."""
+
+
+class DeadlockError(SimulationError):
+    """Execution cannot continue: every waiter waits on something nobody will provide.
+
+    ``chain`` holds the waiters, each as a readable string.
+    """
+
+    def __init__(self, message: str, chain: list[str] | None = None):
+        self.chain = list(chain or [])
+        text = message if not self.chain else message + "\n  " + "\n  ".join(self.chain)
+        super().__init__(text)
+
+
+class VerificationError(StriderError):
+    """A result differs from the NumPy oracle."""
+
+
+__all__ = [
+    "StriderError",
+    "LayoutError",
+    "ArgumentError",
+    "ConfigError",
+    "ProgramError",
+    "CapacityError",
+    "PlanError",
+    "SimulationError",
+    "DeadlockError",
+    "VerificationError",
+]
