@@ -9,7 +9,9 @@ Examples
 
 from .access_pattern import AccessPattern
 from .errors import StriderError
+from .hardware import Hardware
+from .program import Program, Ref
 
 __version__ = "0.1.0"
 
-__all__ = ["AccessPattern", "StriderError", "__version__"]
+__all__ = ["AccessPattern", "Hardware", "Program", "Ref", "StriderError", "__version__"]

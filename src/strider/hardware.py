@@ -1,0 +1,496 @@
+"""``Hardware``: a validated description of one accelerator.
+
+Everything a planner or the simulator needs to know about a machine lives here: the
+clock, DRAM, the partitioned state buffer (SBUF), the PSUM buffer, the PE array, the
+vector and activation engines, the DMA queues (each walking its access patterns with a
+tensor traversal unit), and the stream processor with its processing engines.
+
+Load one with :meth:`Hardware.preset` (``"trn1-like"``, ``"patent"``, ``"tiny"``) or
+:meth:`Hardware.from_toml`; a TOML file may start from a preset with ``base = "NAME"``
+and override single fields. Validation reports every violation at once.
+
+Examples
+--------
+>>> from strider import Hardware
+>>> hw = Hardware.preset("trn1-like")
+>>> hw.sbuf.partitions, hw.sbuf.bytes_per_partition // 1024, hw.pe.rows, hw.pe.cols
+(128, 192, 128, 128)
+>>> hw.sbuf.capacity_bytes // 2**20
+24
+>>> Hardware.preset("tiny").with_changes(dma={"queues": 0})
+Traceback (most recent call last):
+...
+strider.errors.ConfigError: 1 problem(s) in the hardware description:
+  - dma.queues = 0: must be >= 1
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from .errors import ConfigError
+
+#: Element types a machine may list in ``Hardware.dtypes``.
+KNOWN_DTYPES = (
+    "bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+    "float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
+)
+
+
+def dtype_of(name: str) -> np.dtype:
+    """The NumPy dtype for a dtype name, incl. bfloat16 and fp8 from ``ml_dtypes``.
+
+    >>> dtype_of("bfloat16").itemsize
+    2
+    """
+    import ml_dtypes  # registers bfloat16 / float8 with NumPy
+
+    if name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+        return np.dtype(getattr(ml_dtypes, name))
+    return np.dtype(name)
+
+
+@dataclass(frozen=True)
+class DramSpec:
+    """Off-chip memory (HBM/DDR)."""
+
+    capacity_bytes: int
+    bandwidth_bytes_per_s: float
+    latency_ns: float
+
+
+@dataclass(frozen=True)
+class BufferSpec:
+    """A partitioned on-chip buffer; every partition is independently accessible."""
+
+    partitions: int
+    bytes_per_partition: int
+    banks: int = 1
+
+    @property
+    def capacity_bytes(self) -> int:
+        return self.partitions * self.bytes_per_partition
+
+    @property
+    def bank_bytes(self) -> int:
+        """Bytes of one bank in one partition."""
+        return self.bytes_per_partition // self.banks
+
+
+@dataclass(frozen=True)
+class PEArraySpec:
+    """Systolic array of multiply-accumulate cells; weights from the top, data from the left.
+
+    ``passthrough_transpose``: the array can move loaded weights out transposed without
+    arithmetic (bit-exact for every dtype, NaN and -0.0 included).
+    """
+
+    rows: int
+    cols: int
+    passthrough_transpose: bool = False
+
+
+@dataclass(frozen=True)
+class VectorSpec:
+    """Vector engine: one lane per partition; cross-partition moves only by block transpose."""
+
+    lanes: int
+    transpose_block: int
+    instruction_cycles: int = 16
+
+
+@dataclass(frozen=True)
+class ActivationSpec:
+    """Activation/copy engine: moves (and casts) PSUM to SBUF, one lane per partition."""
+
+    lanes: int
+    instruction_cycles: int = 16
+
+
+@dataclass(frozen=True)
+class DmaSpec:
+    """DMA queues; each walks a descriptor's two access patterns with a TTU.
+
+    A descriptor costs ``descriptor_cycles`` plus ``bytes / bytes_per_cycle``; contiguous
+    chunks shorter than ``efficient_chunk_bytes`` run proportionally slower.
+    """
+
+    queues: int
+    bytes_per_cycle: float
+    descriptor_cycles: int
+    efficient_chunk_bytes: int
+    max_dims: int
+    ttu_width_bits: int = 32
+
+    def ttu_config(self):
+        """The TTU each queue walks its patterns with: a row per side, a column per dim."""
+        from .ttu import TTUConfig
+
+        return TTUConfig(rows=2, dims=self.max_dims, width_bits=self.ttu_width_bits)
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """Stream processor (seed 004): processing engines and the on-chip page pool."""
+
+    processing_engines: int
+    page_bytes: int
+    pages: int
+    update_cycles: int = 4
+
+
+_SECTIONS: dict[str, type] = {
+    "dram": DramSpec, "sbuf": BufferSpec, "psum": BufferSpec, "pe": PEArraySpec,
+    "vector": VectorSpec, "activation": ActivationSpec, "dma": DmaSpec, "stream": StreamSpec,
+}
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """One accelerator, validated on construction (every violation reported at once)."""
+
+    name: str
+    clock_hz: float
+    dram: DramSpec
+    sbuf: BufferSpec
+    psum: BufferSpec
+    pe: PEArraySpec
+    vector: VectorSpec
+    activation: ActivationSpec
+    dma: DmaSpec
+    stream: StreamSpec
+    dtypes: tuple[str, ...] = field(default=(
+        "int8", "uint8", "int16", "uint16", "int32", "uint32", "float16", "bfloat16", "float32",
+    ))
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "dtypes", tuple(self.dtypes))
+        problems = _validate(self)
+        if problems:
+            raise ConfigError(problems)
+
+    # ------------------------------------------------------------ derived figures
+    @property
+    def dram_bytes_per_cycle(self) -> float:
+        """DRAM bandwidth in bytes per clock cycle."""
+        return self.dram.bandwidth_bytes_per_s / self.clock_hz
+
+    def seconds(self, cycles: float) -> float:
+        """Convert clock cycles to seconds."""
+        return cycles / self.clock_hz
+
+    def supports(self, dtype: str) -> bool:
+        """Whether the engines handle ``dtype`` (a name such as ``"bfloat16"``)."""
+        return str(dtype) in self.dtypes
+
+    # ------------------------------------------------------------ construction
+    @classmethod
+    def preset(cls, name: str) -> Hardware:
+        """A built-in description: ``trn1-like``, ``patent`` or ``tiny``.
+
+        >>> Hardware.preset("patent").pe.cols
+        64
+        """
+        try:
+            return PRESETS[name]()
+        except KeyError:
+            raise ConfigError(
+                f"no preset named {name!r}; choose one of {', '.join(sorted(PRESETS))} "
+                "or give a TOML file"
+            ) from None
+
+    @classmethod
+    def load(cls, name_or_path: str | Path) -> Hardware:
+        """A preset by name, or a TOML file by path."""
+        text = str(name_or_path)
+        if text in PRESETS:
+            return cls.preset(text)
+        if Path(text).suffix == ".toml" or Path(text).exists():
+            return cls.from_toml(text)
+        return cls.preset(text)
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> Hardware:
+        """Read a TOML description; ``base = "PRESET"`` inherits every unset field."""
+        path = Path(path)
+        try:
+            data = tomllib.loads(path.read_text())
+        except FileNotFoundError:
+            raise ConfigError(f"hardware file {path} does not exist") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+        data.setdefault("name", path.stem)
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Hardware:
+        """Build from plain data (as in TOML/JSON); ``base`` names a preset to start from."""
+        data = dict(data)
+        base = data.pop("base", None)
+        if base is not None:
+            merged = cls.preset(base).to_dict()
+            for key, value in data.items():
+                if isinstance(value, dict) and isinstance(merged.get(key), dict):
+                    merged[key] = {**merged[key], **value}
+                else:
+                    merged[key] = value
+            data = merged
+        return _from_plain(data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (nested dicts), the inverse of :meth:`from_dict`."""
+        out = dataclasses.asdict(self)
+        out["dtypes"] = list(self.dtypes)
+        return out
+
+    def to_toml(self) -> str:
+        """TOML text that :meth:`from_toml` reads back to an equal description."""
+        plain = self.to_dict()
+        lines = []
+        for key, value in plain.items():
+            if not isinstance(value, dict):
+                lines.append(f"{key} = {_toml_value(value)}")
+        for key, value in plain.items():
+            if isinstance(value, dict):
+                lines.append(f"\n[{key}]")
+                lines += [f"{k} = {_toml_value(v)}" for k, v in value.items()]
+        return "\n".join(lines) + "\n"
+
+    def with_changes(self, **changes: Any) -> Hardware:
+        """A copy with some fields replaced; sections take a dict of their fields.
+
+        >>> Hardware.preset("tiny").with_changes(pe={"rows": 8}).pe.rows
+        8
+        """
+        data = self.to_dict()
+        for key, value in changes.items():
+            if isinstance(value, dict) and isinstance(data.get(key), dict):
+                data[key] = {**data[key], **value}
+            else:
+                data[key] = value
+        return _from_plain(data)
+
+    def summary_rows(self) -> list[tuple[str, str]]:
+        """(what, value) pairs for a readable listing."""
+        kib = 1024
+        return [
+            ("clock", f"{self.clock_hz / 1e9:g} GHz"),
+            ("DRAM", f"{self.dram.capacity_bytes / 2**30:g} GiB, "
+                     f"{self.dram.bandwidth_bytes_per_s / 1e9:g} GB/s, "
+                     f"latency {self.dram.latency_ns:g} ns "
+                     f"({self.dram_bytes_per_cycle:.1f} B/cycle)"),
+            ("SBUF", f"{self.sbuf.partitions} partitions x "
+                     f"{self.sbuf.bytes_per_partition / kib:g} KiB = "
+                     f"{self.sbuf.capacity_bytes / 2**20:g} MiB"),
+            ("PSUM", f"{self.psum.partitions} partitions x "
+                     f"{self.psum.bytes_per_partition / kib:g} KiB in {self.psum.banks} banks"),
+            ("PE array", f"{self.pe.rows} x {self.pe.cols}"
+                         + (", bit-exact pass-through transpose" if self.pe.passthrough_transpose
+                            else ", multiply-accumulate only")),
+            ("vector engine", f"{self.vector.lanes} lanes, {self.vector.transpose_block} x "
+                              f"{self.vector.transpose_block} block transpose"),
+            ("activation engine", f"{self.activation.lanes} lanes (PSUM -> SBUF)"),
+            ("DMA", f"{self.dma.queues} queues x {self.dma.bytes_per_cycle:g} B/cycle, "
+                    f"{self.dma.descriptor_cycles} cycles/descriptor, full speed from "
+                    f"{self.dma.efficient_chunk_bytes} B chunks, <= {self.dma.max_dims} dims, "
+                    f"{self.dma.ttu_width_bits}-bit TTU"),
+            ("stream", f"{self.stream.processing_engines} processing engines, "
+                       f"{self.stream.pages} pages x {self.stream.page_bytes / kib:g} KiB"),
+            ("dtypes", ", ".join(self.dtypes)),
+        ]
+
+
+# ---------------------------------------------------------------- validation
+def _validate(hw: Hardware) -> list[str]:
+    problems: list[str] = []
+
+    def need(ok: bool, where: str, value: Any, rule: str) -> None:
+        if not ok:
+            problems.append(f"{where} = {value!r}: {rule}")
+
+    need(hw.clock_hz > 0, "clock_hz", hw.clock_hz, "must be > 0")
+    for section in _SECTIONS:
+        spec = getattr(hw, section)
+        for f in fields(spec):
+            value = getattr(spec, f.name)
+            where = f"{section}.{f.name}"
+            if isinstance(value, bool):
+                continue
+            if f.name == "latency_ns":
+                need(value >= 0, where, value, "must be >= 0")
+            elif isinstance(value, (int, float)):
+                need(value >= 1 if f.type in ("int", int) else value > 0, where, value,
+                     "must be >= 1" if f.type in ("int", int) else "must be > 0")
+    need(hw.psum.bytes_per_partition % max(hw.psum.banks, 1) == 0, "psum.banks", hw.psum.banks,
+         f"must divide psum.bytes_per_partition ({hw.psum.bytes_per_partition})")
+    need(hw.pe.rows <= hw.sbuf.partitions, "pe.rows", hw.pe.rows,
+         f"must be <= sbuf.partitions ({hw.sbuf.partitions}): weights come from SBUF partitions")
+    need(hw.pe.cols <= hw.psum.partitions, "pe.cols", hw.pe.cols,
+         f"must be <= psum.partitions ({hw.psum.partitions}): each PE column owns a PSUM partition")
+    need(hw.vector.transpose_block <= hw.sbuf.partitions, "vector.transpose_block",
+         hw.vector.transpose_block, f"must be <= sbuf.partitions ({hw.sbuf.partitions})")
+    need(hw.vector.lanes <= hw.sbuf.partitions, "vector.lanes", hw.vector.lanes,
+         f"must be <= sbuf.partitions ({hw.sbuf.partitions}): one lane per partition")
+    need(8 <= hw.dma.ttu_width_bits <= 64, "dma.ttu_width_bits", hw.dma.ttu_width_bits,
+         "must be between 8 and 64")
+    need(hw.stream.page_bytes <= hw.sbuf.capacity_bytes, "stream.page_bytes",
+         hw.stream.page_bytes, f"must be <= the SBUF capacity ({hw.sbuf.capacity_bytes} bytes)")
+    need(hw.stream.pages * hw.stream.page_bytes <= hw.sbuf.capacity_bytes, "stream.pages",
+         hw.stream.pages,
+         f"pages x page_bytes ({hw.stream.pages * hw.stream.page_bytes}) must fit the SBUF "
+         f"({hw.sbuf.capacity_bytes} bytes)")
+    unknown = [d for d in hw.dtypes if d not in KNOWN_DTYPES]
+    need(not unknown, "dtypes", unknown, f"unknown dtype(s); known: {', '.join(KNOWN_DTYPES)}")
+    need(bool(hw.dtypes), "dtypes", list(hw.dtypes), "must list at least one dtype")
+    return problems
+
+
+def _from_plain(data: dict[str, Any]) -> Hardware:
+    problems: list[str] = []
+    top = {f.name for f in fields(Hardware)}
+    for key in data:
+        if key not in top:
+            problems.append(f"{key}: unknown field; known fields are {', '.join(sorted(top))}")
+    kwargs: dict[str, Any] = {}
+    for key in top - set(_SECTIONS):
+        if key in data:
+            kwargs[key] = data[key]
+    for key in ("name", "clock_hz"):
+        if key not in data:
+            problems.append(f"{key}: missing (give it, or start from a preset with base = ...)")
+    for section, spec_type in _SECTIONS.items():
+        raw = data.get(section)
+        if not isinstance(raw, dict):
+            problems.append(f"{section}: missing section [{section}]")
+            continue
+        known = {f.name: f for f in fields(spec_type)}
+        for key in raw:
+            if key not in known:
+                problems.append(f"{section}.{key}: unknown field; known: {', '.join(known)}")
+        missing = [n for n, f in known.items()
+                   if n not in raw and f.default is dataclasses.MISSING]
+        problems += [f"{section}.{n}: missing" for n in missing]
+        for n, value in raw.items():
+            if n in known and not isinstance(value, (int, float, bool)):
+                problems.append(f"{section}.{n} = {value!r}: must be a number")
+        if not missing:
+            kwargs[section] = spec_type(**{k: v for k, v in raw.items() if k in known})
+    if len(kwargs) == len(top) - ("description" not in kwargs) - ("dtypes" not in kwargs):
+        try:  # value rules too, so that every violation is reported at once
+            hardware = Hardware(**kwargs)
+        except ConfigError as exc:
+            problems += exc.violations
+        except TypeError as exc:
+            problems.append(str(exc))
+        if not problems:
+            return hardware
+    raise ConfigError(problems)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return repr(value)
+
+
+# ---------------------------------------------------------------- presets
+def trn1_like() -> Hardware:
+    """One NeuronCore-v2 of an AWS Trainium (trn1) device, from public documentation.
+
+    Sources (AWS Neuron documentation, awsdocs-neuron.readthedocs-hosted.com):
+
+    - "Trainium/Inferentia2 Architecture Guide for NKI": a device has 2 NeuronCore-v2,
+      32 GiB HBM at 820 GB/s, and 32 DMA engines; SBUF is 24 MiB per core organised as
+      128 partitions x 192 KiB; PSUM is 2 MiB as 128 partitions x 16 KiB in 8 banks;
+      the Tensor engine is a 128 x 128 systolic array; the Vector engine transposes
+      32 x 32 blocks across partitions.
+    - "Trainium Architecture": 1 TB/s of DMA bandwidth per device.
+
+    Per core we take half of the device's HBM bandwidth (410 GB/s) and capacity, and
+    16 DMA queues sharing half of the DMA bandwidth (500 GB/s at 1.4 GHz, about
+    22 B/cycle per queue). Descriptor cost, DRAM latency and the 512-byte efficient
+    chunk are modelling assumptions in line with the NKI performance guidance that
+    DMA transfers should move contiguous runs of at least 512 bytes.
+    """
+    return Hardware(
+        name="trn1-like",
+        description="one NeuronCore-v2 (AWS Trainium), from public Neuron documentation",
+        clock_hz=1.4e9,
+        dram=DramSpec(capacity_bytes=16 * 2**30, bandwidth_bytes_per_s=410e9, latency_ns=500.0),
+        sbuf=BufferSpec(partitions=128, bytes_per_partition=192 * 1024),
+        psum=BufferSpec(partitions=128, bytes_per_partition=16 * 1024, banks=8),
+        pe=PEArraySpec(rows=128, cols=128, passthrough_transpose=False),
+        vector=VectorSpec(lanes=128, transpose_block=32, instruction_cycles=60),
+        activation=ActivationSpec(lanes=128, instruction_cycles=60),
+        dma=DmaSpec(queues=16, bytes_per_cycle=22.0, descriptor_cycles=100,
+                    efficient_chunk_bytes=512, max_dims=5, ttu_width_bits=32),
+        stream=StreamSpec(processing_engines=4, page_bytes=64 * 1024, pages=16),
+        dtypes=("int8", "uint8", "int16", "uint16", "int32", "uint32", "float16", "bfloat16",
+                "float32", "float8_e4m3fn", "float8_e5m2"),
+    )
+
+
+def patent() -> Hardware:
+    """Seed 002's example accelerator (AWS patent on transposes with a PE array).
+
+    A state buffer of 128 partitions, each 128 elements (of up to 4 bytes) wide, and a
+    128 x 64 PE array whose 64 columns feed 64 PSUM partitions. Figures not given in the
+    patent (clock, DRAM, DMA) are those of the ``trn1-like`` preset.
+    """
+    base = trn1_like()
+    return dataclasses.replace(
+        base,
+        name="patent",
+        description="seed 002's example: 128 x 128-element state buffer, 128 x 64 PE array",
+        sbuf=BufferSpec(partitions=128, bytes_per_partition=128 * 4),
+        psum=BufferSpec(partitions=64, bytes_per_partition=128 * 4 * 2, banks=2),
+        pe=PEArraySpec(rows=128, cols=64, passthrough_transpose=False),
+        stream=StreamSpec(processing_engines=2, page_bytes=8 * 1024, pages=8),
+    )
+
+
+def tiny() -> Hardware:
+    """A toy machine small enough that tests hit every tiling path and capacity limit.
+
+    8 partitions x 256 bytes of SBUF (2 KiB), 8 x 128-byte PSUM in 2 banks, an 8 x 4
+    PE array with the pass-through transpose mode, 4 x 4 vector transposes, two DMA
+    queues with 3-dim descriptors and 16-bit TTU registers.
+    """
+    return Hardware(
+        name="tiny",
+        description="toy machine for tests: every limit is small",
+        clock_hz=1.0e9,
+        dram=DramSpec(capacity_bytes=2**30, bandwidth_bytes_per_s=16e9, latency_ns=50.0),
+        sbuf=BufferSpec(partitions=8, bytes_per_partition=256),
+        psum=BufferSpec(partitions=8, bytes_per_partition=128, banks=2),
+        pe=PEArraySpec(rows=8, cols=4, passthrough_transpose=True),
+        vector=VectorSpec(lanes=8, transpose_block=4, instruction_cycles=4),
+        activation=ActivationSpec(lanes=8, instruction_cycles=4),
+        dma=DmaSpec(queues=2, bytes_per_cycle=8.0, descriptor_cycles=8,
+                    efficient_chunk_bytes=32, max_dims=3, ttu_width_bits=16),
+        stream=StreamSpec(processing_engines=2, page_bytes=256, pages=4),
+        dtypes=KNOWN_DTYPES,
+    )
+
+
+PRESETS: dict[str, Callable[[], Hardware]] = {
+    "trn1-like": trn1_like,
+    "patent": patent,
+    "tiny": tiny,
+}
+
+__all__ = [
+    "Hardware", "DramSpec", "BufferSpec", "PEArraySpec", "VectorSpec", "ActivationSpec",
+    "DmaSpec", "StreamSpec", "PRESETS", "KNOWN_DTYPES", "dtype_of",
+]

@@ -1,0 +1,130 @@
+"""``Plan``: what a planner returns -- the program plus its bookkeeping.
+
+A plan carries everything the simulator and the host executor need: the program, the
+hardware it was made for, the strategy that made it, the predicted cost (from
+:mod:`strider.cost`), a human explanation, and the NumPy oracle that says what the
+outputs must be for given inputs.
+
+Examples
+--------
+>>> import numpy as np
+>>> from strider.plan import PermuteRequest
+>>> r = PermuteRequest((2, 3, 4), (0, 2, 1), "float32")
+>>> r.out_shape, r.nbytes
+((2, 4, 3), 96)
+>>> r.reference(np.arange(24).reshape(2, 3, 4)).shape
+(2, 4, 3)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from .access_pattern import validate_perm
+from .errors import ArgumentError, LayoutError
+from .hardware import Hardware, dtype_of
+from .program import Program
+
+
+@dataclass(frozen=True)
+class PermuteRequest:
+    """A dimension permutation of a row-major tensor: ``y = transpose(x, perm)``."""
+
+    shape: tuple[int, ...]
+    perm: tuple[int, ...]
+    dtype: str
+
+    def __init__(self, shape, perm, dtype) -> None:
+        shape_t = tuple(int(n) for n in shape)
+        if any(n < 0 for n in shape_t):
+            raise ArgumentError(f"shape {shape_t} has a negative extent")
+        try:
+            perm_t = validate_perm(perm, len(shape_t))
+        except LayoutError as exc:
+            raise ArgumentError(str(exc)) from None
+        try:
+            name = np.dtype(dtype_of(str(dtype))).name if str(dtype) != "bfloat16" else "bfloat16"
+        except TypeError:
+            raise ArgumentError(f"unknown dtype {dtype!r}") from None
+        object.__setattr__(self, "shape", shape_t)
+        object.__setattr__(self, "perm", perm_t)
+        object.__setattr__(self, "dtype", name)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        return tuple(self.shape[k] for k in self.perm)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def itemsize(self) -> int:
+        return dtype_of(self.dtype).itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.itemsize
+
+    def reference(self, x: np.ndarray) -> np.ndarray:
+        """The NumPy oracle: ``np.ascontiguousarray(np.transpose(x, perm))``."""
+        return np.ascontiguousarray(np.transpose(x, self.perm))
+
+    def describe(self) -> str:
+        return (f"{self.dtype}[{','.join(map(str, self.shape))}] perm "
+                f"({','.join(map(str, self.perm))}) -> [{','.join(map(str, self.out_shape))}]")
+
+
+@dataclass
+class Plan:
+    """A program with the bookkeeping that explains and checks it.
+
+    ``reference`` maps the input arrays (by name) to the expected outputs (by name).
+    ``explanation`` is a list of lines; ``details`` holds planner-specific facts
+    (tiling, groups, buffer use) for reports and tests.
+    """
+
+    program: Program
+    hardware: Hardware
+    strategy: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    predicted_cycles: float
+    reference: Callable[[Mapping[str, np.ndarray]], dict[str, np.ndarray]]
+    explanation: list[str] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def predicted_seconds(self) -> float:
+        return self.hardware.seconds(self.predicted_cycles)
+
+    def explain(self) -> str:
+        """Readable text: what the plan does and why."""
+        head = (f"strategy {self.strategy} on {self.hardware.name}: "
+                f"{len(self.program.instructions)} instructions, predicted "
+                f"{self.predicted_cycles:,.0f} cycles ({self.predicted_seconds * 1e6:,.1f} us)")
+        return "\n".join([head, *self.explanation])
+
+    def normalise_inputs(self, inputs: Mapping[str, np.ndarray] | np.ndarray) -> dict[str, np.ndarray]:
+        """Accept a mapping by name, or a bare array for a single-input plan."""
+        if isinstance(inputs, np.ndarray) or hasattr(inputs, "__array__") and not isinstance(inputs, Mapping):
+            if len(self.inputs) != 1:
+                raise ArgumentError(
+                    f"this plan has {len(self.inputs)} inputs ({', '.join(self.inputs)}); "
+                    "pass a mapping from name to array"
+                )
+            return {self.inputs[0]: np.asarray(inputs)}
+        missing = [n for n in self.inputs if n not in inputs]
+        extra = [n for n in inputs if n not in self.inputs]
+        if missing or extra:
+            raise ArgumentError(
+                f"inputs must be exactly {list(self.inputs)}; missing {missing}, unexpected {extra}"
+            )
+        return {n: np.asarray(inputs[n]) for n in self.inputs}

@@ -1,0 +1,1 @@
+"""Planners: one module per strategy, each exposing ``STRATEGY`` (see strider.strategy)."""

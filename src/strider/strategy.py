@@ -1,0 +1,102 @@
+"""The strategy interface: every way of permuting a tensor on a ``Hardware``.
+
+A strategy is an object with a ``name``, ``why_not(request, hw) -> str | None`` (None
+when it applies, else the reason it does not) and ``plan(request, hw, **options) ->
+Plan``. Strategies live in :mod:`strider.planners`, one module each exposing
+``STRATEGY``; they are discovered, so adding one means adding a module.
+
+``plan_permute(..., strategy="auto")`` plans with every applicable strategy and keeps
+the one the cost model predicts fastest.
+
+Examples
+--------
+>>> sorted(strategies())  # doctest: +SKIP
+['dma', 'pe', 'vector']
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Any, Protocol, Sequence
+
+from .errors import ArgumentError, PlanError
+from .hardware import Hardware
+from .plan import Plan, PermuteRequest
+
+
+class Strategy(Protocol):
+    name: str
+    summary: str
+
+    def why_not(self, request: PermuteRequest, hw: Hardware, **options: Any) -> str | None: ...
+
+    def plan(self, request: PermuteRequest, hw: Hardware, **options: Any) -> Plan: ...
+
+
+def strategies() -> dict[str, Strategy]:
+    """Every strategy module in :mod:`strider.planners`, by name."""
+    from . import planners
+
+    found: dict[str, Strategy] = {}
+    for info in sorted(pkgutil.iter_modules(planners.__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{planners.__name__}.{info.name}")
+        strategy = getattr(module, "STRATEGY", None)
+        if strategy is not None:
+            found[strategy.name] = strategy
+    return found
+
+
+def resolve_hardware(hw: Hardware | str) -> Hardware:
+    """A ``Hardware`` as given, or loaded from a preset name / TOML path."""
+    return hw if isinstance(hw, Hardware) else Hardware.load(hw)
+
+
+def candidates(request: PermuteRequest, hw: Hardware, **options: Any) -> list[tuple[str, Plan | str]]:
+    """Every strategy's plan, or the reason it does not apply, in name order."""
+    out: list[tuple[str, Plan | str]] = []
+    for name, strategy in strategies().items():
+        reason = strategy.why_not(request, hw, **options)
+        if reason is None:
+            try:
+                out.append((name, strategy.plan(request, hw, **options)))
+            except PlanError as exc:
+                out.append((name, str(exc)))
+        else:
+            out.append((name, reason))
+    return out
+
+
+def plan_permute(shape: Sequence[int], perm: Sequence[int], dtype: str,
+                 hw: Hardware | str = "trn1-like", strategy: str = "auto",
+                 **options: Any) -> Plan:
+    """Plan ``y = transpose(x, perm)`` for a row-major ``x`` of ``shape`` on ``hw``.
+
+    ``strategy`` names one strategy or ``"auto"`` (the fastest predicted of those that
+    apply). ``options`` go to the strategies (e.g. ``allow_inexact=True`` lets the PE
+    array's multiply-accumulate mode transpose dtypes it cannot pass bit-exactly).
+    """
+    request = PermuteRequest(shape, perm, dtype)
+    hardware = resolve_hardware(hw)
+    known = strategies()
+    if strategy != "auto":
+        if strategy not in known:
+            raise ArgumentError(
+                f"unknown strategy {strategy!r}; choose auto or one of {', '.join(known)}"
+            )
+        reason = known[strategy].why_not(request, hardware, **options)
+        if reason is not None:
+            raise PlanError(f"strategy {strategy!r} cannot plan {request.describe()}: {reason}")
+        return known[strategy].plan(request, hardware, **options)
+    found = candidates(request, hardware, **options)
+    plans = [p for _, p in found if isinstance(p, Plan)]
+    if not plans:
+        reasons = "; ".join(f"{n}: {r}" for n, r in found)
+        raise PlanError(f"no strategy can plan {request.describe()} on {hardware.name}: {reasons}")
+    best = min(plans, key=lambda p: p.predicted_cycles)
+    best.details["candidates"] = {
+        n: (p.predicted_cycles if isinstance(p, Plan) else f"n/a: {p}") for n, p in found
+    }
+    return best
