@@ -43,17 +43,26 @@ KNOWN_DTYPES = (
 )
 
 
-def dtype_of(name: str) -> np.dtype:
-    """The NumPy dtype for a dtype name, incl. bfloat16 and fp8 from ``ml_dtypes``.
+def dtype_of(dtype: Any) -> np.dtype:
+    """The NumPy dtype for a name or dtype-like, incl. bfloat16 and fp8 from ``ml_dtypes``.
 
     >>> dtype_of("bfloat16").itemsize
     2
     """
     import ml_dtypes  # registers bfloat16 / float8 with NumPy
 
-    if name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
-        return np.dtype(getattr(ml_dtypes, name))
-    return np.dtype(name)
+    if isinstance(dtype, str) and dtype in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+        return np.dtype(getattr(ml_dtypes, dtype))
+    return np.dtype(dtype)
+
+
+def dtype_name(dtype: Any) -> str:
+    """The canonical name of a dtype-like: ``np.float32`` -> ``"float32"``, ``"f2"`` -> ``"float16"``.
+
+    >>> dtype_name("<f4"), dtype_name("bfloat16")
+    ('float32', 'bfloat16')
+    """
+    return dtype_of(dtype).name
 
 
 @dataclass(frozen=True)
@@ -492,5 +501,5 @@ PRESETS: dict[str, Callable[[], Hardware]] = {
 
 __all__ = [
     "Hardware", "DramSpec", "BufferSpec", "PEArraySpec", "VectorSpec", "ActivationSpec",
-    "DmaSpec", "StreamSpec", "PRESETS", "KNOWN_DTYPES", "dtype_of",
+    "DmaSpec", "StreamSpec", "PRESETS", "KNOWN_DTYPES", "dtype_of", "dtype_name",
 ]

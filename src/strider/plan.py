@@ -25,7 +25,7 @@ import numpy as np
 
 from .access_pattern import validate_perm
 from .errors import ArgumentError, LayoutError
-from .hardware import Hardware, dtype_of
+from .hardware import Hardware, dtype_name, dtype_of
 from .program import Program
 
 
@@ -46,7 +46,7 @@ class PermuteRequest:
         except LayoutError as exc:
             raise ArgumentError(str(exc)) from None
         try:
-            name = np.dtype(dtype_of(str(dtype))).name if str(dtype) != "bfloat16" else "bfloat16"
+            name = dtype_name(dtype)
         except TypeError:
             raise ArgumentError(f"unknown dtype {dtype!r}") from None
         object.__setattr__(self, "shape", shape_t)
@@ -74,8 +74,8 @@ class PermuteRequest:
         return self.size * self.itemsize
 
     def reference(self, x: np.ndarray) -> np.ndarray:
-        """The NumPy oracle: ``np.ascontiguousarray(np.transpose(x, perm))``."""
-        return np.ascontiguousarray(np.transpose(x, self.perm))
+        """The NumPy oracle: ``np.transpose(x, perm)`` as a new C-contiguous array (0-d stays 0-d)."""
+        return np.transpose(x, self.perm).copy(order="C")
 
     def describe(self) -> str:
         return (f"{self.dtype}[{','.join(map(str, self.shape))}] perm "

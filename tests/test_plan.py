@@ -1,0 +1,68 @@
+"""PermuteRequest validation and the Plan's input handling."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from strider.errors import ArgumentError
+from strider.hardware import Hardware
+from strider.plan import Plan, PermuteRequest
+from strider.program import Program
+
+from strategies import DTYPES, random_array, shapes
+
+
+@given(shapes(max_dims=8, max_side=5), st.data(), st.sampled_from(DTYPES))
+def test_reference_is_numpy_transpose(shape, data, dtype):
+    perm = tuple(data.draw(st.permutations(range(len(shape)))))
+    request = PermuteRequest(shape, perm, dtype)
+    x = random_array(np.random.default_rng(0), shape, request.dtype if dtype != "bfloat16"
+                     else "bfloat16")
+    y = request.reference(x)
+    assert y.flags.c_contiguous
+    assert y.shape == request.out_shape == tuple(shape[k] for k in perm)
+    assert y.tobytes() == np.transpose(x, perm).tobytes()  # C-order bytes of NumPy's view
+    assert request.nbytes == x.nbytes
+
+
+@pytest.mark.parametrize("shape, perm, dtype, message", [
+    ((2, 3), (0, 0), "float32", "permutation"),
+    ((2, 3), (0, 1, 2), "float32", "permutation"),
+    ((2, -3), (0, 1), "float32", "negative"),
+    ((2, 3), (1, 0), "float128x", "unknown dtype"),
+])
+def test_bad_requests_raise_argument_errors(shape, perm, dtype, message):
+    with pytest.raises(ArgumentError, match=message):
+        PermuteRequest(shape, perm, dtype)
+
+
+def test_dtype_names_are_canonical():
+    assert PermuteRequest((2,), (0,), np.float32).dtype == "float32"
+    assert PermuteRequest((2,), (0,), "bfloat16").dtype == "bfloat16"
+    assert PermuteRequest((2,), (0,), "f2").dtype == "float16"
+
+
+def _plan(inputs=("x",)) -> Plan:
+    return Plan(program=Program(), hardware=Hardware.preset("tiny"), strategy="test",
+                inputs=inputs, outputs=("y",), predicted_cycles=1000.0,
+                reference=lambda ins: {"y": ins["x"]}, explanation=["line one"])
+
+
+def test_normalise_inputs_accepts_a_bare_array_for_one_input():
+    x = np.arange(6.0)
+    assert _plan().normalise_inputs(x)["x"] is x
+    assert _plan().normalise_inputs({"x": x})["x"] is x
+
+
+def test_normalise_inputs_names_missing_and_unexpected():
+    with pytest.raises(ArgumentError, match=r"missing \['b'\], unexpected \['c'\]"):
+        _plan(("a", "b")).normalise_inputs({"a": np.zeros(1), "c": np.zeros(1)})
+    with pytest.raises(ArgumentError, match="2 inputs"):
+        _plan(("a", "b")).normalise_inputs(np.zeros(1))
+
+
+def test_explain_gives_strategy_and_prediction():
+    text = _plan().explain()
+    assert "strategy test on tiny" in text and "1,000 cycles" in text and "line one" in text
