@@ -1,0 +1,154 @@
+"""Plan a permutation copy: coalesce dims, pick the tile dims and the tile sizes.
+
+A plan describes the copy in *output* order (outermost first) with byte strides, so
+both executors (the compiled kernel and the NumPy fallback) walk the same thing:
+
+1. permute the input's extents and byte strides into output order;
+2. drop size-1 dims and merge neighbours that are contiguous in the input too
+   (the output is C-contiguous, so it always allows the merge);
+3. if the innermost dim is contiguous on both sides and short, fold it into the
+   element (a float32 pair becomes one 8-byte element);
+4. the last dim ``B`` is contiguous in the output; the dim ``A`` with the
+   smallest input stride is the one to read along. Tiles of ``A x B`` are read
+   along A and written along B. When the input's fastest dim already is B (or
+   there is no other dim), rows are copied in output order ("rows" mode).
+
+Tile sizes are rectangular and not tied to the extents, so power-of-two strides
+do not make every row of a tile fall into one cache set for long: a tile is at
+most 128 rows of the input and 64 of the output (measured, see bench_permute).
+
+Examples
+--------
+>>> p = plan_permute((64, 32), (128, 4), 4, (1, 0))   # a 64x32 float32 transpose
+>>> p.shape, p.src_strides, p.dst_strides, p.tile_dim
+((32, 64), (4, 128), (256, 4), 0)
+>>> plan_permute((8, 6, 2), (48, 8, 4), 4, (1, 0, 2)).elem   # float32 pairs: 8 bytes
+8
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+#: A contiguous innermost run up to this many bytes becomes one element.
+MAX_FOLD_BYTES = 64
+#: Tile extents in bytes along the input's fast dim (A) and the output's (B).
+TILE_A_BYTES = 512
+TILE_B_BYTES = 256
+#: Bytes one tile aims at when one side is short (then the other side grows).
+TILE_TARGET_BYTES = TILE_A_BYTES * TILE_B_BYTES // 4
+#: Chunk of a long row given to one work item in rows mode (lets threads share a row).
+ROW_CHUNK_BYTES = 1 << 16
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A permutation copy in output order: what the kernel and the fallback execute.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        Coalesced extents, output order, all >= 2 (or a single dim).
+    src_strides, dst_strides : tuple of int
+        Byte strides of each dim in the input and in the (C-contiguous) output.
+    elem : int
+        Bytes per element; more than the dtype's itemsize when a short contiguous
+        innermost run was folded in.
+    tile_dim : int
+        Index of dim A (read along it), or -1 for rows mode.
+    tile_a, tile_b : int
+        Tile extents along A and along the last dim B, in elements.
+    """
+
+    shape: tuple[int, ...]
+    src_strides: tuple[int, ...]
+    dst_strides: tuple[int, ...]
+    elem: int
+    tile_dim: int
+    tile_a: int
+    tile_b: int
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of output the plan writes."""
+        size = self.elem
+        for n in self.shape:
+            size *= n
+        return size
+
+
+def coalesce(extents: Sequence[int], strides: Sequence[int]) -> tuple[list[int], list[int]]:
+    """Drop size-1 dims and merge neighbours where ``stride[k] == extent[k+1] * stride[k+1]``.
+
+    >>> coalesce((2, 1, 3, 4), (48, 7, 16, 4))
+    ([24], [4])
+    """
+    n_out: list[int] = []
+    s_out: list[int] = []
+    for n, s in zip(extents, strides):
+        if n == 1:
+            continue
+        if n_out and s_out[-1] == n * s:
+            n_out[-1] *= n
+            s_out[-1] = s
+        else:
+            n_out.append(n)
+            s_out.append(s)
+    return n_out, s_out
+
+
+def plan_permute(shape: Sequence[int], strides: Sequence[int], itemsize: int,
+                 perm: Sequence[int]) -> Plan:
+    """Plan ``out = ascontiguousarray(transpose(a, perm))`` for a non-empty array.
+
+    Parameters
+    ----------
+    shape, strides : sequence of int
+        The input's extents and byte strides (any sign, zero allowed).
+    itemsize : int
+        Bytes per element of the dtype.
+    perm : sequence of int
+        A valid permutation of the input's dims (checked by the caller).
+
+    Returns
+    -------
+    Plan
+    """
+    n, s = coalesce([shape[p] for p in perm], [strides[p] for p in perm])
+    elem = itemsize
+    if n and s[-1] == elem and n[-1] * elem <= MAX_FOLD_BYTES:
+        elem *= n.pop()
+        s.pop()
+    if not n:
+        n, s = [1], [elem]
+    nd = len(n)
+    dst = [0] * nd
+    step = elem
+    for k in range(nd - 1, -1, -1):
+        dst[k] = step
+        step *= n[k]
+    last = nd - 1
+    tile_dim = -1
+    if nd > 1:
+        a = min(range(last), key=lambda k: (abs(s[k]), -k))
+        if abs(s[a]) < abs(s[last]) and s[last] != elem:
+            tile_dim = a
+    if tile_dim < 0:
+        tb = min(n[last], max(1, ROW_CHUNK_BYTES // elem))
+        return Plan(tuple(n), tuple(s), tuple(dst), elem, -1, 1, tb)
+    ta, tb = _tile_sizes(n[tile_dim], n[last], elem)
+    return Plan(tuple(n), tuple(s), tuple(dst), elem, tile_dim, ta, tb)
+
+
+def _tile_sizes(na: int, nb: int, elem: int) -> tuple[int, int]:
+    """Rectangular tile extents (A, B); a short side lets the other one grow."""
+    ta = max(1, TILE_A_BYTES // elem)
+    tb = max(1, TILE_B_BYTES // elem)
+    if nb <= tb:
+        tb = nb
+        ta = max(ta, TILE_TARGET_BYTES // (elem * nb))
+    elif na <= ta:
+        ta = na
+        tb = max(tb, TILE_TARGET_BYTES // (elem * na))
+    return min(ta, na), min(tb, nb)

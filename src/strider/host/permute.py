@@ -1,0 +1,225 @@
+"""``permute(a, perm, out=None)``: a C-contiguous transposed copy at memory speed.
+
+Small arrays go straight to NumPy (its overhead is the lowest); larger ones are
+planned by :mod:`strider.host.blocking` and copied by the compiled kernel, tile by
+tile, on all cores, or by the NumPy block-copy fallback where the kernel is absent.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import operator
+import os
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import ArgumentError
+from . import _fallback, _loader
+from .blocking import Plan, plan_permute
+
+#: Arrays up to this many bytes are copied by NumPy directly (call overhead wins).
+SMALL_BYTES = 1 << 14
+#: Copies from this many bytes on use all cores.
+PARALLEL_BYTES = 1 << 20
+#: Outputs from this many bytes on are written with streaming (non-temporal) stores.
+STREAM_BYTES = 1 << 25
+#: Threads for large copies: the cores this process may run on (at most 8).
+THREADS = max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                     else (os.cpu_count() or 1)))
+
+BACKENDS = ("auto", "kernel", "numpy")
+
+_PERMS: dict[tuple[Any, int], tuple[int, ...]] = {}
+_PLANS: dict[tuple, tuple[Plan, Any, Any, Any]] = {}
+_CACHE_LIMIT = 512
+_SIMD_LEVEL = _loader.SIMD_LEVEL  # tests lower it to reach the kernel's scalar tiles
+
+
+def permute(a: Any, perm: Sequence[int] | None = None, out: np.ndarray | None = None, *,
+            backend: str = "auto") -> np.ndarray:
+    """Return (or write into ``out``) the C-contiguous array ``transpose(a, perm)``.
+
+    Equal bit for bit to ``np.ascontiguousarray(np.transpose(a, perm))`` for every
+    dtype, input strides (negative and zero too) and rank, but blocked for the
+    caches and run on all cores, so large permutations move at close to memory speed.
+
+    Parameters
+    ----------
+    a : array_like or DLPack object
+        The input: a NumPy array, or anything with ``__dlpack__`` (e.g. a torch CPU
+        tensor, taken without a copy), or a nested sequence.
+    perm : sequence of int, optional
+        Output dim ``k`` is input dim ``perm[k]``; negative entries count from the
+        end as in NumPy. Default: reverse the dims.
+    out : numpy.ndarray, optional
+        C-contiguous array of the result's shape and ``a``'s dtype, sharing no
+        memory with ``a``; filled and returned.
+    backend : {"auto", "kernel", "numpy"}
+        ``"auto"``: NumPy for small arrays, else the compiled kernel when built, else
+        the NumPy block-copy path. ``"kernel"`` / ``"numpy"`` force one of the two.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``out`` if given, else a new C-contiguous array.
+
+    Raises
+    ------
+    ArgumentError
+        For a perm that is not a permutation of ``a``'s dims, an ``out`` of the
+        wrong type, shape, dtype or layout or overlapping ``a``, an unknown backend
+        or ``backend="kernel"`` when the kernel is not built.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from strider.host import permute
+    >>> x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    >>> y = permute(x, (2, 0, 1))
+    >>> y.shape, y.flags.c_contiguous, bool((y == x.transpose(2, 0, 1)).all())
+    ((4, 2, 3), True, True)
+    >>> out = np.empty((4, 3, 2), np.float32)
+    >>> permute(x, (2, 1, 0), out=out) is out
+    True
+    """
+    if type(a) is not np.ndarray:
+        a = _as_array(a)
+    perm_t = _check_perm(perm, a.ndim)
+    shape = tuple([a.shape[p] for p in perm_t])
+    if out is None:
+        out = np.empty(shape, a.dtype)
+    else:
+        _check_out(out, a, shape)
+    if backend == "auto":
+        if a.nbytes <= SMALL_BYTES or a.dtype.hasobject:
+            np.copyto(out, a.transpose(perm_t))
+            return out
+        backend = "kernel" if _loader.KERNEL is not None else "numpy"
+    elif backend not in BACKENDS:
+        raise ArgumentError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if a.size == 0:
+        return out
+    if a.dtype.hasobject:  # references must be counted: only NumPy may copy them
+        if backend == "kernel":
+            raise ArgumentError("backend='kernel' cannot copy object arrays; use 'auto'")
+        np.copyto(out, a.transpose(perm_t))
+        return out
+    key = (a.shape, a.strides, a.itemsize, perm_t)
+    entry = _PLANS.get(key)
+    if entry is None:
+        entry = _plan_entry(plan_permute(a.shape, a.strides, a.itemsize, perm_t))
+        if len(_PLANS) >= _CACHE_LIMIT:
+            _PLANS.clear()
+        _PLANS[key] = entry
+    plan = entry[0]
+    if backend == "numpy":
+        _fallback.run_plan(plan, a, out)
+    else:
+        _run_kernel(entry, a, out)
+    return out
+
+
+def _run_kernel(entry: tuple, a: np.ndarray, out: np.ndarray) -> None:
+    kernel = _loader.KERNEL
+    if kernel is None:
+        raise ArgumentError(
+            f"backend='kernel' but the compiled kernel is unavailable "
+            f"({_loader.LOAD_ERROR}); use backend='auto' or 'numpy'"
+        )
+    plan, n, src_strides, dst_strides = entry
+    nbytes = plan.nbytes
+    threads = THREADS if nbytes >= PARALLEL_BYTES else 1
+    status = kernel.strider_permute(
+        a.__array_interface__["data"][0], out.__array_interface__["data"][0],
+        len(plan.shape), n, src_strides, dst_strides, plan.elem, plan.tile_dim,
+        plan.tile_a, plan.tile_b, threads, _SIMD_LEVEL, int(nbytes >= STREAM_BYTES),
+    )
+    if status != 0:  # the plan is always valid; this guards against a build mismatch
+        raise ArgumentError(f"the permute kernel rejected plan {plan} (status {status})")
+
+
+def _plan_entry(plan: Plan) -> tuple[Plan, Any, Any, Any]:
+    """The plan plus its ctypes arrays, built once and cached."""
+    arr = ctypes.c_int64 * len(plan.shape)
+    return plan, arr(*plan.shape), arr(*plan.src_strides), arr(*plan.dst_strides)
+
+
+def _as_array(a: Any) -> np.ndarray:
+    if isinstance(a, np.ndarray):
+        return a
+    if hasattr(a, "__dlpack__"):
+        try:
+            return np.from_dlpack(a)
+        except (TypeError, ValueError, RuntimeError, BufferError) as exc:
+            raise ArgumentError(
+                f"cannot take the {type(a).__name__} through DLPack without a copy ({exc}); "
+                f"pass a CPU tensor of a NumPy-supported dtype (detach() it if it needs grad)"
+            ) from None
+    try:
+        return np.asarray(a)
+    except (TypeError, ValueError) as exc:
+        raise ArgumentError(
+            f"permute expects a NumPy array, a DLPack tensor or a nested sequence; "
+            f"cannot convert {type(a).__name__}: {exc}"
+        ) from None
+
+
+def _check_perm(perm: Any, ndim: int) -> tuple[int, ...]:
+    if perm is None:
+        return tuple(range(ndim - 1, -1, -1))
+    try:
+        key = (tuple(perm), ndim)
+        cached = _PERMS.get(key)
+    except TypeError:  # not iterable, or unhashable items
+        key, cached = None, None
+    if cached is not None:
+        return cached
+    if key is None or isinstance(perm, (str, bytes)):
+        raise ArgumentError(f"perm must be a sequence of ints, got {perm!r}")
+    axes = []
+    for p in key[0]:
+        if isinstance(p, (bool, np.bool_)):
+            raise ArgumentError(f"perm entries must be ints, got the bool {p!r} in {perm!r}")
+        try:
+            p = operator.index(p)
+        except TypeError:
+            raise ArgumentError(f"perm entries must be ints, got {p!r} in {perm!r}") from None
+        axes.append(p + ndim if -ndim <= p < 0 else p)
+    if sorted(axes) != list(range(ndim)):
+        raise ArgumentError(
+            f"perm {tuple(key[0])} is not a permutation of the {ndim} dims of the input: "
+            f"give each of 0..{ndim - 1} exactly once"
+        )
+    result = tuple(axes)
+    if len(_PERMS) >= _CACHE_LIMIT:
+        _PERMS.clear()
+    _PERMS[key] = result
+    return result
+
+
+def _check_out(out: Any, a: np.ndarray, shape: tuple[int, ...]) -> None:
+    if not isinstance(out, np.ndarray):
+        raise ArgumentError(f"out must be a numpy.ndarray, got {type(out).__name__}")
+    if out.shape != shape:
+        raise ArgumentError(f"out has shape {out.shape}; the permuted input needs {shape}")
+    if out.dtype != a.dtype:
+        raise ArgumentError(
+            f"out has dtype {out.dtype}; it must be the input's dtype {a.dtype} (no casting)"
+        )
+    if not out.flags.c_contiguous:
+        raise ArgumentError("out must be C-contiguous; pass np.empty(shape, dtype) or similar")
+    if not out.flags.writeable:
+        raise ArgumentError("out is read-only; pass a writeable array")
+    if np.may_share_memory(a, out) and _overlaps(a, out):
+        raise ArgumentError(
+            "out shares memory with the input; permuting in place is not supported, "
+            "pass a separate out array"
+        )
+
+
+def _overlaps(a: np.ndarray, out: np.ndarray) -> bool:
+    try:
+        return bool(np.shares_memory(a, out, max_work=10_000))
+    except np.exceptions.TooHardError:
+        return True  # cannot prove they are disjoint: refuse rather than risk it
