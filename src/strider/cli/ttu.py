@@ -30,6 +30,8 @@ _DIRECTIVE = re.compile(r"^\s*#\s*array:\s*(.+?)\s*$")
 def _ints(text: str, what: str, spec: str) -> tuple[int, ...]:
     parts = [p for p in re.split(r"[x,]", text.strip()) if p.strip()]
     try:
+        if not parts:
+            raise ValueError
         return tuple(int(p) for p in parts)
     except ValueError:
         raise ArgumentError(f"array spec {spec!r}: {what} {text!r} is not a list of integers "

@@ -1,0 +1,63 @@
+"""``strider ttu`` and ``strider demo``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from strider.cli import main
+from strider.cli.ttu import parse_array_spec
+from strider.errors import ArgumentError
+from strider import AccessPattern
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def test_ttu_tables(capsys):
+    assert main(["ttu", str(EXAMPLES / "seed000_prologue.py")]) == 0
+    out = capsys.readouterr().out
+    assert "Register file" in out and "Address stream (15 addresses)" in out
+    assert "iterate_tensor" in out
+    lines = [ln.split() for ln in out.splitlines()]
+    stream = [int(p[3]) for p in lines if len(p) == 4 and p[0].isdigit() and p[2] in ("V1", "V2")]
+    assert stream == [12, 13, 14, 0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11]
+
+
+def test_ttu_json_with_array_override(capsys):
+    path = str(EXAMPLES / "seed001_tensor.py")
+    assert main(["ttu", path, "--array", "V1=3x2x2:F@5", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    expected = (AccessPattern.column_major((3, 2, 2), 5).addresses()).tolist()
+    assert data["stream"]["addresses"] == expected
+    assert data["registers"]["step"][0][-3:] == [1, 3, 6]
+
+
+def test_ttu_errors_are_clean(capsys, tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("for i in range(9):\n    V[i]\n")
+    assert main(["ttu", str(bad), "--array", "V=4"]) == 2
+    err = capsys.readouterr().err
+    assert "line 2" in err and "extent 4" in err and "Traceback" not in err
+    assert main(["ttu", str(tmp_path / "missing.py")]) == 2
+    assert main(["ttu", str(bad), "--array", "V=4/x"]) == 2
+    assert "not a list of integers" in capsys.readouterr().err
+
+
+def test_parse_array_spec():
+    assert parse_array_spec("V1=3,2,2/2,6,1@0")[1] == AccessPattern((3, 2, 2), (2, 6, 1))
+    assert parse_array_spec("V=2x3:f@-4")[1] == AccessPattern((2, 3), (1, 2), -4)
+    assert parse_array_spec("V=4/-1@3")[1] == AccessPattern((4,), (-1,), 3)
+    for bad in ("V", "=3", "V=3:Q", "V=2,2/1"):
+        with pytest.raises(ArgumentError):
+            parse_array_spec(bad)
+
+
+def test_demo_runs_every_section(capsys):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("OK") == 2 and "ttu-seed000" in out and "ttu-seed001" in out
+    assert main(["demo", "--only", "ttu-seed001"]) == 0
+    assert "ttu-seed000" not in capsys.readouterr().out
+    assert main(["demo", "--only", "nope"]) == 2
