@@ -27,7 +27,9 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Iterator, Mapping
 
@@ -41,7 +43,6 @@ from .rows import RowProgram
 ROLES = ("prologue", "nest", "epilogue")
 
 
-@dataclass(frozen=True, eq=False)
 class AddressStream:
     """An ordered address stream and the register row (array) behind each address.
 
@@ -50,18 +51,42 @@ class AddressStream:
     addresses : numpy.ndarray
         int64, one entry per generated address, in order.
     rows : numpy.ndarray
-        int32, the register row that produced each address.
+        int32, the register row that produced each address (built on first use when
+        the stream was given as run lengths).
     row_names : tuple of str
         The array name of every register row; ``names`` maps each address to its array.
     counts : dict or None
         Per-instruction operation counts of the register model (``run``/``steps``);
         ``None`` for the vectorised path. Not part of :meth:`equals`.
+
+    Parameters
+    ----------
+    addresses, row_names, counts
+        As above.
+    rows : numpy.ndarray or sequence of (tuple of int, int)
+        Either the row of each address, or run lengths: ``(group_rows, iterations)``
+        pairs, each meaning ``group_rows`` repeated ``iterations`` times.
     """
 
-    addresses: np.ndarray
-    rows: np.ndarray
-    row_names: tuple[str, ...]
-    counts: Mapping[str, OpCounts] | None = field(default=None)
+    __slots__ = ("addresses", "row_names", "counts", "_rows", "_runs")
+
+    def __init__(self, addresses: np.ndarray, rows: Any, row_names: tuple[str, ...],
+                 counts: Mapping[str, OpCounts] | None = None):
+        self.addresses = addresses
+        self.row_names = tuple(row_names)
+        self.counts = counts
+        if isinstance(rows, np.ndarray):
+            self._rows, self._runs = rows, None
+        else:
+            self._rows, self._runs = None, tuple((tuple(g), int(n)) for g, n in rows)
+
+    @property
+    def rows(self) -> np.ndarray:
+        """The register row of each address (int32)."""
+        if self._rows is None:
+            chunks = [np.tile(np.asarray(g, dtype=np.int32), n) for g, n in self._runs if n]
+            self._rows = np.concatenate(chunks) if chunks else np.empty(0, dtype=np.int32)
+        return self._rows
 
     @property
     def names(self) -> np.ndarray:
@@ -73,11 +98,18 @@ class AddressStream:
     def __len__(self) -> int:
         return int(self.addresses.size)
 
+    def __repr__(self) -> str:
+        return f"AddressStream({len(self)} addresses from rows {self.row_names})"
+
     def equals(self, other: AddressStream) -> bool:
         """Same addresses, same rows, same row names (operation counts are ignored)."""
-        return (self.row_names == other.row_names
-                and np.array_equal(self.addresses, other.addresses)
-                and np.array_equal(self.rows, other.rows))
+        if self.row_names != other.row_names:
+            return False
+        if not np.array_equal(self.addresses, other.addresses):
+            return False
+        if self._runs is not None and other._runs is not None:
+            return self._runs == other._runs
+        return np.array_equal(self.rows, other.rows)
 
     def of(self, name: str) -> np.ndarray:
         """The addresses that array ``name`` contributed, in order."""
@@ -215,7 +247,7 @@ class TTUProgram:
         ttu = ttu if ttu is not None else TTU(self.config)
         self.load(ttu)
         addresses: list[int] = []
-        row_chunks = []
+        runs = []
         for group in self.groups:
             streams = [ttu.stream_row(r) for r in group.rows]
             if not streams or not streams[0]:
@@ -224,9 +256,9 @@ class TTUProgram:
                 addresses.extend(streams[0])
             else:
                 addresses.extend(chain.from_iterable(zip(*streams)))
-            row_chunks.append(np.tile(np.asarray(group.rows, dtype=np.int32), len(streams[0])))
-        return self._stream(np.array(addresses, dtype=np.int64), row_chunks,
-                            {k: OpCounts(**v.to_dict()) for k, v in ttu.counts.items()})
+            runs.append((group.rows, len(streams[0])))
+        return AddressStream(np.array(addresses, dtype=np.int64), runs, self.row_names,
+                             {k: OpCounts(**v.to_dict()) for k, v in ttu.counts.items()})
 
     def steps(self, ttu: TTU | None = None) -> Iterator[tuple[int, int]]:
         """Yield ``(row, address)`` one instruction at a time (the literal state machine).
@@ -261,7 +293,7 @@ class TTUProgram:
         """The same stream as :meth:`run`, computed vectorised from the row registers."""
         total = self.size
         out = np.empty(total, dtype=np.int64)
-        rows_out = np.empty(total, dtype=np.int32)
+        runs = []
         pos = 0
         for group in self.groups:
             k = len(group.rows)
@@ -271,16 +303,15 @@ class TTUProgram:
             block = out[pos:pos + n_iter * k]
             if k == 1:
                 _row_addresses(self.row_programs[group.rows[0]], block)
-                rows_out[pos:pos + n_iter] = group.rows[0]
             else:
                 view = block.reshape(n_iter, k)
                 tmp = np.empty(n_iter, dtype=np.int64)
                 for j, r in enumerate(group.rows):
                     _row_addresses(self.row_programs[r], tmp)
                     view[:, j] = tmp
-                rows_out[pos:pos + n_iter * k].reshape(n_iter, k)[:] = group.rows
+            runs.append((group.rows, n_iter))
             pos += n_iter * k
-        return AddressStream(out, rows_out, self.row_names)
+        return AddressStream(out, runs, self.row_names)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON description: config, nests and rows with their registers."""
@@ -299,11 +330,6 @@ class TTUProgram:
             ],
         }
 
-    def _stream(self, addresses: np.ndarray, row_chunks: list[np.ndarray],
-                counts: dict[str, OpCounts] | None) -> AddressStream:
-        rows = np.concatenate(row_chunks) if row_chunks else np.empty(0, dtype=np.int32)
-        return AddressStream(addresses, rows, self.row_names, counts)
-
 
 def _row_addresses(row: RowProgram, out: np.ndarray) -> None:
     """Write every address of ``row`` (row-major over its columns) into 1-d ``out``."""
@@ -316,7 +342,32 @@ def _row_addresses(row: RowProgram, out: np.ndarray) -> None:
     for v in values[:-1]:
         outer = np.add.outer(outer, v).ravel()
     inner = values[-1]
-    np.add(outer[:, None], inner[None, :], out=out.reshape(outer.size, inner.size))
+    out2 = out.reshape(outer.size, inner.size)
+    workers = _workers()
+    if workers is None or out.size < _PARALLEL_MIN or outer.size < 2 * _CPUS:
+        np.add(outer[:, None], inner[None, :], out=out2)
+        return
+    # NumPy releases the GIL in ufunc loops: fill slabs of outer rows on every core.
+    step = -(-outer.size // _CPUS)
+
+    def fill(lo: int) -> None:
+        np.add(outer[lo:lo + step, None], inner[None, :], out=out2[lo:lo + step])
+
+    list(workers.map(fill, range(0, outer.size, step)))
+
+
+_CPUS = max(1, min(os.cpu_count() or 1, 8))
+_PARALLEL_MIN = 1 << 21  # below this many addresses threads cost more than they save
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _workers() -> ThreadPoolExecutor | None:
+    global _POOL
+    if _CPUS == 1:
+        return None
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(_CPUS, thread_name_prefix="strider-ttu")
+    return _POOL
 
 
 __all__ = ["TTUProgram", "AddressStream", "Access", "Loop", "LoopGroup", "ROLES"]
