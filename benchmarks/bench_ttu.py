@@ -24,7 +24,6 @@ import time
 from collections import deque
 from itertools import islice
 
-import numpy as np
 
 from strider import AccessPattern
 from strider.ttu import TTUConfig, compile_program

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from strider import AccessPattern
 from strider.errors import ConfigError, ProgramError
 from strider.ttu import TTU, TTUConfig, ttu_row_for
 from strategies import access_patterns

@@ -48,7 +48,7 @@ OpCounts(issued=12, adds=36, compares=0)
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..errors import ProgramError
