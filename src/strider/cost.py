@@ -1,0 +1,244 @@
+"""The cost model: how many clock cycles each instruction takes, without simulating.
+
+Planners call these pure functions to predict a program's run time; the simulator
+(:mod:`strider.sim`) uses the same per-instruction figures and adds contention.
+
+Assumptions
+-----------
+- **DMA** (one descriptor = one :class:`~strider.program.DmaCopy`): ``cycles =
+  descriptor_cycles + bytes / (bytes_per_cycle * efficiency)``. ``efficiency =
+  min(1, chunk / efficient_chunk_bytes)`` where ``chunk`` is the shorter contiguous
+  run (in bytes) of the two sides; on chip a run never crosses a partition. A queue
+  moves one descriptor at a time, in order.
+- **DRAM bandwidth is shared.** A DMA touching DRAM demands ``k * bytes / cycles``
+  bytes per cycle of DRAM bandwidth (``k`` = 1, or 2 for DRAM -> DRAM). When the
+  running DMAs together demand more than ``hw.dram_bytes_per_cycle``, all of them slow
+  down by the same factor (the simulator's fluid model; the descriptor overhead is
+  spread over the transfer). DRAM latency is not modelled separately: it is part of
+  ``descriptor_cycles``.
+- **PE array**: ``LoadWeights`` costs one cycle per weight row loaded (``K``);
+  ``MatMul`` costs systolic fill and drain (``pe.rows + pe.cols``) plus one cycle per
+  streamed moving column (``N``); ``PeTranspose`` (pass-through) costs the weight load
+  (``K``) plus fill and drain.
+- **Vector / activation engines**: one lane per partition; an instruction costs its
+  fixed ``instruction_cycles`` plus one cycle per element per partition, times
+  ``ceil(partitions / lanes)`` passes. A vector transpose costs ``instruction_cycles``
+  plus the block size (``vector.transpose_block``), whatever the block's fill.
+- **Signal / Wait** cost one cycle on their engine (a Wait's blocked time is idle).
+- Engines run concurrently; each runs its own instructions in program order; an
+  instruction starts when its dependencies have finished and its engine is free.
+
+Examples
+--------
+>>> from strider import AccessPattern, Hardware
+>>> from strider.program import DmaCopy, Ref
+>>> hw = Hardware.preset("tiny")     # 8 B/cycle, 8 cycles/descriptor, 32 B chunks
+>>> src = Ref.dram("x", AccessPattern.contiguous((8, 16)), "float32")
+>>> dst = Ref.sbuf(0, 8, AccessPattern.contiguous((16,)), "float32")
+>>> dma_cycles(DmaCopy(queue=0, src=src, dst=dst), hw)   # 8 + 512 / 8
+72.0
+>>> roofline_cycles(1024, 1024, hw)                       # 2048 B at 16 B/cycle
+128.0
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from .access_pattern import AccessPattern
+from .errors import DeadlockError, ProgramError
+from .hardware import Hardware, dtype_of
+from .program import (
+    ActCopy, DmaCopy, Instruction, LoadWeights, MatMul, PeTranspose, Program, Ref, Signal,
+    VectorCopy, VectorFill, VectorIdentity, VectorTranspose, Wait,
+)
+
+
+@lru_cache(maxsize=65536)
+def _run_elements(pattern: AccessPattern) -> int:
+    return pattern.contiguous_run()
+
+
+@lru_cache(maxsize=256)
+def _itemsize(dtype: str) -> int:
+    return dtype_of(dtype).itemsize
+
+
+def chunk_bytes(ref: Ref) -> int:
+    """Longest contiguous run of ``ref`` in bytes (on chip: within one partition).
+
+    >>> from strider import AccessPattern
+    >>> chunk_bytes(Ref.dram("x", AccessPattern.contiguous((4, 8)).permute((1, 0)), "int16"))
+    2
+    """
+    return _run_elements(ref.pattern) * _itemsize(ref.dtype)
+
+
+def dma_bytes(instr: DmaCopy) -> int:
+    """Bytes one DMA descriptor moves (the source's element count x itemsize)."""
+    r = instr.src
+    n = r.pattern.size * (r.partitions if r.memory != "dram" else 1)
+    return n * _itemsize(r.dtype)
+
+
+def dma_cycles(instr: DmaCopy, hw: Hardware) -> float:
+    """Uncontended cycles of one DMA descriptor (see the module docstring).
+
+    >>> from strider import AccessPattern, Hardware
+    >>> from strider.program import DmaCopy, Ref
+    >>> hw = Hardware.preset("tiny")
+    >>> col = AccessPattern((8, 4), (1, 8))                  # 4-byte chunks: 1/8 speed
+    >>> i = DmaCopy(queue=0, src=Ref.dram("x", col, "float32"),
+    ...             dst=Ref.sbuf(0, 1, AccessPattern.contiguous((32,)), "float32"))
+    >>> dma_cycles(i, hw)                                     # 8 + 128 / (8 * 4/32)
+    136.0
+    """
+    nbytes = dma_bytes(instr)
+    spec = hw.dma
+    if nbytes == 0:
+        return float(spec.descriptor_cycles)
+    chunk = min(chunk_bytes(instr.src), chunk_bytes(instr.dst))
+    efficiency = min(1.0, chunk / spec.efficient_chunk_bytes)
+    return spec.descriptor_cycles + nbytes / (spec.bytes_per_cycle * efficiency)
+
+
+def _lane_cycles(ref: Ref, lanes: int, fixed: int) -> float:
+    passes = math.ceil(ref.partitions / lanes) if ref.partitions else 0
+    return float(fixed + passes * ref.pattern.size)
+
+
+def instruction_cycles(instr: Instruction, hw: Hardware) -> float:
+    """Uncontended cycles of any instruction (see the module docstring).
+
+    >>> from strider import AccessPattern, Hardware
+    >>> from strider.program import VectorCopy, Ref
+    >>> hw = Hardware.preset("tiny")                          # 8 lanes, 4 cycles/instruction
+    >>> tile = Ref.sbuf(0, 8, AccessPattern.contiguous((10,)), "float32")
+    >>> instruction_cycles(VectorCopy(src=tile, dst=tile), hw)
+    14.0
+    """
+    if isinstance(instr, DmaCopy):
+        return dma_cycles(instr, hw)
+    if isinstance(instr, LoadWeights):
+        return float(max(instr.src.partitions, 1))
+    if isinstance(instr, MatMul):
+        return float(hw.pe.rows + hw.pe.cols + instr.moving.pattern.size)
+    if isinstance(instr, PeTranspose):
+        return float(max(instr.src.partitions, 1) + hw.pe.rows + hw.pe.cols)
+    if isinstance(instr, ActCopy):
+        return _lane_cycles(instr.src, hw.activation.lanes, hw.activation.instruction_cycles)
+    if isinstance(instr, VectorTranspose):
+        return float(hw.vector.instruction_cycles + hw.vector.transpose_block)
+    if isinstance(instr, VectorCopy):
+        return _lane_cycles(instr.src, hw.vector.lanes, hw.vector.instruction_cycles)
+    if isinstance(instr, (VectorFill, VectorIdentity)):
+        return _lane_cycles(instr.dst, hw.vector.lanes, hw.vector.instruction_cycles)
+    if isinstance(instr, (Signal, Wait)):
+        return 1.0
+    raise ProgramError(f"no cost for instruction type {type(instr).__name__}")
+
+
+def dram_sides(instr: Instruction) -> int:
+    """How many sides of a DMA touch DRAM (0, 1 or 2); 0 for other instructions."""
+    if not isinstance(instr, DmaCopy):
+        return 0
+    return (instr.src.memory == "dram") + (instr.dst.memory == "dram")
+
+
+def roofline_cycles(dram_bytes_read: float, dram_bytes_written: float, hw: Hardware,
+                    compute_cycles: float = 0) -> float:
+    """The roofline bound: ``max((read + written) / DRAM bytes per cycle, compute_cycles)``.
+
+    >>> from strider import Hardware
+    >>> roofline_cycles(0, 0, Hardware.preset("tiny"), compute_cycles=10)
+    10.0
+    """
+    return float(max((dram_bytes_read + dram_bytes_written) / hw.dram_bytes_per_cycle,
+                     compute_cycles))
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A predicted schedule: total cycles and busy cycles per engine."""
+
+    cycles: float
+    engine_busy: dict[str, float] = field(default_factory=dict)
+
+    def seconds(self, hw: Hardware) -> float:
+        return hw.seconds(self.cycles)
+
+
+def estimate(program: Program, hw: Hardware) -> Estimate:
+    """Predict a program's cycles with a list schedule (no data, no contention model).
+
+    Each engine runs its instructions in order; an instruction starts when its engine is
+    free, its dependencies have finished and (for a Wait) enough Signals have finished.
+    DRAM bandwidth is a cap: the schedule ends no earlier than all DRAM bytes need at
+    ``hw.dram_bytes_per_cycle``, and no DRAM DMA ends before the DRAM bytes started so
+    far could have moved.
+
+    >>> from strider import AccessPattern, Hardware
+    >>> from strider.program import Program, Ref
+    >>> hw = Hardware.preset("tiny")
+    >>> p = Program()
+    >>> _ = p.tensor("x", (8, 16), "float32", role="input")
+    >>> tile = Ref.sbuf(0, 8, AccessPattern.contiguous((16,)), "float32")
+    >>> load = p.dma(0, Ref.dram("x", AccessPattern.contiguous((8, 16)), "float32"), tile)
+    >>> copy = p.vector_copy(tile, tile, deps=[load])
+    >>> estimate(p, hw).cycles                            # 72 (DMA) + 4 + 16 (vector)
+    92.0
+    """
+    instrs = program.instructions
+    n = len(instrs)
+    cost = [instruction_cycles(i, hw) for i in instrs]
+    end = [0.0] * n
+    queues: dict[str, list[int]] = {}
+    for k, i in enumerate(instrs):
+        queues.setdefault(i.engine, []).append(k)
+    heads = {e: 0 for e in queues}
+    free = {e: 0.0 for e in queues}
+    busy = {e: 0.0 for e in queues}
+    done = [False] * n
+    signal_ends: dict[str, list[float]] = {}
+    dram_rate = hw.dram_bytes_per_cycle
+    dram_bytes = 0.0
+    remaining = n
+    while remaining:
+        progressed = False
+        for e, q in queues.items():
+            while heads[e] < len(q):
+                k = q[heads[e]]
+                i = instrs[k]
+                if not all(done[d] for d in i.deps):
+                    break
+                start = max([free[e]] + [end[d] for d in i.deps])
+                if isinstance(i, Wait):
+                    ends = signal_ends.get(i.semaphore, [])
+                    if len(ends) < i.count:
+                        break
+                    start = max(start, sorted(ends)[i.count - 1])
+                finish = start + cost[k]
+                sides = dram_sides(i)
+                if sides:
+                    dram_bytes += sides * dma_bytes(i)  # type: ignore[arg-type]
+                    finish = max(finish, dram_bytes / dram_rate)
+                end[k], done[k], free[e] = finish, True, finish
+                busy[e] += cost[k]
+                if isinstance(i, Signal):
+                    signal_ends.setdefault(i.semaphore, []).append(finish)
+                heads[e] += 1
+                remaining -= 1
+                progressed = True
+        if not progressed:
+            blocked = [f"{e}: instruction {q[heads[e]]} ({type(instrs[q[heads[e]]]).__name__})"
+                       for e, q in queues.items() if heads[e] < len(q)]
+            raise DeadlockError("the program cannot finish: every engine's next instruction "
+                                "waits on something that never happens", blocked)
+    total = max(max(end, default=0.0), dram_bytes / dram_rate)
+    return Estimate(float(total), busy)
+
+
+__all__ = ["dma_cycles", "dma_bytes", "chunk_bytes", "instruction_cycles", "estimate",
+           "Estimate", "roofline_cycles", "dram_sides"]

@@ -1,0 +1,140 @@
+"""Reports of simulated runs: one dict (for ``--json``) and one readable text.
+
+Shared by every simulating command (``strider transpose``, ``permute``, ``simulate``).
+
+Examples
+--------
+>>> from strider.report import format_report
+>>> print(format_report({"strategy": "dma", "verified": True, "cycles": 1000.0,
+...                      "seconds": 1e-6, "roofline_seconds": 5e-7, "roofline_ratio": 2.0}))
+... # doctest: +NORMALIZE_WHITESPACE
+strategy            dma
+verified            yes (bit-exact with NumPy)
+simulated           1,000 cycles = 1.000 us
+roofline bound      0.500 us (simulated / bound = 2.00x)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .plan import Plan
+from .sim import SimResult
+
+
+def candidates_summary(candidates: Sequence[tuple[str, Any]] | None) -> list[dict[str, Any]]:
+    """``[(name, Plan or reason)]`` as plain dicts: predicted cycles, or why not."""
+    out = []
+    for name, item in candidates or ():
+        if isinstance(item, Plan):
+            out.append({"strategy": name, "predicted_cycles": float(item.predicted_cycles),
+                        "predicted_seconds": item.predicted_seconds})
+        else:
+            out.append({"strategy": name, "why_not": str(item)})
+    return out
+
+
+def build_report(plan: Plan | None, result: SimResult, verified: bool | None,
+                 candidates: Sequence[tuple[str, Any]] | None = None) -> dict[str, Any]:
+    """Everything a front end prints about one run, as plain data.
+
+    ``plan`` may be None for a bare program (``strider simulate``). ``candidates`` defaults
+    to ``plan.details["candidates"]`` when the planner recorded them.
+    """
+    s = result.stats
+    hw = result.hardware
+    if candidates is None and plan is not None:
+        candidates = plan.details.get("candidates")
+    return {
+        "program": result.program.name,
+        "verified": verified,
+        "strategy": plan.strategy if plan is not None else None,
+        "instructions": s.instructions,
+        "cycles": s.cycles,
+        "seconds": s.seconds,
+        "predicted_cycles": plan.predicted_cycles if plan is not None else None,
+        "roofline_cycles": s.roofline_cycles,
+        "roofline_seconds": s.roofline_seconds,
+        "roofline_ratio": s.roofline_ratio,
+        "dram_bytes_read": s.dram_bytes_read,
+        "dram_bytes_written": s.dram_bytes_written,
+        "achieved_bandwidth_gb_s": s.achieved_bandwidth_bytes_per_s / 1e9,
+        "dram_bandwidth_gb_s": hw.dram.bandwidth_bytes_per_s / 1e9,
+        "engine_busy": dict(s.engine_busy),
+        "engine_utilisation": dict(s.utilisation),
+        "peak_sbuf_bytes": s.peak_sbuf_bytes,
+        "peak_psum_bytes": s.peak_psum_bytes,
+        "poisoned_reads": s.poisoned_reads,
+        "unwritten_outputs": dict(s.unwritten_outputs),
+        "hardware": hw.name,
+        "candidates": candidates_summary(candidates),
+    }
+
+
+def _time(seconds: float) -> str:
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:,.3f} ms"
+    return f"{seconds * 1e6:,.3f} us"
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """Readable text of :func:`build_report`'s dict (missing keys are skipped)."""
+    from .text import format_table
+
+    rows: list[tuple[str, str]] = []
+    get = report.get
+    if get("program"):
+        rows.append(("program", str(get("program"))))
+    if get("hardware"):
+        rows.append(("hardware", str(get("hardware"))))
+    if get("strategy"):
+        rows.append(("strategy", str(get("strategy"))))
+    if "verified" in report:
+        v = get("verified")
+        rows.append(("verified", "not checked" if v is None else
+                     "yes (bit-exact with NumPy)" if v else "NO: outputs differ from NumPy"))
+    if get("instructions") is not None:
+        rows.append(("instructions", f"{get('instructions'):,}"))
+    if get("cycles") is not None:
+        rows.append(("simulated", f"{get('cycles'):,.0f} cycles = {_time(get('seconds', 0.0))}"))
+    if get("predicted_cycles"):
+        ratio = get("cycles") / get("predicted_cycles") if get("predicted_cycles") else 0
+        rows.append(("predicted", f"{get('predicted_cycles'):,.0f} cycles (simulated / "
+                                  f"predicted = {ratio:.2f})"))
+    if get("roofline_seconds") is not None:
+        rows.append(("roofline bound", f"{_time(get('roofline_seconds'))} (simulated / bound = "
+                                       f"{get('roofline_ratio', 0.0):.2f}x)"))
+    if get("dram_bytes_read") is not None:
+        rows.append(("DRAM traffic", f"{get('dram_bytes_read'):,} B read, "
+                                     f"{get('dram_bytes_written', 0):,} B written"))
+    if get("achieved_bandwidth_gb_s") is not None:
+        rows.append(("DRAM bandwidth", f"{get('achieved_bandwidth_gb_s'):,.1f} GB/s achieved of "
+                                       f"{get('dram_bandwidth_gb_s', 0.0):,.1f} GB/s"))
+    if get("peak_sbuf_bytes") is not None:
+        rows.append(("peak on-chip", f"SBUF {get('peak_sbuf_bytes'):,} B, "
+                                     f"PSUM {get('peak_psum_bytes', 0):,} B"))
+    if get("poisoned_reads"):
+        rows.append(("poisoned reads", f"{get('poisoned_reads'):,} element(s)"))
+    if get("unwritten_outputs"):
+        rows.append(("unwritten outputs", ", ".join(f"{k}: {v:,}" for k, v in
+                                                    get("unwritten_outputs").items())))
+    width = max(len(k) for k, _ in rows)
+    lines = [f"{k.ljust(width)}  {v}" for k, v in rows]
+    util = get("engine_utilisation") or {}
+    if util:
+        busy = get("engine_busy") or {}
+        lines.append("")
+        lines.append(format_table(["engine", "busy cycles", "utilisation"],
+                                  [(e, float(busy.get(e, 0.0)), f"{u * 100:.1f}%")
+                                   for e, u in util.items()]))
+    cands = get("candidates") or []
+    if cands:
+        lines.append("")
+        lines.append(format_table(
+            ["candidate", "predicted"],
+            [(c["strategy"], f"{c['predicted_cycles']:,.0f} cycles" if "predicted_cycles" in c
+              else f"n/a: {c['why_not']}") for c in cands]))
+    return "\n".join(lines)
+
+
+__all__ = ["build_report", "format_report", "candidates_summary"]

@@ -1,0 +1,451 @@
+"""The simulator's checks, each naming the offending instruction.
+
+- :func:`validate` (before running): engines exist, operands live in memories their
+  engine can reach, shapes and dtypes agree, every access stays inside its buffer,
+  partition range and DRAM tensor (:class:`~strider.errors.CapacityError`), every DMA
+  side fits the queue's TTU (too many dims after merging chained dims is a
+  :class:`~strider.errors.ProgramError`; a register overflow a ``CapacityError``),
+  and PE writes stay inside one PSUM bank.
+- :class:`RaceDetector` (while running, functional mode): two instructions on different
+  engines with no happens-before path (dependencies, engine order, semaphores) that touch
+  overlapping on-chip bytes, one of them writing, raise
+  :class:`~strider.errors.SimulationError` naming both. Happens-before comes from vector
+  clocks; overlap candidates from a coarse grid (``RACE_GRANULE`` bytes) of last writer
+  and last reader per engine, confirmed exactly (partition range x byte span, then the
+  actual byte addresses). Limits: DRAM is not checked, and a race hidden behind a later
+  ordered write to the same granule may go unreported.
+- :func:`deadlock_chain` (when nothing can run): the chain of waiters.
+
+Examples
+--------
+>>> from strider import AccessPattern, Hardware
+>>> from strider.program import Program, Ref
+>>> p = Program()
+>>> _ = p.vector_fill(Ref.sbuf(6, 4, AccessPattern.contiguous((4,)), "float32"), 1.0)
+>>> validate(p, Hardware.preset("tiny"))
+Traceback (most recent call last):
+...
+strider.errors.CapacityError: instruction 0 (VectorFill on vector): dst uses partitions 6..9 but the sbuf has 8 (0..7); use partitions inside the buffer
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Sequence
+
+import numpy as np
+
+from ..access_pattern import AccessPattern
+from ..errors import CapacityError, ProgramError, SimulationError
+from ..hardware import Hardware, dtype_of
+from ..program import (
+    ActCopy, DmaCopy, Instruction, LoadWeights, MatMul, PeTranspose, Program, Ref, Signal,
+    VectorCopy, VectorFill, VectorIdentity, VectorTranspose, Wait,
+)
+
+#: Bytes per cell of the race-detection grid.
+RACE_GRANULE = 256
+
+_FLOAT_INPUTS = {"float16", "bfloat16", "float32", "float8_e4m3fn", "float8_e5m2"}
+_INT_INPUTS = {"int8", "uint8", "int16", "uint16"}
+
+
+def describe(k: int, instr: Instruction) -> str:
+    """``instruction 3 (DmaCopy on dma1, 'load tile 2')``."""
+    label = f", {instr.label!r}" if instr.label else ""
+    return f"instruction {k} ({type(instr).__name__} on {instr.engine}{label})"
+
+
+def engine_names(hw: Hardware) -> list[str]:
+    """Every engine of ``hw``: the DMA queues, then pe, act and vector."""
+    return [f"dma{q}" for q in range(hw.dma.queues)] + ["pe", "act", "vector"]
+
+
+def accumulator_dtype(dtype: str) -> str | None:
+    """The MAC cells' accumulator for an input dtype, or None when the PE cannot take it."""
+    if dtype in _FLOAT_INPUTS:
+        return "float32"
+    if dtype in _INT_INPUTS:
+        return "int32"
+    return None
+
+
+def dma_side_pattern(ref: Ref, hw: Hardware) -> AccessPattern:
+    """The pattern a DMA queue's TTU walks for one side, in elements of the ref's dtype.
+
+    DRAM: the ref's pattern over its tensor. On chip: the buffer as one address space,
+    partition-major, with the partitions as the outermost dim.
+    """
+    if ref.memory == "dram":
+        return ref.pattern
+    spec = hw.sbuf if ref.memory == "sbuf" else hw.psum
+    item = dtype_of(ref.dtype).itemsize
+    row = spec.bytes_per_partition // item
+    pat = ref.pattern
+    return AccessPattern((ref.partitions, *pat.shape), (row, *pat.strides),
+                         pat.offset + ref.partition_start * row)
+
+
+@lru_cache(maxsize=65536)
+def _ttu_problem(pattern: AccessPattern, dims: int, width_bits: int) -> tuple[str, str] | None:
+    from ..ttu import TTUConfig, check_fits
+
+    if pattern.size == 0:
+        return None
+    need = pattern.coalesce().ndim
+    if need > dims:
+        return ("dims", f"needs {need} dims even after merging dims whose strides chain, but a "
+                        f"descriptor has at most {dims} (dma.max_dims); split the transfer "
+                        "into several descriptors")
+    try:
+        check_fits(pattern, TTUConfig(rows=2, dims=dims, width_bits=width_bits))
+    except CapacityError as exc:
+        return ("width", str(exc))
+    return None
+
+
+class _Validator:
+    def __init__(self, program: Program, hw: Hardware):
+        self.program, self.hw = program, hw
+        self.engines = set(engine_names(hw))
+        self._ok_refs: set[Ref] = set()
+
+    def run(self) -> None:
+        for k, instr in enumerate(self.program.instructions):
+            self.instruction(k, instr)
+
+    # -------------------------------------------------------------- helpers
+    def fail(self, k: int, instr: Instruction, message: str, cls: type = ProgramError):
+        raise cls(f"{describe(k, instr)}: {message}")
+
+    def ref(self, k: int, instr: Instruction, name: str, ref: Ref,
+            memories: Sequence[str]) -> None:
+        if ref.memory not in memories:
+            self.fail(k, instr, f"{name} is in {ref.memory}, but {type(instr).__name__} takes "
+                                f"it from {' or '.join(memories)}")
+        if ref in self._ok_refs:
+            return
+        item = dtype_of(ref.dtype).itemsize
+        span = ref.byte_span()
+        if ref.memory == "dram":
+            decl = self.program.tensors[ref.tensor]  # type: ignore[index]
+            if span is not None and (span[0] < 0 or span[1] > decl.nbytes):
+                self.fail(k, instr, f"{name} reaches bytes {span[0]}..{span[1] - 1} of DRAM "
+                                    f"tensor {ref.tensor!r}, which has {decl.nbytes} bytes; "
+                                    "keep the pattern inside the tensor", CapacityError)
+        else:
+            spec = self.hw.sbuf if ref.memory == "sbuf" else self.hw.psum
+            if ref.partition_stop > spec.partitions:
+                self.fail(k, instr, f"{name} uses partitions {ref.partition_start}.."
+                                    f"{ref.partition_stop - 1} but the {ref.memory} has "
+                                    f"{spec.partitions} (0..{spec.partitions - 1}); use "
+                                    "partitions inside the buffer", CapacityError)
+            if span is not None and ref.partitions and (
+                    span[0] < 0 or span[1] > spec.bytes_per_partition):
+                self.fail(k, instr, f"{name} reaches bytes {span[0]}..{span[1] - 1} of each "
+                                    f"partition, past the {ref.memory}'s "
+                                    f"{spec.bytes_per_partition} bytes per partition; keep the "
+                                    "pattern inside one partition", CapacityError)
+            if spec.bytes_per_partition % item:
+                self.fail(k, instr, f"{name}'s dtype {ref.dtype} does not tile the "
+                                    f"{ref.memory} partition ({spec.bytes_per_partition} bytes)")
+        self._ok_refs.add(ref)
+
+    def same_size(self, k, instr, a: Ref, b: Ref) -> None:
+        if a.size != b.size:
+            self.fail(k, instr, f"src has {a.size} elements {a.shape} but dst has {b.size} "
+                                f"{b.shape}; both sides must move the same number of elements")
+
+    def same_itemsize(self, k, instr, a: Ref, b: Ref) -> None:
+        if dtype_of(a.dtype).itemsize != dtype_of(b.dtype).itemsize:
+            self.fail(k, instr, f"src is {a.dtype} but dst is {b.dtype}: a move copies bytes, "
+                                "so both sides need the same element size (ActCopy casts)")
+
+    def pe_block(self, k, instr, ref: Ref, what: str) -> tuple[int, int]:
+        rows, cols = ref.partitions, ref.pattern.size
+        if rows > self.hw.pe.rows:
+            self.fail(k, instr, f"{what} has {rows} partitions but the PE array has "
+                                f"{self.hw.pe.rows} rows", CapacityError)
+        return rows, cols
+
+    def psum_bank(self, k, instr, ref: Ref) -> None:
+        span = ref.byte_span()
+        bank = self.hw.psum.bank_bytes
+        if span is not None and span[0] // bank != (span[1] - 1) // bank:
+            self.fail(k, instr, f"dst spans bytes {span[0]}..{span[1] - 1} of each PSUM "
+                                f"partition, crossing a bank boundary (banks of {bank} bytes); "
+                                "the PE array writes one bank at a time", CapacityError)
+
+    # -------------------------------------------------------------- per instruction
+    def instruction(self, k: int, instr: Instruction) -> None:
+        if instr.engine not in self.engines:
+            self.fail(k, instr, f"engine {instr.engine!r} does not exist on {self.hw.name}; "
+                                f"engines are {', '.join(engine_names(self.hw))}")
+        onchip = ("sbuf", "psum")
+        if isinstance(instr, DmaCopy):
+            self.ref(k, instr, "src", instr.src, ("dram", "sbuf", "psum"))
+            self.ref(k, instr, "dst", instr.dst, ("dram", "sbuf", "psum"))
+            self.same_size(k, instr, instr.src, instr.dst)
+            self.same_itemsize(k, instr, instr.src, instr.dst)
+            for name, ref in (("src", instr.src), ("dst", instr.dst)):
+                problem = _ttu_problem(dma_side_pattern(ref, self.hw), self.hw.dma.max_dims,
+                                       self.hw.dma.ttu_width_bits)
+                if problem is not None:
+                    cls = ProgramError if problem[0] == "dims" else CapacityError
+                    self.fail(k, instr, f"{name} pattern {problem[1]}", cls)
+        elif isinstance(instr, LoadWeights):
+            self.ref(k, instr, "src", instr.src, ("sbuf",))
+            _, cols = self.pe_block(k, instr, instr.src, "src")
+            if cols > self.hw.pe.cols:
+                self.fail(k, instr, f"src has {cols} elements per partition but the PE array "
+                                    f"has {self.hw.pe.cols} columns", CapacityError)
+            if accumulator_dtype(instr.src.dtype) is None:
+                self.fail(k, instr, f"weights of dtype {instr.src.dtype}: the MAC cells take "
+                                    "float16/bfloat16/float32/fp8 or 8/16-bit integers (they "
+                                    "accumulate in 32 bits)")
+        elif isinstance(instr, MatMul):
+            self.ref(k, instr, "moving", instr.moving, ("sbuf",))
+            self.ref(k, instr, "dst", instr.dst, ("psum",))
+            self.pe_block(k, instr, instr.moving, "moving")
+            acc = accumulator_dtype(instr.moving.dtype)
+            if acc is None:
+                self.fail(k, instr, f"moving data of dtype {instr.moving.dtype}: the MAC cells "
+                                    "accumulate in 32 bits, so they take float16/bfloat16/"
+                                    "float32/fp8 or 8/16-bit integers")
+            if instr.dst.dtype != acc:
+                self.fail(k, instr, f"dst is {instr.dst.dtype} but {instr.moving.dtype} inputs "
+                                    f"accumulate in {acc}; declare dst as {acc}")
+            if instr.dst.shape[1:] and instr.dst.pattern.size != instr.moving.pattern.size:
+                self.fail(k, instr, f"dst has {instr.dst.pattern.size} columns per partition "
+                                    f"but moving streams {instr.moving.pattern.size}")
+            self.psum_bank(k, instr, instr.dst)
+        elif isinstance(instr, PeTranspose):
+            if not self.hw.pe.passthrough_transpose:
+                self.fail(k, instr, f"{self.hw.name}'s PE array has no pass-through transpose "
+                                    "mode (pe.passthrough_transpose = false); transpose with "
+                                    "LoadWeights + MatMul against an identity instead")
+            self.ref(k, instr, "src", instr.src, ("sbuf",))
+            self.ref(k, instr, "dst", instr.dst, ("psum",))
+            rows, cols = self.pe_block(k, instr, instr.src, "src")
+            if cols > self.hw.pe.cols:
+                self.fail(k, instr, f"src has {cols} elements per partition but the PE array "
+                                    f"has {self.hw.pe.cols} columns", CapacityError)
+            if instr.dst.partitions != cols or instr.dst.pattern.size != rows:
+                self.fail(k, instr, f"dst must be ({cols} partitions, {rows} elements) to hold "
+                                    f"the transpose of src ({rows}, {cols}); got "
+                                    f"({instr.dst.partitions}, {instr.dst.pattern.size})")
+            self.same_itemsize(k, instr, instr.src, instr.dst)
+            self.psum_bank(k, instr, instr.dst)
+        elif isinstance(instr, ActCopy):
+            self.ref(k, instr, "src", instr.src, onchip)
+            self.ref(k, instr, "dst", instr.dst, ("sbuf",))
+            self.same_partitions(k, instr)
+        elif isinstance(instr, VectorCopy):
+            self.ref(k, instr, "src", instr.src, onchip)
+            self.ref(k, instr, "dst", instr.dst, onchip)
+            self.same_partitions(k, instr)
+            self.same_itemsize(k, instr, instr.src, instr.dst)
+        elif isinstance(instr, VectorTranspose):
+            self.ref(k, instr, "src", instr.src, onchip)
+            self.ref(k, instr, "dst", instr.dst, onchip)
+            rows, cols = instr.src.partitions, instr.src.pattern.size
+            block = self.hw.vector.transpose_block
+            if rows > block or cols > block:
+                self.fail(k, instr, f"src block is {rows} x {cols} but the vector engine "
+                                    f"transposes at most {block} x {block}; split the block",
+                          CapacityError)
+            if instr.dst.partitions != cols or instr.dst.pattern.size != rows:
+                self.fail(k, instr, f"dst must be ({cols} partitions, {rows} elements) to hold "
+                                    f"the transpose of src ({rows}, {cols}); got "
+                                    f"({instr.dst.partitions}, {instr.dst.pattern.size})")
+            self.same_itemsize(k, instr, instr.src, instr.dst)
+        elif isinstance(instr, VectorFill):
+            self.ref(k, instr, "dst", instr.dst, onchip)
+        elif isinstance(instr, VectorIdentity):
+            self.ref(k, instr, "dst", instr.dst, onchip)
+            if instr.dst.partitions != instr.dst.pattern.size:
+                self.fail(k, instr, f"an identity block is square, but dst is "
+                                    f"({instr.dst.partitions} partitions, "
+                                    f"{instr.dst.pattern.size} elements)")
+        elif isinstance(instr, Wait):
+            if instr.count < 1:
+                self.fail(k, instr, f"count must be >= 1, got {instr.count}")
+        elif not isinstance(instr, Signal):
+            self.fail(k, instr, "unknown instruction type")
+
+    def same_partitions(self, k, instr) -> None:
+        src, dst = instr.src, instr.dst
+        if (src.partition_start, src.partitions) != (dst.partition_start, dst.partitions):
+            self.fail(k, instr, f"src uses partitions {src.partition_start}.."
+                                f"{src.partition_stop - 1} but dst {dst.partition_start}.."
+                                f"{dst.partition_stop - 1}: this engine has one lane per "
+                                "partition and cannot move data across partitions")
+        if src.pattern.size != dst.pattern.size:
+            self.fail(k, instr, f"src has {src.pattern.size} elements per partition but dst "
+                                f"{dst.pattern.size}")
+
+
+def validate(program: Program, hw: Hardware) -> None:
+    """Check a program against a machine before running it (see the module docstring)."""
+    _Validator(program, hw).run()
+
+
+# ---------------------------------------------------------------- races
+def _refs_overlap(a: Ref, b: Ref) -> bool:
+    """Whether two on-chip refs of the same memory share a byte (exact)."""
+    if a.partition_start >= b.partition_stop or b.partition_start >= a.partition_stop:
+        return False
+    sa, sb = a.byte_span(), b.byte_span()
+    if sa is None or sb is None or sa[0] >= sb[1] or sb[0] >= sa[1]:
+        return False
+
+    def byte_set(r: Ref) -> np.ndarray:
+        k = dtype_of(r.dtype).itemsize
+        return np.unique((r.pattern.addresses()[:, None] * k + np.arange(k)).ravel())
+
+    return bool(np.intersect1d(byte_set(a), byte_set(b), assume_unique=True).size)
+
+
+class RaceDetector:
+    """Vector-clock race detection over on-chip memories (see the module docstring)."""
+
+    def __init__(self, program: Program, hw: Hardware, engines: list[str]):
+        self.program = program
+        self.engines = engines
+        self.eidx = {e: n for n, e in enumerate(engines)}
+        n = len(program.instructions)
+        self.engine_of = np.array([self.eidx[i.engine] for i in program.instructions] or [0],
+                                  dtype=np.int64)
+        self.seq_of = np.zeros(max(n, 1), dtype=np.int64)  # 1-based position on its engine
+        counts = [0] * len(engines)
+        for k, i in enumerate(program.instructions):
+            e = self.eidx[i.engine]
+            counts[e] += 1
+            self.seq_of[k] = counts[e]
+        E = len(engines)
+        self.clock: list[np.ndarray | None] = [None] * n
+        self.engine_clock = [np.zeros(E, dtype=np.int64) for _ in range(E)]
+        self.sem_clock: dict[str, np.ndarray] = {}
+        self.grids = {}
+        for mem, spec in (("sbuf", hw.sbuf), ("psum", hw.psum)):
+            cells = -(-spec.bytes_per_partition // RACE_GRANULE)
+            self.grids[mem] = (np.full((spec.partitions, cells), -1, dtype=np.int64),
+                               np.full((E, spec.partitions, cells), -1, dtype=np.int64))
+
+    def on_start(self, k: int, instr: Instruction) -> None:
+        """Compute ``k``'s vector clock and check its on-chip accesses; call at its start."""
+        e = self.eidx[instr.engine]
+        vc = self.engine_clock[e].copy()
+        for d in instr.deps:
+            np.maximum(vc, self.clock[d], out=vc)  # type: ignore[arg-type]
+        if isinstance(instr, Wait) and instr.semaphore in self.sem_clock:
+            np.maximum(vc, self.sem_clock[instr.semaphore], out=vc)
+        vc[e] = self.seq_of[k]
+        self.clock[k] = vc
+        self.engine_clock[e] = vc
+        for ref in instr.reads():
+            if ref.on_chip:
+                self._access(k, e, vc, ref, write=False)
+        for ref in instr.writes():
+            if ref.on_chip:
+                self._access(k, e, vc, ref, write=True)
+
+    def on_finish(self, k: int, instr: Instruction) -> None:
+        if isinstance(instr, Signal):
+            vc = self.clock[k]
+            old = self.sem_clock.get(instr.semaphore)
+            self.sem_clock[instr.semaphore] = vc.copy() if old is None else np.maximum(old, vc)
+
+    def _access(self, k: int, e: int, vc: np.ndarray, ref: Ref, write: bool) -> None:
+        span = ref.byte_span()
+        if span is None or ref.partitions == 0:
+            return
+        writers, readers = self.grids[ref.memory]
+        p0, p1 = ref.partition_start, ref.partition_stop
+        c0, c1 = span[0] // RACE_GRANULE, -(-span[1] // RACE_GRANULE)
+        region_w = writers[p0:p1, c0:c1]
+        self._conflicts(k, e, vc, ref, np.unique(region_w), "writes")
+        if write:
+            region_r = readers[:, p0:p1, c0:c1].reshape(len(self.engines), -1)
+            latest = region_r.max(axis=1)
+            for other in np.nonzero(latest >= 0)[0]:
+                if other != e and vc[other] < self.seq_of[latest[other]]:
+                    self._conflicts(k, e, vc, ref, np.unique(region_r[other]), "reads")
+            region_w[...] = k
+        else:
+            readers[e, p0:p1, c0:c1] = k
+
+    def _conflicts(self, k, e, vc, ref: Ref, ids: np.ndarray, what: str) -> None:
+        ids = ids[ids >= 0]
+        if not ids.size:
+            return
+        eng = self.engine_of[ids]
+        suspect = ids[(eng != e) & (vc[eng] < self.seq_of[ids])]
+        for other in suspect.tolist():
+            instr = self.program.instructions[other]
+            refs = instr.writes() if what == "writes" else instr.reads()
+            for theirs in refs:
+                if theirs.memory == ref.memory and _refs_overlap(theirs, ref):
+                    mine = self.program.instructions[k]
+                    raise SimulationError(
+                        f"race on {ref.memory}: {describe(k, mine)} touches "
+                        f"{ref.describe()} and {describe(other, instr)} {what[:-1]}s "
+                        f"{theirs.describe()}, overlapping bytes, with no ordering between "
+                        "them (no dependency path, same engine or semaphore); add a "
+                        f"dependency of {k} on {other} or move them to one engine"
+                    )
+
+
+# ---------------------------------------------------------------- deadlock
+def deadlock_chain(program: Program, heads: dict[str, int], finished: Sequence[bool],
+                   sem_counts: dict[str, int]) -> list[str]:
+    """The chain of waiters from the first blocked engine, each as a readable line.
+
+    ``heads`` maps each engine with work left to its next instruction.
+    """
+    instrs = program.instructions
+    pending_signals: dict[str, list[int]] = {}
+    for e, k in heads.items():
+        for j in range(k, len(instrs)):
+            i = instrs[j]
+            if isinstance(i, Signal) and i.engine == e and not finished[j]:
+                pending_signals.setdefault(i.semaphore, []).append(j)
+    head_of = {e: k for e, k in heads.items()}
+    chain: list[str] = []
+    seen: set[int] = set()
+    k = min(heads.values())
+    while k not in seen:
+        seen.add(k)
+        instr = instrs[k]
+        engine = instr.engine
+        if head_of.get(engine) != k:
+            blocker = head_of[engine]
+            chain.append(f"{describe(k, instr)} has not run: {engine} is stuck at instruction "
+                         f"{blocker}")
+            k = blocker
+            continue
+        missing = [d for d in instr.deps if not finished[d]]
+        if missing:
+            chain.append(f"{describe(k, instr)} waits for instruction {missing[0]}")
+            k = missing[0]
+            continue
+        if isinstance(instr, Wait):
+            have = sem_counts.get(instr.semaphore, 0)
+            signals = pending_signals.get(instr.semaphore, [])
+            if not signals or have + len(signals) < instr.count:
+                chain.append(f"{describe(k, instr)} waits for semaphore {instr.semaphore!r} >= "
+                             f"{instr.count} (now {have}, {len(signals)} signal(s) left in the "
+                             "program): nobody will signal it")
+                return chain
+            chain.append(f"{describe(k, instr)} waits for semaphore {instr.semaphore!r} >= "
+                         f"{instr.count} (now {have}); next signal is instruction {signals[0]}")
+            k = signals[0]
+            continue
+        chain.append(f"{describe(k, instr)} is blocked")
+        return chain
+    chain.append(f"... back to instruction {k}: a cycle")
+    return chain
+
+
+__all__ = ["validate", "RaceDetector", "deadlock_chain", "describe", "engine_names",
+           "accumulator_dtype", "dma_side_pattern", "RACE_GRANULE"]

@@ -1,0 +1,239 @@
+"""Functional semantics: what each instruction does to the bytes of the machine.
+
+One :class:`Executor` holds the memories (SBUF, PSUM and one per DRAM tensor, see
+:class:`~strider.sim.memory.Memory`) and the PE array's loaded weights, and executes
+one instruction at a time with whole-block NumPy operations on strided views
+(:mod:`strider.sim.views`). Moves copy raw bits (NaN payloads and -0.0 survive);
+``ActCopy`` casts with ``astype``; ``MatMul`` computes ``W.T @ X`` in the accumulator
+dtype (float32 or int32) plus +0.0, as the multiply-accumulate cells do.
+
+Reading bytes nothing has written is a *poisoned read*: with ``poison="raise"`` (the
+default) a :class:`~strider.errors.SimulationError` names the instruction and the first
+unwritten element; with ``poison="count"`` the number of such elements is counted in
+``poisoned_reads`` and the run goes on (they read as 0xFF bytes).
+
+Examples
+--------
+>>> import numpy as np
+>>> from strider import AccessPattern, Hardware
+>>> from strider.program import Program, Ref
+>>> p = Program()
+>>> _ = p.tensor("x", (4,), "int32", role="input")
+>>> ex = Executor(Hardware.preset("tiny"), p, {"x": np.arange(4, dtype=np.int32)})
+>>> ex.view(Ref.dram("x", AccessPattern((2,), (-2,), 3), "int32")).tolist()
+[3, 1]
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from ..errors import ArgumentError, ProgramError, SimulationError
+from ..hardware import Hardware, dtype_of
+from ..program import (
+    ActCopy, DmaCopy, Instruction, LoadWeights, MatMul, PeTranspose, Program, Ref, Signal,
+    VectorCopy, VectorFill, VectorIdentity, VectorTranspose, Wait,
+)
+from .checks import accumulator_dtype, describe
+from .memory import Memory
+from .views import raw_dtype, strided_view
+
+POISON_MODES = ("raise", "count")
+
+
+class Executor:
+    """The machine's state and the functional effect of every instruction."""
+
+    def __init__(self, hw: Hardware, program: Program, inputs: Mapping[str, np.ndarray],
+                 poison: str = "raise"):
+        if poison not in POISON_MODES:
+            raise ArgumentError(f"poison must be one of {POISON_MODES}, got {poison!r}")
+        self.hw, self.program, self.poison = hw, program, poison
+        self.poisoned_reads = 0
+        self.memories: dict[str, Memory] = {
+            "sbuf": Memory("sbuf", hw.sbuf.partitions, hw.sbuf.bytes_per_partition),
+            "psum": Memory("psum", hw.psum.partitions, hw.psum.bytes_per_partition),
+        }
+        if poison == "count":
+            for m in self.memories.values():
+                m.data.fill(0xFF)
+        written = {r.tensor for i in program.instructions for r in i.writes()
+                   if r.memory == "dram"}
+        for name, decl in program.tensors.items():
+            nbytes = decl.nbytes
+            if decl.role == "input":
+                arr = inputs[name]
+                # inputs nobody writes are used in place; the others are copied
+                arr = np.array(arr, order="C") if name in written else np.ascontiguousarray(arr)
+                data = arr.reshape(-1).view(np.uint8).reshape(1, nbytes)
+                self.memories[name] = Memory(name, 1, nbytes, data, written=True)
+            else:
+                data = np.empty((1, nbytes), np.uint8)
+                if poison == "count":
+                    data.fill(0xFF)
+                self.memories[name] = Memory(name, 1, nbytes, data)
+        self.weights: np.ndarray | None = None
+
+    # ------------------------------------------------------------ views
+    def memory(self, ref: Ref) -> Memory:
+        return self.memories[ref.tensor if ref.memory == "dram" else ref.memory]  # type: ignore[index]
+
+    def view(self, ref: Ref, raw: bool = False) -> np.ndarray:
+        """The ref as an array of its logical shape (raw: unsigned ints of the same size)."""
+        dt = dtype_of(ref.dtype)
+        if raw:
+            dt = raw_dtype(dt.itemsize)
+        mem = self.memory(ref)
+        if ref.memory == "dram":
+            return strided_view(mem.data, dt, 0, 1, ref.pattern)[0]
+        return strided_view(mem.data, dt, ref.partition_start, ref.partitions, ref.pattern)
+
+    def _span(self, ref: Ref) -> tuple[int, int]:
+        return (0, 1) if ref.memory == "dram" else (ref.partition_start, ref.partitions)
+
+    def read(self, k: int, instr: Instruction, name: str, ref: Ref, raw: bool = False):
+        mem = self.memory(ref)
+        p0, parts = self._span(ref)
+        item = dtype_of(ref.dtype).itemsize
+        if not mem.is_written(p0, parts, ref.pattern, item):
+            ok = mem.element_written(p0, parts, ref.pattern, item)
+            if ref.memory == "dram":
+                ok = ok[0]
+            bad = int(ok.size - np.count_nonzero(ok))
+            if self.poison == "raise":
+                first = tuple(int(v) for v in np.argwhere(~ok)[0])
+                where = ref.tensor if ref.memory == "dram" else ref.memory
+                raise SimulationError(
+                    f"{describe(k, instr)}: poisoned read: {name} {ref.describe()} reads "
+                    f"{bad} of {ok.size} element(s) of {where} that nothing wrote (first at "
+                    f"index {first}); make an earlier instruction write them, or run with "
+                    "poison='count' to count such reads instead"
+                )
+            self.poisoned_reads += bad
+        return self.view(ref, raw)
+
+    def wrote(self, ref: Ref) -> None:
+        p0, parts = self._span(ref)
+        self.memory(ref).mark(p0, parts, ref.pattern, dtype_of(ref.dtype).itemsize)
+
+    # ------------------------------------------------------------ semantics
+    def execute(self, k: int, instr: Instruction) -> None:
+        """Apply instruction ``k`` to the machine state."""
+        if isinstance(instr, (DmaCopy, VectorCopy)):
+            src = self.read(k, instr, "src", instr.src, raw=True)
+            dst = self.view(instr.dst, raw=True)
+            np.copyto(dst, src if src.shape == dst.shape else src.reshape(dst.shape))
+            self.wrote(instr.dst)
+        elif isinstance(instr, ActCopy):
+            src = self.read(k, instr, "src", instr.src)
+            dst = self.view(instr.dst)
+            with np.errstate(invalid="ignore", over="ignore"):
+                dst[...] = src.reshape(dst.shape).astype(dst.dtype)
+            self.wrote(instr.dst)
+        elif isinstance(instr, (VectorTranspose, PeTranspose)):
+            src = self.read(k, instr, "src", instr.src, raw=True)
+            rows, cols = instr.src.partitions, instr.src.pattern.size
+            dst = self.view(instr.dst, raw=True)
+            dst[...] = src.reshape(rows, cols).T.reshape(dst.shape)
+            self.wrote(instr.dst)
+        elif isinstance(instr, LoadWeights):
+            src = self.read(k, instr, "src", instr.src)
+            self.weights = src.reshape(instr.src.partitions, instr.src.pattern.size).copy()
+        elif isinstance(instr, MatMul):
+            self._matmul(k, instr)
+        elif isinstance(instr, VectorFill):
+            dst = self.view(instr.dst)
+            dst[...] = _fill_value(k, instr, dst.dtype)
+            self.wrote(instr.dst)
+        elif isinstance(instr, VectorIdentity):
+            dst = self.view(instr.dst)
+            n = instr.dst.partitions
+            dst[...] = np.eye(n, dtype=np.float32).astype(dst.dtype).reshape(dst.shape)
+            self.wrote(instr.dst)
+        elif not isinstance(instr, (Signal, Wait)):
+            raise ProgramError(f"{describe(k, instr)}: the simulator cannot execute it")
+
+    def _matmul(self, k: int, instr: MatMul) -> None:
+        w = self.weights
+        if w is None:
+            raise SimulationError(f"{describe(k, instr)}: no weights are loaded; run a "
+                                  "LoadWeights on the PE array before it")
+        rows, cols = w.shape
+        moving = self.read(k, instr, "moving", instr.moving)
+        if instr.moving.partitions != rows:
+            raise ProgramError(f"{describe(k, instr)}: moving has {instr.moving.partitions} "
+                               f"partitions but the loaded weights have {rows} rows")
+        if instr.dst.partitions != cols:
+            raise ProgramError(f"{describe(k, instr)}: dst has {instr.dst.partitions} "
+                               f"partitions but the loaded weights have {cols} columns")
+        acc = accumulator_dtype(str(instr.moving.dtype))
+        w_acc = accumulator_dtype(_dtype_name(w.dtype))
+        if w_acc != acc:
+            raise ProgramError(f"{describe(k, instr)}: weights ({_dtype_name(w.dtype)}) and "
+                               f"moving data ({instr.moving.dtype}) accumulate in different "
+                               "dtypes; use float inputs on both or integers on both")
+        acc_dt = np.dtype(acc)
+        x = moving.reshape(rows, -1).astype(acc_dt)
+        with np.errstate(all="ignore"):
+            out = w.astype(acc_dt).T @ x
+            if acc_dt.kind == "f":
+                out += acc_dt.type(0.0)  # sums start at +0.0: -0.0 comes out as +0.0
+        dst = self.view(instr.dst)
+        out = out.reshape(dst.shape)
+        if instr.accumulate:
+            old = self.read(k, instr, "dst (accumulate)", instr.dst)
+            with np.errstate(all="ignore"):
+                dst[...] = old + out
+        else:
+            dst[...] = out
+        self.wrote(instr.dst)
+
+    # ------------------------------------------------------------ results
+    def outputs(self) -> tuple[dict[str, np.ndarray], dict[str, int]]:
+        """The output tensors, and for each the number of elements nothing wrote."""
+        outs, unwritten = {}, {}
+        for name in self.program.role("output"):
+            decl = self.program.tensors[name]
+            mem = self.memories[name]
+            dt = dtype_of(decl.dtype)
+            arr = mem.data.reshape(-1).view(dt).reshape(decl.shape)
+            if decl.size and not mem.full.all():
+                from ..access_pattern import AccessPattern
+
+                ok = mem.element_written(0, 1, AccessPattern.contiguous((decl.size,)),
+                                         dt.itemsize)[0].reshape(decl.shape)
+                bad = int(ok.size - np.count_nonzero(ok))
+                if bad:
+                    unwritten[name] = bad
+                    if self.poison == "raise":
+                        first = tuple(int(v) for v in np.argwhere(~ok)[0])
+                        raise SimulationError(
+                            f"output {name!r}: {bad} of {ok.size} element(s) were never "
+                            f"written (first at index {first}); the program must write "
+                            "every output element (or run with poison='count')"
+                        )
+                    arr.view(np.uint8).reshape(*decl.shape, dt.itemsize)[~ok] = 0xFF
+            outs[name] = arr
+        return outs, unwritten
+
+
+def _dtype_name(dt: np.dtype) -> str:
+    return "bfloat16" if dt.name == "bfloat16" else dt.name
+
+
+def _fill_value(k: int, instr: VectorFill, dt: np.dtype):
+    value = instr.value
+    if dt.kind in "iub":
+        if not float(value).is_integer():
+            raise ProgramError(f"{describe(k, instr)}: cannot fill {dt} with {value!r}")
+        info = np.iinfo(dt) if dt.kind != "b" else None
+        if info is not None and not info.min <= int(value) <= info.max:
+            raise ProgramError(f"{describe(k, instr)}: {value!r} is outside the range of {dt}")
+        return np.array(int(value)).astype(dt)
+    with np.errstate(over="ignore"):
+        return np.array(float(value), dtype=np.float64).astype(dt)
+
+
+__all__ = ["Executor", "POISON_MODES"]

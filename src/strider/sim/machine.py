@@ -1,0 +1,273 @@
+"""``Machine``: run a program on a hardware description, with real data and timing.
+
+Examples
+--------
+>>> import numpy as np
+>>> from strider import AccessPattern, Hardware
+>>> from strider.program import Program, Ref
+>>> from strider.sim import Machine
+>>> p = Program("flip")
+>>> _ = p.tensor("x", (8, 16), "float32", role="input")
+>>> _ = p.tensor("y", (8, 16), "float32", role="output")
+>>> tile = Ref.sbuf(0, 8, AccessPattern.contiguous((16,)), "float32")
+>>> load = p.dma(0, Ref.dram("x", AccessPattern.contiguous((8, 16)), "float32"), tile)
+>>> rows_reversed = AccessPattern((8, 16), (-16, 1), offset=7 * 16)
+>>> _ = p.dma(1, tile, Ref.dram("y", rows_reversed, "float32"), deps=[load])
+>>> x = np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32)
+>>> result = Machine(Hardware.preset("tiny")).run(p, {"x": x})
+>>> np.array_equal(result.outputs["y"], x[::-1])
+True
+>>> result.stats.cycles, result.stats.dram_bytes_read
+(144.0, 512)
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterator, Mapping, NamedTuple
+
+import numpy as np
+
+from ..cost import roofline_cycles
+from ..errors import ArgumentError
+from ..hardware import Hardware, dtype_of
+from ..program import Program
+from .checks import RaceDetector, validate
+from .execute import Executor
+from .timing import Schedule, schedule
+
+_COMPUTE_ENGINES = ("pe", "act", "vector")
+
+
+class TimelineEntry(NamedTuple):
+    """One instruction on the timeline."""
+
+    engine: str
+    start: float
+    end: float
+    name: str
+
+
+@dataclass
+class Timeline:
+    """When each instruction ran: arrays indexed by instruction id, plus engine names.
+
+    Iterating yields :class:`TimelineEntry` tuples ``(engine, start, end, name)`` in
+    cycles; ``clock_hz`` converts them to seconds.
+    """
+
+    engines: list[str]
+    engine: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    names: list[str]
+    clock_hz: float = 1.0
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __iter__(self) -> Iterator[TimelineEntry]:
+        for e, s, t, name in zip(self.engine.tolist(), self.start.tolist(), self.end.tolist(),
+                                 self.names):
+            yield TimelineEntry(self.engines[e], s, t, name)
+
+
+@dataclass
+class SimStats:
+    """What one simulated run measured (cycles unless the name says otherwise)."""
+
+    cycles: float
+    seconds: float
+    instructions: int
+    engine_busy: dict[str, float]
+    utilisation: dict[str, float]
+    dram_bytes_read: int
+    dram_bytes_written: int
+    achieved_bandwidth_bytes_per_s: float
+    peak_sbuf_bytes: int
+    peak_psum_bytes: int
+    roofline_cycles: float
+    roofline_seconds: float
+    roofline_ratio: float
+    poisoned_reads: int = 0
+    unwritten_outputs: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class SimResult:
+    """Outputs (by tensor name), stats, timeline, and the Perfetto trace on demand."""
+
+    outputs: dict[str, np.ndarray]
+    stats: SimStats
+    timeline: Timeline
+    program: Program
+    hardware: Hardware
+    schedule: Schedule
+    occupancy: dict[str, tuple[np.ndarray, np.ndarray]]
+
+    @property
+    def trace(self):
+        """A :class:`~strider.trace.Trace` (``.write(path)`` gives Chrome/Perfetto JSON)."""
+        from .tracing import build_trace
+
+        return build_trace(self)
+
+
+class Machine:
+    """The simulator for one :class:`~strider.Hardware`.
+
+    Parameters
+    ----------
+    hw : Hardware
+        The machine description (limits, engines, cost figures).
+    """
+
+    def __init__(self, hw: Hardware):
+        self.hw = hw
+
+    def run(self, program: Program, inputs: Mapping[str, np.ndarray] | None = None, *,
+            functional: bool = True, trace: bool = True, poison: str = "raise",
+            check_races: bool | None = None) -> SimResult:
+        """Execute ``program``; see the package docstring for what is checked.
+
+        Parameters
+        ----------
+        program : Program
+        inputs : mapping of str to ndarray
+            One array per tensor of role "input", of its declared shape and dtype.
+        functional : bool
+            Move real data (default). ``False`` runs the timing model only (no outputs).
+        trace : bool
+            Kept for interface symmetry: the trace is built lazily by ``result.trace``.
+        poison : {"raise", "count"}
+            What a read of never-written bytes does (and outputs not fully written).
+        check_races : bool, optional
+            Detect unordered conflicting accesses; default: when ``functional``.
+        """
+        hw = self.hw
+        validate(program, hw)
+        inputs = dict(inputs or {})
+        if functional:
+            _check_inputs(program, inputs)
+        executor = Executor(hw, program, inputs, poison) if functional else None
+        races = check_races if check_races is not None else functional
+        detector = None
+        if races:
+            from .checks import engine_names
+
+            detector = RaceDetector(program, hw, engine_names(hw))
+        instrs = program.instructions
+        on_start = on_finish = None
+        if executor is not None or detector is not None:
+            def on_start(k: int) -> None:
+                i = instrs[k]
+                if detector is not None:
+                    detector.on_start(k, i)
+                if executor is not None:
+                    executor.execute(k, i)
+
+            if detector is not None:
+                def on_finish(k: int) -> None:
+                    detector.on_finish(k, instrs[k])
+        sched = schedule(program, hw, on_start, on_finish)
+        outputs: dict[str, np.ndarray] = {}
+        unwritten: dict[str, int] = {}
+        if executor is not None:
+            outputs, unwritten = executor.outputs()
+        occupancy = _occupancy(program, hw, sched)
+        stats = _stats(program, hw, sched, occupancy,
+                       executor.poisoned_reads if executor else 0, unwritten)
+        timeline = Timeline(sched.engines, sched.engine, sched.start, sched.end,
+                            [type(i).__name__ for i in instrs], hw.clock_hz)
+        return SimResult(outputs, stats, timeline, program, hw, sched, occupancy)
+
+
+def _check_inputs(program: Program, inputs: Mapping[str, np.ndarray]) -> None:
+    expected = program.role("input")
+    missing = [n for n in expected if n not in inputs]
+    extra = [n for n in inputs if n not in expected]
+    if missing or extra:
+        raise ArgumentError(f"inputs must be exactly {expected}; missing {missing}, "
+                            f"unexpected {extra}")
+    for name in expected:
+        decl = program.tensors[name]
+        arr = np.asarray(inputs[name])
+        if arr.shape != decl.shape or arr.dtype != dtype_of(decl.dtype):
+            raise ArgumentError(f"input {name!r} must be {decl.dtype}{list(decl.shape)}, got "
+                                f"{arr.dtype}{list(arr.shape)}")
+
+
+def _occupancy(program: Program, hw: Hardware, sched: Schedule):
+    """Bytes of SBUF / PSUM covered by the spans of writes so far, as step series.
+
+    Programs allocate statically, so occupancy only grows: the peak is the final value.
+    """
+    first_ref: dict = {}
+    start = sched.start.tolist()
+    for k, i in enumerate(program.instructions):
+        r = getattr(i, "dst", None)
+        if r is None or r.memory == "dram":
+            continue
+        t = start[k]
+        if t < first_ref.get(r, float("inf")):
+            first_ref[r] = t
+    first: dict[tuple, float] = {}
+    for r, t in first_ref.items():
+        span = r.byte_span()
+        if span is None or r.partitions == 0:
+            continue
+        key = (r.memory, r.partition_start, r.partition_stop, span[0], span[1])
+        if t < first.get(key, float("inf")):
+            first[key] = t
+    out = {}
+    for mem, spec in (("sbuf", hw.sbuf), ("psum", hw.psum)):
+        rects = sorted((t, key) for key, t in first.items() if key[0] == mem)
+        grid = None
+        times, values, total = [0.0], [0], 0
+        for t, (_, p0, p1, lo, hi) in rects:
+            if grid is None:
+                grid = np.zeros((spec.partitions, spec.bytes_per_partition), dtype=bool)
+            region = grid[p0:p1, lo:hi]
+            total += int(region.size - np.count_nonzero(region))
+            region[...] = True
+            times.append(float(t))
+            values.append(total)
+        out[mem] = (np.array(times), np.array(values, dtype=np.int64))
+    return out
+
+
+def _stats(program, hw, sched: Schedule, occupancy, poisoned: int, unwritten) -> SimStats:
+    cycles = sched.cycles
+    seconds = hw.seconds(cycles)
+    dur = sched.end - sched.start
+    busy_arr = np.bincount(sched.engine, weights=dur, minlength=len(sched.engines))
+    used = set(np.unique(sched.engine).tolist())
+    busy = {e: float(busy_arr[n]) for n, e in enumerate(sched.engines) if n in used}
+    util = {e: (b / cycles if cycles else 0.0) for e, b in busy.items()}
+    read = int(sched.dram_read.sum())
+    written = int(sched.dram_written.sum())
+    compute = max((busy.get(e, 0.0) for e in _COMPUTE_ENGINES), default=0.0)
+    bound = roofline_cycles(read, written, hw, compute)
+    return SimStats(
+        cycles=cycles,
+        seconds=seconds,
+        instructions=len(program.instructions),
+        engine_busy=busy,
+        utilisation=util,
+        dram_bytes_read=read,
+        dram_bytes_written=written,
+        achieved_bandwidth_bytes_per_s=(read + written) / seconds if seconds else 0.0,
+        peak_sbuf_bytes=int(occupancy["sbuf"][1][-1]),
+        peak_psum_bytes=int(occupancy["psum"][1][-1]),
+        roofline_cycles=bound,
+        roofline_seconds=hw.seconds(bound),
+        roofline_ratio=cycles / bound if bound else (1.0 if not cycles else float("inf")),
+        poisoned_reads=poisoned,
+        unwritten_outputs=dict(unwritten),
+    )
+
+
+__all__ = ["Machine", "SimResult", "SimStats", "Timeline", "TimelineEntry"]

@@ -1,0 +1,68 @@
+"""From a :class:`~strider.program.Ref` to a NumPy strided view of simulator memory.
+
+Every memory is a 2-D ``uint8`` array ``[partitions, bytes_per_partition]`` (a DRAM
+tensor is one partition of its ``nbytes``). A ref becomes a view of shape
+``(partitions, *pattern.shape)`` whose byte strides are ``(bytes_per_partition,
+*pattern.strides * itemsize)``, anchored at the address of element ``(0, ..., 0)``;
+zero and negative strides are views too, so no instruction copies more than it moves.
+Bounds are the caller's business (:mod:`strider.sim.checks` runs first).
+
+Examples
+--------
+>>> import numpy as np
+>>> from strider import AccessPattern
+>>> mem = np.arange(16, dtype=np.uint8).reshape(2, 8)
+>>> v = strided_view(mem, np.dtype(np.uint16), 0, 2, AccessPattern((2,), (-1,), 3))
+>>> v.shape, v[0].tolist() == [mem[0, 6:8].view(np.uint16)[0], mem[0, 4:6].view(np.uint16)[0]]
+((2, 2), True)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ..access_pattern import AccessPattern
+
+
+def strided_view(memory: np.ndarray, dtype: np.dtype, partition_start: int, partitions: int,
+                 pattern: AccessPattern) -> np.ndarray:
+    """A writeable view ``(partitions, *pattern.shape)`` of ``memory`` in ``dtype``.
+
+    ``pattern`` counts elements of ``dtype`` from each partition's byte 0.
+    """
+    shape = (partitions, *pattern.shape)
+    item = dtype.itemsize
+    if partitions == 0 or pattern.size == 0:
+        return np.empty(shape, dtype)
+    row = memory.strides[0]
+    start = partition_start * row + pattern.offset * item
+    flat = memory.reshape(-1)
+    anchor = flat[start:start + item].view(dtype)
+    strides = (row, *(s * item for s in pattern.strides))
+    return as_strided(anchor, shape=shape, strides=strides)
+
+
+def byte_view(mask: np.ndarray, itemsize: int, partition_start: int, partitions: int,
+              pattern: AccessPattern) -> np.ndarray:
+    """A view ``(partitions, *pattern.shape, itemsize)`` of a per-byte array ``mask``.
+
+    Each element of the ref becomes its ``itemsize`` bytes, so written-ness can be set
+    and tested byte by byte through the same pattern.
+    """
+    shape = (partitions, *pattern.shape, itemsize)
+    if partitions == 0 or pattern.size == 0:
+        return np.empty(shape, mask.dtype)
+    row = mask.strides[0]
+    start = partition_start * row + pattern.offset * itemsize
+    anchor = mask.reshape(-1)[start:start + 1]
+    strides = (row, *(s * itemsize for s in pattern.strides), 1)
+    return as_strided(anchor, shape=shape, strides=strides)
+
+
+def raw_dtype(itemsize: int) -> np.dtype:
+    """The unsigned integer dtype of ``itemsize`` bytes (moves copy bits, never values)."""
+    return np.dtype(f"u{itemsize}")
+
+
+__all__ = ["strided_view", "byte_view", "raw_dtype"]
