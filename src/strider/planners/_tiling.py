@@ -1,0 +1,226 @@
+"""Choosing how a permutation goes through the state buffer (seed 003 on a partitioned SBUF).
+
+The working problem is a coalesced permutation, possibly with one dim split in two.
+A :class:`Tiling` assigns every working dim a role and a tile extent:
+
+- **partition dims** (``part``): "rest" dims (neither source- nor target-innermost)
+  whose tile indices are spread over the SBUF partitions, flattened row-major;
+- **free dims** (``free``): the dims of the block each partition holds. The DMA reads
+  them in source order, so group 1 (source-contiguous) arrives as long runs; the
+  vector engine re-orders them in the free dim (the in-buffer steps); the DMA writes
+  them in target order, so group 2 (target-contiguous) leaves as long runs.
+
+Tiles are boxes of the working index space; the odometer over tiles is the outer loop,
+the descriptors' TTUs walk the inside of a tile (the inner loop). :func:`choose_tiling`
+scores candidates (every split of one dim by a divisor, greedy partition assignment,
+balanced group 1 / group 2 extents) with :func:`score`, an analytic model of the
+pipelined DMA-in / vector / DMA-out schedule, and keeps the cheapest.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from ..access_pattern import AccessPattern
+from ..hardware import Hardware
+from ._groups import divisors, split_dim
+
+#: Slot count of the rotating buffer: DMA-in of tile t+1, vector work on t, DMA-out of t.
+PIPELINE_SLOTS = 3
+
+
+@dataclass(frozen=True)
+class Tiling:
+    """One way of moving a working permutation through the SBUF."""
+
+    shape: tuple[int, ...]
+    perm: tuple[int, ...]
+    split: tuple[int, int] | None      # (coalesced dim, inner extent) or None
+    part: tuple[int, ...]              # partition dims, source order
+    free: tuple[int, ...]              # free dims, source order
+    tile: tuple[int, ...]              # tile extent per working dim
+    slots: int
+    itemsize: int
+    estimate: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def free_target(self) -> tuple[int, ...]:
+        """Free dims in target order."""
+        fs = set(self.free)
+        return tuple(d for d in self.perm if d in fs)
+
+    @property
+    def partitions(self) -> int:
+        return math.prod(self.tile[d] for d in self.part)
+
+    @property
+    def block_elements(self) -> int:
+        """Elements per partition of a full tile."""
+        return math.prod(self.tile[d] for d in self.free)
+
+    @property
+    def slot_bytes(self) -> int:
+        """Bytes per partition of one buffer slot (64-byte aligned)."""
+        return -(-self.block_elements * self.itemsize // 64) * 64
+
+    @property
+    def tiles(self) -> int:
+        return math.prod(-(-n // t) for n, t in zip(self.shape, self.tile))
+
+    @property
+    def needs_vector(self) -> bool:
+        return self.free != self.free_target
+
+    def source_strides(self) -> tuple[int, ...]:
+        return AccessPattern.contiguous(self.shape).strides
+
+    def target_strides(self) -> tuple[int, ...]:
+        """Stride in the target of each working (source) dim."""
+        out = AccessPattern.contiguous([self.shape[d] for d in self.perm]).strides
+        ty = [0] * len(self.shape)
+        for k, d in enumerate(self.perm):
+            ty[d] = out[k]
+        return tuple(ty)
+
+    def run_elements(self, side: str) -> int:
+        """Contiguous DRAM run of one partition's block on the way in or out."""
+        dims = self.free if side == "in" else self.free_target
+        strides = self.source_strides() if side == "in" else self.target_strides()
+        if not dims:
+            return 1
+        pat = AccessPattern([self.tile[d] for d in dims], [strides[d] for d in dims])
+        return pat.contiguous_run()
+
+
+def score(t: Tiling, hw: Hardware, total_bytes: int) -> dict:
+    """Analytic cycles of a tiling's pipelined schedule (no simulation)."""
+    item = t.itemsize
+    block = t.partitions * t.block_elements * item
+    eff = hw.dma.efficient_chunk_bytes
+    chunk_in = min(t.run_elements("in"), t.block_elements) * item
+    chunk_out = min(t.run_elements("out"), t.block_elements) * item
+    e_in, e_out = min(1.0, chunk_in / eff), min(1.0, chunk_out / eff)
+    queues = hw.dma.queues
+    half = max(1, queues // 2)
+    pieces = max(1, min(half, t.partitions))
+    bpc, dc = hw.dma.bytes_per_cycle, hw.dma.descriptor_cycles
+    n = t.tiles
+    in_cycles = dc + block / (bpc * e_in) / pieces        # one tile's DMA-in, queues shared
+    out_cycles = dc + block / (bpc * e_out) / pieces
+    vec = (hw.vector.instruction_cycles + t.block_elements) if t.needs_vector else 0.0
+    dram = 2 * total_bytes / hw.dram_bytes_per_cycle
+    if queues == 1:
+        steady = n * (in_cycles + out_cycles) * pieces
+    else:
+        steady = max(n * in_cycles * pieces / half, n * out_cycles * pieces / (queues - half))
+    if t.slots >= 3:
+        total = max(steady, n * vec, dram) + in_cycles + vec + out_cycles
+    else:  # no overlap of the vector step with the DMAs
+        total = max(steady, dram) + n * vec + in_cycles + out_cycles
+    return {"cycles": total, "chunk_in_bytes": chunk_in, "chunk_out_bytes": chunk_out,
+            "efficiency_in": e_in, "efficiency_out": e_out, "dram_cycles": dram}
+
+
+def _outerness(shape: Sequence[int], perm: Sequence[int]) -> dict[int, int]:
+    n = len(shape)
+    pos = {d: k for k, d in enumerate(perm)}
+    return {d: min(n - 1 - d, n - 1 - pos[d]) for d in range(n)}
+
+
+def _candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: int,
+                    hw: Hardware, total_bytes: int) -> list[Tiling]:
+    n = len(shape)
+    a, b = n - 1, perm[-1]
+    outer = _outerness(shape, perm)
+    order = sorted((d for d in range(n) if d not in (a, b) and shape[d] > 1),
+                   key=lambda d: (-outer[d], -shape[d], d))
+    tile = list(shape)
+    part: list[int] = []
+    p = 1
+    for d in order:
+        if p >= hw.sbuf.partitions:
+            break
+        take = min(shape[d], hw.sbuf.partitions // p)
+        if take <= 1:
+            break
+        tile[d] = take
+        part.append(d)
+        p *= take
+    part.sort()
+    free = [d for d in range(n) if d not in part]
+    out: list[Tiling] = []
+    for slots in (PIPELINE_SLOTS, 2):
+        budget = (hw.sbuf.bytes_per_partition // slots) // 64 * 64 // item
+        if budget < 1:
+            continue
+        t = list(tile)
+        size = math.prod(t[d] for d in free)
+        for d in sorted((d for d in free if d not in (a, b)), key=lambda d: (-outer[d], d)):
+            if size <= budget:
+                break
+            rest = size // t[d]
+            t[d] = max(1, min(t[d], budget // rest))
+            size = rest * t[d]
+        options: list[list[int]] = []
+        if size <= budget:
+            options.append(t)
+        else:
+            rest = size // (t[a] * (t[b] if b != a else 1))
+            room = max(1, budget // rest)
+            if a == b:
+                t2 = list(t)
+                t2[a] = min(shape[a], room)
+                options.append(t2)
+            else:
+                picks = {1, shape[a], room, int(math.isqrt(room))}
+                picks |= {2 ** k for k in range(int(math.log2(room)) + 1)}
+                for ta in sorted(picks):
+                    ta = min(ta, shape[a], room)
+                    tb = min(shape[b], room // ta)
+                    if tb < 1:
+                        continue
+                    t2 = list(t)
+                    t2[a], t2[b] = ta, tb
+                    options.append(t2)
+        for t2 in options:
+            cand = Tiling(shape, perm, split, tuple(part), tuple(free), tuple(t2), slots, item)
+            if slots == 2 and cand.tiles > 1:
+                continue  # two slots only when one tile holds everything
+            cand = Tiling(shape, perm, split, tuple(part), tuple(free), tuple(t2), slots, item,
+                          score(cand, hw, total_bytes))
+            out.append(cand)
+    return out
+
+
+def choose_tiling(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
+                  hw: Hardware) -> Tiling:
+    """The cheapest tiling (by :func:`score`) over every split of one dim by a divisor."""
+    total_bytes = math.prod(shape) * item
+    best: Tiling | None = None
+    options = [(shape, perm, None)]
+    for d, n in enumerate(shape):
+        for inner in divisors(n):
+            s2, p2 = split_dim(shape, perm, d, inner)
+            options.append((s2, p2, (d, inner)))
+    for s, p, split in options:
+        for cand in _candidates_for(s, p, split, item, hw, total_bytes):
+            if best is None or cand.estimate["cycles"] < best.estimate["cycles"] - 1e-9:
+                best = cand
+    assert best is not None
+    return best
+
+
+def tile_boxes(t: Tiling):
+    """Every tile as (origin, extents), odometer order (outermost working dim first)."""
+    grids = [range(0, n, step) for n, step in zip(t.shape, t.tile)]
+    for origin in np.ndindex(*[len(g) for g in grids]):
+        o = tuple(g[i] for g, i in zip(grids, origin))
+        e = tuple(min(step, n - oo) for oo, step, n in zip(o, t.tile, t.shape))
+        yield o, e
+
+
+__all__ = ["Tiling", "score", "choose_tiling", "tile_boxes", "PIPELINE_SLOTS"]
