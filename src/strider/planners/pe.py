@@ -1,0 +1,508 @@
+"""Strategy ``pe``: transpose on the PE array against an identity matrix (seed 002).
+
+Applies to a 2-d transpose, a batched one (leading dims stay in order) and every
+permutation that reduces to one once size-1 dims are dropped and dims that stay
+neighbours are merged -- e.g. ``(B, C, H, W) -> (B, H, W, C)`` is a batched transpose
+of ``C x (H*W)``. The plan:
+
+1. **Blocks** that fit the state buffer: ``k = B * ((m-1)//p + 1) * ((n-1)//q + 1)``
+   blocks of ``p x q``; a block's rows are ``g`` *row groups* of at most ``pe.rows``
+   partitions (``g > 1`` makes the rows each store writes to DRAM long enough for full
+   DMA speed).
+2. **Sub-blocks** that fit the PE array: a row group times ``pe.cols`` columns.
+3. Per block: DMA the rows into SBUF row partitions (several queues); per sub-block
+   ``LoadWeights`` + ``MatMul`` against the identity (``VectorIdentity`` builds it on chip
+   once), or ``PeTranspose`` in pass-through mode; the row groups of one column chunk
+   land side by side in one PSUM bank; ``ActCopy`` moves the chunk to SBUF at a second
+   address (casting back from the accumulator); DMA out.
+4. **Double buffering**: SBUF input/output tiles alternate between buffers, PSUM chunks
+   rotate through the banks, and the next block's loads are queued ahead of this block's
+   stores, so DMA overlaps PE work. Every DMA is spread round-robin over the queues so
+   that DRAM bandwidth, not one queue, is the limit.
+
+Numerics: pass-through is bit-exact for every dtype. Multiply-accumulate mode is
+bit-exact for 8- and 16-bit integers (int32 accumulator); for floats a NaN/Inf poisons
+its column and -0.0 becomes +0.0, so it is used only with ``allow_inexact=True``;
+32-/64-bit integers and float64 cannot go through the MAC cells at all.
+
+Options (keyword arguments of ``why_not``/``plan``): ``allow_inexact`` (bool),
+``pe_mode`` (``"auto"``, ``"passthrough"``, ``"mac"``), ``pe_buffers`` (1, 2 or 3).
+
+Examples
+--------
+>>> from strider import Hardware
+>>> from strider.plan import PermuteRequest
+>>> from strider.planners.pe import STRATEGY
+>>> hw = Hardware.preset("trn1-like")
+>>> STRATEGY.why_not(PermuteRequest((256, 512), (1, 0), "float32"), hw) is not None
+True
+>>> plan = STRATEGY.plan(PermuteRequest((256, 512), (1, 0), "int8"), hw)
+>>> plan.details["mode"], plan.details["blocks"], plan.details["block_shape"]
+('mac', 1, (256, 512))
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from ..access_pattern import AccessPattern
+from ..errors import ArgumentError, CapacityError, PlanError
+from ..hardware import Hardware, dtype_of
+from ..plan import Plan, PermuteRequest
+from ..program import Program, Ref
+from ._groups import coalesce_permutation
+
+#: Dtypes the MAC cells take bit-exactly (int32 accumulator).
+EXACT_MAC_DTYPES = ("int8", "uint8", "int16", "uint16")
+#: Dtypes the MAC cells take at all (float32 accumulator for the floats).
+MAC_DTYPES = EXACT_MAC_DTYPES + ("float16", "bfloat16", "float32", "float8_e4m3fn",
+                                 "float8_e5m2")
+MODES = ("auto", "passthrough", "mac")
+
+#: Blocks per batch matrix the tiling aims for (enough to pipeline DMA and PE work).
+TARGET_BLOCKS = 16
+#: A DMA descriptor should move at least this many times its fixed cost in bytes.
+DESCRIPTOR_AMORTISATION = 8
+
+
+@dataclass(frozen=True)
+class TransposeView:
+    """The request as ``B`` independent ``m x n`` transposes of a row-major tensor."""
+
+    batch: int
+    m: int
+    n: int
+
+
+def transpose_view(request: PermuteRequest) -> TransposeView | None:
+    """``(B, m, n)`` when the permutation is a batched last-two-dims swap, else None.
+
+    >>> transpose_view(PermuteRequest((2, 3, 4, 5), (0, 2, 3, 1), "int8"))
+    TransposeView(batch=2, m=3, n=20)
+    >>> transpose_view(PermuteRequest((2, 3, 4), (1, 0, 2), "int8")) is None
+    True
+    """
+    shape, perm, _ = coalesce_permutation(request.shape, request.perm)
+    if math.prod(shape) == 0:
+        return TransposeView(0, 0, 0)
+    if len(shape) == 1:  # nothing moves relative to anything else: a 1 x n "transpose"
+        return TransposeView(1, 1, shape[0])
+    k = len(shape)
+    if perm != tuple(range(k - 2)) + (k - 1, k - 2):
+        return None
+    return TransposeView(math.prod(shape[:-2]), shape[-2], shape[-1])
+
+
+def choose_mode(dtype: str, hw: Hardware, allow_inexact: bool = False,
+                pe_mode: str = "auto") -> tuple[str | None, str]:
+    """``(mode, note)``, or ``(None, reason)`` when no mode is bit-exact (and allowed).
+
+    >>> choose_mode("bfloat16", Hardware.preset("trn1-like"))[0] is None
+    True
+    >>> choose_mode("bfloat16", Hardware.preset("trn1-like"), allow_inexact=True)[0]
+    'mac'
+    >>> choose_mode("int32", Hardware.preset("tiny"))[0]
+    'passthrough'
+    """
+    if pe_mode not in MODES:
+        raise ArgumentError(f"pe_mode must be one of {', '.join(MODES)}, got {pe_mode!r}")
+    has_pass = hw.pe.passthrough_transpose
+    if pe_mode in ("auto", "passthrough") and has_pass:
+        return "passthrough", "pass-through mode: bit-exact for every dtype"
+    if pe_mode == "passthrough":
+        return None, (f"{hw.name}'s PE array has no pass-through transpose mode "
+                      "(pe.passthrough_transpose = false)")
+    if dtype not in MAC_DTYPES:
+        return None, (f"{dtype} cannot go through the multiply-accumulate cells (they "
+                      f"accumulate in 32 bits) and {hw.name}'s PE array has no pass-through "
+                      "mode; use strategy 'vector' or 'dma'")
+    if dtype in EXACT_MAC_DTYPES:
+        return "mac", "multiply-accumulate mode: bit-exact for 8/16-bit integers (int32 sums)"
+    if not allow_inexact:
+        return None, (f"{hw.name}'s PE array has no pass-through mode and multiply-accumulate "
+                      f"is not bit-exact for {dtype} (a NaN or Inf poisons its whole column, "
+                      "-0.0 becomes +0.0); pass allow_inexact=True (--allow-inexact) to accept "
+                      "that, or use strategy 'vector' or 'dma'")
+    return "mac", (f"multiply-accumulate mode (allow_inexact): {dtype} is exact for finite "
+                   "values, but a NaN/Inf poisons its column and -0.0 becomes +0.0")
+
+
+@dataclass(frozen=True)
+class Tiling:
+    """How a ``B x m x n`` transpose is cut for one ``Hardware`` (elements unless noted)."""
+
+    mode: str
+    dtype: str
+    psum_dtype: str
+    group_rows: int          # rows of one row group = sub-block rows (<= pe.rows)
+    groups: int              # row groups per block
+    partition_slots: int     # row groups stacked along the partitions
+    block_cols: int          # q
+    chunk_cols: int          # sub-block columns (<= pe.cols)
+    buffers: int
+    identity_elems: int      # per partition
+    in_tile_elems: int       # per partition, one buffer
+    out_tile_elems: int      # per partition, one buffer
+    sbuf_bytes_per_partition: int
+
+    @property
+    def block_rows(self) -> int:
+        return self.groups * self.group_rows
+
+    def blocks(self, view: TransposeView) -> int:
+        """``k = B * ((m-1)//p + 1) * ((n-1)//q + 1)``."""
+        if view.batch * view.m * view.n == 0:
+            return 0
+        return (view.batch * ((view.m - 1) // self.block_rows + 1)
+                * ((view.n - 1) // self.block_cols + 1))
+
+
+def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
+                  buffers: int | None = None) -> Tiling:
+    """Pick row groups, block width and buffering that fit SBUF, PSUM banks and the array.
+
+    Prefers double buffering, then the tallest row groups (fewer PE instructions);
+    raises :class:`CapacityError` when not even a single-buffered 1-column block fits.
+    """
+    item = dtype_of(dtype).itemsize
+    psum_dtype = dtype if mode == "passthrough" else _acc_name(dtype)
+    bank_elems = hw.psum.bank_bytes // dtype_of(psum_dtype).itemsize
+    budget = hw.sbuf.bytes_per_partition // item
+    chunk = min(hw.pe.cols, hw.psum.partitions)
+    m, n = max(view.m, 1), max(view.n, 1)
+    tried = []
+    for nbuf in ([buffers] if buffers else [2, 1]):
+        rows = min(hw.pe.rows, bank_elems)
+        while rows >= 1:
+            slots = hw.sbuf.partitions // rows
+            groups = min(max(1, -(-hw.dma.efficient_chunk_bytes // (rows * item))),
+                         bank_elems // rows, -(-m // rows))
+            ident = rows if mode == "mac" else 0
+            q = _block_cols(view, rows * groups, groups, slots, chunk, ident, nbuf, budget,
+                            item, hw)
+            if q:
+                in_tile = -(-groups // slots) * q
+                out_tile = -(-q // chunk) * rows * groups
+                return Tiling(mode, dtype, psum_dtype, rows, groups, slots, q, chunk, nbuf,
+                              ident, in_tile, out_tile,
+                              (ident + nbuf * (in_tile + out_tile)) * item)
+            tried.append(f"{nbuf} buffer(s) of {rows}-row groups")
+            rows //= 2
+    raise CapacityError(
+        f"no PE-transpose tiling of {dtype} fits {hw.name}'s state buffer "
+        f"({hw.sbuf.bytes_per_partition} bytes per partition; tried {', '.join(tried[:4])}"
+        f"{', ...' if len(tried) > 4 else ''}); use a hardware with a larger sbuf or strategy "
+        "'dma'"
+    )
+
+
+def _block_cols(view: TransposeView, block_rows: int, groups: int, slots: int, chunk: int,
+                ident: int, nbuf: int, budget: int, item: int, hw: Hardware) -> int:
+    """Block width q: as wide as the target block size asks, within SBUF capacity."""
+    free_slots = -(-groups // slots)
+    # per-partition elements: ident + nbuf * (free_slots * q + ceil(q / chunk) * block_rows)
+    def fits(q: int) -> bool:
+        return ident + nbuf * (free_slots * q + -(-q // chunk) * block_rows) <= budget
+
+    if not fits(1):
+        return 0
+    n = max(view.n, 1)
+    cap = min(n, (budget - ident) // max(nbuf * free_slots, 1))
+    while cap > 1 and not fits(cap):
+        cap -= max(1, (cap - 1) % chunk + 1) if cap > chunk else 1
+    total_bytes = view.batch * view.m * view.n * item
+    min_desc = DESCRIPTOR_AMORTISATION * hw.dma.descriptor_cycles * hw.dma.bytes_per_cycle
+    target_bytes = max(total_bytes / TARGET_BLOCKS, hw.dma.queues * min_desc)
+    want = max(-(-hw.dma.efficient_chunk_bytes // item), int(target_bytes // (block_rows * item)))
+    q = min(cap, want, n)
+    if q < n and q >= chunk:
+        q -= q % chunk
+    # balance the column blocks: same count, least ragged width (still a chunk multiple)
+    count = -(-n // q)
+    even = -(-n // count)
+    if q >= chunk and even % chunk:
+        even += chunk - even % chunk
+    return max(1, min(q, even) if fits(min(q, even)) else q)
+
+
+def _acc_name(dtype: str) -> str:
+    return "int32" if dtype in EXACT_MAC_DTYPES else "float32"
+
+
+class _Emitter:
+    """Builds the program for one tiling: addresses, queues and dependencies."""
+
+    def __init__(self, request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardware):
+        self.r, self.v, self.t, self.hw = request, view, t, hw
+        self.p = Program(f"pe-transpose {request.describe()}")
+        self.p.tensor("x", request.shape, request.dtype, role="input")
+        self.p.tensor("y", request.out_shape, request.dtype, role="output")
+        self.queue = 0
+        self.bank_elems = hw.psum.bank_bytes // dtype_of(t.psum_dtype).itemsize
+        self.bank = 0
+        self.bank_reader: dict[int, int] = {}     # bank -> last ActCopy reading it
+        self.identity: list[int] = []
+        min_desc = DESCRIPTOR_AMORTISATION * hw.dma.descriptor_cycles * hw.dma.bytes_per_cycle
+        self.min_desc_bytes = max(1.0, min_desc)
+
+    # ---------------------------------------------------------------- addresses
+    def in_base(self, slot: int) -> int:
+        return self.t.identity_elems + slot * self.t.in_tile_elems
+
+    def out_base(self, slot: int) -> int:
+        t = self.t
+        return t.identity_elems + t.buffers * t.in_tile_elems + slot * t.out_tile_elems
+
+    def next_queue(self) -> int:
+        q = self.queue
+        self.queue = (self.queue + 1) % self.hw.dma.queues
+        return q
+
+    def splits(self, nbytes: int, parts: int, share: int) -> int:
+        """How many descriptors to cut ``parts`` partitions into."""
+        by_size = int(nbytes // self.min_desc_bytes)
+        return max(1, min(parts, share, by_size))
+
+    # ---------------------------------------------------------------- instructions
+    def build_identity(self) -> None:
+        t = self.t
+        for s in range(min(t.partition_slots, t.groups)):
+            ref = Ref.sbuf(s * t.group_rows, t.group_rows,
+                           AccessPattern((t.group_rows,), (1,), 0), t.dtype)
+            self.identity.append(self.p.vector_identity(ref, label=f"identity slot {s}"))
+
+    def loads(self, block: dict, slot: int, deps: list[int]) -> dict[int, list[int]]:
+        """DMA the block's row groups into SBUF row partitions; ids per row group."""
+        t, v = self.t, self.v
+        ids: dict[int, list[int]] = {}
+        item = dtype_of(t.dtype).itemsize
+        share = -(-self.hw.dma.queues // len(block["groups"]))
+        for gi, (row0, k) in enumerate(block["groups"]):
+            part0 = (gi % t.partition_slots) * t.group_rows
+            off = self.in_base(slot) + (gi // t.partition_slots) * t.block_cols
+            cols = block["cols"]
+            pieces = self.splits(k * cols * item, k, share)
+            ids[gi] = []
+            for lo, hi in _ranges(k, pieces):
+                src = Ref.dram("x", AccessPattern(
+                    (hi - lo, cols), (v.n, 1),
+                    block["b"] * v.m * v.n + (row0 + lo) * v.n + block["j0"]), t.dtype)
+                dst = Ref.sbuf(part0 + lo, hi - lo, AccessPattern((cols,), (1,), off), t.dtype)
+                ids[gi].append(self.p.dma(self.next_queue(), src, dst, deps=deps,
+                                          label=f"load {block['name']} rows {row0 + lo}.."))
+        return ids
+
+    def compute(self, block: dict, slot: int, load_ids: dict[int, list[int]],
+                out_free: list[int]) -> tuple[list[int], list[tuple[int, int, int]], list[int]]:
+        """PE work and PSUM -> SBUF copies. Returns (PE ids reading SBUF, chunks, ACT ids)."""
+        t, p = self.t, self.p
+        pe_ids: list[int] = []
+        chunks: list[tuple[int, int, int]] = []   # (ActCopy id, chunk column, width)
+        act_ids: list[int] = []
+        cols = block["cols"]
+        rows_total = block["rows"]
+        for c0 in range(0, cols, t.chunk_cols):
+            width = min(t.chunk_cols, cols - c0)
+            bank = self.bank
+            self.bank = (self.bank + 1) % self.hw.psum.banks
+            war = [self.bank_reader[bank]] if bank in self.bank_reader else []
+            pe_last = []
+            for gi, (row0, k) in enumerate(block["groups"]):
+                part0 = (gi % t.partition_slots) * t.group_rows
+                off = self.in_base(slot) + (gi // t.partition_slots) * t.block_cols + c0
+                src = Ref.sbuf(part0, k, AccessPattern((width,), (1,), off), t.dtype)
+                dst = Ref.psum(0, width, AccessPattern(
+                    (k,), (1,), bank * self.bank_elems + gi * t.group_rows), t.psum_dtype)
+                label = f"{block['name']} cols {c0}.. rows {row0}.."
+                if t.mode == "passthrough":
+                    i = p.pe_transpose(src, dst, deps=load_ids[gi] + war,
+                                       label=f"transpose {label}")
+                    pe_ids.append(i)
+                else:
+                    w = p.load_weights(src, deps=load_ids[gi], label=f"weights {label}")
+                    ident = Ref.sbuf(part0, k, AccessPattern((k,), (1,), 0), t.dtype)
+                    slot_id = self.identity[gi % t.partition_slots]
+                    i = p.matmul(ident, dst, deps=[w, slot_id] + war,
+                                 label=f"identity {label}")
+                    pe_ids.append(w)
+                pe_last.append(i)
+            src = Ref.psum(0, width, AccessPattern((rows_total,), (1,), bank * self.bank_elems),
+                           t.psum_dtype)
+            dst = Ref.sbuf(0, width, AccessPattern(
+                (rows_total,), (1,), self.out_base(slot) + (c0 // t.chunk_cols) * t.block_rows),
+                t.dtype)
+            a = p.act_copy(src, dst, deps=pe_last + out_free,
+                           label=f"psum->sbuf {block['name']} cols {c0}..")
+            self.bank_reader[bank] = a
+            act_ids.append(a)
+            chunks.append((a, c0, width))
+        return pe_ids, chunks, act_ids
+
+    def stores(self, block: dict, slot: int, chunks: list[tuple[int, int, int]]) -> list[int]:
+        t, v = self.t, self.v
+        item = dtype_of(t.dtype).itemsize
+        rows = block["rows"]
+        share = -(-self.hw.dma.queues // max(len(chunks), 1))
+        ids = []
+        for act, c0, width in chunks:
+            off = self.out_base(slot) + (c0 // t.chunk_cols) * t.block_rows
+            pieces = self.splits(width * rows * item, width, share)
+            for lo, hi in _ranges(width, pieces):
+                src = Ref.sbuf(lo, hi - lo, AccessPattern((rows,), (1,), off), t.dtype)
+                dst = Ref.dram("y", AccessPattern(
+                    (hi - lo, rows), (v.m, 1),
+                    block["b"] * v.m * v.n + (block["j0"] + c0 + lo) * v.m + block["i0"]),
+                    t.dtype)
+                ids.append(self.p.dma(self.next_queue(), src, dst, deps=[act],
+                                      label=f"store {block['name']} cols {c0 + lo}.."))
+        return ids
+
+    # ---------------------------------------------------------------- the schedule
+    def blocks(self) -> list[dict]:
+        t, v = self.t, self.v
+        out = []
+        for b in range(v.batch):
+            for i0 in range(0, v.m, t.block_rows):
+                rows = min(t.block_rows, v.m - i0)
+                groups = [(i0 + g0, min(t.group_rows, rows - g0))
+                          for g0 in range(0, rows, t.group_rows)]
+                for j0 in range(0, v.n, t.block_cols):
+                    out.append({"b": b, "i0": i0, "rows": rows, "j0": j0,
+                                "cols": min(t.block_cols, v.n - j0), "groups": groups,
+                                "name": f"block {len(out)}"})
+        return out
+
+    def emit(self) -> Program:
+        blocks = self.blocks()
+        if not blocks:
+            return self.p
+        if self.t.mode == "mac":
+            self.build_identity()
+        nbuf = self.t.buffers
+        ahead = nbuf - 1                     # loads queued ahead of this block's stores
+        loads: dict[int, dict[int, list[int]]] = {}
+        readers: dict[int, list[int]] = {}   # block -> PE ids reading its input tile
+        stores: dict[int, list[int]] = {}
+
+        def emit_loads(b: int) -> None:
+            prev = b - nbuf                  # the block that last used this input buffer
+            loads[b] = self.loads(blocks[b], b % nbuf, readers.get(prev, []))
+
+        for b in range(min(ahead, len(blocks))):
+            emit_loads(b)
+        for b in range(len(blocks)):
+            if b + ahead < len(blocks):
+                emit_loads(b + ahead)
+            readers[b], chunks, _ = self.compute(blocks[b], b % nbuf, loads[b],
+                                                 stores.get(b - nbuf, []))
+            stores[b] = self.stores(blocks[b], b % nbuf, chunks)
+        return self.p
+
+
+def _ranges(n: int, pieces: int) -> list[tuple[int, int]]:
+    """Split ``range(n)`` into ``pieces`` nearly equal ``(lo, hi)`` ranges."""
+    edges = np.linspace(0, n, pieces + 1).round().astype(int)
+    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+
+
+class PeStrategy:
+    """The ``pe`` strategy object (see the module docstring)."""
+
+    name = "pe"
+    summary = "PE-array transpose against an identity matrix (seed 002)"
+
+    def why_not(self, request: PermuteRequest, hw: Hardware, **options: Any) -> str | None:
+        view = transpose_view(request)
+        if view is None:
+            return (f"perm {request.perm} of shape {request.shape} is not a transpose of the "
+                    "last two dims with the leading dims in order (even after merging dims "
+                    "that stay together); use strategy 'vector'")
+        if view.batch * view.m * view.n and not hw.supports(request.dtype):
+            return f"{hw.name} does not list dtype {request.dtype} (its dtypes: {', '.join(hw.dtypes)})"
+        mode, note = choose_mode(request.dtype, hw, bool(options.get("allow_inexact", False)),
+                                 options.get("pe_mode", "auto"))
+        if mode is None:
+            return note
+        try:
+            choose_tiling(view, request.dtype, mode, hw, options.get("pe_buffers"))
+        except CapacityError as exc:
+            return str(exc)
+        return None
+
+    def plan(self, request: PermuteRequest, hw: Hardware, **options: Any) -> Plan:
+        reason = self.why_not(request, hw, **options)
+        if reason is not None:
+            raise PlanError(f"strategy 'pe' cannot plan {request.describe()}: {reason}")
+        from ..cost import estimate
+
+        view = transpose_view(request)
+        assert view is not None
+        mode, note = choose_mode(request.dtype, hw, bool(options.get("allow_inexact", False)),
+                                 options.get("pe_mode", "auto"))
+        tiling = choose_tiling(view, request.dtype, mode, hw, options.get("pe_buffers"))
+        program = _Emitter(request, view, tiling, hw).emit()
+        predicted = estimate(program, hw)
+        k = tiling.blocks(view)
+        details: dict[str, Any] = {
+            "mode": mode, "bit_exact": mode == "passthrough" or request.dtype in EXACT_MAC_DTYPES,
+            "view": (view.batch, view.m, view.n), "blocks": k,
+            "block_shape": (tiling.block_rows, tiling.block_cols),
+            "sub_block_shape": (tiling.group_rows, tiling.chunk_cols),
+            "sub_blocks": _sub_blocks(view, tiling),
+            "tiling": asdict(tiling),
+            "sbuf_bytes_per_partition": tiling.sbuf_bytes_per_partition,
+            "engine_busy": dict(predicted.engine_busy),
+        }
+        return Plan(
+            program=program, hardware=hw, strategy=self.name, inputs=("x",), outputs=("y",),
+            predicted_cycles=predicted.cycles,
+            reference=lambda inputs: {"y": request.reference(inputs["x"])},
+            explanation=_explain(request, view, tiling, hw, note, k),
+            details=details,
+        )
+
+
+def _sub_blocks(view: TransposeView, t: Tiling) -> int:
+    """Every row group of every block meets every column chunk of that block."""
+    row_groups = sum(-(-min(t.block_rows, view.m - i0) // t.group_rows)
+                     for i0 in range(0, view.m, t.block_rows))
+    col_chunks = sum(-(-min(t.block_cols, view.n - j0) // t.chunk_cols)
+                     for j0 in range(0, view.n, t.block_cols))
+    return view.batch * row_groups * col_chunks
+
+
+def _explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardware, note: str,
+             k: int) -> list[str]:
+    item = dtype_of(t.dtype).itemsize
+    lines = [f"{request.describe()} as {view.batch} x ({view.m} x {view.n}) transpose(s); {note}"]
+    if k == 0:
+        return lines + ["nothing to move (zero-size tensor)"]
+    lines += [
+        f"k = {view.batch} x ((m-1)//p + 1) x ((n-1)//q + 1) = {k} block(s) of p x q = "
+        f"{t.block_rows} x {t.block_cols} ({t.groups} row group(s) of {t.group_rows} "
+        f"partitions)",
+        f"sub-blocks of <= {t.group_rows} x {t.chunk_cols} on the {hw.pe.rows} x {hw.pe.cols} "
+        "PE array: " + ("PeTranspose (pass-through)" if t.mode == "passthrough" else
+                        f"LoadWeights + MatMul against a {t.group_rows} x {t.group_rows} "
+                        f"identity built on chip, sums in {t.psum_dtype}"),
+        f"each column chunk's row groups land side by side in one PSUM bank "
+        f"({t.block_rows * dtype_of(t.psum_dtype).itemsize} of {hw.psum.bank_bytes} bytes), "
+        f"banks used round-robin; ActCopy moves it to SBUF at a second address",
+        f"SBUF per partition: {t.identity_elems * item} B identity + {t.buffers} x "
+        f"({t.in_tile_elems * item} B in + {t.out_tile_elems * item} B out) = "
+        f"{t.sbuf_bytes_per_partition} of {hw.sbuf.bytes_per_partition} B"
+        + (" (double-buffered)" if t.buffers > 1 else " (single buffer: no DMA/PE overlap)"),
+        f"DMA spread round-robin over {hw.dma.queues} queues; DRAM runs of "
+        f"{min(t.block_cols, view.n) * item} B in, {min(t.block_rows, view.m) * item} B out",
+    ]
+    return lines
+
+
+STRATEGY = PeStrategy()
+
+__all__ = ["STRATEGY", "PeStrategy", "Tiling", "TransposeView", "choose_mode", "choose_tiling",
+           "transpose_view", "EXACT_MAC_DTYPES", "MAC_DTYPES"]
