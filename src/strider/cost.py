@@ -16,10 +16,12 @@ Assumptions
   down by the same factor (the simulator's fluid model; the descriptor overhead is
   spread over the transfer). DRAM latency is not modelled separately: it is part of
   ``descriptor_cycles``.
-- **PE array**: ``LoadWeights`` costs one cycle per weight row loaded (``K``);
-  ``MatMul`` costs systolic fill and drain (``pe.rows + pe.cols``) plus one cycle per
-  streamed moving column (``N``); ``PeTranspose`` (pass-through) costs the weight load
-  (``K``) plus fill and drain.
+- **PE array** (as the element-level reference :mod:`strider.systolic` counts them):
+  ``LoadWeights`` costs one cycle per weight row loaded (``K``); ``MatMul`` costs one
+  cycle per streamed moving column (``N``) plus fill through every array row
+  (``pe.rows``) and drain across the ``M`` columns that produce results (``dst``
+  partitions); ``PeTranspose`` (pass-through) is a weight load plus the same stream with
+  a ``K``-column one-hot control: ``K + K + pe.rows + M``.
 - **Vector / activation engines**: one lane per partition; an instruction costs its
   fixed ``instruction_cycles`` plus one cycle per element per partition, times
   ``ceil(partitions / lanes)`` passes. A vector transpose costs ``instruction_cycles``
@@ -124,9 +126,10 @@ def instruction_cycles(instr: Instruction, hw: Hardware) -> float:
     if isinstance(instr, LoadWeights):
         return float(max(instr.src.partitions, 1))
     if isinstance(instr, MatMul):
-        return float(hw.pe.rows + hw.pe.cols + instr.moving.pattern.size)
+        return float(instr.moving.pattern.size + hw.pe.rows + instr.dst.partitions)
     if isinstance(instr, PeTranspose):
-        return float(max(instr.src.partitions, 1) + hw.pe.rows + hw.pe.cols)
+        k = instr.src.partitions
+        return float(k + k + hw.pe.rows + instr.src.pattern.size)
     if isinstance(instr, ActCopy):
         return _lane_cycles(instr.src, hw.activation.lanes, hw.activation.instruction_cycles)
     if isinstance(instr, VectorTranspose):
