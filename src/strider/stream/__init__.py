@@ -1,0 +1,34 @@
+"""Stream processing of tensors far larger than on-chip memory (seed 004).
+
+A stream processor loads pages of a DRAM tensor into a small pool of on-chip pages
+while processing engines run a kernel over them along a streaming dim; each page has
+a load counter, a reference counter and an epoch, and a page that is loaded and no
+longer referenced is refilled by the next load. See :mod:`.program` (building a
+stream), :mod:`.processor` (running it), :mod:`.kernels`, :mod:`.safety`, :mod:`.stats`.
+
+Examples
+--------
+>>> import numpy as np
+>>> from strider import Hardware
+>>> from strider.stream import stream, reduce
+>>> x = np.random.default_rng(0).integers(-9, 9, size=(96, 10), dtype=np.int32)
+>>> r = stream(x.shape, x.dtype, reduce(0, "sum"), Hardware.preset("tiny"), pages=3).run(x)
+>>> r.verify(x), r.stats.pages_loaded, r.stats.overlap_pct > 50
+(True, 16, True)
+"""
+
+from .kernels import Kernel, block_permute, reduce, scale_bias, user_kernel
+from .pages import PageTable
+from .processor import StreamCore, StreamResult, run_stream
+from .program import (
+    DefineSegment, Load, PageLayout, Segment, StreamProgram, choose_page_shape, stream,
+)
+from .safety import check_working_set, deadlock_witness
+from .stats import StreamStats, build_report, format_report
+
+__all__ = [
+    "stream", "StreamProgram", "StreamResult", "StreamStats", "StreamCore", "PageTable",
+    "PageLayout", "Segment", "Load", "DefineSegment", "Kernel", "scale_bias", "reduce",
+    "block_permute", "user_kernel", "run_stream", "choose_page_shape", "check_working_set",
+    "deadlock_witness", "build_report", "format_report",
+]

@@ -1,0 +1,477 @@
+"""Stream programs (seed 004): pages, segments, engine anchors and the ``stream`` builder.
+
+A tensor far larger than on-chip memory is cut into **pages** (a box of the tensor of at
+most ``hw.stream.page_bytes``; pages may split any dim) and the page grid into
+**segments** along the **streaming dim** (consecutive page rows; the last one is
+**terminal**). The stream processor runs a :class:`StreamProgram`: non-blocking
+:class:`Load` instructions (one page from DRAM into a free on-chip page) and
+:class:`DefineSegment` instructions (which pages form the segment, its dims and sizes,
+the streaming dim, the terminal flag). Each processing engine owns **anchors** -- boxes
+in the non-streaming dims -- and walks the streaming dim ``step`` elements at a time.
+
+Examples
+--------
+>>> import numpy as np
+>>> from strider import Hardware
+>>> from strider.stream import stream, scale_bias
+>>> hw = Hardware.preset("tiny")
+>>> s = stream((40, 12), "float32", scale_bias(2.0, 1.0), hw)
+>>> s.layout.page_shape, s.layout.grid, len(s.segments), s.pool_pages
+((5, 12), (8, 1), 8, 4)
+>>> x = np.arange(480, dtype=np.float32).reshape(40, 12)
+>>> r = s.run(x)
+>>> bool(np.array_equal(r.output, x * 2 + 1))
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from ..access_pattern import AccessPattern
+from ..errors import ArgumentError, ProgramError
+from ..hardware import Hardware, dtype_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .kernels import Kernel
+    from .processor import StreamResult
+
+PageId = tuple[int, ...]  # coordinates in the page grid (every dim, streaming dim included)
+
+
+# ---------------------------------------------------------------- layout
+@dataclass(frozen=True)
+class PageLayout:
+    """How a tensor is cut into pages: page shape, grid and the streaming dim.
+
+    >>> lay = PageLayout((10, 6), np.dtype("int16"), (4, 6), 0)
+    >>> lay.grid, lay.page_region((2, 0)), lay.page_elements((2, 0))
+    ((3, 1), (slice(8, 10, None), slice(0, 6, None)), 12)
+    """
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    page_shape: tuple[int, ...]
+    streaming_dim: int
+
+    @property
+    def grid(self) -> tuple[int, ...]:
+        """Pages per dim (edge pages are cut short)."""
+        return tuple(-(-n // p) for n, p in zip(self.shape, self.page_shape))
+
+    @property
+    def page_nbytes(self) -> int:
+        """Bytes of one full page (the on-chip page slot size actually used)."""
+        return math.prod(self.page_shape) * self.dtype.itemsize
+
+    def columns(self) -> list[PageId]:
+        """Page coordinates in the non-streaming dims (streaming coord set to 0), row-major."""
+        grid = list(self.grid)
+        grid[self.streaming_dim] = 1
+        return [tuple(int(i) for i in c) for c in np.ndindex(*grid)]
+
+    def page_region(self, page: PageId) -> tuple[slice, ...]:
+        """The page's box in the tensor, clipped at the tensor's edges."""
+        return tuple(slice(i * p, min((i + 1) * p, n))
+                     for i, p, n in zip(page, self.page_shape, self.shape))
+
+    def page_elements(self, page: PageId) -> int:
+        return math.prod(s.stop - s.start for s in self.page_region(page))
+
+    def row_range(self, row: int) -> tuple[int, int]:
+        """Element range [start, stop) of page row ``row`` along the streaming dim."""
+        p, n = self.page_shape[self.streaming_dim], self.shape[self.streaming_dim]
+        return row * p, min((row + 1) * p, n)
+
+
+def contiguous_run_bytes(shape: Sequence[int], region: Sequence[slice], itemsize: int) -> int:
+    """Bytes of the longest contiguous run of a box inside a row-major tensor.
+
+    >>> contiguous_run_bytes((4, 8), (slice(0, 2), slice(0, 8)), 4)
+    64
+    >>> contiguous_run_bytes((4, 8), (slice(0, 2), slice(2, 6)), 4)
+    16
+    """
+    pattern = AccessPattern.contiguous(tuple(shape))
+    for dim, s in enumerate(region):
+        pattern = pattern.slice(dim, s.start, s.stop)
+    return pattern.contiguous_run() * itemsize
+
+
+def choose_page_shape(shape: Sequence[int], itemsize: int, page_bytes: int,
+                      streaming_dim: int) -> tuple[int, ...]:
+    """The largest page that keeps DRAM runs long: whole inner dims, then a cut.
+
+    Fills dims from the innermost outwards while the page stays within ``page_bytes``;
+    the first dim that does not fit whole gets as many elements as fit, outer dims 1.
+
+    >>> choose_page_shape((8192, 6144), 4, 65536, 0)
+    (2, 6144)
+    >>> choose_page_shape((3, 100000), 2, 1024, 0)
+    (1, 512)
+    """
+    cap = max(1, page_bytes // itemsize)
+    if cap < 1 or page_bytes < itemsize:
+        raise ArgumentError(f"a page of {page_bytes} bytes cannot hold one {itemsize}-byte element")
+    page = [1] * len(shape)
+    room = cap
+    for dim in reversed(range(len(shape))):
+        n = max(1, shape[dim])
+        if n <= room:
+            page[dim], room = n, room // n
+        else:
+            page[dim] = max(1, room)
+            break
+    return tuple(page)
+
+
+# ---------------------------------------------------------------- program pieces
+@dataclass(frozen=True)
+class Segment:
+    """A segment: page rows ``[row_start, row_stop)`` along the streaming dim.
+
+    ``start`` is the segment's first element along the streaming dim; ``sizes`` its
+    dims and sizes (the tensor's shape with the streaming extent of the segment).
+    """
+
+    index: int
+    pages: tuple[PageId, ...]
+    row_start: int
+    row_stop: int
+    start: int
+    sizes: tuple[int, ...]
+    streaming_dim: int
+    terminal: bool
+
+    @property
+    def extent(self) -> int:
+        """Elements along the streaming dim."""
+        return self.sizes[self.streaming_dim]
+
+
+@dataclass(frozen=True)
+class Load:
+    """Non-blocking load of one page from DRAM into a free on-chip page (through a DMA queue)."""
+
+    page: PageId
+
+    def describe(self) -> str:
+        return f"load page {_fmt(self.page)}"
+
+
+@dataclass(frozen=True)
+class DefineSegment:
+    """Make a segment visible to the processing engines."""
+
+    segment: int
+
+    def describe(self) -> str:
+        return f"define segment {self.segment}"
+
+
+Instruction = Load | DefineSegment
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A box in the non-streaming dims that one engine processes at every offset.
+
+    ``region`` has one slice per dim; the streaming dim's slice is ``slice(None)``.
+    """
+
+    region: tuple[slice, ...]
+    column: PageId
+
+
+# ---------------------------------------------------------------- the program
+@dataclass
+class StreamProgram:
+    """A complete stream: layout, segments, SP instructions, engine anchors and kernel.
+
+    Build one with :func:`stream`; run it with :meth:`run`.
+    """
+
+    hw: Hardware
+    layout: PageLayout
+    kernel: Kernel
+    segments: list[Segment]
+    instructions: list[Instruction]
+    anchors: list[list[Anchor]]
+    step: int
+    pool_pages: int
+    oob_fill: Any
+    refs: dict[PageId, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    # ------------------------------------------------------------ facts
+    @property
+    def engines(self) -> int:
+        return len(self.anchors)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.layout.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.layout.dtype
+
+    @property
+    def streaming_dim(self) -> int:
+        return self.layout.streaming_dim
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * self.dtype.itemsize
+
+    def page_users(self, page: PageId) -> list[int]:
+        """Engines whose anchors intersect the page's column."""
+        col = _column_of(page, self.streaming_dim)
+        return [e for e, anchors in enumerate(self.anchors)
+                if any(a.column == col for a in anchors)]
+
+    # ------------------------------------------------------------ checks
+    def validate(self) -> None:
+        """Raise :class:`ProgramError` unless every page of every segment is loaded once,
+        segments are defined once, in order, with the terminal one last, and the step
+        tiles every non-terminal segment."""
+        sd = self.streaming_dim
+        owner: dict[PageId, int] = {}
+        for seg in self.segments:
+            for page in seg.pages:
+                if page in owner:
+                    raise ProgramError(f"page {_fmt(page)} is in segments {owner[page]} and "
+                                       f"{seg.index}; a page belongs to one segment")
+                owner[page] = seg.index
+            if not seg.terminal and seg.extent % self.step:
+                raise ProgramError(
+                    f"segment {seg.index} spans {seg.extent} elements along the streaming dim "
+                    f"{sd}, not a multiple of the step {self.step}: the engines would skip "
+                    f"elements at its boundary; choose a step that divides it")
+        if self.segments and not self.segments[-1].terminal:
+            raise ProgramError("the last segment must be marked terminal")
+        if any(s.terminal for s in self.segments[:-1]):
+            raise ProgramError("only the last segment may be terminal")
+        loaded: dict[PageId, int] = {}
+        defined: list[int] = []
+        for pc, ins in enumerate(self.instructions):
+            if isinstance(ins, Load):
+                if ins.page not in owner:
+                    raise ProgramError(f"instruction {pc} loads page {_fmt(ins.page)}, "
+                                       "which no segment contains")
+                if ins.page in loaded:
+                    raise ProgramError(f"page {_fmt(ins.page)} is loaded twice (instructions "
+                                       f"{loaded[ins.page]} and {pc}); load each page once")
+                loaded[ins.page] = pc
+            else:
+                defined.append(ins.segment)
+        missing = [p for p in owner if p not in loaded]
+        if missing:
+            raise ProgramError(f"{len(missing)} page(s) are never loaded, e.g. page "
+                               f"{_fmt(missing[0])} of segment {owner[missing[0]]}")
+        if defined != list(range(len(self.segments))):
+            raise ProgramError(f"segments must each be defined once, in order 0..."
+                               f"{len(self.segments) - 1}; the program defines {defined}")
+        if self.step < 1:
+            raise ProgramError(f"step must be >= 1, got {self.step}")
+        self.refs = {p: len(self.page_users(p)) for p in owner}
+        unused = [p for p, n in self.refs.items() if n == 0]
+        if unused:
+            raise ProgramError(f"page {_fmt(unused[0])} is used by no engine; every page "
+                               "column needs an anchor")
+
+    # ------------------------------------------------------------ running
+    def run(self, x: np.ndarray, *, record: bool = False) -> StreamResult:
+        """Simulate the stream on ``x`` (timed, functional) and return the result."""
+        from .processor import run_stream
+
+        return run_stream(self, x, record=record)
+
+    def reference(self, x: np.ndarray) -> np.ndarray:
+        """What NumPy computes for the kernel on the whole tensor (the oracle)."""
+        return self.kernel.reference(np.asarray(x), self.streaming_dim)
+
+    def listing(self, limit: int = 12) -> str:
+        """The SP program as text (first ``limit`` instructions)."""
+        lines = [f"stream: {_fmt(self.shape)} {self.dtype.name}, streaming dim "
+                 f"{self.streaming_dim}, kernel {self.kernel.name}",
+                 f"pages: {_fmt(self.layout.page_shape)} ({self.layout.page_nbytes} B), grid "
+                 f"{_fmt(self.layout.grid)}, pool {self.pool_pages}, "
+                 f"{len(self.segments)} segment(s), {self.engines} engine(s), step {self.step}"]
+        for pc, ins in enumerate(self.instructions[:limit]):
+            lines.append(f"{pc:5d}  {ins.describe()}")
+        if len(self.instructions) > limit:
+            lines.append(f"  ... {len(self.instructions) - limit} more")
+        return "\n".join(lines)
+
+
+def _column_of(page: PageId, sd: int) -> PageId:
+    return page[:sd] + (0,) + page[sd + 1:]
+
+
+def _fmt(t: Sequence[int]) -> str:
+    return "(" + ",".join(str(int(v)) for v in t) + ")"
+
+
+# ---------------------------------------------------------------- builder
+def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware, *,
+           streaming_dim: int = 0, pages: int | None = None,
+           page_shape: Sequence[int] | None = None, segment_rows: int | None = None,
+           step: int | None = None, engines: int | None = None,
+           oob_fill: Any = None) -> StreamProgram:
+    """Build the stream program that runs ``kernel`` over a tensor of ``shape``.
+
+    Parameters
+    ----------
+    shape, dtype
+        The DRAM tensor (row-major).
+    kernel
+        A :class:`~strider.stream.kernels.Kernel` (``scale_bias``, ``reduce``,
+        ``block_permute`` or ``user_kernel``).
+    hw
+        The hardware; ``hw.stream`` gives the page size, pool and engine count.
+    streaming_dim
+        The dim the engines walk (negative counts from the end).
+    pages
+        On-chip pages in the pool (default ``hw.stream.pages``); must fit the SBUF.
+    page_shape
+        Page box per dim (default: :func:`choose_page_shape`).
+    segment_rows
+        Page rows per segment (default: a quarter of the pool's rows, at least 1).
+    step
+        Elements the engines advance per update instruction (default: a page row).
+    engines
+        Processing engines to use (default ``hw.stream.processing_engines``).
+    oob_fill
+        Value read past the terminal segment (default NaN for floats, 0 otherwise).
+
+    Raises
+    ------
+    ArgumentError
+        A bad shape, dim, page shape or count.
+    CapacityError
+        The working set (one segment's pages) does not fit the pool, or the pool does
+        not fit on chip -- raised before anything runs, with the numbers.
+
+    Examples
+    --------
+    >>> from strider import Hardware
+    >>> from strider.stream import stream, reduce
+    >>> s = stream((64, 16), "int32", reduce(0, "sum"), Hardware.preset("tiny"), pages=3)
+    >>> s.pool_pages, s.layout.page_shape, s.engines
+    (3, (4, 16), 2)
+    """
+    from .safety import check_working_set
+
+    shape = _as_shape(shape)
+    try:
+        dt = dtype_of(str(np.dtype(dtype)) if not isinstance(dtype, str) else dtype)
+    except TypeError:
+        raise ArgumentError(f"unknown dtype {dtype!r}") from None
+    ndim = len(shape)
+    if ndim == 0:
+        raise ArgumentError("a stream needs a tensor with at least one dim")
+    if not -ndim <= streaming_dim < ndim:
+        raise ArgumentError(f"streaming_dim {streaming_dim} is out of range for a {ndim}-d tensor")
+    sd = streaming_dim % ndim
+    kernel.check(shape, dt, sd, hw)
+    pool = hw.stream.pages if pages is None else _positive(pages, "pages")
+    n_engines = hw.stream.processing_engines if engines is None else _positive(engines, "engines")
+    if page_shape is None:
+        page = choose_page_shape(shape, dt.itemsize, hw.stream.page_bytes, sd)
+    else:
+        page = tuple(_positive(p, "page_shape entries") for p in page_shape)
+        if len(page) != ndim:
+            raise ArgumentError(f"page_shape has {len(page)} dims, the tensor {ndim}")
+        page = tuple(min(p, max(n, 1)) for p, n in zip(page, shape))
+    layout = PageLayout(shape, dt, page, sd)
+    columns = layout.columns() if math.prod(shape) else []
+    anchors = _assign_anchors(layout, columns, n_engines)
+    rows_total = layout.grid[sd] if columns else 0
+    if segment_rows is None:
+        segment_rows = max(1, pool // max(1, 4 * len(columns)))
+    segment_rows = _positive(segment_rows, "segment_rows")
+    check_working_set(layout, hw, pool, segment_rows)
+    step = page[sd] if step is None else _positive(step, "step")
+
+    segments: list[Segment] = []
+    instructions: list[Instruction] = []
+    for k, r0 in enumerate(range(0, rows_total, segment_rows)):
+        r1 = min(r0 + segment_rows, rows_total)
+        pages_k = tuple(c[:sd] + (r,) + c[sd + 1:] for r in range(r0, r1) for c in columns)
+        start, stop = layout.row_range(r0)[0], layout.row_range(r1 - 1)[1]
+        sizes = shape[:sd] + (stop - start,) + shape[sd + 1:]
+        segments.append(Segment(k, pages_k, r0, r1, start, sizes, sd, r1 == rows_total))
+        instructions += [Load(p) for p in pages_k]
+        instructions.append(DefineSegment(k))
+    if oob_fill is None:
+        oob_fill = default_fill(dt)
+    return StreamProgram(hw, layout, kernel, segments, instructions, anchors, step, pool,
+                         oob_fill)
+
+
+def default_fill(dtype: np.dtype) -> Any:
+    """The out-of-bounds fill: NaN for float dtypes, 0 (False) otherwise.
+
+    >>> default_fill(np.dtype("float16")), default_fill(np.dtype("uint8"))
+    (nan, 0)
+    """
+    if dtype.kind == "f" or dtype.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+        return float("nan")
+    return 0
+
+
+def _assign_anchors(layout: PageLayout, columns: list[PageId], engines: int) -> list[list[Anchor]]:
+    """Page columns round-robin over the engines; with fewer columns than engines, each
+    column is split along its widest non-streaming dim so that several engines share it."""
+    sd = layout.streaming_dim
+    out: list[list[Anchor]] = [[] for _ in range(engines)]
+    if not columns:
+        return out
+    if len(columns) >= engines:
+        for i, col in enumerate(columns):
+            out[i % engines].append(Anchor(_column_box(layout, col), col))
+        return out
+    share = engines // len(columns)
+    others = [d for d in range(len(layout.shape)) if d != sd]
+    for i, col in enumerate(columns):
+        box = _column_box(layout, col)
+        widest = max(others, key=lambda d: box[d].stop - box[d].start, default=None)
+        if widest is None:  # a 1-d tensor: one engine walks it
+            out[i * share].append(Anchor(box, col))
+            continue
+        lo, hi = box[widest].start, box[widest].stop
+        parts = min(share, hi - lo)
+        bounds = np.linspace(lo, hi, parts + 1).round().astype(int)
+        for j in range(parts):
+            piece = box[:widest] + (slice(int(bounds[j]), int(bounds[j + 1])),) + box[widest + 1:]
+            out[i * share + j].append(Anchor(piece, col))
+    return out
+
+
+def _column_box(layout: PageLayout, col: PageId) -> tuple[slice, ...]:
+    region = list(layout.page_region(col))
+    region[layout.streaming_dim] = slice(None)
+    return tuple(region)
+
+
+def _as_shape(shape: Sequence[int]) -> tuple[int, ...]:
+    try:
+        out = tuple(int(n) for n in shape)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"shape must be a sequence of ints, got {shape!r}") from None
+    if any(n < 0 for n in out):
+        raise ArgumentError(f"shape {out} has a negative extent")
+    return out
+
+
+def _positive(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ArgumentError(f"{what} must be an int >= 1, got {value!r}")
+    return int(value)

@@ -1,0 +1,106 @@
+"""Safety of a stream: the up-front working-set check and the deadlock witness.
+
+The stream processor issues a segment's loads before it defines the segment, so a
+segment's pages must all be on chip at once: a stream whose largest segment has more
+pages than the pool (or whose pool does not fit the SBUF, or whose page is larger
+than a page slot) is rejected before it runs, with the numbers. With that check passed
+the built stream cannot deadlock: every load waits only for pages of earlier
+segments, which the engines release as they pass them.
+
+Programs assembled by hand can still deadlock (e.g. loading the next segment's pages
+before defining the current one, in a small pool); the processor then raises
+:class:`~strider.errors.DeadlockError` whose ``chain`` is the witness: which engine
+waits on which page, and who holds the pages the stream processor waits for.
+
+Examples
+--------
+>>> from strider import Hardware
+>>> from strider.stream import stream, scale_bias
+>>> stream((64, 64), "float32", scale_bias(1, 0), Hardware.preset("tiny"),
+...        page_shape=(4, 16), segment_rows=1)
+Traceback (most recent call last):
+...
+strider.errors.CapacityError: the stream's working set does not fit on chip: a segment of 1 page row(s) x 4 page column(s) = 4 pages of 256 B, but the pool holds ...
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from ..errors import CapacityError
+from ..hardware import Hardware
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .processor import StreamCore
+    from .program import PageLayout
+
+
+def working_set_pages(layout: PageLayout, segment_rows: int) -> int:
+    """Pages one segment holds on chip: ``segment_rows`` rows x the page columns."""
+    if math.prod(layout.shape) == 0:
+        return 0
+    columns = math.prod(g for d, g in enumerate(layout.grid) if d != layout.streaming_dim)
+    return min(segment_rows, layout.grid[layout.streaming_dim]) * columns
+
+
+def check_working_set(layout: PageLayout, hw: Hardware, pool: int, segment_rows: int) -> None:
+    """Raise :class:`CapacityError` (with the numbers) unless the stream fits on chip."""
+    slot = hw.stream.page_bytes
+    problems = []
+    if layout.page_nbytes > slot:
+        problems.append(f"a page of {_fmt(layout.page_shape)} x {layout.dtype.itemsize} B = "
+                        f"{layout.page_nbytes} B exceeds the {slot} B page size of {hw.name}; "
+                        "use a smaller page_shape")
+    if pool * slot > hw.sbuf.capacity_bytes:
+        problems.append(f"{pool} pages x {slot} B = {pool * slot} B exceed the SBUF "
+                        f"({hw.sbuf.capacity_bytes} B); use at most "
+                        f"{hw.sbuf.capacity_bytes // slot} pages")
+    need = working_set_pages(layout, segment_rows)
+    if need > pool:
+        columns = need // max(1, min(segment_rows, layout.grid[layout.streaming_dim]))
+        fix = ("use segment_rows=1" if segment_rows > 1 and columns <= pool else
+               "use larger pages along the non-streaming dims, or stream along another dim")
+        problems.append(
+            f"a segment of {min(segment_rows, layout.grid[layout.streaming_dim])} page row(s) x "
+            f"{columns} page column(s) = {need} pages of {slot} B, but the pool holds {pool} "
+            f"page(s) ({pool * slot} B of {hw.sbuf.capacity_bytes} B SBUF); {fix}, or give "
+            f"pages >= {need}")
+    if problems:
+        raise CapacityError("the stream's working set does not fit on chip: "
+                            + "; ".join(problems))
+
+
+def deadlock_witness(core: StreamCore) -> list[str]:
+    """Readable chain: what each blocked engine and the stream processor wait for."""
+    lines = []
+    for eng in core.engines:
+        why = core.waiting_on(eng.index)
+        if why is None:
+            continue
+        kind, what = why
+        if kind == "segment":
+            lines.append(f"pe{eng.index} waits for segment {what} to be defined "
+                         f"(the stream processor is at instruction {core.pc})")
+        else:
+            loc = core.where.get(what)
+            state = ("is loading" if loc else "is not loaded yet: its load has not been issued")
+            lines.append(f"pe{eng.index} waits for page {_fmt(what)} of segment "
+                         f"{core.segment_of[what]}, which {state}")
+    if core.sp_blocked():
+        ins = core.p.instructions[core.pc]
+        lines.append(f"the stream processor waits for a free page to run instruction "
+                     f"{core.pc} ({ins.describe()} of segment {core.segment_of[ins.page]}); "
+                     f"all {core.table.slots} pages are held:")
+        for slot in range(core.table.slots):
+            page = core.table.page[slot]
+            holders = core.holders(page) if page is not None else []
+            names = ", ".join(f"pe{e}" for e in holders) or "nobody"
+            lines.append(f"  page slot {slot} holds page {_fmt(page)} of segment "
+                         f"{core.segment_of[page]} with {int(core.table.refs[slot])} "
+                         f"reference(s), held by {names}")
+    return lines
+
+
+def _fmt(t) -> str:
+    return "(" + ",".join(str(int(v)) for v in t) + ")"
