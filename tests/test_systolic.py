@@ -198,3 +198,23 @@ def test_bad_arguments_are_typed_errors():
     with pytest.raises(ArgumentError, match="cannot accumulate"):
         systolic_matmul(np.ones((2, 2), np.int8), np.eye(2, dtype=bool), mode="passthrough",
                         psum=np.zeros((2, 2), np.int8))
+
+
+@given(k=st.integers(1, 8), m=st.integers(1, 4), n=st.integers(1, 9))
+def test_cost_model_prices_pe_instructions_as_the_reference_counts_them(k, m, n):
+    from strider import AccessPattern, Hardware
+    from strider.cost import instruction_cycles
+    from strider.program import LoadWeights, MatMul, PeTranspose, Ref
+
+    hw = Hardware.preset("tiny")  # an 8 x 4 array
+    w = Ref.sbuf(0, k, AccessPattern.contiguous((m,)), "int8")
+    mv = Ref.sbuf(0, k, AccessPattern.contiguous((n,)), "int8")
+    out = Ref.psum(0, m, AccessPattern.contiguous((n,)), "int32")
+    ref = systolic_matmul(np.ones((k, m), np.int8), np.ones((k, n), np.int8),
+                          rows=hw.pe.rows, cols=hw.pe.cols)
+    assert instruction_cycles(LoadWeights(src=w), hw) == ref.load_cycles
+    assert instruction_cycles(MatMul(moving=mv, dst=out), hw) == ref.stream_cycles
+    tr = systolic_transpose(np.ones((k, m), np.int8), rows=hw.pe.rows, cols=hw.pe.cols,
+                            mode="passthrough")
+    dst = Ref.psum(0, m, AccessPattern.contiguous((k,)), "int8")
+    assert instruction_cycles(PeTranspose(src=w, dst=dst), hw) == tr.cycles

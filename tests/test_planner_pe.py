@@ -1,0 +1,330 @@
+"""Strategy ``pe`` (seed 002): applicability, tiling bookkeeping, bit-exactness, numerics."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from strategies import random_array
+from strider import Hardware
+from strider.api import same_bits, simulate
+from strider.errors import ArgumentError, PlanError
+from strider.hardware import dtype_of
+from strider.plan import PermuteRequest
+from strider.planners.pe import STRATEGY, choose_mode, transpose_view
+from strider.program import ActCopy, DmaCopy, LoadWeights, MatMul, PeTranspose
+from strider.strategy import plan_permute
+from strider.systolic import systolic_transpose
+
+TINY, PATENT, TRN1 = (Hardware.preset(n) for n in ("tiny", "patent", "trn1-like"))
+PROPERTY_DTYPES = ["float32", "float16", "bfloat16", "int8", "int16", "int32"]
+
+
+def _data(shape, dtype, seed=0):
+    x = random_array(np.random.default_rng(seed), shape, dtype_of(dtype))
+    x[x == 0] = 1  # MAC mode turns -0.0 into +0.0; zeros have their own test
+    return x
+
+
+def _run(request: PermuteRequest, hw: Hardware, x: np.ndarray, **options):
+    plan = STRATEGY.plan(request, hw, **options)
+    result = simulate(plan, x)
+    assert not result.stats.unwritten_outputs.get("y"), "some output elements were never written"
+    return plan, result
+
+
+def _transpose_request(batch, m, n, dtype):
+    shape = (*batch, m, n)
+    k = len(shape)
+    return PermuteRequest(shape, tuple(range(k - 2)) + (k - 1, k - 2), dtype)
+
+
+# ---------------------------------------------------------------- applicability
+@given(batch=st.lists(st.integers(1, 4), max_size=3), m=st.integers(1, 9), n=st.integers(1, 9))
+def test_transpose_view_describes_the_same_data_movement(batch, m, n):
+    request = _transpose_request(batch, m, n, "int16")
+    view = transpose_view(request)
+    x = np.arange(request.size).reshape(request.shape)
+    want = request.reference(x).ravel()
+    got = x.reshape(view.batch, view.m, view.n).transpose(0, 2, 1).ravel()
+    assert np.array_equal(got, want)
+
+
+def test_transpose_view_merges_dims_that_stay_together():
+    view = transpose_view(PermuteRequest((2, 3, 4, 5), (0, 2, 3, 1), "int8"))
+    assert (view.batch, view.m, view.n) == (2, 3, 20)
+    assert transpose_view(PermuteRequest((1, 6, 1, 4), (3, 2, 0, 1), "int8")).m == 6
+
+
+@pytest.mark.parametrize("shape,perm", [((2, 3, 4), (1, 0, 2)), ((2, 3, 4), (2, 1, 0)),
+                                        ((2, 3, 4, 5), (1, 0, 3, 2)),
+                                        ((2, 3, 4, 5), (0, 2, 1, 3))])
+def test_not_a_batched_transpose_is_refused_with_a_reason(shape, perm):
+    request = PermuteRequest(shape, perm, "int8")
+    assert transpose_view(request) is None
+    reason = STRATEGY.why_not(request, TINY)
+    assert "not a transpose of the last two dims" in reason and "vector" in reason
+    with pytest.raises(PlanError, match="cannot plan"):
+        STRATEGY.plan(request, TINY)
+
+
+def test_mode_choice_and_refusals():
+    f32 = PermuteRequest((64, 64), (1, 0), "float32")
+    assert STRATEGY.why_not(f32, TINY) is None                  # pass-through: exact
+    reason = STRATEGY.why_not(f32, TRN1)
+    assert "allow_inexact" in reason and "NaN" in reason and "-0.0" in reason
+    assert STRATEGY.why_not(f32, TRN1, allow_inexact=True) is None
+    assert STRATEGY.why_not(PermuteRequest((64, 64), (1, 0), "int16"), TRN1) is None
+    assert "32 bits" in STRATEGY.why_not(PermuteRequest((64, 64), (1, 0), "int32"), TRN1,
+                                         allow_inexact=True)
+    assert "does not list dtype float64" in STRATEGY.why_not(
+        PermuteRequest((4, 4), (1, 0), "float64"), TRN1)
+    assert "no pass-through" in STRATEGY.why_not(f32, PATENT, pe_mode="passthrough")
+    assert choose_mode("int8", TINY, pe_mode="mac")[0] == "mac"
+    assert choose_mode("float32", TINY, pe_mode="mac")[0] is None
+    with pytest.raises(ArgumentError, match="pe_mode"):
+        STRATEGY.why_not(f32, TINY, pe_mode="fast")
+
+
+def test_plan_details_say_whether_the_result_is_bit_exact():
+    assert STRATEGY.plan(PermuteRequest((8, 8), (1, 0), "float32"), TINY).details["bit_exact"]
+    inexact = STRATEGY.plan(PermuteRequest((8, 8), (1, 0), "float32"), TRN1, allow_inexact=True)
+    assert not inexact.details["bit_exact"] and "poisons" in inexact.explain()
+
+
+# ---------------------------------------------------------------- bookkeeping
+@pytest.mark.parametrize("hw,shape,dtype,options", [
+    (TINY, (2, 13, 19), "float32", {}),
+    (TINY, (29, 7), "int64", {}),
+    (TINY, (11, 23), "int8", {"pe_mode": "mac"}),
+    (PATENT, (300, 200), "int8", {}),
+    (PATENT, (130, 70), "float16", {"allow_inexact": True}),
+    (TRN1, (300, 1000), "bfloat16", {"allow_inexact": True}),
+])
+def test_tiling_program_structure_and_capacity(hw, shape, dtype, options):
+    request = PermuteRequest(shape, tuple(range(len(shape) - 2)) + (len(shape) - 1,
+                                                                     len(shape) - 2), dtype)
+    plan = STRATEGY.plan(request, hw, **options)
+    d, t = plan.details, plan.details["tiling"]
+    batch, m, n = d["view"]
+    p, q = d["block_shape"]
+    assert d["blocks"] == batch * ((m - 1) // p + 1) * ((n - 1) // q + 1)   # seed 002's k
+    assert t["sbuf_bytes_per_partition"] <= hw.sbuf.bytes_per_partition
+    assert t["group_rows"] <= hw.pe.rows and t["chunk_cols"] <= hw.pe.cols
+    instrs = plan.program.instructions
+    x_addr, y_addr, bank = [], [], hw.psum.bank_bytes
+    for i in instrs:
+        for ref in i.refs().values():
+            if ref.on_chip and ref.size:
+                buf = hw.sbuf if ref.memory == "sbuf" else hw.psum
+                lo, hi = ref.byte_span()
+                assert 0 <= lo and hi <= buf.bytes_per_partition
+                assert ref.partition_stop <= buf.partitions
+        if isinstance(i, (LoadWeights, PeTranspose)):
+            assert i.src.partitions <= hw.pe.rows and i.src.pattern.size <= hw.pe.cols
+        if isinstance(i, (MatMul, PeTranspose)):
+            lo, hi = i.dst.byte_span()
+            assert lo // bank == (hi - 1) // bank, "a PE write crosses a PSUM bank"
+        if isinstance(i, DmaCopy) and i.src.memory == "dram":
+            x_addr.append(i.src.pattern.addresses())
+        if isinstance(i, DmaCopy) and i.dst.memory == "dram":
+            y_addr.append(i.dst.pattern.addresses())
+    # every input element is loaded once and every output element stored once
+    assert np.array_equal(np.sort(np.concatenate(x_addr)), np.arange(request.size))
+    assert np.array_equal(np.sort(np.concatenate(y_addr)), np.arange(request.size))
+    n_pe = sum(isinstance(i, (MatMul, PeTranspose)) for i in instrs)
+    assert n_pe == d["sub_blocks"]
+    assert sum(isinstance(i, ActCopy) for i in instrs) >= d["blocks"]
+
+
+def test_dma_spreads_over_every_queue_and_double_buffers():
+    request = PermuteRequest((1024, 2048), (1, 0), "int16")
+    plan = STRATEGY.plan(request, TRN1)
+    queues = {i.queue for i in plan.program.instructions if isinstance(i, DmaCopy)}
+    assert queues == set(range(TRN1.dma.queues))
+    assert plan.details["tiling"]["buffers"] == 2 and plan.details["blocks"] >= 4
+    result = simulate(plan, _data(request.shape, "int16"))
+    tl = result.timeline
+    instrs = plan.program.instructions
+    loads = [k for k, i in enumerate(instrs) if isinstance(i, DmaCopy) and i.src.memory == "dram"]
+    pe = [k for k, i in enumerate(instrs) if isinstance(i, MatMul)]
+    # some load runs while the PE array works on an earlier block: DMA overlaps PE work
+    pe_spans = [(tl.start[k], tl.end[k]) for k in pe]
+    overlapping = sum(any(s < tl.end[k] and tl.start[k] < e for s, e in pe_spans) for k in loads)
+    assert overlapping > len(loads) // 2
+    single = STRATEGY.plan(request, TRN1, pe_buffers=1)
+    assert single.details["tiling"]["buffers"] == 1
+    assert simulate(single, _data(request.shape, "int16")).stats.cycles > result.stats.cycles
+
+
+def test_peak_sbuf_and_predicted_cycles_match_the_simulation():
+    request = PermuteRequest((3, 200, 300), (0, 2, 1), "bfloat16")
+    plan, result = _run(request, TRN1, _data(request.shape, "bfloat16"), allow_inexact=True)
+    assert result.stats.peak_sbuf_bytes <= TRN1.sbuf.capacity_bytes
+    assert abs(result.stats.cycles - plan.predicted_cycles) <= 0.1 * result.stats.cycles
+
+
+def test_capacity_that_cannot_hold_a_single_block_is_a_reason_not_a_crash():
+    hw = TINY.with_changes(sbuf={"bytes_per_partition": 4}, stream={"page_bytes": 8, "pages": 1})
+    reason = STRATEGY.why_not(PermuteRequest((8, 8), (1, 0), "float32"), hw)
+    assert "fits" in reason and "sbuf" in reason
+
+
+def test_row_groups_stack_along_partitions_when_the_array_is_shorter_than_the_buffer():
+    hw = TINY.with_changes(pe={"rows": 4, "passthrough_transpose": False})
+    request = PermuteRequest((19, 10), (1, 0), "int8")
+    x = _data(request.shape, "int8")
+    plan, result = _run(request, hw, x)
+    assert plan.details["tiling"]["partition_slots"] == 2
+    assert same_bits(result.outputs["y"], request.reference(x))
+
+
+# ---------------------------------------------------------------- bit-exactness
+@settings(max_examples=40)
+@given(batch=st.lists(st.integers(1, 3), max_size=2), m=st.integers(1, 21),
+       n=st.integers(1, 21), dtype=st.sampled_from(PROPERTY_DTYPES + ["uint8", "int64",
+                                                                      "float64"]),
+       seed=st.integers(0, 2**32 - 1))
+def test_passthrough_on_tiny_is_bit_exact(batch, m, n, dtype, seed):
+    request = _transpose_request(batch, m, n, dtype)
+    x = random_array(np.random.default_rng(seed), request.shape, dtype_of(dtype))
+    plan, result = _run(request, TINY, x)
+    assert plan.details["mode"] == "passthrough"
+    assert same_bits(result.outputs["y"], request.reference(x))
+
+
+@settings(max_examples=40)
+@given(batch=st.lists(st.integers(1, 3), max_size=2), m=st.integers(1, 21),
+       n=st.integers(1, 21), dtype=st.sampled_from(["float32", "float16", "bfloat16", "int8",
+                                                    "int16", "uint16"]),
+       seed=st.integers(0, 2**32 - 1))
+def test_mac_mode_on_tiny_is_bit_exact_for_finite_data(batch, m, n, dtype, seed):
+    request = _transpose_request(batch, m, n, dtype)
+    x = _data(request.shape, dtype, seed)
+    plan, result = _run(request, TINY, x, pe_mode="mac", allow_inexact=True)
+    assert plan.details["mode"] == "mac"
+    assert same_bits(result.outputs["y"], request.reference(x))
+
+
+@pytest.mark.parametrize("hw,shape,dtype", [
+    (TRN1, (1, 700), "bfloat16"), (TRN1, (700, 1), "int8"), (TRN1, (2, 129, 257), "int16"),
+    (TRN1, (260, 130), "float32"), (PATENT, (200, 150), "int8"),
+    (PATENT, (3, 65, 129), "bfloat16"), (PATENT, (1, 130), "uint16"),
+])
+def test_bigger_arrays_are_bit_exact(hw, shape, dtype):
+    k = len(shape)
+    request = PermuteRequest(shape, tuple(range(k - 2)) + (k - 1, k - 2), dtype)
+    x = _data(shape, dtype, seed=k)
+    _, result = _run(request, hw, x, allow_inexact=True)
+    assert same_bits(result.outputs["y"], request.reference(x))
+
+
+def test_general_permutation_that_reduces_to_a_transpose():
+    request = PermuteRequest((2, 3, 1, 4, 5), (0, 3, 4, 2, 1), "int16")
+    x = _data(request.shape, "int16")
+    _, result = _run(request, TINY, x)
+    assert same_bits(result.outputs["y"], request.reference(x))
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (5, 0), (3, 0, 4)])
+def test_zero_size(shape):
+    k = len(shape)
+    request = PermuteRequest(shape, tuple(range(k - 2)) + (k - 1, k - 2), "float32")
+    plan, result = _run(request, TINY, np.zeros(shape, np.float32))
+    assert plan.program.instructions == [] and result.outputs["y"].shape == request.out_shape
+
+
+def test_auto_can_choose_pe_and_records_the_candidates():
+    plan = plan_permute((64, 64), (1, 0), "int8", TRN1)
+    assert "pe" in plan.details["candidates"]
+    assert isinstance(plan.details["candidates"]["pe"], float)
+
+
+# ---------------------------------------------------------------- NaN, Inf, -0.0
+def _specials(shape, dtype):
+    x = _data(shape, dtype, seed=3)
+    flat = x.reshape(-1)
+    flat[[1, 17, 40, 77, 90]] = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0]).astype(x.dtype)
+    return x
+
+
+def _mac_prediction(x: np.ndarray, block_rows, block_cols, group_rows, chunk_cols):
+    """What the systolic reference says each sub-block's MatMul produces."""
+    m, n = x.shape
+    y = np.empty((n, m), dtype=x.dtype)
+    for i0 in range(0, m, block_rows):
+        for g0 in range(i0, min(i0 + block_rows, m), group_rows):
+            g1 = min(g0 + group_rows, i0 + block_rows, m)
+            for j0 in range(0, n, block_cols):
+                for c0 in range(j0, min(j0 + block_cols, n), chunk_cols):
+                    c1 = min(c0 + chunk_cols, j0 + block_cols, n)
+                    y[c0:c1, g0:g1] = systolic_transpose(x[g0:g1, c0:c1]).psum.astype(x.dtype)
+    return y
+
+
+def _same_up_to_nan_payload(a: np.ndarray, b: np.ndarray) -> bool:
+    fa, fb = a.astype(np.float64), b.astype(np.float64)
+    nan = np.isnan(fa)
+    return (np.array_equal(nan, np.isnan(fb)) and np.array_equal(fa[~nan], fb[~nan])
+            and np.array_equal(np.signbit(fa[~nan]), np.signbit(fb[~nan])))
+
+
+@pytest.mark.parametrize("hw,dtype", [(TINY, "float32"), (TINY, "bfloat16"), (TRN1, "float32"),
+                                      (TRN1, "bfloat16"), (PATENT, "float16")])
+def test_mac_mode_contaminates_columns_exactly_as_the_systolic_reference_predicts(hw, dtype):
+    shape = (19, 13) if hw is TINY else (150, 140)
+    request = PermuteRequest(shape, (1, 0), dtype)
+    x = _specials(shape, dtype)
+    plan, result = _run(request, hw, x, pe_mode="mac", allow_inexact=True)
+    t = plan.details["tiling"]
+    want = _mac_prediction(x, t["groups"] * t["group_rows"], t["block_cols"], t["group_rows"],
+                           t["chunk_cols"])
+    got = result.outputs["y"]
+    assert _same_up_to_nan_payload(got, want)
+    exact = request.reference(x)
+    assert not same_bits(got, exact)
+    # NaN spread beyond the NaN itself (0 * Inf and 0 * NaN in the sums)
+    assert np.isnan(got.astype(np.float32)).sum() > np.isnan(exact.astype(np.float32)).sum()
+    j, i = 77 % shape[1], 77 // shape[1]          # the -0.0 came out +0.0 ...
+    assert got[j, i] == 0 and not np.signbit(got[j, i].astype(np.float32))
+    assert np.signbit(exact[j, i].astype(np.float32))  # ... where NumPy keeps the sign
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+def test_passthrough_keeps_nan_inf_and_negative_zero_bit_exact(dtype):
+    request = PermuteRequest((19, 13), (1, 0), dtype)
+    x = _specials(request.shape, dtype)
+    _, result = _run(request, TINY, x)
+    assert same_bits(result.outputs["y"], request.reference(x))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "uint8", "uint16"])
+def test_mac_mode_is_bit_exact_for_small_integers_at_their_extremes(dtype):
+    info = np.iinfo(dtype)
+    request = PermuteRequest((37, 45), (1, 0), dtype)
+    x = _data(request.shape, dtype)
+    x.reshape(-1)[:4] = [info.min, info.max, info.min, info.max]
+    _, result = _run(request, TRN1, x)
+    assert same_bits(result.outputs["y"], request.reference(x))
+
+
+def test_sizes_not_multiples_of_the_array_have_ragged_sub_blocks():
+    plan = STRATEGY.plan(PermuteRequest((11, 9), (1, 0), "int8"), TINY)
+    shapes = {(i.src.partitions, i.src.pattern.size) for i in plan.program.instructions
+              if isinstance(i, PeTranspose)}
+    assert (8, 4) in shapes and any(r < 8 for r, _ in shapes) and any(c < 4 for _, c in shapes)
+    assert math.prod(plan.details["block_shape"]) > 0
+
+
+def test_one_full_128_block_takes_as_long_on_the_simulated_pe_as_in_the_reference():
+    request = PermuteRequest((128, 128), (1, 0), "int16")
+    x = _data(request.shape, "int16")
+    plan, result = _run(request, TRN1, x)
+    reference = systolic_transpose(x, rows=TRN1.pe.rows, cols=TRN1.pe.cols)
+    assert reference.cycles == 512
+    assert result.stats.engine_busy["pe"] == reference.cycles
+    assert plan.details["engine_busy"]["pe"] == reference.cycles
+    assert same_bits(result.outputs["y"], reference.psum.astype(np.int16))
