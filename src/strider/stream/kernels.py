@@ -58,6 +58,7 @@ class Kernel:
     overhead_cycles: float = 16.0
     cost: Callable[[tuple[int, ...], np.dtype], float] | None = None
     moves_only: bool = field(default=False, repr=False)
+    prefers_square_pages: bool = field(default=False, repr=False)
 
     def cycles(self, tile_shape: Sequence[int], dtype: np.dtype) -> float:
         """Cycles one engine spends on one tile."""
@@ -311,4 +312,4 @@ def block_permute(perm: Sequence[int], *, cycles_per_element: float = 1 / 16) ->
     except (TypeError, ValueError):
         raise ArgumentError(f"perm must be a sequence of ints, got {perm!r}") from None
     return BlockPermute(name=f"permute{p}", cycles_per_element=cycles_per_element,
-                        moves_only=True, perm=p)
+                        moves_only=True, prefers_square_pages=True, perm=p)

@@ -103,22 +103,33 @@ def contiguous_run_bytes(shape: Sequence[int], region: Sequence[slice], itemsize
 
 
 def choose_page_shape(shape: Sequence[int], itemsize: int, page_bytes: int,
-                      streaming_dim: int) -> tuple[int, ...]:
+                      streaming_dim: int, *, square: bool = False) -> tuple[int, ...]:
     """The largest page that keeps DRAM runs long: whole inner dims, then a cut.
 
     Fills dims from the innermost outwards while the page stays within ``page_bytes``;
     the first dim that does not fit whole gets as many elements as fit, outer dims 1.
+    With ``square`` (for block permutes, whose stores need long runs on both sides) the
+    two innermost dims get about equal power-of-two sides first.
 
     >>> choose_page_shape((8192, 6144), 4, 65536, 0)
     (2, 6144)
     >>> choose_page_shape((3, 100000), 2, 1024, 0)
     (1, 512)
+    >>> choose_page_shape((49152, 1024), 4, 65536, 0, square=True)
+    (128, 128)
     """
-    cap = max(1, page_bytes // itemsize)
-    if cap < 1 or page_bytes < itemsize:
+    if page_bytes < itemsize:
         raise ArgumentError(f"a page of {page_bytes} bytes cannot hold one {itemsize}-byte element")
+    cap = page_bytes // itemsize
     page = [1] * len(shape)
     room = cap
+    if square and len(shape) >= 2:
+        side = 1 << (math.isqrt(cap).bit_length() - 1)
+        inner = min(max(1, shape[-1]), side)
+        outer = min(max(1, shape[-2]), cap // inner)
+        inner = min(max(1, shape[-1]), cap // outer)
+        page[-2:] = [outer, inner]
+        return tuple(page)
     for dim in reversed(range(len(shape))):
         n = max(1, shape[dim])
         if n <= room:
@@ -384,7 +395,8 @@ def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware, *,
     pool = hw.stream.pages if pages is None else _positive(pages, "pages")
     n_engines = hw.stream.processing_engines if engines is None else _positive(engines, "engines")
     if page_shape is None:
-        page = choose_page_shape(shape, dt.itemsize, hw.stream.page_bytes, sd)
+        page = choose_page_shape(shape, dt.itemsize, hw.stream.page_bytes, sd,
+                                 square=kernel.prefers_square_pages)
     else:
         page = tuple(_positive(p, "page_shape entries") for p in page_shape)
         if len(page) != ndim:
