@@ -105,22 +105,20 @@ def score(t: Tiling, hw: Hardware, total_bytes: int) -> dict:
     chunk_out = min(t.run_elements("out"), t.block_elements) * item
     e_in, e_out = min(1.0, chunk_in / eff), min(1.0, chunk_out / eff)
     queues = hw.dma.queues
-    half = max(1, queues // 2)
-    pieces = max(1, min(half, t.partitions))
     bpc, dc = hw.dma.bytes_per_cycle, hw.dma.descriptor_cycles
     n = t.tiles
-    in_cycles = dc + block / (bpc * e_in) / pieces        # one tile's DMA-in, queues shared
-    out_cycles = dc + block / (bpc * e_out) / pieces
+    pieces = max(1, min(queues, block // max(1, 32 * dc * bpc)))
+    busy = 2 * pieces * dc + block / (bpc * e_in) + block / (bpc * e_out)  # queue-cycles/tile
     vec = (hw.vector.instruction_cycles + t.block_elements) if t.needs_vector else 0.0
     dram = 2 * total_bytes / hw.dram_bytes_per_cycle
-    if queues == 1:
-        steady = n * (in_cycles + out_cycles) * pieces
-    else:
-        steady = max(n * in_cycles * pieces / half, n * out_cycles * pieces / (queues - half))
+    steady = n * busy / queues  # counts edge tiles as full: uneven tilings score worse
+    # pipeline fill and drain: the first read and the last write run alone
+    alone_in = dc + block / min(bpc * e_in * min(queues, pieces), hw.dram_bytes_per_cycle)
+    alone_out = dc + block / min(bpc * e_out * min(queues, pieces), hw.dram_bytes_per_cycle)
     if t.slots >= 3:
-        total = max(steady, n * vec, dram) + in_cycles + vec + out_cycles
+        total = max(steady, n * vec, dram) + alone_in + vec + alone_out
     else:  # no overlap of the vector step with the DMAs
-        total = max(steady, dram) + n * vec + in_cycles + out_cycles
+        total = max(steady, dram) + n * vec + alone_in + alone_out
     return {"cycles": total, "chunk_in_bytes": chunk_in, "chunk_out_bytes": chunk_out,
             "efficiency_in": e_in, "efficiency_out": e_out, "dram_cycles": dram}
 
@@ -133,6 +131,18 @@ def _outerness(shape: Sequence[int], perm: Sequence[int]) -> dict[int, int]:
 
 def _candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: int,
                     hw: Hardware, total_bytes: int) -> list[Tiling]:
+    out: list[Tiling] = []
+    cap = hw.sbuf.partitions
+    while cap >= 1:
+        out += _candidates_capped(shape, perm, split, item, hw, total_bytes, cap)
+        if cap <= hw.sbuf.partitions // 4:
+            break
+        cap //= 2
+    return out
+
+
+def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes: int,
+                       cap: int) -> list[Tiling]:
     n = len(shape)
     a, b = n - 1, perm[-1]
     outer = _outerness(shape, perm)
@@ -142,9 +152,9 @@ def _candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: 
     part: list[int] = []
     p = 1
     for d in order:
-        if p >= hw.sbuf.partitions:
+        if p >= cap:
             break
-        take = min(shape[d], hw.sbuf.partitions // p)
+        take = min(shape[d], cap // p)
         if take <= 1:
             break
         tile[d] = take
@@ -178,6 +188,8 @@ def _candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: 
             else:
                 picks = {1, shape[a], room, int(math.isqrt(room))}
                 picks |= {2 ** k for k in range(int(math.log2(room)) + 1)}
+                picks |= {-(-shape[a] // k) for k in range(1, 65)}
+                picks |= {room // -(-shape[b] // k) for k in range(1, 65)}
                 for ta in sorted(picks):
                     ta = min(ta, shape[a], room)
                     tb = min(shape[b], room // ta)
@@ -196,22 +208,29 @@ def _candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: 
     return out
 
 
-def choose_tiling(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
-                  hw: Hardware) -> Tiling:
-    """The cheapest tiling (by :func:`score`) over every split of one dim by a divisor."""
+def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
+                 hw: Hardware, keep: int = 4) -> list[Tiling]:
+    """The ``keep`` cheapest distinct tilings by :func:`score`, over every split of one dim
+    by a divisor (and no split)."""
     total_bytes = math.prod(shape) * item
-    best: Tiling | None = None
     options = [(shape, perm, None)]
     for d, n in enumerate(shape):
         for inner in divisors(n):
             s2, p2 = split_dim(shape, perm, d, inner)
             options.append((s2, p2, (d, inner)))
+    found: dict[tuple, Tiling] = {}
     for s, p, split in options:
         for cand in _candidates_for(s, p, split, item, hw, total_bytes):
-            if best is None or cand.estimate["cycles"] < best.estimate["cycles"] - 1e-9:
-                best = cand
-    assert best is not None
-    return best
+            key = (cand.shape, cand.perm, cand.part, cand.tile, cand.slots)
+            found.setdefault(key, cand)
+    ranked = sorted(found.values(), key=lambda t: t.estimate["cycles"])
+    return ranked[:keep]
+
+
+def choose_tiling(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
+                  hw: Hardware) -> Tiling:
+    """The cheapest tiling by :func:`score`."""
+    return rank_tilings(shape, perm, item, hw, keep=1)[0]
 
 
 def tile_boxes(t: Tiling):
@@ -223,4 +242,4 @@ def tile_boxes(t: Tiling):
         yield o, e
 
 
-__all__ = ["Tiling", "score", "choose_tiling", "tile_boxes", "PIPELINE_SLOTS"]
+__all__ = ["Tiling", "score", "choose_tiling", "rank_tilings", "tile_boxes", "PIPELINE_SLOTS"]

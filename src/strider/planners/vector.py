@@ -38,13 +38,13 @@ from typing import Any
 import numpy as np
 
 from ..access_pattern import AccessPattern
-from ..hardware import Hardware
+from ..hardware import Hardware, dtype_of
 from ..plan import PermuteRequest, Plan
 from ..program import Program, Ref
 from ._descriptors import Side, Transfer, contiguous_bytes, descriptors
 from ._groups import Groups, carrier_dtype, coalesce_permutation
 from ._inbuffer import in_buffer_steps
-from ._tiling import Tiling, choose_tiling, tile_boxes
+from ._tiling import Tiling, rank_tilings, tile_boxes
 
 
 @dataclass(frozen=True)
@@ -164,68 +164,81 @@ class _Slots:
 def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dict[str, int]:
     """The seed-003 pipeline over every tile; returns instruction counts."""
     t = tiling
-    sx, ty = t.source_strides(), t.target_strides()
     free_t = t.free_target
     slot_elems = t.slot_bytes // t.itemsize
     slots = _Slots(t.slots)
     balancer = QueueBalancer(hw)
-    half = max(1, hw.dma.queues // 2)
-    in_queues = range(0, half)
-    out_queues = range(half, hw.dma.queues) if hw.dma.queues > 1 else range(0, 1)
     counts = {"dma_in": 0, "vector": 0, "dma_out": 0}
+    queues = range(hw.dma.queues)
+    pending = None  # (tile index, origin, extents, in-slot, out-slot): read, not yet written
     ring = 0
-    for k, (origin, ext) in enumerate(tile_boxes(t)):
-        s_in = ring % t.slots
-        s_out = (ring + 1) % t.slots if t.needs_vector else s_in
-        ring += 2 if t.needs_vector else 1
-        part_ext = [ext[d] for d in t.part]
-        pstr = AccessPattern.contiguous(part_ext).strides if part_ext else ()
-        partitions = math.prod(part_ext)
-        fs = [ext[d] for d in t.free]
-        ft = [ext[d] for d in free_t]
-        in_layout = AccessPattern.contiguous(fs, s_in * slot_elems)
-        # DMA-in: logical dims = partition dims, then free dims in source order
-        dims_in = list(t.part) + list(t.free)
-        transfer = Transfer(
-            tuple(ext[d] for d in dims_in), w.dtype,
-            Side.dram("x", [sx[d] for d in dims_in], sum(o * s for o, s in zip(origin, sx))),
-            Side.sbuf([0] * len(t.part) + list(in_layout.strides), in_layout.offset,
-                      list(pstr) + [0] * len(t.free)))
-        pieces = max(1, min(len(in_queues), partitions))
-        deps = slots.before_write(s_in)
-        ids = [program.dma(balancer.pick(in_queues, s, d), s, d, deps, f"in t{k}")
-               for s, d in descriptors(transfer, hw, pieces)]
-        slots.wrote(s_in, ids)
-        counts["dma_in"] += len(ids)
-        # in-buffer steps, fused into one strided copy per partition
-        pos = {d: i for i, d in enumerate(t.free)}
-        if t.needs_vector:
-            steps = in_buffer_steps(fs, [pos[d] for d in free_t])
-            src = Ref.sbuf(0, partitions, steps.source_pattern(s_in * slot_elems), w.dtype)
-            dst = Ref.sbuf(0, partitions, AccessPattern.contiguous(ft, s_out * slot_elems),
-                           w.dtype)
-            deps = sorted(set(slots.before_read(s_in) + slots.before_write(s_out)))
-            vid = program.vector_copy(src, dst, deps, f"permute t{k}")
-            slots.read(s_in, [vid])
-            slots.wrote(s_out, [vid])
-            counts["vector"] += 1
-            out_layout = AccessPattern.contiguous(ft, s_out * slot_elems)
+    boxes = list(tile_boxes(t))
+    # software pipeline: DMA-in of tile k+1 is queued before the vector step and DMA-out
+    # of tile k, so that no queue holds a read behind a write that waits for it
+    for k in range(len(boxes) + 1):
+        if k < len(boxes):
+            origin, ext = boxes[k]
+            s_in = ring % t.slots
+            s_out = (ring + 1) % t.slots if t.needs_vector else s_in
+            ring += 2 if t.needs_vector else 1
+            transfer = _tile_transfer(t, w, origin, ext, s_in * slot_elems, "in")
+            deps = slots.before_write(s_in)
+            ids = [program.dma(balancer.pick(queues, s, d), s, d, deps, f"in t{k}")
+                   for s, d in descriptors(transfer, hw, _pieces(transfer, hw))]
+            slots.wrote(s_in, ids)
+            counts["dma_in"] += len(ids)
+            current = (k, origin, ext, s_in, s_out)
         else:
-            out_layout = AccessPattern.contiguous(fs, s_in * slot_elems)
-        # DMA-out: logical dims = partition dims, then free dims in target order
-        dims_out = list(t.part) + list(free_t)
-        transfer = Transfer(
-            tuple(ext[d] for d in dims_out), w.dtype,
-            Side.sbuf([0] * len(t.part) + list(out_layout.strides), out_layout.offset,
-                      list(pstr) + [0] * len(free_t)),
-            Side.dram("y", [ty[d] for d in dims_out], sum(o * s for o, s in zip(origin, ty))))
-        pieces = max(1, min(len(out_queues), partitions))
-        deps = slots.before_read(s_out)
-        ids = [program.dma(balancer.pick(out_queues, s, d), s, d, deps, f"out t{k}")
-               for s, d in descriptors(transfer, hw, pieces)]
-        slots.read(s_out, ids)
-        counts["dma_out"] += len(ids)
+            current = None
+        if pending is not None:
+            j, origin, ext, s_in, s_out = pending
+            partitions = math.prod(ext[d] for d in t.part)
+            fs = [ext[d] for d in t.free]
+            ft = [ext[d] for d in free_t]
+            pos = {d: i for i, d in enumerate(t.free)}
+            if t.needs_vector:  # in-buffer steps, fused into one strided copy per partition
+                steps = in_buffer_steps(fs, [pos[d] for d in free_t])
+                src = Ref.sbuf(0, partitions, steps.source_pattern(s_in * slot_elems), w.dtype)
+                dst = Ref.sbuf(0, partitions, AccessPattern.contiguous(ft, s_out * slot_elems),
+                               w.dtype)
+                deps = sorted(set(slots.before_read(s_in) + slots.before_write(s_out)))
+                vid = program.vector_copy(src, dst, deps, f"permute t{j}")
+                slots.read(s_in, [vid])
+                slots.wrote(s_out, [vid])
+                counts["vector"] += 1
+            transfer = _tile_transfer(t, w, origin, ext, s_out * slot_elems, "out")
+            deps = slots.before_read(s_out)
+            ids = [program.dma(balancer.pick(queues, s, d), s, d, deps, f"out t{j}")
+                   for s, d in descriptors(transfer, hw, _pieces(transfer, hw))]
+            slots.read(s_out, ids)
+            counts["dma_out"] += len(ids)
+        pending = current
     return counts
+
+
+def _tile_transfer(t: Tiling, w: Working, origin, ext, slot_offset: int, way: str) -> Transfer:
+    """One tile's DMA: partition dims first, then the free dims in source order (in) or
+    target order (out); the slot holds the block contiguously in that order."""
+    free = t.free if way == "in" else t.free_target
+    dims = list(t.part) + list(free)
+    part_ext = [ext[d] for d in t.part]
+    pstr = list(AccessPattern.contiguous(part_ext).strides) if part_ext else []
+    layout = AccessPattern.contiguous([ext[d] for d in free], slot_offset)
+    chip = Side.sbuf([0] * len(t.part) + list(layout.strides), layout.offset,
+                     pstr + [0] * len(free))
+    strides = t.source_strides() if way == "in" else t.target_strides()
+    dram = Side.dram("x" if way == "in" else "y", [strides[d] for d in dims],
+                     sum(o * s for o, s in zip(origin, strides)))
+    shape = tuple(ext[d] for d in dims)
+    return Transfer(shape, w.dtype, dram, chip) if way == "in" else Transfer(shape, w.dtype,
+                                                                               chip, dram)
+
+
+def _pieces(transfer: Transfer, hw: Hardware) -> int:
+    """Descriptors per transfer: a share for every queue, each worth its overhead."""
+    nbytes = transfer.size * dtype_of(transfer.dtype).itemsize
+    worth = 32 * hw.dma.descriptor_cycles * hw.dma.bytes_per_cycle
+    return int(max(1, min(hw.dma.queues, nbytes // max(worth, 1))))
 
 
 def direct_is_fine(w: Working, hw: Hardware) -> bool:
@@ -290,8 +303,7 @@ class VectorStrategy:
                            chunk_out_bytes=run)
             return make_plan(request, hw, program, self.name, lines, details,
                              direct_cycles(w, hw))
-        tiling = choose_tiling(w.shape, w.perm, w.itemsize, hw)
-        counts = emit_sbuf(program, w, hw, tiling)
+        tiling, program, counts = best_sbuf_program(w, hw, program)
         lines += explain_tiling(tiling, w, hw, counts)
         est = tiling.estimate
         sbuf_pp = tiling.slots * tiling.slot_bytes
@@ -305,6 +317,23 @@ class VectorStrategy:
             descriptors=counts["dma_in"] + counts["dma_out"], vector_instructions=counts["vector"],
         )
         return make_plan(request, hw, program, self.name, lines, details, est["cycles"])
+
+
+def best_sbuf_program(w: Working, hw: Hardware, empty: Program, keep: int = 4):
+    """Emit the few best tilings by the analytic score; keep the cheapest by the cost model."""
+    try:
+        from ..cost import estimate
+    except ImportError:
+        estimate = None
+    best = None
+    for tiling in rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep if estimate else 1):
+        program = Program(empty.name, dict(empty.tensors), [])
+        counts = emit_sbuf(program, w, hw, tiling)
+        cycles = estimate(program, hw).cycles if estimate else tiling.estimate["cycles"]
+        if best is None or cycles < best[0]:
+            best = (cycles, tiling, program, counts)
+    assert best is not None
+    return best[1], best[2], best[3]
 
 
 def explain_tiling(t: Tiling, w: Working, hw: Hardware, counts: dict[str, int]) -> list[str]:
