@@ -28,7 +28,7 @@
 typedef struct {
     const char *src;
     char *dst;
-    int nd, a, simd, nt;
+    int nd, a, simd;
     int64_t elem, ta, tb;
     int64_t n[MAXD], is[MAXD], os[MAXD];
     int64_t ext[MAXD]; /* iteration extents: tile counts for A and B */
@@ -93,18 +93,16 @@ static void tile_scalar(const char *s, char *d, int64_t na, int64_t nb, int64_t 
 
 #ifdef STRIDER_X86
 /* ---- AVX2 tiles: input contiguous along A (isa == elem), output contiguous along B ----
- * Micro-kernels read 32 bytes from each of 16 (8) input rows and write 64 full
- * bytes to each of 8 (4) output rows, so every output cache line is written whole,
- * back to back (what streaming stores need). Shuffles move bits, never convert. */
+ * Micro-kernels read 32 bytes from each of 16 (8) input rows and write 64 bytes
+ * (a cache line) to each of 8 (4) output rows. Shuffles move bits, never convert.
+ * Streaming stores and software prefetch of the tile were measured on the 2-core
+ * development VM and lost or tied against plain stores with 256x256-float tiles. */
 
 #define AVX2 __attribute__((target("avx2")))
 
-AVX2 static inline void st256(char *p, __m256 v, int nt) {
-    if (nt) _mm256_stream_ps((float *)p, v);
-    else _mm256_storeu_ps((float *)p, v);
-}
+AVX2 static inline void st256(char *p, __m256 v) { _mm256_storeu_ps((float *)p, v); }
 
-AVX2 static inline void tr8x8_ps(const char *s, int64_t isb, char *d, int64_t osa, int nt) {
+AVX2 static inline void tr8x8_ps(const char *s, int64_t isb, char *d, int64_t osa) {
     __m256 r0 = _mm256_loadu_ps((const float *)(s + 0 * isb));
     __m256 r1 = _mm256_loadu_ps((const float *)(s + 1 * isb));
     __m256 r2 = _mm256_loadu_ps((const float *)(s + 2 * isb));
@@ -125,57 +123,57 @@ AVX2 static inline void tr8x8_ps(const char *s, int64_t isb, char *d, int64_t os
     __m256 u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
     __m256 u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
     __m256 u7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
-    st256(d + 0 * osa, _mm256_permute2f128_ps(u0, u4, 0x20), nt);
-    st256(d + 1 * osa, _mm256_permute2f128_ps(u1, u5, 0x20), nt);
-    st256(d + 2 * osa, _mm256_permute2f128_ps(u2, u6, 0x20), nt);
-    st256(d + 3 * osa, _mm256_permute2f128_ps(u3, u7, 0x20), nt);
-    st256(d + 4 * osa, _mm256_permute2f128_ps(u0, u4, 0x31), nt);
-    st256(d + 5 * osa, _mm256_permute2f128_ps(u1, u5, 0x31), nt);
-    st256(d + 6 * osa, _mm256_permute2f128_ps(u2, u6, 0x31), nt);
-    st256(d + 7 * osa, _mm256_permute2f128_ps(u3, u7, 0x31), nt);
+    st256(d + 0 * osa, _mm256_permute2f128_ps(u0, u4, 0x20));
+    st256(d + 1 * osa, _mm256_permute2f128_ps(u1, u5, 0x20));
+    st256(d + 2 * osa, _mm256_permute2f128_ps(u2, u6, 0x20));
+    st256(d + 3 * osa, _mm256_permute2f128_ps(u3, u7, 0x20));
+    st256(d + 4 * osa, _mm256_permute2f128_ps(u0, u4, 0x31));
+    st256(d + 5 * osa, _mm256_permute2f128_ps(u1, u5, 0x31));
+    st256(d + 6 * osa, _mm256_permute2f128_ps(u2, u6, 0x31));
+    st256(d + 7 * osa, _mm256_permute2f128_ps(u3, u7, 0x31));
 }
 
-AVX2 static inline void tr4x4_pd(const char *s, int64_t isb, char *d, int64_t osa, int nt) {
+AVX2 static inline void tr4x4_pd(const char *s, int64_t isb, char *d, int64_t osa) {
     __m256d r0 = _mm256_loadu_pd((const double *)(s + 0 * isb));
     __m256d r1 = _mm256_loadu_pd((const double *)(s + 1 * isb));
     __m256d r2 = _mm256_loadu_pd((const double *)(s + 2 * isb));
     __m256d r3 = _mm256_loadu_pd((const double *)(s + 3 * isb));
     __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
     __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
-    st256(d + 0 * osa, _mm256_castpd_ps(_mm256_permute2f128_pd(t0, t2, 0x20)), nt);
-    st256(d + 1 * osa, _mm256_castpd_ps(_mm256_permute2f128_pd(t1, t3, 0x20)), nt);
-    st256(d + 2 * osa, _mm256_castpd_ps(_mm256_permute2f128_pd(t0, t2, 0x31)), nt);
-    st256(d + 3 * osa, _mm256_castpd_ps(_mm256_permute2f128_pd(t1, t3, 0x31)), nt);
+    st256(d + 0 * osa, _mm256_castpd_ps(_mm256_permute2f128_pd(t0, t2, 0x20)));
+    st256(d + 1 * osa, _mm256_castpd_ps(_mm256_permute2f128_pd(t1, t3, 0x20)));
+    st256(d + 2 * osa, _mm256_castpd_ps(_mm256_permute2f128_pd(t0, t2, 0x31)));
+    st256(d + 3 * osa, _mm256_castpd_ps(_mm256_permute2f128_pd(t1, t3, 0x31)));
 }
 
 /* One tile with AVX2 micro-kernels; B outer so each group of input rows is streamed
  * along A while its output lines are completed in one go. Ragged edges: scalar. */
+AVX2 static inline void micro_avx2(const char *sp, int64_t isb, char *dp, int64_t osa,
+                                   int64_t elem) {
+    if (elem == 4) {
+        tr8x8_ps(sp, isb, dp, osa);
+        tr8x8_ps(sp + 8 * isb, isb, dp + 32, osa);
+    } else {
+        tr4x4_pd(sp, isb, dp, osa);
+        tr4x4_pd(sp + 4 * isb, isb, dp + 32, osa);
+    }
+}
+
+/* One tile with AVX2 micro-kernels, output rows outer so each output row is written
+ * as one sequential run; the tile's input rows stay in L2 meanwhile. Edges: scalar. */
 AVX2 static void tile_avx2(const char *s, char *d, int64_t na, int64_t nb, int64_t isb,
-                           int64_t osa, int64_t elem, int nt) {
+                           int64_t osa, int64_t elem) {
     const int64_t mi = elem == 4 ? 8 : 4;   /* micro rows along A */
     const int64_t mj = 2 * mi;              /* micro columns along B: 64 bytes */
     int64_t nb_full = nb - nb % mj, na_full = na - na % mi;
-    for (int64_t j = 0; j < nb_full; j += mj) {
-        const char *sj = s + j * isb;
-        char *dj = d + j * elem;
-        int use_nt = nt && (((uintptr_t)dj | (uintptr_t)osa) & 31) == 0;
-        for (int64_t i = 0; i < na_full; i += mi) {
-            const char *sp = sj + i * elem;
-            char *dp = dj + i * osa;
-            if (elem == 4) {
-                tr8x8_ps(sp, isb, dp, osa, use_nt);
-                tr8x8_ps(sp + 8 * isb, isb, dp + 32, osa, use_nt);
-            } else {
-                tr4x4_pd(sp, isb, dp, osa, use_nt);
-                tr4x4_pd(sp + 4 * isb, isb, dp + 32, osa, use_nt);
-            }
-        }
-        if (na_full < na)
-            tile_scalar(sj + na_full * elem, dj + na_full * osa, na - na_full, mj, elem, isb,
-                        osa, elem);
-    }
+    for (int64_t i = 0; i < na_full; i += mi)
+        for (int64_t j = 0; j < nb_full; j += mj)
+            micro_avx2(s + i * elem + j * isb, isb, d + i * osa + j * elem, osa, elem);
     if (nb_full < nb)
-        tile_scalar(s + nb_full * isb, d + nb_full * elem, na, nb - nb_full, elem, isb, osa,
+        tile_scalar(s + nb_full * isb, d + nb_full * elem, na_full, nb - nb_full, elem, isb,
+                    osa, elem);
+    if (na_full < na)
+        tile_scalar(s + na_full * elem, d + na_full * osa, na - na_full, nb, elem, isb, osa,
                     elem);
 }
 #endif
@@ -209,7 +207,7 @@ static void run_range(const plan_t *p, int64_t w0, int64_t w1) {
             if (na > p->ta) na = p->ta;
 #ifdef STRIDER_X86
             if (p->simd >= 1 && (elem == 4 || elem == 8) && p->is[a] == elem)
-                tile_avx2(s, d, na, nb, isb, p->os[a], elem, p->nt);
+                tile_avx2(s, d, na, nb, isb, p->os[a], elem);
             else
 #endif
                 tile_scalar(s, d, na, nb, p->is[a], isb, p->os[a], elem);
@@ -219,9 +217,6 @@ static void run_range(const plan_t *p, int64_t w0, int64_t w1) {
             idx[k] = 0;
         }
     }
-#ifdef STRIDER_X86
-    if (p->nt) _mm_sfence();
-#endif
 }
 
 static void *run_job(void *arg) {
@@ -242,12 +237,12 @@ int strider_simd_level(void) {
 /* Run a plan; returns 0 on success, a negative code for an argument it cannot take. */
 int strider_permute(const char *src, char *dst, int nd, const int64_t *n, const int64_t *is,
                     const int64_t *os, int64_t elem, int a, int64_t ta, int64_t tb,
-                    int nthreads, int simd, int nt) {
+                    int nthreads, int simd) {
     plan_t p;
     if (nd < 1 || nd > MAXD || elem < 1 || ta < 1 || tb < 1 || a >= nd - 1) return -1;
     if (simd > strider_simd_level()) simd = strider_simd_level();
     p.src = src; p.dst = dst; p.nd = nd; p.a = a; p.elem = elem;
-    p.ta = ta; p.tb = tb; p.simd = simd; p.nt = nt && simd > 0;
+    p.ta = ta; p.tb = tb; p.simd = simd;
     int64_t nwork = 1;
     for (int k = 0; k < nd; k++) {
         if (n[k] < 1) return 0;

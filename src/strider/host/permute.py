@@ -22,8 +22,6 @@ from .blocking import Plan, plan_permute
 SMALL_BYTES = 1 << 14
 #: Copies from this many bytes on use all cores.
 PARALLEL_BYTES = 1 << 20
-#: Outputs from this many bytes on are written with streaming (non-temporal) stores.
-STREAM_BYTES = 1 << 25
 #: Threads for large copies: the cores this process may run on (at most 8).
 THREADS = max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                      else (os.cpu_count() or 1)))
@@ -133,7 +131,7 @@ def _run_kernel(entry: tuple, a: np.ndarray, out: np.ndarray) -> None:
     status = kernel.strider_permute(
         a.__array_interface__["data"][0], out.__array_interface__["data"][0],
         len(plan.shape), n, src_strides, dst_strides, plan.elem, plan.tile_dim,
-        plan.tile_a, plan.tile_b, threads, _SIMD_LEVEL, int(nbytes >= STREAM_BYTES),
+        plan.tile_a, plan.tile_b, threads, _SIMD_LEVEL,
     )
     if status != 0:  # the plan is always valid; this guards against a build mismatch
         raise ArgumentError(f"the permute kernel rejected plan {plan} (status {status})")

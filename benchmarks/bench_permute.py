@@ -1,0 +1,220 @@
+"""Benchmark ``strider.host.permute`` against NumPy, PyTorch and a plain copy.
+
+Run it with ``strider bench permute [--quick] [--repeats N] [--only WORD]``.
+
+Every case is timed side by side in one process: ``permute`` (strider), NumPy's
+``np.transpose(a, perm).copy()``, torch's ``permute().contiguous()`` with as many
+threads as strider uses (only when torch is importable) and a plain contiguous copy
+of the same bytes. Two modes: *allocating* (each call returns a new array; the
+plain copy is ``np.copy``) and *out=* (into a preallocated array; the plain copy
+is ``np.copyto``). Bandwidth is bytes read + written per second (2 x nbytes / t);
+each figure is the median of ``--repeats`` runs after a warm-up run, and the
+methods take turns within each repeat so drifts hit all of them alike.
+A third table times small arrays (<= 64 KiB), where call overhead dominates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import statistics
+import time
+
+import numpy as np
+
+from strider.host import permute
+
+# the module (the package attribute of the same name is the function)
+_impl = importlib.import_module("strider.host.permute")
+from strider.cli._common import format_table
+
+# (name, shape, perm): ~200 MB float32 each (HPTT/TTC-style 3- to 6-d, NCHW <-> NHWC,
+# attention head split, square 2-d transposes, full reversals).
+CASES = [
+    ("3d 021", (368, 384, 384), (0, 2, 1)),
+    ("3d 102", (368, 384, 384), (1, 0, 2)),
+    ("3d 120", (368, 384, 384), (1, 2, 0)),
+    ("3d 201", (368, 384, 384), (2, 0, 1)),
+    ("4d 1032", (96, 96, 72, 80), (1, 0, 3, 2)),
+    ("4d 3120", (96, 96, 72, 80), (3, 1, 2, 0)),
+    ("4d 2031", (96, 96, 72, 80), (2, 0, 3, 1)),
+    ("5d 41230", (48, 32, 36, 32, 24), (4, 1, 2, 3, 0)),
+    ("5d 20413", (48, 32, 36, 32, 24), (2, 0, 4, 1, 3)),
+    ("6d 543210", (24, 20, 20, 24, 16, 12), (5, 4, 3, 2, 1, 0)),
+    ("6d 152304", (24, 20, 20, 24, 16, 12), (1, 5, 2, 3, 0, 4)),
+    ("NCHW>NHWC", (64, 256, 56, 56), (0, 2, 3, 1)),
+    ("NHWC>NCHW", (64, 56, 56, 256), (0, 3, 1, 2)),
+    ("heads BSHD>BHSD", (16, 1024, 32, 96), (0, 2, 1, 3)),
+    ("2d square 7168", (7168, 7168), (1, 0)),
+    ("2d 8192x6144", (8192, 6144), (1, 0)),
+    ("reverse 4d", (64, 64, 96, 128), (3, 2, 1, 0)),
+]
+
+SMALL_CASES = [
+    ("small 2d 128x128", (128, 128), (1, 0)),
+    ("small 3d 021", (16, 32, 32), (0, 2, 1)),
+    ("small NCHW>NHWC", (1, 64, 16, 16), (0, 2, 3, 1)),
+    ("small 4d rev", (8, 8, 16, 16), (3, 2, 1, 0)),
+    ("tiny 2d 16x16", (16, 16), (1, 0)),
+    ("tiny 3d 120", (4, 8, 8), (1, 2, 0)),
+]
+
+
+def _quick(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Shrink a case ~64x (each dim by 64 ** (1/ndim)) for a smoke run."""
+    f = 64 ** (1 / len(shape))
+    return tuple(max(2, int(round(n / f))) for n in shape)
+
+
+def _time(fn, repeats: int) -> list[float]:
+    fn()
+    out = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def _methods(a: np.ndarray, perm: tuple[int, ...], torch):
+    """name -> (allocating callable, out= callable)."""
+    shape = tuple(a.shape[p] for p in perm)
+    o_s, o_n, o_c = (np.empty(shape, a.dtype) for _ in range(3))
+    o_plain = np.empty_like(a)
+    m = {
+        "strider": (lambda: permute(a, perm), lambda: permute(a, perm, out=o_s)),
+        "numpy": (lambda: np.transpose(a, perm).copy(),
+                  lambda: np.copyto(o_n, np.transpose(a, perm))),
+    }
+    if torch is not None:
+        t = torch.from_numpy(a)
+        o_t = torch.from_numpy(o_c)
+        m["torch"] = (lambda: t.permute(perm).contiguous(), lambda: o_t.copy_(t.permute(perm)))
+    m["copy"] = (lambda: np.copy(a), lambda: np.copyto(o_plain, a))
+    return m
+
+
+def _measure(a, perm, torch, repeats):
+    """{mode: {method: median seconds}} with the methods taking turns per repeat."""
+    methods = _methods(a, perm, torch)
+    times = {mode: {name: [] for name in methods} for mode in (0, 1)}
+    for name, fns in methods.items():  # warm-up (page in, plan caches)
+        fns[0](), fns[1]()
+    for _ in range(repeats):
+        for mode in (0, 1):
+            for name, fns in methods.items():
+                t0 = time.perf_counter()
+                fns[mode]()
+                times[mode][name].append(time.perf_counter() - t0)
+    return {mode: {k: statistics.median(v) for k, v in d.items()} for mode, d in times.items()}
+
+
+def _measure_small(a, perm, torch, budget_s=0.05):
+    """Per-call median seconds of many calls (allocating mode)."""
+    methods = _methods(a, perm, torch)
+    res = {}
+    for name, fns in methods.items():
+        fn = fns[0]
+        fn()
+        t0 = time.perf_counter()
+        n = 0
+        while time.perf_counter() - t0 < budget_s / 10:
+            fn()
+            n += 1
+        loops = max(1, n)
+        samples = []
+        for _ in range(7):
+            t0 = time.perf_counter()
+            for _ in range(loops):
+                fn()
+            samples.append((time.perf_counter() - t0) / loops)
+        res[name] = statistics.median(samples)
+    return res
+
+
+def _row(name, shape, perm, nbytes, secs, has_torch):
+    gbs = {k: 2 * nbytes / v / 1e9 for k, v in secs.items()}
+    row = [name, "x".join(map(str, shape)), "".join(map(str, perm)), nbytes / 1e6,
+           gbs["strider"], gbs["numpy"]]
+    if has_torch:
+        row.append(gbs["torch"])
+    row += [gbs["copy"], gbs["strider"] / gbs["numpy"]]
+    if has_torch:
+        row.append(gbs["strider"] / gbs["torch"])
+    row.append(gbs["strider"] / gbs["copy"])
+    return row, gbs
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="strider bench permute", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes: a smoke test")
+    parser.add_argument("--repeats", type=int, default=None, help="timed runs per figure")
+    parser.add_argument("--only", default="", help="run only cases whose name has this text")
+    parser.add_argument("--no-torch", action="store_true", help="leave torch out")
+    args = parser.parse_args(argv)
+    repeats = args.repeats or (3 if args.quick else 5)
+    try:
+        if args.no_torch:
+            raise ImportError
+        import torch
+        torch.set_num_threads(_impl.THREADS)
+    except ImportError:
+        torch = None
+    has_torch = torch is not None
+    rng = np.random.default_rng(0)
+    print(f"strider.host.permute: kernel={'yes' if _impl._loader.KERNEL else 'no'} "
+          f"(simd level {_impl._loader.SIMD_LEVEL}), threads={_impl.THREADS}, "
+          f"torch={'%s, %d threads' % (torch.__version__, torch.get_num_threads()) if has_torch else 'absent'}, "
+          f"float32, median of {repeats} runs, GB/s = 2 x bytes / time")
+    headers = ["case", "shape", "perm", "MB", "strider", "numpy"]
+    headers += ["torch"] if has_torch else []
+    headers += ["copy", "x numpy"] + (["x torch"] if has_torch else []) + ["x copy"]
+    rows = {0: [], 1: []}
+    ratios = {0: {"numpy": [], "torch": [], "copy": []}, 1: {"numpy": [], "torch": [], "copy": []}}
+    for name, shape, perm in CASES:
+        if args.only not in name:
+            continue
+        if args.quick:
+            shape = _quick(shape)
+        a = rng.random(shape, dtype=np.float32)
+        res = _measure(a, perm, torch, repeats)
+        out_shape = tuple(shape[p] for p in perm)
+        for mode in (0, 1):
+            row, gbs = _row(name, out_shape, perm, a.nbytes, res[mode], has_torch)
+            rows[mode].append(row)
+            for k in ratios[mode]:
+                if k in gbs:
+                    ratios[mode][k].append(gbs["strider"] / gbs[k])
+        del a
+    for mode, title in ((0, "allocating (returns a new array; copy = np.copy)"),
+                        (1, "out= (preallocated output; copy = np.copyto)")):
+        if not rows[mode]:
+            continue
+        print(f"\n{title}; shapes are the output's")
+        print(format_table(headers, rows[mode]))
+        med = {k: statistics.median(v) for k, v in ratios[mode].items() if v}
+        print("median ratio: " + ", ".join(f"strider / {k} = {v:.2f}x" for k, v in med.items())
+              + f"; worst vs numpy = {min(ratios[mode]['numpy']):.2f}x")
+    small_rows = []
+    for name, shape, perm in SMALL_CASES:
+        if args.only not in name:
+            continue
+        a = rng.random(shape, dtype=np.float32)
+        secs = _measure_small(a, perm, torch)
+        us = {k: v * 1e6 for k, v in secs.items()}
+        small_rows.append([name, "x".join(map(str, shape)), "".join(map(str, perm)),
+                           a.nbytes / 1024, us["strider"], us["numpy"]]
+                          + ([us["torch"]] if has_torch else [])
+                          + [us["copy"], us["numpy"] / us["strider"]])
+    if small_rows:
+        print("\nsmall arrays, allocating: microseconds per call (median); "
+              "x numpy = numpy time / strider time")
+        print(format_table(["case", "shape", "perm", "KiB", "strider us", "numpy us"]
+                           + (["torch us"] if has_torch else []) + ["copy us", "x numpy"],
+                           small_rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
