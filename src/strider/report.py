@@ -129,11 +129,18 @@ def format_report(report: dict[str, Any]) -> str:
                                    for e, u in util.items()]))
     cands = get("candidates") or []
     if cands:
+        simulated = any("simulated_cycles" in c for c in cands)
+        rows_c = []
+        for c in cands:
+            row = [c["strategy"], f"{c['predicted_cycles']:,.0f} cycles"
+                   if "predicted_cycles" in c else f"n/a: {c['why_not']}"]
+            if simulated:
+                row.append(f"{c['simulated_cycles']:,.0f} cycles" if "simulated_cycles" in c
+                           else "-")
+            rows_c.append(row)
         lines.append("")
-        lines.append(format_table(
-            ["candidate", "predicted"],
-            [(c["strategy"], f"{c['predicted_cycles']:,.0f} cycles" if "predicted_cycles" in c
-              else f"n/a: {c['why_not']}") for c in cands]))
+        lines.append(format_table(["candidate", "predicted"] + (["simulated"] if simulated
+                                                                 else []), rows_c))
     return "\n".join(lines)
 
 
