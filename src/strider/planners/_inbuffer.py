@@ -93,7 +93,7 @@ class InBufferSteps:
         out = block
         for step in self.steps:
             out = step.apply(out)
-        return np.ascontiguousarray(out)
+        return np.array(out, order="C")  # (ascontiguousarray would make 0-d blocks 1-d)
 
     def source_pattern(self, offset: int = 0) -> AccessPattern:
         """Where the fused copy reads: the contiguous block viewed in target order."""

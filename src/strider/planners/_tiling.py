@@ -191,7 +191,7 @@ def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes:
                 picks |= {-(-shape[a] // k) for k in range(1, 65)}
                 picks |= {room // -(-shape[b] // k) for k in range(1, 65)}
                 for ta in sorted(picks):
-                    ta = min(ta, shape[a], room)
+                    ta = max(1, min(ta, shape[a], room))
                     tb = min(shape[b], room // ta)
                     if tb < 1:
                         continue

@@ -1,0 +1,66 @@
+"""Strategy ``dma``: naive strided DMA DRAM -> DRAM, bit-exact and as slow as its chunks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from strider.api import simulate, same_bits
+from strider.hardware import Hardware, dtype_of
+from strider.plan import PermuteRequest
+from strider.planners._descriptors import fits_ttu
+from strider.planners.dma import STRATEGY
+from strider.strategy import plan_permute
+
+from strategies import DTYPES, random_array
+
+HW = {name: Hardware.preset(name) for name in ("tiny", "trn1-like")}
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(1, 10), min_size=1, max_size=8).filter(
+    lambda s: int(np.prod(s)) <= 2000), st.data(), st.sampled_from(DTYPES),
+    st.sampled_from(["tiny", "trn1-like"]))
+def test_random_permutations_are_bit_exact(shape, data, dtype, hw_name):
+    hw = HW[hw_name]
+    perm = tuple(data.draw(st.permutations(range(len(shape)))))
+    request = PermuteRequest(shape, perm, dtype)
+    plan = STRATEGY.plan(request, hw)
+    x = random_array(np.random.default_rng(1), shape, dtype_of(request.dtype))
+    result = simulate(plan, x)
+    assert same_bits(result.outputs["y"], request.reference(x))
+    assert result.stats.dram_bytes_read == result.stats.dram_bytes_written == request.nbytes
+    for instr in plan.program.instructions:
+        assert instr.src.memory == instr.dst.memory == "dram"
+        assert fits_ttu(instr.src, hw) and fits_ttu(instr.dst, hw)
+
+
+def test_a_transpose_walks_one_element_chunks_and_loses_to_vector():
+    hw = HW["trn1-like"]
+    request = PermuteRequest((512, 256), (1, 0), "float32")
+    naive = STRATEGY.plan(request, hw)
+    assert naive.details["chunk_in_bytes"] == 4
+    x = random_array(np.random.default_rng(2), request.shape, "float32")
+    slow = simulate(naive, x).stats.cycles
+    fast = simulate(plan_permute((512, 256), (1, 0), "float32", hw, strategy="vector"), x).stats.cycles
+    assert fast * 5 < slow
+
+
+def test_descriptors_are_spread_over_queues():
+    plan = STRATEGY.plan(PermuteRequest((64, 64, 8), (1, 0, 2), "float32"), HW["trn1-like"])
+    queues = {i.queue for i in plan.program.instructions}
+    assert len(queues) == HW["trn1-like"].dma.queues
+
+
+def test_auto_never_picks_the_naive_plan_for_a_transpose():
+    plan = plan_permute((256, 128), (1, 0), "bfloat16", "trn1-like")
+    assert plan.strategy != "dma"
+    assert plan.details["candidates"]["dma"] > plan.predicted_cycles
+
+
+def test_empty_tensors_plan_nothing():
+    plan = STRATEGY.plan(PermuteRequest((3, 0, 2), (2, 1, 0), "int8"), HW["tiny"])
+    assert plan.program.instructions == []
+    out = simulate(plan, np.zeros((3, 0, 2), np.int8)).outputs["y"]
+    assert out.shape == (2, 0, 3)

@@ -1,0 +1,192 @@
+"""Strategy ``vector`` (seed 003): groups, in-buffer steps, descriptors, SBUF bookkeeping,
+and bit-exact simulation against numpy.transpose."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from strider.api import simulate, same_bits
+from strider.hardware import Hardware, dtype_of
+from strider.plan import PermuteRequest
+from strider.planners._descriptors import Side, Transfer, descriptors, fits_ttu
+from strider.planners._groups import Groups, carrier_dtype, coalesce_permutation, split_dim
+from strider.planners._inbuffer import in_buffer_steps
+from strider.planners.vector import STRATEGY
+from strider.program import DmaCopy, VectorCopy
+
+from strategies import DTYPES, random_array
+
+HW = {name: Hardware.preset(name) for name in ("tiny", "trn1-like")}
+
+
+def _check(shape, perm, dtype, hw, seed=0):
+    request = PermuteRequest(shape, perm, dtype)
+    plan = STRATEGY.plan(request, hw)
+    x = random_array(np.random.default_rng(seed), shape, dtype_of(request.dtype))
+    result = simulate(plan, x)  # the simulator poisons buffers: unwritten output fails
+    assert same_bits(result.outputs["y"], request.reference(x)), plan.explain()
+    stats = result.stats
+    assert stats.dram_bytes_read == request.nbytes and stats.dram_bytes_written == request.nbytes
+    assert plan.details["sbuf_bytes_per_partition"] <= hw.sbuf.bytes_per_partition
+    assert stats.peak_sbuf_bytes <= hw.sbuf.capacity_bytes
+    for instr in plan.program.instructions:
+        if isinstance(instr, DmaCopy):
+            assert fits_ttu(instr.src, hw) and fits_ttu(instr.dst, hw)
+    return plan, result
+
+
+# ------------------------------------------------------------------ pure planning logic
+@given(st.lists(st.integers(1, 5), min_size=0, max_size=6), st.data())
+def test_coalesced_permutation_moves_the_same_bytes(shape, data):
+    perm = tuple(data.draw(st.permutations(range(len(shape)))))
+    x = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+    cshape, cperm, origin = coalesce_permutation(shape, perm)
+    covered = sorted(d for group in origin for d in group)
+    assert set(d for d in range(len(shape)) if shape[d] > 1) <= set(covered)
+    got = np.transpose(x.reshape(cshape), cperm)
+    assert np.array_equal(got.ravel(), np.transpose(x, perm).ravel())
+    assert all(n > 1 for n in cshape) or cshape == (1,)
+
+
+def test_coalesce_examples_and_groups():
+    assert coalesce_permutation((32, 256, 56, 56), (0, 2, 3, 1))[:2] == ((32, 256, 3136), (0, 2, 1))
+    assert coalesce_permutation((4, 5, 0), (2, 0, 1))[0] == (0,)
+    g = Groups.of((8, 512, 12, 64), (0, 2, 1, 3))
+    assert g.innermost_stays and g.group1 == (3,) and g.group2 == ()
+    g = Groups.of((32, 256, 3136), (0, 2, 1))
+    assert (g.group1, g.group2, g.rest) == ((2,), (1,), (0,))
+
+
+def test_split_dim_keeps_the_permutation():
+    x = np.random.default_rng(1).random((6, 5, 4))
+    s2, p2 = split_dim((6, 5, 4), (2, 0, 1), 0, 3)
+    assert np.array_equal(np.transpose(x.reshape(s2), p2).ravel(), np.transpose(x, (2, 0, 1)).ravel())
+
+
+@pytest.mark.parametrize("n", range(0, 6))
+def test_in_buffer_steps_equal_numpy_for_every_permutation(n):
+    shape = tuple(range(2, 2 + n))
+    block = np.asarray(np.random.default_rng(n).standard_normal(shape))
+    for perm in itertools.permutations(range(n)):
+        steps = in_buffer_steps(shape, perm)
+        expected = np.transpose(block, perm)
+        assert np.array_equal(steps.apply(block), expected)
+        # the fused strided copy reads the same elements in the same order
+        assert np.array_equal(block.ravel()[steps.source_pattern().addresses()], expected.ravel())
+        names = [s.name for s in steps.steps]
+        assert len(names) <= 3
+
+
+def test_in_buffer_steps_reject_bad_blocks():
+    steps = in_buffer_steps((2, 3), (1, 0))
+    with pytest.raises(Exception, match="shape"):
+        steps.apply(np.zeros((3, 2)))
+    with pytest.raises(Exception, match="permutation"):
+        in_buffer_steps((2, 3), (0, 0))
+
+
+def test_carrier_dtypes():
+    trn = HW["trn1-like"]
+    assert carrier_dtype("float64", trn) == ("uint32", 2)
+    assert carrier_dtype("int64", trn) == ("uint32", 2)
+    assert carrier_dtype("float16", trn) == ("float16", 1)
+    assert carrier_dtype("float64", HW["tiny"]) == ("float64", 1)
+
+
+def test_descriptors_fit_the_ttu_and_cover_every_element():
+    hw = HW["tiny"]  # 3-dim descriptors
+    shape, perm = (3, 4, 5, 6), (3, 1, 2, 0)
+    sx = np.array([120, 30, 6, 1])
+    t = Transfer(tuple(shape[d] for d in perm), "int8",
+                 Side.dram("x", [sx[d] for d in perm], 0),
+                 Side.dram("y", [120, 30, 6, 1][:0] + [60, 15, 3, 1], 0))
+    pairs = descriptors(t, hw, pieces=2)
+    assert len(pairs) >= 2
+    seen_src, seen_dst = [], []
+    for src, dst in pairs:
+        assert fits_ttu(src, hw) and fits_ttu(dst, hw)
+        assert src.pattern.coalesce().ndim <= hw.dma.max_dims
+        seen_src.append(src.pattern.addresses())
+        seen_dst.append(dst.pattern.addresses())
+    x = np.arange(360)
+    y = np.empty(360, dtype=np.int64)
+    for s, d in zip(seen_src, seen_dst):
+        y[d] = x[s]
+    assert np.array_equal(y, np.transpose(x.reshape(shape), perm).ravel())
+
+
+# ------------------------------------------------------------------ plans, simulated
+@pytest.mark.parametrize("hw_name", ["tiny", "trn1-like"])
+@pytest.mark.parametrize("shape, perm", [
+    ((4, 6), (1, 0)), ((2, 3, 4, 5), (3, 1, 0, 2)), ((5, 7, 3), (0, 2, 1)),
+    ((3, 9, 2, 8), (0, 2, 1, 3)), ((1, 1, 1), (2, 1, 0)), ((7,), (0,)),
+    ((4, 0, 3), (2, 1, 0)), ((2, 2, 2, 2, 2, 2, 2, 2), (7, 5, 3, 1, 0, 2, 4, 6)),
+])
+def test_examples_are_bit_exact(hw_name, shape, perm):
+    _check(shape, perm, "float32", HW[hw_name])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(1, 12), min_size=1, max_size=8).filter(
+    lambda s: int(np.prod(s)) <= 3000), st.data(), st.sampled_from(DTYPES),
+    st.sampled_from(["tiny", "trn1-like"]))
+def test_random_permutations_are_bit_exact(shape, data, dtype, hw_name):
+    perm = tuple(data.draw(st.permutations(range(len(shape)))))
+    _check(tuple(shape), perm, dtype, HW[hw_name], seed=len(shape))
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(1, 100), min_size=1, max_size=8).filter(
+    lambda s: int(np.prod(s)) <= 20000), st.data(), st.sampled_from(DTYPES))
+def test_random_permutations_fuzz(shape, data, dtype):
+    perm = tuple(data.draw(st.permutations(range(len(shape)))))
+    for hw in HW.values():
+        if int(np.prod(shape)) * dtype_of(dtype).itemsize < 30000 or hw.name != "tiny":
+            _check(tuple(shape), perm, dtype, hw)
+
+
+def test_tiny_forces_tiling_and_the_pipeline():
+    plan, _ = _check((8, 16, 24), (2, 0, 1), "float32", HW["tiny"])
+    d = plan.details
+    assert d["mode"] == "sbuf" and d["tiles"] > 1 and d["slots"] == 3
+    kinds = {type(i).__name__ for i in plan.program.instructions}
+    assert {"DmaCopy", "VectorCopy"} <= kinds
+    text = plan.explain()
+    for word in ("groups", "partitions", "slots", "loops", "DMA-in", "vector engine", "why"):
+        assert word in text
+
+
+def test_innermost_dim_staying_innermost_goes_direct_with_long_chunks():
+    hw = HW["trn1-like"]
+    plan, _ = _check((2, 64, 4, 256), (0, 2, 1, 3), "float32", hw)
+    assert plan.details["mode"] == "direct"
+    assert not any(isinstance(i, VectorCopy) for i in plan.program.instructions)
+    assert all(i.src.memory == "dram" and i.dst.memory == "dram"
+               for i in plan.program.instructions)
+    assert "no transpose" in plan.explain()
+
+
+def test_short_innermost_runs_go_through_the_buffer_for_long_chunks():
+    # (B, S, H, D) -> (B, H, S, D) with 32-byte rows: the buffer gathers full-speed chunks
+    hw = HW["trn1-like"]
+    plan, result = _check((8, 512, 12, 16), (0, 2, 1, 3), "bfloat16", hw)
+    assert plan.details["mode"] == "sbuf"
+    assert min(plan.details["chunk_in_bytes"], plan.details["chunk_out_bytes"]) >= 512
+    from strider.planners.dma import STRATEGY as NAIVE
+    naive = NAIVE.plan(PermuteRequest((8, 512, 12, 16), (0, 2, 1, 3), "bfloat16"), hw)
+    assert result.stats.cycles * 4 < naive.predicted_cycles
+
+
+def test_eight_byte_dtypes_are_reinterpreted_where_missing():
+    plan, _ = _check((6, 10), (1, 0), "float64", HW["trn1-like"])
+    assert plan.details["carrier_dtype"] == "uint32" and "2 x uint32" in plan.explain()
+
+
+def test_predicted_cycles_track_the_simulation():
+    plan, result = _check((8, 64, 6, 6), (0, 2, 3, 1), "bfloat16", HW["trn1-like"])
+    assert 0.5 < plan.predicted_cycles / result.stats.cycles < 1.5
