@@ -167,7 +167,8 @@ def _check_perm(perm: Any, ndim: int) -> tuple[int, ...]:
     if perm is None:
         return tuple(range(ndim - 1, -1, -1))
     try:
-        key = (tuple(perm), ndim)
+        items = tuple(perm)
+        key = (items, ndim, tuple(map(type, items)))  # types: 2.0 and True hash like ints
         cached = _PERMS.get(key)
     except TypeError:  # not iterable, or unhashable items
         key, cached = None, None
