@@ -58,9 +58,27 @@ from .program import (
 )
 
 
-@lru_cache(maxsize=65536)
-def _run_elements(pattern: AccessPattern) -> int:
-    return pattern.contiguous_run()
+@lru_cache(maxsize=1 << 16)
+def pattern_info(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """``(size, low, high, run)`` of a pattern, independent of its offset (cached).
+
+    ``low``/``high``: lowest/highest address minus the offset; ``run``: the innermost
+    contiguous run in elements (see :meth:`AccessPattern.contiguous_run`).
+
+    >>> pattern_info((4, 8), (8, 1)), pattern_info((4, 8), (-8, 2))
+    ((32, 0, 31, 32), (32, -24, 14, 1))
+    """
+    size = 1
+    low = high = 0
+    for n, st in zip(shape, strides):
+        size *= n
+        if st < 0:
+            low += (n - 1) * st
+        else:
+            high += (n - 1) * st
+    if size == 0:
+        return 0, 0, -1, 0
+    return size, low, high, AccessPattern(shape, strides).contiguous_run()
 
 
 @lru_cache(maxsize=256)
@@ -75,13 +93,15 @@ def chunk_bytes(ref: Ref) -> int:
     >>> chunk_bytes(Ref.dram("x", AccessPattern.contiguous((4, 8)).permute((1, 0)), "int16"))
     2
     """
-    return _run_elements(ref.pattern) * _itemsize(ref.dtype)
+    pat = ref.pattern
+    return pattern_info(pat.shape, pat.strides)[3] * _itemsize(ref.dtype)
 
 
 def dma_bytes(instr: DmaCopy) -> int:
     """Bytes one DMA descriptor moves (the source's element count x itemsize)."""
     r = instr.src
-    n = r.pattern.size * (r.partitions if r.memory != "dram" else 1)
+    pat = r.pattern
+    n = pattern_info(pat.shape, pat.strides)[0] * (r.partitions if r.memory != "dram" else 1)
     return n * _itemsize(r.dtype)
 
 
@@ -179,8 +199,7 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     Each engine runs its instructions in order; an instruction starts when its engine is
     free, its dependencies have finished and (for a Wait) enough Signals have finished.
     DRAM bandwidth is a cap: the schedule ends no earlier than all DRAM bytes need at
-    ``hw.dram_bytes_per_cycle``, and no DRAM DMA ends before the DRAM bytes started so
-    far could have moved.
+    ``hw.dram_bytes_per_cycle`` (the simulator shares the bandwidth in time instead).
 
     >>> from strider import AccessPattern, Hardware
     >>> from strider.program import Program, Ref
@@ -226,7 +245,6 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
                 sides = dram_sides(i)
                 if sides:
                     dram_bytes += sides * dma_bytes(i)  # type: ignore[arg-type]
-                    finish = max(finish, dram_bytes / dram_rate)
                 end[k], done[k], free[e] = finish, True, finish
                 busy[e] += cost[k]
                 if isinstance(i, Signal):
@@ -243,5 +261,5 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     return Estimate(float(total), busy)
 
 
-__all__ = ["dma_cycles", "dma_bytes", "chunk_bytes", "instruction_cycles", "estimate",
+__all__ = ["pattern_info", "dma_cycles", "dma_bytes", "chunk_bytes", "instruction_cycles", "estimate",
            "Estimate", "roofline_cycles", "dram_sides"]

@@ -31,13 +31,15 @@ strider.errors.CapacityError: instruction 0 (VectorFill on vector): dst uses par
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
 from ..access_pattern import AccessPattern
 from ..errors import CapacityError, ProgramError, SimulationError
+from ..cost import _itemsize, instruction_cycles, pattern_info
 from ..hardware import Hardware, dtype_of
+from ..ttu import TTUConfig, check_fits
 from ..program import (
     ActCopy, DmaCopy, Instruction, LoadWeights, MatMul, PeTranspose, Program, Ref, Signal,
     VectorCopy, VectorFill, VectorIdentity, VectorTranspose, Wait,
@@ -86,78 +88,160 @@ def dma_side_pattern(ref: Ref, hw: Hardware) -> AccessPattern:
                          pat.offset + ref.partition_start * row)
 
 
-@lru_cache(maxsize=65536)
-def _ttu_problem(pattern: AccessPattern, dims: int, width_bits: int) -> tuple[str, str] | None:
-    from ..ttu import TTUConfig, check_fits
+@lru_cache(maxsize=1 << 16)
+def _structure(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, int]:
+    """(dims after merging chained dims, sum of |extent x stride|) of a pattern, cached."""
+    need = AccessPattern(shape, strides).coalesce().ndim
+    return need, sum(abs(n * st) for n, st in zip(shape, strides))
 
-    if pattern.size == 0:
+
+def ttu_problem(pattern: AccessPattern, dims: int, width_bits: int) -> tuple[str, str] | None:
+    """Why one TTU row of ``dims`` columns and ``width_bits`` registers cannot walk
+    ``pattern``: ``("dims", text)``, ``("width", text)``, or None when it fits."""
+    return _ttu_problem(pattern.shape, pattern.strides, pattern.offset, dims, width_bits)
+
+
+def _ttu_problem(shape: tuple[int, ...], strides: tuple[int, ...], offset: int, dims: int,
+                 width_bits: int) -> tuple[str, str] | None:
+    if 0 in shape:
         return None
-    need = pattern.coalesce().ndim
+    need, extent = _structure(shape, strides)
     if need > dims:
         return ("dims", f"needs {need} dims even after merging dims whose strides chain, but a "
                         f"descriptor has at most {dims} (dma.max_dims); split the transfer "
                         "into several descriptors")
+    if abs(offset) + extent < 1 << (width_bits - 1):
+        return None  # every register value and address is smaller than this bound
     try:
-        check_fits(pattern, TTUConfig(rows=2, dims=dims, width_bits=width_bits))
+        check_fits(AccessPattern(shape, strides, offset),
+                   TTUConfig(rows=2, dims=dims, width_bits=width_bits))
     except CapacityError as exc:
         return ("width", str(exc))
     return None
+
+
+_ANY = ("dram", "sbuf", "psum")
+
+
+class Table(NamedTuple):
+    """Per instruction: engine index (into ``engines``), cycles, DRAM bytes read/written."""
+
+    engines: list[str]
+    engine: list[int]
+    cost: list[float]
+    dram_read: list[int]
+    dram_written: list[int]
 
 
 class _Validator:
     def __init__(self, program: Program, hw: Hardware):
         self.program, self.hw = program, hw
         self.engines = set(engine_names(hw))
-        self._ok_refs: set[Ref] = set()
+        self.tensor_bytes = {t.name: t.nbytes for t in program.tensors.values()}
 
-    def run(self) -> None:
-        for k, instr in enumerate(self.program.instructions):
-            self.instruction(k, instr)
+    def run(self) -> Table:
+        instrs = self.program.instructions
+        n = len(instrs)
+        hw = self.hw
+        names = engine_names(hw)
+        eidx = {e: q for q, e in enumerate(names)}
+        eng, cost, read, written = [0] * n, [0.0] * n, [0] * n, [0] * n
+        spec = hw.dma
+        rate, chunk_full, fixed = spec.bytes_per_cycle, spec.efficient_chunk_bytes, \
+            float(spec.descriptor_cycles)
+        queues = spec.queues
+        for k, instr in enumerate(instrs):
+            if type(instr) is DmaCopy:
+                if not 0 <= instr.queue < queues:
+                    self.fail(k, instr, f"DMA queue {instr.queue} does not exist on "
+                                        f"{hw.name} (queues 0..{queues - 1})")
+                src, dst = instr.src, instr.dst
+                n_src, run_src, item = self.ref(k, instr, "src", src, _ANY)
+                n_dst, run_dst, item_dst = self.ref(k, instr, "dst", dst, _ANY)
+                if n_src != n_dst:
+                    self.same_size(k, instr, src, dst)
+                if item != item_dst:
+                    self.same_itemsize(k, instr, src, dst)
+                self.ttu(k, instr, "src", src)
+                self.ttu(k, instr, "dst", dst)
+                nbytes = n_src * item
+                eng[k] = instr.queue
+                if nbytes:
+                    chunk = min(run_src, run_dst) * item
+                    eff = chunk / chunk_full if chunk < chunk_full else 1.0
+                    cost[k] = fixed + nbytes / (rate * eff)
+                else:
+                    cost[k] = fixed
+                if src.memory == "dram":
+                    read[k] = nbytes
+                if dst.memory == "dram":
+                    written[k] = nbytes
+            else:
+                self.instruction(k, instr)
+                eng[k] = eidx[instr.engine]
+                cost[k] = instruction_cycles(instr, hw)
+        return Table(names, eng, cost, read, written)
 
     # -------------------------------------------------------------- helpers
     def fail(self, k: int, instr: Instruction, message: str, cls: type = ProgramError):
         raise cls(f"{describe(k, instr)}: {message}")
 
     def ref(self, k: int, instr: Instruction, name: str, ref: Ref,
-            memories: Sequence[str]) -> None:
-        if ref.memory not in memories:
-            self.fail(k, instr, f"{name} is in {ref.memory}, but {type(instr).__name__} takes "
+            memories: Sequence[str]) -> tuple[int, int, int]:
+        """Check bounds; return (elements, contiguous run in elements, itemsize)."""
+        memory = ref.memory
+        if memory not in memories:
+            self.fail(k, instr, f"{name} is in {memory}, but {type(instr).__name__} takes "
                                 f"it from {' or '.join(memories)}")
-        if ref in self._ok_refs:
-            return
-        item = dtype_of(ref.dtype).itemsize
-        span = ref.byte_span()
-        if ref.memory == "dram":
-            decl = self.program.tensors[ref.tensor]  # type: ignore[index]
-            if span is not None and (span[0] < 0 or span[1] > decl.nbytes):
-                self.fail(k, instr, f"{name} reaches bytes {span[0]}..{span[1] - 1} of DRAM "
-                                    f"tensor {ref.tensor!r}, which has {decl.nbytes} bytes; "
-                                    "keep the pattern inside the tensor", CapacityError)
-        else:
+        pat = ref.pattern
+        size, low, high, run = pattern_info(pat.shape, pat.strides)
+        item = _itemsize(ref.dtype)
+        lo, hi = (pat.offset + low) * item, (pat.offset + high + 1) * item
+        if memory == "dram":
+            nbytes = self.tensor_bytes[ref.tensor]
+            if size and (lo < 0 or hi > nbytes):
+                self.fail(k, instr, f"{name} reaches bytes {lo}..{hi - 1} of DRAM tensor "
+                                    f"{ref.tensor!r}, which has {nbytes} bytes; keep the "
+                                    "pattern inside the tensor", CapacityError)
+            return size, run, item
+        spec = self.hw.sbuf if memory == "sbuf" else self.hw.psum
+        if ref.partition_start + ref.partitions > spec.partitions:
+            self.fail(k, instr, f"{name} uses partitions {ref.partition_start}.."
+                                f"{ref.partition_stop - 1} but the {memory} has "
+                                f"{spec.partitions} (0..{spec.partitions - 1}); use "
+                                "partitions inside the buffer", CapacityError)
+        if size and ref.partitions and (lo < 0 or hi > spec.bytes_per_partition):
+            self.fail(k, instr, f"{name} reaches bytes {lo}..{hi - 1} of each partition, past "
+                                f"the {memory}'s {spec.bytes_per_partition} bytes per "
+                                "partition; keep the pattern inside one partition",
+                      CapacityError)
+        if spec.bytes_per_partition % item:
+            self.fail(k, instr, f"{name}'s dtype {ref.dtype} does not tile the {memory} "
+                                f"partition ({spec.bytes_per_partition} bytes)")
+        return size * ref.partitions, run, item
+
+    def ttu(self, k: int, instr: Instruction, name: str, ref: Ref) -> None:
+        pat = ref.pattern
+        shape, strides, offset = pat.shape, pat.strides, pat.offset
+        if ref.memory != "dram":
             spec = self.hw.sbuf if ref.memory == "sbuf" else self.hw.psum
-            if ref.partition_stop > spec.partitions:
-                self.fail(k, instr, f"{name} uses partitions {ref.partition_start}.."
-                                    f"{ref.partition_stop - 1} but the {ref.memory} has "
-                                    f"{spec.partitions} (0..{spec.partitions - 1}); use "
-                                    "partitions inside the buffer", CapacityError)
-            if span is not None and ref.partitions and (
-                    span[0] < 0 or span[1] > spec.bytes_per_partition):
-                self.fail(k, instr, f"{name} reaches bytes {span[0]}..{span[1] - 1} of each "
-                                    f"partition, past the {ref.memory}'s "
-                                    f"{spec.bytes_per_partition} bytes per partition; keep the "
-                                    "pattern inside one partition", CapacityError)
-            if spec.bytes_per_partition % item:
-                self.fail(k, instr, f"{name}'s dtype {ref.dtype} does not tile the "
-                                    f"{ref.memory} partition ({spec.bytes_per_partition} bytes)")
-        self._ok_refs.add(ref)
+            row = spec.bytes_per_partition // _itemsize(ref.dtype)
+            shape, strides = (ref.partitions, *shape), (row, *strides)
+            offset += ref.partition_start * row
+        problem = _ttu_problem(shape, strides, offset, self.hw.dma.max_dims,
+                               self.hw.dma.ttu_width_bits)
+        if problem is not None:
+            cls = ProgramError if problem[0] == "dims" else CapacityError
+            self.fail(k, instr, f"{name} pattern {problem[1]}", cls)
 
     def same_size(self, k, instr, a: Ref, b: Ref) -> None:
-        if a.size != b.size:
+        if a.pattern.size * (a.partitions if a.memory != "dram" else 1) != \
+                b.pattern.size * (b.partitions if b.memory != "dram" else 1):
             self.fail(k, instr, f"src has {a.size} elements {a.shape} but dst has {b.size} "
                                 f"{b.shape}; both sides must move the same number of elements")
 
     def same_itemsize(self, k, instr, a: Ref, b: Ref) -> None:
-        if dtype_of(a.dtype).itemsize != dtype_of(b.dtype).itemsize:
+        if a.dtype != b.dtype and _itemsize(a.dtype) != _itemsize(b.dtype):
             self.fail(k, instr, f"src is {a.dtype} but dst is {b.dtype}: a move copies bytes, "
                                 "so both sides need the same element size (ActCopy casts)")
 
@@ -178,7 +262,11 @@ class _Validator:
 
     # -------------------------------------------------------------- per instruction
     def instruction(self, k: int, instr: Instruction) -> None:
-        if instr.engine not in self.engines:
+        if type(instr) is DmaCopy:
+            if not 0 <= instr.queue < self.hw.dma.queues:
+                self.fail(k, instr, f"DMA queue {instr.queue} does not exist on "
+                                    f"{self.hw.name} (queues 0..{self.hw.dma.queues - 1})")
+        elif instr.engine not in self.engines:
             self.fail(k, instr, f"engine {instr.engine!r} does not exist on {self.hw.name}; "
                                 f"engines are {', '.join(engine_names(self.hw))}")
         onchip = ("sbuf", "psum")
@@ -187,12 +275,8 @@ class _Validator:
             self.ref(k, instr, "dst", instr.dst, ("dram", "sbuf", "psum"))
             self.same_size(k, instr, instr.src, instr.dst)
             self.same_itemsize(k, instr, instr.src, instr.dst)
-            for name, ref in (("src", instr.src), ("dst", instr.dst)):
-                problem = _ttu_problem(dma_side_pattern(ref, self.hw), self.hw.dma.max_dims,
-                                       self.hw.dma.ttu_width_bits)
-                if problem is not None:
-                    cls = ProgramError if problem[0] == "dims" else CapacityError
-                    self.fail(k, instr, f"{name} pattern {problem[1]}", cls)
+            self.ttu(k, instr, "src", instr.src)
+            self.ttu(k, instr, "dst", instr.dst)
         elif isinstance(instr, LoadWeights):
             self.ref(k, instr, "src", instr.src, ("sbuf",))
             _, cols = self.pe_block(k, instr, instr.src, "src")
@@ -285,9 +369,13 @@ class _Validator:
                                 f"{dst.pattern.size}")
 
 
-def validate(program: Program, hw: Hardware) -> None:
-    """Check a program against a machine before running it (see the module docstring)."""
-    _Validator(program, hw).run()
+def validate(program: Program, hw: Hardware) -> Table:
+    """Check a program against a machine before running it (see the module docstring).
+
+    Returns the per-instruction :class:`Table` (engine, uncontended cycles, DRAM bytes)
+    the timing model runs on.
+    """
+    return _Validator(program, hw).run()
 
 
 # ---------------------------------------------------------------- races
@@ -447,5 +535,5 @@ def deadlock_chain(program: Program, heads: dict[str, int], finished: Sequence[b
     return chain
 
 
-__all__ = ["validate", "RaceDetector", "deadlock_chain", "describe", "engine_names",
-           "accumulator_dtype", "dma_side_pattern", "RACE_GRANULE"]
+__all__ = ["validate", "Table", "RaceDetector", "deadlock_chain", "describe", "engine_names",
+           "accumulator_dtype", "dma_side_pattern", "ttu_problem", "RACE_GRANULE"]

@@ -148,7 +148,7 @@ class Machine:
             Detect unordered conflicting accesses; default: when ``functional``.
         """
         hw = self.hw
-        validate(program, hw)
+        table = validate(program, hw)
         inputs = dict(inputs or {})
         if functional:
             _check_inputs(program, inputs)
@@ -172,7 +172,7 @@ class Machine:
             if detector is not None:
                 def on_finish(k: int) -> None:
                     detector.on_finish(k, instrs[k])
-        sched = schedule(program, hw, on_start, on_finish)
+        sched = schedule(program, hw, on_start, on_finish, table)
         outputs: dict[str, np.ndarray] = {}
         unwritten: dict[str, int] = {}
         if executor is not None:

@@ -33,11 +33,10 @@ from typing import Callable
 
 import numpy as np
 
-from ..cost import dma_bytes, instruction_cycles
 from ..errors import DeadlockError
 from ..hardware import Hardware
-from ..program import DmaCopy, Program, Signal, Wait
-from .checks import deadlock_chain, engine_names
+from ..program import Program, Signal, Wait
+from .checks import Table, deadlock_chain, validate
 
 _INF = float("inf")
 
@@ -59,37 +58,15 @@ class Schedule:
         return float(self.end.max()) if self.end.size else 0.0
 
 
-def instruction_table(program: Program, hw: Hardware):
-    """Per-instruction engine index, cost, DRAM bytes read and written (precomputed once)."""
-    engines = engine_names(hw)
-    eidx = {e: n for n, e in enumerate(engines)}
-    instrs = program.instructions
-    n = len(instrs)
-    eng = [0] * n
-    cost = [0.0] * n
-    read = [0] * n
-    written = [0] * n
-    cache: dict = {}
-    for k, i in enumerate(instrs):
-        if type(i) is DmaCopy:
-            eng[k] = eidx[f"dma{i.queue}"]
-            key = (i.src, i.dst)
-            hit = cache.get(key)
-            if hit is None:
-                nbytes = dma_bytes(i)
-                hit = cache[key] = (instruction_cycles(i, hw),
-                                    nbytes if i.src.memory == "dram" else 0,
-                                    nbytes if i.dst.memory == "dram" else 0)
-            cost[k], read[k], written[k] = hit
-        else:
-            eng[k] = eidx[i.engine]
-            cost[k] = instruction_cycles(i, hw)
-    return engines, eng, cost, read, written
+def instruction_table(program: Program, hw: Hardware) -> Table:
+    """Validate ``program`` and return its per-instruction :class:`~strider.sim.checks.Table`."""
+    return validate(program, hw)
 
 
 def schedule(program: Program, hw: Hardware,
              on_start: Callable[[int], None] | None = None,
-             on_finish: Callable[[int], None] | None = None) -> Schedule:
+             on_finish: Callable[[int], None] | None = None,
+             table: Table | None = None) -> Schedule:
     """Run the event loop; ``on_start(k)`` / ``on_finish(k)`` are called in time order.
 
     Raises :class:`~strider.errors.DeadlockError` (with the chain of waiters) when
@@ -97,7 +74,7 @@ def schedule(program: Program, hw: Hardware,
     """
     instrs = program.instructions
     n = len(instrs)
-    engines, eng, cost, read, written = instruction_table(program, hw)
+    engines, eng, cost, read, written = table if table is not None else validate(program, hw)
     E = len(engines)
     queues: list[list[int]] = [[] for _ in range(E)]
     for k in range(n):
