@@ -80,8 +80,14 @@ def test_mode_choice_and_refusals():
     assert STRATEGY.why_not(PermuteRequest((64, 64), (1, 0), "int16"), TRN1) is None
     assert "32 bits" in STRATEGY.why_not(PermuteRequest((64, 64), (1, 0), "int32"), TRN1,
                                          allow_inexact=True)
-    assert "does not list dtype float64" in STRATEGY.why_not(
-        PermuteRequest((4, 4), (1, 0), "float64"), TRN1)
+    assert "32 bits" in STRATEGY.why_not(PermuteRequest((4, 4), (1, 0), "float64"), TRN1)
+    # 8/16-bit floats ride through the MAC cells as integers: bit-exact, no opt-in needed
+    assert choose_mode("bfloat16", TRN1)[:2] == ("mac", "int16")
+    assert choose_mode("float8_e4m3fn", TRN1)[:2] == ("mac", "int8")
+    assert choose_mode("bfloat16", TRN1, carrier=False)[0] is None
+    assert choose_mode("bfloat16", TRN1, True, "auto", False)[:2] == ("mac", "bfloat16")
+    no_f64 = TINY.with_changes(dtypes=["uint64", "float32"])
+    assert choose_mode("float64", no_f64)[:2] == ("passthrough", "uint64")
     assert "no pass-through" in STRATEGY.why_not(f32, PATENT, pe_mode="passthrough")
     assert choose_mode("int8", TINY, pe_mode="mac")[0] == "mac"
     assert choose_mode("float32", TINY, pe_mode="mac")[0] is None
@@ -204,7 +210,8 @@ def test_passthrough_on_tiny_is_bit_exact(batch, m, n, dtype, seed):
 def test_mac_mode_on_tiny_is_bit_exact_for_finite_data(batch, m, n, dtype, seed):
     request = _transpose_request(batch, m, n, dtype)
     x = _data(request.shape, dtype, seed)
-    plan, result = _run(request, TINY, x, pe_mode="mac", allow_inexact=True)
+    plan, result = _run(request, TINY, x, pe_mode="mac", allow_inexact=True,
+                        pe_carrier=dtype == "float16")
     assert plan.details["mode"] == "mac"
     assert same_bits(result.outputs["y"], request.reference(x))
 
@@ -278,7 +285,7 @@ def test_mac_mode_contaminates_columns_exactly_as_the_systolic_reference_predict
     shape = (19, 13) if hw is TINY else (150, 140)
     request = PermuteRequest(shape, (1, 0), dtype)
     x = _specials(shape, dtype)
-    plan, result = _run(request, hw, x, pe_mode="mac", allow_inexact=True)
+    plan, result = _run(request, hw, x, pe_mode="mac", allow_inexact=True, pe_carrier=False)
     t = plan.details["tiling"]
     want = _mac_prediction(x, t["groups"] * t["group_rows"], t["block_cols"], t["group_rows"],
                            t["chunk_cols"])
@@ -298,6 +305,18 @@ def test_passthrough_keeps_nan_inf_and_negative_zero_bit_exact(dtype):
     request = PermuteRequest((19, 13), (1, 0), dtype)
     x = _specials(request.shape, dtype)
     _, result = _run(request, TINY, x)
+    assert same_bits(result.outputs["y"], request.reference(x))
+
+
+@pytest.mark.parametrize("hw,dtype", [(TRN1, "bfloat16"), (TRN1, "float16"),
+                                      (PATENT, "bfloat16"), (TRN1, "float8_e5m2"),
+                                      (TINY, "float16")])
+def test_mac_mode_with_an_integer_carrier_keeps_nan_inf_and_negative_zero(hw, dtype):
+    request = PermuteRequest((150, 140) if hw is not TINY else (19, 13), (1, 0), dtype)
+    x = _specials(request.shape, dtype)
+    plan, result = _run(request, hw, x, pe_mode="mac")
+    assert plan.details["mode"] == "mac" and plan.details["bit_exact"]
+    assert plan.details["engine_dtype"].startswith(("int", "uint"))
     assert same_bits(result.outputs["y"], request.reference(x))
 
 

@@ -21,12 +21,17 @@ of ``C x (H*W)``. The plan:
    that DRAM bandwidth, not one queue, is the limit.
 
 Numerics: pass-through is bit-exact for every dtype. Multiply-accumulate mode is
-bit-exact for 8- and 16-bit integers (int32 accumulator); for floats a NaN/Inf poisons
-its column and -0.0 becomes +0.0, so it is used only with ``allow_inexact=True``;
+bit-exact for 8- and 16-bit integers (int32 accumulator); for float arithmetic a NaN/Inf
+poisons its column and -0.0 becomes +0.0, so it is used only with ``allow_inexact=True``;
 32-/64-bit integers and float64 cannot go through the MAC cells at all.
 
+Pure data movement may reinterpret bytes, so 8/16-bit floats go through the MAC cells
+as same-size integers by default (bit-exact, NaN/Inf/-0.0 included); float32 has no
+such carrier (int32 does not fit the 32-bit sums).
+
 Options (keyword arguments of ``why_not``/``plan``): ``allow_inexact`` (bool),
-``pe_mode`` (``"auto"``, ``"passthrough"``, ``"mac"``), ``pe_buffers`` (1, 2 or 3).
+``pe_mode`` (``"auto"``, ``"passthrough"``, ``"mac"``), ``pe_buffers`` (1, 2 or 3),
+``pe_carrier`` (default True; False sends 8/16-bit floats through float arithmetic).
 
 Examples
 --------
@@ -97,38 +102,66 @@ def transpose_view(request: PermuteRequest) -> TransposeView | None:
     return TransposeView(math.prod(shape[:-2]), shape[-2], shape[-1])
 
 
-def choose_mode(dtype: str, hw: Hardware, allow_inexact: bool = False,
-                pe_mode: str = "auto") -> tuple[str | None, str]:
-    """``(mode, note)``, or ``(None, reason)`` when no mode is bit-exact (and allowed).
+def choose_mode(dtype: str, hw: Hardware, allow_inexact: bool = False, pe_mode: str = "auto",
+                carrier: bool = True) -> tuple[str | None, str | None, str]:
+    """``(mode, engine dtype, note)``; ``(None, None, reason)`` when nothing is bit-exact.
 
-    >>> choose_mode("bfloat16", Hardware.preset("trn1-like"))[0] is None
+    The engine dtype is the one the program's on-chip refs use. Pure data movement may
+    reinterpret bytes, so with ``carrier`` an 8/16-bit float goes through the
+    multiply-accumulate cells as a same-size integer: its bits ride through the int32
+    sums unchanged and the transpose is bit-exact, NaN, Inf and -0.0 included.
+
+    >>> choose_mode("bfloat16", Hardware.preset("trn1-like"))[:2]
+    ('mac', 'int16')
+    >>> choose_mode("float32", Hardware.preset("trn1-like"))[0] is None
     True
-    >>> choose_mode("bfloat16", Hardware.preset("trn1-like"), allow_inexact=True)[0]
-    'mac'
-    >>> choose_mode("int32", Hardware.preset("tiny"))[0]
-    'passthrough'
+    >>> choose_mode("float32", Hardware.preset("trn1-like"), allow_inexact=True)[:2]
+    ('mac', 'float32')
+    >>> choose_mode("int32", Hardware.preset("tiny"))[:2]
+    ('passthrough', 'int32')
     """
     if pe_mode not in MODES:
         raise ArgumentError(f"pe_mode must be one of {', '.join(MODES)}, got {pe_mode!r}")
-    has_pass = hw.pe.passthrough_transpose
-    if pe_mode in ("auto", "passthrough") and has_pass:
-        return "passthrough", "pass-through mode: bit-exact for every dtype"
+    size = dtype_of(dtype).itemsize
+    if pe_mode in ("auto", "passthrough") and hw.pe.passthrough_transpose:
+        engine = dtype if hw.supports(dtype) else _int_carrier(size, hw, ("uint", "int"))
+        if engine is None:
+            return None, None, (f"{hw.name} lists neither {dtype} nor an integer of "
+                                f"{size} byte(s) to carry it")
+        return "passthrough", engine, ("pass-through mode: bit-exact for every dtype"
+                                       + (f" ({dtype} carried as {engine})"
+                                          if engine != dtype else ""))
     if pe_mode == "passthrough":
-        return None, (f"{hw.name}'s PE array has no pass-through transpose mode "
-                      "(pe.passthrough_transpose = false)")
-    if dtype not in MAC_DTYPES:
-        return None, (f"{dtype} cannot go through the multiply-accumulate cells (they "
-                      f"accumulate in 32 bits) and {hw.name}'s PE array has no pass-through "
-                      "mode; use strategy 'vector' or 'dma'")
-    if dtype in EXACT_MAC_DTYPES:
-        return "mac", "multiply-accumulate mode: bit-exact for 8/16-bit integers (int32 sums)"
+        return None, None, (f"{hw.name}'s PE array has no pass-through transpose mode "
+                            "(pe.passthrough_transpose = false)")
+    if dtype in EXACT_MAC_DTYPES and hw.supports(dtype):
+        return "mac", dtype, "multiply-accumulate mode: bit-exact for 8/16-bit integers (int32 sums)"
+    if carrier and size <= 2:
+        engine = _int_carrier(size, hw, ("int", "uint"))
+        if engine is not None:
+            return "mac", engine, (f"multiply-accumulate mode on {dtype} carried as {engine}: "
+                                   "bit-exact (the bits ride through the int32 sums), "
+                                   "NaN, Inf and -0.0 included")
+    if dtype not in MAC_DTYPES or not hw.supports(dtype):
+        return None, None, (f"{dtype} cannot go through the multiply-accumulate cells (they "
+                            f"accumulate in 32 bits) and {hw.name}'s PE array has no "
+                            "pass-through mode; use strategy 'vector' or 'dma'")
     if not allow_inexact:
-        return None, (f"{hw.name}'s PE array has no pass-through mode and multiply-accumulate "
-                      f"is not bit-exact for {dtype} (a NaN or Inf poisons its whole column, "
-                      "-0.0 becomes +0.0); pass allow_inexact=True (--allow-inexact) to accept "
-                      "that, or use strategy 'vector' or 'dma'")
-    return "mac", (f"multiply-accumulate mode (allow_inexact): {dtype} is exact for finite "
-                   "values, but a NaN/Inf poisons its column and -0.0 becomes +0.0")
+        return None, None, (
+            f"{hw.name}'s PE array has no pass-through mode and multiply-accumulate is not "
+            f"bit-exact for {dtype} (a NaN or Inf poisons its whole column, -0.0 becomes "
+            "+0.0); pass allow_inexact=True (--allow-inexact) to accept that, or use "
+            "strategy 'vector' or 'dma'")
+    return "mac", dtype, (f"multiply-accumulate mode (allow_inexact): {dtype} is exact for "
+                          "finite values, but a NaN/Inf poisons its column and -0.0 becomes +0.0")
+
+
+def _int_carrier(size: int, hw: Hardware, kinds: tuple[str, ...]) -> str | None:
+    for kind in kinds:
+        name = f"{kind}{8 * size}"
+        if hw.supports(name):
+            return name
+    return None
 
 
 @dataclass(frozen=True)
@@ -421,14 +454,11 @@ class PeStrategy:
             return (f"perm {request.perm} of shape {request.shape} is not a transpose of the "
                     "last two dims with the leading dims in order (even after merging dims "
                     "that stay together); use strategy 'vector'")
-        if view.batch * view.m * view.n and not hw.supports(request.dtype):
-            return f"{hw.name} does not list dtype {request.dtype} (its dtypes: {', '.join(hw.dtypes)})"
-        mode, note = choose_mode(request.dtype, hw, bool(options.get("allow_inexact", False)),
-                                 options.get("pe_mode", "auto"))
+        mode, engine, note = _mode(request, hw, options)
         if mode is None:
             return note
         try:
-            choose_tiling(view, request.dtype, mode, hw, options.get("pe_buffers"))
+            choose_tiling(view, engine, mode, hw, options.get("pe_buffers"))
         except CapacityError as exc:
             return str(exc)
         return None
@@ -441,14 +471,14 @@ class PeStrategy:
 
         view = transpose_view(request)
         assert view is not None
-        mode, note = choose_mode(request.dtype, hw, bool(options.get("allow_inexact", False)),
-                                 options.get("pe_mode", "auto"))
-        tiling = choose_tiling(view, request.dtype, mode, hw, options.get("pe_buffers"))
+        mode, engine, note = _mode(request, hw, options)
+        tiling = choose_tiling(view, engine, mode, hw, options.get("pe_buffers"))
         program = _Emitter(request, view, tiling, hw).emit()
         predicted = estimate(program, hw)
         k = tiling.blocks(view)
         details: dict[str, Any] = {
-            "mode": mode, "bit_exact": mode == "passthrough" or request.dtype in EXACT_MAC_DTYPES,
+            "mode": mode, "engine_dtype": engine,
+            "bit_exact": mode == "passthrough" or engine in EXACT_MAC_DTYPES,
             "view": (view.batch, view.m, view.n), "blocks": k,
             "block_shape": (tiling.block_rows, tiling.block_cols),
             "sub_block_shape": (tiling.group_rows, tiling.chunk_cols),
@@ -464,6 +494,11 @@ class PeStrategy:
             explanation=_explain(request, view, tiling, hw, note, k),
             details=details,
         )
+
+
+def _mode(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
+    return choose_mode(request.dtype, hw, bool(options.get("allow_inexact", False)),
+                       options.get("pe_mode", "auto"), bool(options.get("pe_carrier", True)))
 
 
 def _sub_blocks(view: TransposeView, t: Tiling) -> int:
