@@ -479,8 +479,9 @@ class RaceDetector:
                         f"race on {ref.memory}: {describe(k, mine)} touches "
                         f"{ref.describe()} and {describe(other, instr)} {what[:-1]}s "
                         f"{theirs.describe()}, overlapping bytes, with no ordering between "
-                        "them (no dependency path, same engine or semaphore); add a "
-                        f"dependency of {k} on {other} or move them to one engine"
+                        "them (no dependency path, same engine or semaphore); make "
+                        f"instruction {max(k, other)} depend on {min(k, other)} or move them "
+                        "to one engine"
                     )
 
 

@@ -1,0 +1,251 @@
+"""Every simulator check is triggered, and names the offending instruction."""
+
+import numpy as np
+import pytest
+
+from strider import AccessPattern as AP
+from strider import Hardware
+from strider.errors import CapacityError, DeadlockError, ProgramError, SimulationError
+from strider.program import Program, Ref
+from strider.sim import Machine
+
+TINY = Hardware.preset("tiny")          # 8 x 256 B SBUF, 8 x 128 B PSUM in 2 banks
+
+
+def run(p, inputs=None, hw=TINY, **kw):
+    return Machine(hw).run(p, inputs or {}, **kw)
+
+
+def prog_with_x(n=64, dtype="float32"):
+    p = Program()
+    p.tensor("x", (n,), dtype, role="input")
+    return p, np.arange(1, n + 1).astype(dtype)
+
+
+@pytest.mark.parametrize("ref, match", [
+    (Ref.sbuf(6, 4, AP.contiguous((4,)), "float32"), "partitions 6..9 but the sbuf has 8"),
+    (Ref.sbuf(0, 1, AP.contiguous((65,)), "float32"), "bytes 0..259 of each partition"),
+    (Ref.sbuf(0, 1, AP((4,), (-1,), 2), "float32"), r"bytes -4\.\.11"),
+    (Ref.psum(0, 1, AP.contiguous((33,)), "float32"), "past the psum's 128 bytes"),
+])
+def test_on_chip_bounds(ref, match):
+    p = Program()
+    p.vector_fill(ref, 1.0, label="fill")
+    with pytest.raises(CapacityError, match=match) as exc:
+        run(p)
+    assert "instruction 0 (VectorFill on vector, 'fill')" in str(exc.value)
+
+
+def test_dram_bounds():
+    p, x = prog_with_x(16)
+    p.dma(0, Ref.dram("x", AP.contiguous((8,), offset=10), "float32"),
+          Ref.sbuf(0, 1, AP.contiguous((8,)), "float32"))
+    with pytest.raises(CapacityError, match="DRAM tensor 'x', which has 64 bytes"):
+        run(p, {"x": x})
+
+
+def test_ttu_dims_and_register_width():
+    p, x = prog_with_x(64)
+    # a 4-dim pattern that cannot merge: tiny's descriptors have at most 3 dims
+    four = AP((2, 2, 2, 2), (1, 8, 2, 32))
+    p.dma(1, Ref.dram("x", four, "float32"), Ref.sbuf(0, 1, AP.contiguous((16,)), "float32"))
+    with pytest.raises(ProgramError, match="instruction 0 .*needs 4 dims.*at most 3"):
+        run(p, {"x": x})
+    # 16-bit registers cannot address element 40000 of a big tensor
+    q = Program()
+    q.tensor("x", (50000,), "int8", role="input")
+    q.dma(0, Ref.dram("x", AP.contiguous((4,), offset=40000), "int8"),
+          Ref.sbuf(0, 1, AP.contiguous((4,)), "int8"))
+    with pytest.raises(CapacityError, match="16-bit"):
+        run(q, {"x": np.ones(50000, np.int8)})
+
+
+def test_psum_bank_and_pe_limits():
+    p = Program()
+    src = Ref.sbuf(0, 8, AP.contiguous((4,)), "float32")
+    p.vector_fill(src, 2.0)
+    p.pe_transpose(src, Ref.psum(0, 4, AP.contiguous((8,), offset=12), "float32"), deps=[0])
+    with pytest.raises(CapacityError, match="crossing a bank boundary"):
+        run(p)
+    q = Program()
+    q.pe_transpose(src, Ref.psum(0, 4, AP.contiguous((8,)), "float32"))
+    with pytest.raises(ProgramError, match="no pass-through transpose"):
+        run(q, hw=Hardware.preset("patent"))
+    r = Program()
+    r.load_weights(Ref.sbuf(0, 8, AP.contiguous((5,)), "float32"))
+    with pytest.raises(CapacityError, match="4 columns"):
+        run(r)
+
+
+@pytest.mark.parametrize("dtype, acc, match", [
+    ("int32", "int32", "accumulate in 32 bits"),
+    ("float32", "float16", "declare dst as float32"),
+])
+def test_matmul_dtype_rules(dtype, acc, match):
+    p = Program()
+    p.load_weights(Ref.sbuf(0, 8, AP.contiguous((4,)), "float16"))
+    p.matmul(Ref.sbuf(0, 8, AP.contiguous((4,), offset=16), dtype),
+             Ref.psum(0, 4, AP.contiguous((4,)), acc))
+    with pytest.raises(ProgramError, match=match):
+        run(p)
+
+
+def test_engines_shapes_and_memories():
+    p = Program()
+    p.signal("gpu", "s")
+    with pytest.raises(ProgramError, match="engine 'gpu' does not exist"):
+        run(p)
+    p = Program()
+    t = Ref.sbuf(0, 1, AP.contiguous((4,)), "float32")
+    p.dma(5, t, t)
+    with pytest.raises(ProgramError, match="DMA queue 5 does not exist"):
+        run(p)
+    p = Program()
+    p.vector_copy(Ref.sbuf(0, 2, AP.contiguous((4,)), "float32"),
+                  Ref.sbuf(2, 2, AP.contiguous((4,)), "float32"))
+    with pytest.raises(ProgramError, match="cannot move data across partitions"):
+        run(p)
+    p = Program()
+    p.dma(0, Ref.sbuf(0, 2, AP.contiguous((4,)), "float32"),
+          Ref.sbuf(2, 2, AP.contiguous((4,)), "float16"))
+    with pytest.raises(ProgramError, match="same element size"):
+        run(p)
+    p = Program()
+    p.dma(0, Ref.sbuf(0, 2, AP.contiguous((4,)), "float32"),
+          Ref.sbuf(2, 2, AP.contiguous((3,)), "float32"))
+    with pytest.raises(ProgramError, match="same number of elements"):
+        run(p)
+    p = Program()
+    p.act_copy(Ref.sbuf(0, 2, AP.contiguous((4,)), "float32"),
+               Ref.psum(0, 2, AP.contiguous((4,)), "float32"))
+    with pytest.raises(ProgramError, match="dst is in psum"):
+        run(p)
+    p = Program()
+    p.vector_transpose(Ref.sbuf(0, 5, AP.contiguous((2,)), "float32"),
+                       Ref.sbuf(0, 2, AP.contiguous((5,)), "float32"))
+    with pytest.raises(CapacityError, match="at most 4 x 4"):
+        run(p)
+    p = Program()
+    p.matmul(Ref.sbuf(0, 8, AP.contiguous((4,)), "float32"),
+             Ref.psum(0, 4, AP.contiguous((4,)), "float32"))
+    with pytest.raises(SimulationError, match="no weights are loaded"):
+        run(p)
+
+
+def test_poisoned_read_raises_or_counts():
+    p = Program()
+    p.tensor("y", (2, 4), "float32", role="output")
+    tile = Ref.sbuf(0, 2, AP.contiguous((4,)), "float32")
+    a = p.vector_fill(Ref.sbuf(0, 2, AP.contiguous((3,)), "float32"), 1.0)   # 3 of 4 written
+    p.dma(0, tile, Ref.dram("y", AP.contiguous((2, 4)), "float32"), deps=[a], label="store")
+    with pytest.raises(SimulationError, match=r"instruction 1 \(DmaCopy on dma0, 'store'\): "
+                                              r"poisoned read.*2 of 8.*index \(0, 3\)"):
+        run(p)
+    result = run(p, poison="count")
+    assert result.stats.poisoned_reads == 2
+    assert np.array_equal(result.outputs["y"][:, :3], np.ones((2, 3), np.float32))
+
+
+def test_scratch_dram_is_poisoned_until_written():
+    p = Program()
+    p.tensor("s", (4,), "int32")
+    p.dma(0, Ref.dram("s", AP.contiguous((4,)), "int32"),
+          Ref.sbuf(0, 1, AP.contiguous((4,)), "int32"))
+    with pytest.raises(SimulationError, match="poisoned read.*of s"):
+        run(p)
+
+
+def test_unwritten_outputs_are_reported():
+    p = Program()
+    p.tensor("y", (3, 4), "int16", role="output")
+    tile = Ref.sbuf(0, 1, AP.contiguous((4,)), "int16")
+    a = p.vector_fill(tile, 5)
+    p.dma(0, tile, Ref.dram("y", AP.contiguous((4,), offset=4), "int16"), deps=[a])
+    with pytest.raises(SimulationError, match=r"output 'y': 8 of 12.*never written.*\(0, 0\)"):
+        run(p)
+    result = run(p, poison="count")
+    assert result.stats.unwritten_outputs == {"y": 8}
+    y = result.outputs["y"]
+    assert np.array_equal(y[1], np.full(4, 5, np.int16))
+    assert (y[[0, 2]].view(np.uint16) == 0xFFFF).all()        # poison pattern
+
+
+def _two_writers(ordered: str):
+    p, x = prog_with_x(8)
+    a = Ref.sbuf(0, 2, AP.contiguous((8,)), "float32")
+    b = Ref.sbuf(1, 2, AP.contiguous((4,), offset=6), "float32")  # overlaps a on p1, el 6..7
+    src = Ref.dram("x", AP.contiguous((2, 4)), "float32")
+    p.vector_fill(a, 1.0, label="fill")
+    if ordered == "deps":
+        p.dma(0, src, b, deps=[0])
+    elif ordered == "semaphore":
+        p.signal("vector", "done")
+        p.wait("dma0", "done")
+        p.dma(0, src, b)
+    else:
+        p.dma(0, src, b, label="copy")
+    return p, x
+
+
+def test_race_between_unordered_engines():
+    p, x = _two_writers("none")
+    with pytest.raises(SimulationError, match="race on sbuf") as exc:
+        run(p, {"x": x})
+    text = str(exc.value)
+    assert "instruction 1 (DmaCopy on dma0, 'copy')" in text
+    assert "instruction 0 (VectorFill on vector, 'fill')" in text
+    assert "make instruction 1 depend on 0" in text
+    run(p, {"x": x}, check_races=False)  # the check can be switched off
+
+
+@pytest.mark.parametrize("how", ["deps", "semaphore"])
+def test_ordered_writers_are_not_races(how):
+    p, x = _two_writers(how)
+    run(p, {"x": x})
+
+
+def test_disjoint_interleaved_accesses_are_not_races():
+    p, x = prog_with_x(8)
+    even = Ref.sbuf(0, 1, AP((8,), (2,)), "float32")
+    odd = Ref.sbuf(0, 1, AP((8,), (2,), 1), "float32")
+    p.vector_fill(even, 1.0)
+    p.dma(0, Ref.dram("x", AP.contiguous((8,)), "float32"), odd)
+    run(p, {"x": x})
+
+
+def test_read_write_race():
+    p = Program()
+    src = Ref.sbuf(0, 1, AP.contiguous((8,)), "float32")
+    p.vector_fill(src, 1.0)
+    p.dma(0, src, Ref.sbuf(1, 1, AP.contiguous((8,)), "float32"), deps=[0])
+    p.dma(1, Ref.sbuf(2, 1, AP.contiguous((8,)), "float32"), src)  # overwrites what 1 reads
+    with pytest.raises(SimulationError, match="race"):
+        run(p, poison="count")
+
+
+def test_deadlock_chain():
+    p = Program()
+    p.wait("pe", "a", label="pe waits a")                 # 0
+    p.signal("pe", "b")                                   # 1 (stuck behind 0)
+    p.wait("act", "b", label="act waits b")              # 2
+    p.signal("act", "a")                                  # 3 (stuck behind 2)
+    with pytest.raises(DeadlockError) as exc:
+        run(p)
+    chain = exc.value.chain
+    assert any("pe waits a" in c for c in chain) and any("act waits b" in c for c in chain)
+    assert "cycle" in chain[-1]
+    q = Program()
+    q.wait("vector", "never", count=2)
+    q.signal("pe", "never")
+    with pytest.raises(DeadlockError, match="nobody will signal it"):
+        run(q)
+
+
+def test_wrong_inputs():
+    p, x = prog_with_x(4)
+    from strider.errors import ArgumentError
+
+    with pytest.raises(ArgumentError, match="missing"):
+        run(p, {})
+    with pytest.raises(ArgumentError, match="must be float32"):
+        run(p, {"x": x.astype(np.float64)})
