@@ -47,3 +47,61 @@ def random_array(rng: np.random.Generator, shape, dtype) -> np.ndarray:
     if dt.kind == "b":
         return rng.integers(0, 2, size=shape).astype(dt)
     return (rng.standard_normal(size=shape) * 100).astype(dt)
+
+
+@st.composite
+def stream_cases(draw, max_dims: int = 4, kernels=("scale-bias", "reduce", "permute", "user")):
+    """A random seed-004 stream on the ``tiny`` preset (256 B pages, pool <= 8 pages):
+    ``dict(shape, dtype, kernel, kwargs)`` for ``strider.stream.stream``; the working set
+    always fits (so the stream must never deadlock)."""
+    from strider.stream import block_permute, reduce, scale_bias, user_kernel
+
+    ndim = draw(st.integers(1, max_dims))
+    sd = draw(st.integers(0, ndim - 1))
+    shape = [draw(st.integers(0, 5) if d != sd else st.integers(0, 24)) for d in range(ndim)]
+    from strider.hardware import dtype_of
+
+    dtype = dtype_of(draw(st.sampled_from(DTYPES)))
+    cap = 256 // dtype.itemsize
+    page = [draw(st.integers(1, max(1, n))) for n in shape]
+    while int(np.prod(page)) > cap:
+        d = int(np.argmax(page))
+        page[d] = max(1, page[d] // 2)
+    grid = [-(-max(n, 1) // p) for n, p in zip(shape, page)]
+    columns = int(np.prod([g for d, g in enumerate(grid) if d != sd]))
+    if columns > 8:
+        page = [p if d == sd else max(1, n) for d, (p, n) in enumerate(zip(page, shape))]
+        while int(np.prod(page)) > cap:
+            page[sd] = max(1, page[sd] // 2) if page[sd] > 1 else page[sd]
+            if int(np.prod(page)) > cap:
+                d = max((d for d in range(ndim) if d != sd), key=lambda d: page[d])
+                page[d] = -(-page[d] // 2)
+        grid = [-(-max(n, 1) // p) for n, p in zip(shape, page)]
+        columns = int(np.prod([g for d, g in enumerate(grid) if d != sd]))
+    from hypothesis import assume
+
+    assume(columns <= 8)
+    rows = draw(st.integers(1, max(1, 8 // columns)))
+    pages = draw(st.integers(rows * columns, 8))
+    seg_extent = rows * page[sd]
+    step = draw(st.sampled_from([k for k in range(1, seg_extent + 1) if seg_extent % k == 0]))
+    engines = draw(st.integers(1, 4))
+    kind = draw(st.sampled_from(kernels))
+    if kind == "scale-bias" and dtype.kind == "b":
+        kind = "permute"
+    if kind == "reduce":
+        dims = [d for d in range(ndim) if shape[d] > 0]
+        if not dims:
+            kind = "permute"
+    if kind == "scale-bias":
+        kernel = scale_bias(3, 2) if dtype.kind in "iu" else scale_bias(1.5, -0.25)
+    elif kind == "reduce":
+        op = draw(st.sampled_from(["max", "min", "sum"] if dtype.kind in "iu" else ["max", "min"]))
+        kernel = reduce(draw(st.sampled_from(dims)), op)
+    elif kind == "permute":
+        kernel = block_permute(draw(permutations_of(ndim)))
+    else:
+        kernel = user_kernel(lambda t: t + t, name="double")
+    return dict(shape=tuple(shape), dtype=dtype, kernel=kernel,
+                kwargs=dict(streaming_dim=sd, pages=pages, page_shape=tuple(page),
+                            segment_rows=rows, step=step, engines=engines))

@@ -110,7 +110,7 @@ class StreamCore:
             eng.done = not eng.anchors or not program.segments
         out_shape, out_dtype = program.kernel.output(program.shape, program.dtype, self.sd)
         self.out = np.empty(out_shape, out_dtype)
-        self.out.view(np.uint8)[...] = _POISON
+        self.out.reshape(-1).view(np.uint8)[...] = _POISON
         self.written = np.zeros(out_shape, bool)
         self.oob_elements = 0
         self.loads_issued: dict[PageId, int] = {}
