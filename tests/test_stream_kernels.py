@@ -1,0 +1,91 @@
+"""Kernels: built-ins against NumPy on every dtype, declared costs, argument errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from strategies import DTYPES, random_array
+from strider import Hardware
+from strider.errors import ArgumentError
+from strider.hardware import dtype_of
+from strider.stream import block_permute, reduce, scale_bias, stream, user_kernel
+from strider.stream.kernels import permute_block
+from strider.stream.stats import bit_equal
+
+TINY = Hardware.preset("tiny")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scale_bias_every_dtype(dtype):
+    dt = dtype_of(dtype)
+    x = random_array(np.random.default_rng(0), (21, 3, 2), dt)
+    k = scale_bias(3, 2) if dt.kind in "iu" else scale_bias(1.5, -0.25)
+    r = stream(x.shape, dt, k, TINY, pages=4).run(x)
+    assert r.output.dtype == dt and bit_equal(r.output, k.reference(x, 0))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_reduce_every_dtype_and_dim(dtype, dim):
+    dt = dtype_of(dtype)
+    x = random_array(np.random.default_rng(1), (19, 4, 3), dt)
+    for op in ("max", "min") + (("sum",) if dt.kind in "iu" else ()):
+        r = stream(x.shape, dt, reduce(dim, op), TINY, pages=4, engines=3).run(x)
+        expected = {"max": np.max, "min": np.min}.get(op)
+        want = expected(x, axis=dim) if expected else np.add.reduce(x, axis=dim, dtype=dt)
+        assert bit_equal(r.output, want), op
+
+
+@given(perm=st.permutations(range(4)), dtype=st.sampled_from(DTYPES), seed=st.integers(0, 99))
+@settings(max_examples=30)
+def test_block_permute_matches_transpose(perm, dtype, seed):
+    dt = dtype_of(dtype)
+    x = random_array(np.random.default_rng(seed), (9, 3, 1, 4), dt)
+    r = stream(x.shape, dt, block_permute(perm), TINY, pages=6).run(x)
+    assert bit_equal(r.output, np.transpose(x, perm))
+
+
+def test_permute_block_equals_numpy():
+    b = np.arange(60).reshape(3, 4, 5)
+    for perm in [(0, 1, 2), (2, 1, 0), (1, 2, 0), (0, 2, 1)]:
+        assert (permute_block(b, perm) == np.transpose(b, perm)).all()
+
+
+def test_user_kernel_and_declared_cost():
+    x = np.random.default_rng(2).integers(-50, 50, (16, 4)).astype(np.int16)
+    slow = user_kernel(lambda t: t - 1, cost=lambda shape, dt: 1000.0)
+    fast = user_kernel(lambda t: t - 1, cycles_per_element=0.0, overhead_cycles=0.0)
+    rs = stream(x.shape, x.dtype, slow, TINY, pages=4).run(x)
+    rf = stream(x.shape, x.dtype, fast, TINY, pages=4).run(x)
+    assert bit_equal(rs.output, x - 1) and bit_equal(rf.output, x - 1)
+    tiles = sum(1 for t in rs.timeline if t[0].startswith("pe"))
+    assert rs.stats.engine_busy["pe0"] + rs.stats.engine_busy["pe1"] == pytest.approx(
+        tiles * 1000 + tiles * TINY.stream.update_cycles)
+    assert rs.stats.cycles > rf.stats.cycles
+
+
+def test_kernel_argument_errors():
+    with pytest.raises(ArgumentError, match="not representable"):
+        stream((4, 4), "uint8", scale_bias(2, -1), TINY)
+    with pytest.raises(ArgumentError, match="not bool"):
+        stream((4, 4), "bool", scale_bias(2, 1), TINY)
+    with pytest.raises(ArgumentError, match="summation order"):
+        stream((4, 4), "float32", reduce(0, "sum"), TINY)
+    with pytest.raises(ArgumentError, match="op must be"):
+        stream((4, 4), "int32", reduce(0, "mean"), TINY)
+    with pytest.raises(ArgumentError, match="extent 0"):
+        stream((0, 4), "int32", reduce(0, "max"), TINY)
+    with pytest.raises(ArgumentError, match="not a permutation"):
+        stream((4, 4), "int32", block_permute((0, 0)), TINY)
+    with pytest.raises(ArgumentError, match="do not support"):
+        stream((4, 4), "float64", scale_bias(2, 1), Hardware.preset("trn1-like"))
+    with pytest.raises(ArgumentError, match="callable"):
+        user_kernel(3)
+    with pytest.raises(ArgumentError, match="keeps the shape"):
+        stream((4, 4), "int32", user_kernel(lambda t: t[:1]), TINY).run(np.ones((4, 4), np.int32))
+    with pytest.raises(ArgumentError, match="finite"):
+        stream((4, 4), "int32", user_kernel(lambda t: t, cost=lambda s, d: -1), TINY).run(
+            np.ones((4, 4), np.int32))
