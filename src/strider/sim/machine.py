@@ -109,6 +109,19 @@ class SimResult:
     occupancy: dict[str, tuple[np.ndarray, np.ndarray]]
 
     @property
+    def counters(self) -> dict[str, list[tuple[float, float]]]:
+        """Step series in cycles: SBUF / PSUM occupancy (KiB) and DRAM bandwidth (GB/s)."""
+        from .tracing import dram_bandwidth_series
+
+        out = {}
+        for mem in ("sbuf", "psum"):
+            t, v = self.occupancy[mem]
+            out[f"{mem.upper()} KiB"] = list(zip(t.tolist(), (v / 1024).tolist()))
+        t, r = dram_bandwidth_series(self.schedule, self.hardware.clock_hz)
+        out["DRAM GB/s"] = list(zip(t.tolist(), (r / 1e9).tolist()))
+        return out
+
+    @property
     def trace(self):
         """A :class:`~strider.trace.Trace` (``.write(path)`` gives Chrome/Perfetto JSON)."""
         from .tracing import build_trace

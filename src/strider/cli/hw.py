@@ -1,0 +1,49 @@
+"""``strider hw``: show a hardware description (a preset or a TOML file).
+
+    strider hw show trn1-like
+    strider hw show my_chip.toml --json
+    strider hw show tiny --toml > tiny.toml      # a starting point for your own
+    strider hw list
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ..hardware import PRESETS, Hardware
+from ._common import format_table, print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("hw", help="show hardware descriptions (presets or TOML files)",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    verbs = p.add_subparsers(dest="hw_command", metavar="ACTION", required=True)
+    show = verbs.add_parser("show", help="print one description")
+    show.add_argument("hardware", metavar="NAME|FILE", help="a preset name or a TOML file")
+    fmt = show.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print every field as JSON")
+    fmt.add_argument("--toml", action="store_true", help="print as TOML (loadable again)")
+    show.set_defaults(handler=run_show)
+    lst = verbs.add_parser("list", help="list the presets")
+    lst.set_defaults(handler=run_list)
+
+
+def run_show(args: argparse.Namespace) -> int:
+    hw = Hardware.load(args.hardware)
+    if args.json:
+        print_json(hw.to_dict())
+    elif args.toml:
+        print(hw.to_toml(), end="")
+    else:
+        print(f"{hw.name}: {hw.description}" if hw.description else hw.name)
+        print(format_table(["part", "figures"], hw.summary_rows()))
+    return 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    rows = []
+    for name in sorted(PRESETS):
+        hw = Hardware.preset(name)
+        rows.append((name, hw.description))
+    print(format_table(["preset", "description"], rows))
+    return 0

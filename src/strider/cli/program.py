@@ -1,0 +1,46 @@
+"""``strider program``: print a program file as a readable listing.
+
+    strider program show examples/copy_blocks.json
+    strider program show prog.json --limit 20 --hw tiny     # also validate for a machine
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ..program import Program
+from ._common import print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("program", help="show Strider program files",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    verbs = p.add_subparsers(dest="program_command", metavar="ACTION", required=True)
+    show = verbs.add_parser("show", help="print the tensors and instructions of a program")
+    show.add_argument("file", help="a program JSON file (format strider-program/1)")
+    show.add_argument("--limit", type=int, default=None,
+                      help="print at most this many instructions")
+    show.add_argument("--hw", default=None, metavar="NAME|FILE",
+                      help="also check the program against this hardware and print its "
+                           "predicted cycles")
+    show.add_argument("--json", action="store_true", help="print the program's JSON")
+    show.set_defaults(handler=run_show)
+
+
+def run_show(args: argparse.Namespace) -> int:
+    program = Program.load(args.file)
+    if args.json:
+        print_json(program.to_dict())
+        return 0
+    print(program.listing(limit=args.limit))
+    if args.hw:
+        from ..cost import estimate
+        from ..hardware import Hardware
+        from ..sim.checks import validate
+
+        hw = Hardware.load(args.hw)
+        validate(program, hw)
+        est = estimate(program, hw)
+        print(f"\nvalid for {hw.name}; predicted {est.cycles:,.0f} cycles "
+              f"({hw.seconds(est.cycles) * 1e6:,.3f} us)")
+    return 0
