@@ -1,0 +1,85 @@
+"""api (simulate / verify / run_plan) and report (build_report / format_report)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from strider import AccessPattern as AP
+from strider import Hardware
+from strider.api import mismatches, random_inputs, run_plan, same_bits, simulate, verify
+from strider.errors import ArgumentError, VerificationError
+from strider.plan import Plan
+from strider.program import Program, Ref
+from strider.report import build_report, format_report
+
+TINY = Hardware.preset("tiny")
+
+
+def flip_plan(reference=None):
+    p = Program("flip")
+    p.tensor("x", (8, 6), "float16", role="input")
+    p.tensor("y", (8, 6), "float16", role="output")
+    tile = Ref.sbuf(0, 8, AP.contiguous((6,)), "float16")
+    a = p.dma(0, Ref.dram("x", AP.contiguous((8, 6)), "float16"), tile)
+    p.dma(1, tile, Ref.dram("y", AP((8, 6), (6, -1), 5), "float16"), deps=[a])
+    ref = reference or (lambda ins: {"y": np.ascontiguousarray(ins["x"][:, ::-1])})
+    return Plan(p, TINY, "handwritten", ("x",), ("y",), 123.0, ref,
+                details={"candidates": [("handwritten", None), ("other", "too big")]})
+
+
+def test_simulate_verify_with_bare_array_and_mapping():
+    plan = flip_plan()
+    x = np.random.default_rng(0).standard_normal((8, 6)).astype(np.float16)
+    result = simulate(plan, x)
+    assert verify(plan, x, result) and verify(plan, {"x": x}, result)
+    with pytest.raises(ArgumentError):
+        simulate(plan, {"z": x})
+
+
+def test_verify_catches_a_wrong_oracle_and_names_the_element():
+    plan = flip_plan(lambda ins: {"y": ins["x"]})
+    x = np.arange(48, dtype=np.float16).reshape(8, 6) + 1
+    result = simulate(plan, x)
+    assert not verify(plan, x, result)
+    problems = mismatches(plan, x, result)
+    assert "differ, first at (0, 0)" in problems[0]
+    with pytest.raises(VerificationError):
+        run_plan(plan, check=True)
+
+
+def test_same_bits_is_nan_and_sign_aware():
+    a = np.array([np.nan, 0.0, 1.0], np.float32)
+    assert same_bits(a, a.copy())
+    assert not same_bits(a, np.array([np.nan, -0.0, 1.0], np.float32))
+    assert not same_bits(a, a.astype(np.float64))
+
+
+def test_random_inputs_are_nonzero_and_typed():
+    ins = random_inputs(flip_plan(), seed=3)
+    assert ins["x"].dtype == np.float16 and ins["x"].shape == (8, 6)
+    assert np.count_nonzero(ins["x"]) > 40
+
+
+def test_run_plan_report_fields_and_text():
+    result, report = run_plan(flip_plan())
+    for key in ("verified", "strategy", "cycles", "seconds", "roofline_seconds",
+                "roofline_ratio", "dram_bytes_read", "dram_bytes_written",
+                "achieved_bandwidth_gb_s", "predicted_cycles", "engine_utilisation",
+                "hardware", "candidates"):
+        assert key in report
+    assert report["verified"] is True and report["strategy"] == "handwritten"
+    assert report["cycles"] == result.stats.cycles and report["predicted_cycles"] == 123.0
+    assert report["candidates"][1] == {"strategy": "other", "why_not": "too big"}
+    json.dumps(report)
+    text = format_report(report)
+    assert "yes (bit-exact with NumPy)" in text and "dma0" in text and "n/a: too big" in text
+    assert f"{result.stats.cycles:,.0f} cycles" in text
+
+
+def test_build_report_without_plan():
+    plan = flip_plan()
+    result = simulate(plan, random_inputs(plan))
+    report = build_report(None, result, None)
+    assert report["strategy"] is None and report["predicted_cycles"] is None
+    assert "not checked" in format_report(report)
