@@ -1,0 +1,122 @@
+"""Programs: builder, Ref rules, JSON round trip of every instruction type, listing, CLI."""
+
+import json
+
+import pytest
+from hypothesis import given, strategies as st
+
+from strategies import access_patterns
+from strider import AccessPattern as AP
+from strider.cli import main
+from strider.errors import ProgramError
+from strider.program import INSTRUCTION_TYPES, Program, Ref
+
+
+def every_instruction_program() -> Program:
+    p = Program("all")
+    p.tensor("x", (4, 8), "bfloat16", role="input")
+    p.tensor("y", (4, 8), "float32", role="output")
+    p.tensor("s", (3,), "int8")
+    sb = Ref.sbuf(0, 4, AP.contiguous((8,)), "bfloat16")
+    ps = Ref.psum(0, 4, AP((2, 4), (4, 1), 2), "float32")
+    a = p.dma(0, Ref.dram("x", AP((4, 8), (8, -1), 7), "bfloat16"), sb, label="load")
+    b = p.load_weights(sb, deps=[a])
+    c = p.matmul(sb, ps, accumulate=True, deps=[b])
+    d = p.pe_transpose(sb, ps, deps=[c])
+    e = p.act_copy(ps, Ref.sbuf(0, 4, AP.contiguous((8,)), "float32"), deps=[d])
+    p.vector_copy(sb, sb, deps=[e])
+    p.vector_transpose(sb, sb)
+    p.vector_fill(sb, -1.5, label="fill")
+    p.vector_identity(Ref.sbuf(2, 4, AP.contiguous((4,)), "int8"))
+    p.signal("pe", "ready")
+    p.wait("dma1", "ready", count=2, deps=[0, 1])
+    return p
+
+
+def test_json_round_trip_every_instruction_type(tmp_path):
+    p = every_instruction_program()
+    assert {type(i).__name__ for i in p.instructions} == set(INSTRUCTION_TYPES)
+    again = Program.from_json(p.to_json())
+    assert again == p
+    path = tmp_path / "p.json"
+    p.save(path)
+    assert Program.load(path) == p
+    assert json.loads(path.read_text())["format"] == "strider-program/1"
+
+
+@given(access_patterns(max_dims=5), st.sampled_from(["dram", "sbuf", "psum"]),
+       st.integers(0, 7), st.integers(0, 8))
+def test_ref_round_trip(pattern, memory, start, parts):
+    if memory == "dram":
+        ref = Ref.dram("t", pattern, "float16")
+    else:
+        ref = Ref(memory, pattern, "int32", None, start, parts)
+    assert Ref.from_dict(json.loads(json.dumps(ref.to_dict()))) == ref
+    assert ref.shape == ((parts, *pattern.shape) if memory != "dram" else pattern.shape)
+
+
+def test_ref_rules():
+    with pytest.raises(ProgramError, match="memory must be one of"):
+        Ref("hbm", AP.contiguous((2,)), "int8")
+    with pytest.raises(ProgramError, match="needs the name of its tensor"):
+        Ref("dram", AP.contiguous((2,)), "int8")
+    with pytest.raises(ProgramError, match="has no tensor name"):
+        Ref("sbuf", AP.contiguous((2,)), "int8", tensor="x")
+    with pytest.raises(ProgramError, match="non-negative"):
+        Ref.sbuf(-1, 2, AP.contiguous((2,)), "int8")
+    with pytest.raises(ProgramError, match="unknown dtype"):
+        Ref.sbuf(0, 2, AP.contiguous((2,)), "int3")
+    r = Ref.sbuf(2, 3, AP((4,), (-2,), 6), "float32")
+    assert (r.size, r.nbytes, r.partition_stop, r.byte_span()) == (12, 48, 5, (0, 28))
+    assert r.describe() == "sbuf:p2..4[4]/(-2)+6"
+
+
+def test_builder_rules():
+    p = Program()
+    p.tensor("x", (2,), "int8", role="input")
+    with pytest.raises(ProgramError, match="declared twice"):
+        p.tensor("x", (2,), "int8")
+    with pytest.raises(ProgramError, match="role must be one of"):
+        p.tensor("z", (2,), "int8", role="temp")
+    with pytest.raises(ProgramError, match="negative extent"):
+        p.tensor("z", (-2,), "int8")
+    tile = Ref.sbuf(0, 1, AP.contiguous((2,)), "int8")
+    with pytest.raises(ProgramError, match=r"depends on \[0\], which are not earlier"):
+        p.vector_fill(tile, 1, deps=[0])
+    with pytest.raises(ProgramError, match="not declared"):
+        p.dma(0, Ref.dram("nope", AP.contiguous((2,)), "int8"), tile)
+    p.vector_fill(tile, 1)
+    assert p.engines() == ["vector"] and p.role("input") == ["x"]
+
+
+@pytest.mark.parametrize("data, words", [
+    ({"format": "other"}, "not a Strider program"),
+    ({"format": "strider-program/1", "instructions": [{"op": "Jump"}]}, "unknown instruction"),
+    ({"format": "strider-program/1", "instructions": [{"op": "Signal"}]}, "is malformed"),
+])
+def test_bad_program_data(data, words):
+    with pytest.raises(ProgramError, match=words):
+        Program.from_dict(data)
+    with pytest.raises(ProgramError, match="not valid JSON"):
+        Program.from_json("{")
+
+
+def test_listing_and_cli(tmp_path, capsys):
+    p = every_instruction_program()
+    text = p.listing(limit=3)
+    assert "program all: 11 instructions" in text and "... 8 more" in text
+    assert "x  input   bfloat16[4, 8]" in text
+    full = p.listing()
+    assert "ready >= 2" in full and "(accumulate)" in full and "# fill" in full
+    path = tmp_path / "all.json"
+    p.save(path)
+    assert main(["program", "show", str(path), "--limit", "2"]) == 0
+    assert "DmaCopy" in capsys.readouterr().out
+    assert main(["program", "show", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["name"] == "all"
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "copy_blocks.json"
+    assert main(["program", "show", str(example), "--hw", "tiny"]) == 0
+    assert "valid for tiny; predicted" in capsys.readouterr().out
+    assert main(["program", "show", str(tmp_path / "missing.json")]) == 2
