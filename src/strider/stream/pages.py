@@ -49,7 +49,7 @@ class PageTable:
     # ------------------------------------------------------------ queries
     def is_free(self, slot: int) -> bool:
         """Loaded (or never used) and referenced by no engine."""
-        return not self.loading[slot] and self.refs[slot] == 0
+        return bool(not self.loading[slot] and self.refs[slot] == 0)
 
     def free_slot(self) -> int | None:
         """The lowest free slot, or None when every page is loading or referenced."""

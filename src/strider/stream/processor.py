@@ -367,7 +367,7 @@ class StreamResult:
     program: StreamProgram
     output: np.ndarray
     stats: Any
-    timeline: list[tuple[str, float, float, str]] = field(repr=False)
+    timeline: list[tuple[str, float, float, str, str]] = field(repr=False)
     counters: dict[str, list[tuple[float, float]]] = field(repr=False)
     log: list[tuple] = field(default_factory=list, repr=False)
 
@@ -416,7 +416,7 @@ def run_stream(program: StreamProgram, x: np.ndarray, *, record: bool = False) -
     free_queues = list(range(hw.dma.queues))
     heap: list[tuple[float, int, int]] = []
     seq = 0
-    timeline: list[tuple[str, float, float, str]] = []
+    timeline: list[tuple[str, float, float, str, str]] = []  # track, start, end, kind, detail
     issued_at: dict[PageId, float] = {}
     defined_at: dict[int, float] = {}
     idle_since = [0.0] * program.engines
@@ -471,8 +471,8 @@ def run_stream(program: StreamProgram, x: np.ndarray, *, record: bool = False) -
                     heapq.heappush(heap, (now + cycles, seq, e))
                     seq += 1
                     busy[e] += cycles
-                    timeline.append((f"pe{e}", now, now + cycles,
-                                     f"seg {t.segment} @ {t.offset}"))
+                    timeline.append((f"pe{e}", now, now + cycles, "compute",
+                                     f"segment {t.segment} offset {t.offset}"))
                     pending_stores[e] = stores
             while free_queues and waiting:
                 t = waiting.popleft()
@@ -499,8 +499,8 @@ def run_stream(program: StreamProgram, x: np.ndarray, *, record: bool = False) -
             running.remove(t)
             free_queues.append(t.queue)
             free_queues.sort()
-            label = (f"load {_fmt(t.key)}" if t.kind == "load" else f"store pe{t.key}")
-            timeline.append((f"dma{t.queue}", t.start, now, label))
+            label = (f"page {_fmt(t.key)}" if t.kind == "load" else f"results of pe{t.key}")
+            timeline.append((f"dma{t.queue}", t.start, now, t.kind, label))
             if t.kind == "load":
                 core.complete_load(t.key)
                 bytes_read += t.nbytes

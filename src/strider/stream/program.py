@@ -220,6 +220,10 @@ class StreamProgram:
     def __post_init__(self) -> None:
         self.validate()
 
+    def __repr__(self) -> str:
+        return (f"<StreamProgram {self.kernel.name} over {self.dtype.name}{list(self.shape)}: "
+                f"{len(self.segments)} segments, {self.pool_pages} pages, {self.engines} engines>")
+
     # ------------------------------------------------------------ facts
     @property
     def engines(self) -> int:

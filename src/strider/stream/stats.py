@@ -98,8 +98,8 @@ def collect_stats(program: StreamProgram, core: StreamCore, cycles: float, timel
                   bytes_written: int) -> StreamStats:
     """Build :class:`StreamStats` from the timed run's records."""
     hw = program.hw
-    dma = merge_intervals([(s, e) for track, s, e, _ in timeline if track.startswith("dma")])
-    pe = merge_intervals([(s, e) for track, s, e, _ in timeline if track.startswith("pe")])
+    dma = merge_intervals([(t[1], t[2]) for t in timeline if t[0].startswith("dma")])
+    pe = merge_intervals([(t[1], t[2]) for t in timeline if t[0].startswith("pe")])
     shorter = min(_length(dma), _length(pe))
     overlap = 100.0 * overlap_length(dma, pe) / shorter if shorter > 0 else 0.0
     roof = roofline_cycles(bytes_read, bytes_written, hw, compute_cycles=max(busy, default=0))
@@ -195,8 +195,8 @@ def write_trace(result: StreamResult, path) -> None:
     hw = result.program.hw
     us = 1e6 / hw.clock_hz
     trace = Trace(f"stream {result.program.kernel.name}")
-    for track, start, end, name in sorted(result.timeline, key=lambda t: (t[0], t[1])):
-        trace.slice(track, name, start * us, (end - start) * us)
+    for track, start, end, kind, detail in sorted(result.timeline, key=lambda t: (t[0], t[1])):
+        trace.slice(track, kind, start * us, (end - start) * us, args={"what": detail})
     loading = result.counters["pages loading"]
     in_use = result.counters["pages in use"]
     free = result.counters["pages free"]
@@ -209,4 +209,9 @@ def plot_result(result: StreamResult, path) -> None:
     """Engine/DMA timeline with the page-occupancy counters below (PNG)."""
     from ..plot import plot_timeline
 
-    plot_timeline(result.timeline, path, counters=result.counters)
+    p = result.program
+    title = (f"stream {p.kernel.name} over {p.dtype.name}{list(p.shape)} on {p.hw.name}: "
+             f"{p.pool_pages} pages, overlap {result.stats.overlap_pct:.0f}%, "
+             f"{result.stats.roofline_ratio:.2f}x DRAM roofline")
+    plot_timeline(result.timeline, path, counters=result.counters, title=title,
+                  clock_hz=p.hw.clock_hz)

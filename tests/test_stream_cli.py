@@ -1,0 +1,35 @@
+"""``strider stream``: default run is 8x the SBUF, verified; errors are clean."""
+
+from __future__ import annotations
+
+import json
+
+from strider import Hardware
+from strider.cli import main
+from strider.cli.stream import default_shape
+
+
+def test_default_tensor_is_eight_sbufs(capsys, tmp_path):
+    hw = Hardware.preset("tiny")
+    assert default_shape(hw, 4, 4)[0] * default_shape(hw, 4, 4)[1] * 4 >= 8 * 2048
+    for kernel in ("scale-bias", "reduce", "permute"):
+        rc = main(["stream", "--hw", "tiny", "--kernel", kernel, "--json",
+                   "--trace", str(tmp_path / "t.json")])
+        report = json.loads(capsys.readouterr().out)
+        assert rc == 0 and report["verified"] is True
+        assert report["tensor_bytes"] >= 8 * hw.sbuf.capacity_bytes
+        assert (tmp_path / "t.json").exists()
+
+
+def test_text_report_and_plot(capsys, tmp_path):
+    rc = main(["stream", "--hw", "tiny", "--kernel", "reduce", "--op", "sum", "--dtype", "int16",
+               "--shape", "100,6", "--pages", "3", "--plot", str(tmp_path / "p.png")])
+    out = capsys.readouterr().out
+    assert rc == 0 and "bit-exact" in out and "plot written" in out
+
+
+def test_errors_are_clean(capsys):
+    assert main(["stream", "--hw", "tiny", "--pages", "100"]) == 2
+    assert "exceed the SBUF" in capsys.readouterr().err
+    assert main(["stream", "--hw", "tiny", "--kernel", "reduce", "--op", "sum"]) == 2
+    assert "summation order" in capsys.readouterr().err
