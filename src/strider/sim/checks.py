@@ -394,6 +394,14 @@ def _refs_overlap(a: Ref, b: Ref) -> bool:
     return bool(np.intersect1d(byte_set(a), byte_set(b), assume_unique=True).size)
 
 
+def _ids(region: np.ndarray) -> np.ndarray:
+    """The distinct instruction ids in a grid region (cheap when it holds only one)."""
+    low, high = region.min(), region.max()
+    if low == high:
+        return np.array([low])
+    return np.unique(region)
+
+
 class RaceDetector:
     """Vector-clock race detection over on-chip memories (see the module docstring)."""
 
@@ -452,13 +460,13 @@ class RaceDetector:
         p0, p1 = ref.partition_start, ref.partition_stop
         c0, c1 = span[0] // RACE_GRANULE, -(-span[1] // RACE_GRANULE)
         region_w = writers[p0:p1, c0:c1]
-        self._conflicts(k, e, vc, ref, np.unique(region_w), "writes")
+        self._conflicts(k, e, vc, ref, _ids(region_w), "writes")
         if write:
-            region_r = readers[:, p0:p1, c0:c1].reshape(len(self.engines), -1)
-            latest = region_r.max(axis=1)
+            region_r = readers[:, p0:p1, c0:c1]
+            latest = region_r.max(axis=(1, 2))
             for other in np.nonzero(latest >= 0)[0]:
                 if other != e and vc[other] < self.seq_of[latest[other]]:
-                    self._conflicts(k, e, vc, ref, np.unique(region_r[other]), "reads")
+                    self._conflicts(k, e, vc, ref, _ids(region_r[other]), "reads")
             region_w[...] = k
         else:
             readers[e, p0:p1, c0:c1] = k
