@@ -84,11 +84,12 @@ def permute(a: Any, perm: Sequence[int] | None = None, out: np.ndarray | None = 
     if type(a) is not np.ndarray:
         a = _as_array(a)
     perm_t = _check_perm(perm, a.ndim)
-    shape = tuple([a.shape[p] for p in perm_t])
     if out is None:
-        out = np.empty(shape, a.dtype)
+        if backend == "auto" and a.nbytes <= SMALL_BYTES:
+            return a.transpose(perm_t).copy()  # fewest Python steps for tiny arrays
+        out = np.empty([a.shape[p] for p in perm_t], a.dtype)
     else:
-        _check_out(out, a, shape)
+        _check_out(out, a, tuple([a.shape[p] for p in perm_t]))
     if backend == "auto":
         if a.nbytes <= SMALL_BYTES or a.dtype.hasobject:
             np.copyto(out, a.transpose(perm_t))
