@@ -28,7 +28,7 @@ from typing import Any, Iterator, Mapping, NamedTuple
 
 import numpy as np
 
-from ..cost import roofline_cycles
+from ..cost import _itemsize, pattern_info, roofline_cycles
 from ..errors import ArgumentError
 from ..hardware import Hardware, dtype_of
 from ..program import Program
@@ -37,6 +37,7 @@ from .execute import Executor
 from .timing import Schedule, schedule
 
 _COMPUTE_ENGINES = ("pe", "act", "vector")
+_INF = float("inf")
 
 
 class TimelineEntry(NamedTuple):
@@ -218,22 +219,21 @@ def _occupancy(program: Program, hw: Hardware, sched: Schedule):
 
     Programs allocate statically, so occupancy only grows: the peak is the final value.
     """
-    first_ref: dict = {}
+    first: dict[tuple, float] = {}
     start = sched.start.tolist()
     for k, i in enumerate(program.instructions):
         r = getattr(i, "dst", None)
-        if r is None or r.memory == "dram":
+        if r is None or r.memory == "dram" or not r.partitions:
             continue
+        pat = r.pattern
+        size, low, high, _ = pattern_info(pat.shape, pat.strides)
+        if not size:
+            continue
+        item = _itemsize(r.dtype)
+        key = (r.memory, r.partition_start, r.partition_start + r.partitions,
+               (pat.offset + low) * item, (pat.offset + high + 1) * item)
         t = start[k]
-        if t < first_ref.get(r, float("inf")):
-            first_ref[r] = t
-    first: dict[tuple, float] = {}
-    for r, t in first_ref.items():
-        span = r.byte_span()
-        if span is None or r.partitions == 0:
-            continue
-        key = (r.memory, r.partition_start, r.partition_stop, span[0], span[1])
-        if t < first.get(key, float("inf")):
+        if t < first.get(key, _INF):
             first[key] = t
     out = {}
     for mem, spec in (("sbuf", hw.sbuf), ("psum", hw.psum)):
