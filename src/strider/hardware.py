@@ -297,7 +297,7 @@ class Hardware:
                      f"({self.dram_bytes_per_cycle:.1f} B/cycle)"),
             ("SBUF", f"{self.sbuf.partitions} partitions x "
                      f"{self.sbuf.bytes_per_partition / kib:g} KiB = "
-                     f"{self.sbuf.capacity_bytes / 2**20:g} MiB"),
+                     f"{_bytes_text(self.sbuf.capacity_bytes)}"),
             ("PSUM", f"{self.psum.partitions} partitions x "
                      f"{self.psum.bytes_per_partition / kib:g} KiB in {self.psum.banks} banks"),
             ("PE array", f"{self.pe.rows} x {self.pe.cols}"
@@ -401,6 +401,13 @@ def _from_plain(data: dict[str, Any]) -> Hardware:
         if not problems:
             return hardware
     raise ConfigError(problems)
+
+
+def _bytes_text(n: int) -> str:
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:g} {unit}"
+    return f"{n} B"
 
 
 def _toml_value(value: Any) -> str:

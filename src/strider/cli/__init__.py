@@ -43,6 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `strider ... | head`: the reader left, not an error
+        sys.stderr.close()
+        return 0
 
 
 def _version() -> str:
