@@ -10,8 +10,8 @@
  *   a      the tile dim A (the input's fastest dim) or -1 ("rows" mode),
  *   ta, tb tile extents along A and along the last dim B.
  * The work is the set of tiles (A and B cut into ta/tb pieces, every other dim
- * one index at a time), numbered in output order and split into contiguous
- * ranges, one per thread, so each thread writes its own stretch of the output.
+ * one index at a time), numbered in output order; threads take contiguous chunks
+ * of that numbering, so each writes stretches of the output.
  */
 #include <stdint.h>
 #include <string.h>
@@ -34,9 +34,12 @@ typedef struct {
     int64_t ext[MAXD]; /* iteration extents: tile counts for A and B */
 } plan_t;
 
+/* Threads take chunks of tiles from a shared counter, so a thread that the OS
+ * preempts (a busy machine) delays nobody: the others take its share. */
 typedef struct {
     const plan_t *p;
-    int64_t w0, w1;
+    int64_t nwork, chunk;
+    int64_t next; /* atomic */
 } job_t;
 
 /* ---- scalar tiles: out[i, j] = in[i, j], i along A (rows of the output), j along B ---- */
@@ -221,7 +224,11 @@ static void run_range(const plan_t *p, int64_t w0, int64_t w1) {
 
 static void *run_job(void *arg) {
     job_t *j = (job_t *)arg;
-    run_range(j->p, j->w0, j->w1);
+    for (;;) {
+        int64_t w0 = __atomic_fetch_add(&j->next, j->chunk, __ATOMIC_RELAXED);
+        if (w0 >= j->nwork) break;
+        run_range(j->p, w0, w0 + j->chunk < j->nwork ? w0 + j->chunk : j->nwork);
+    }
     return NULL;
 }
 
@@ -255,20 +262,17 @@ int strider_permute(const char *src, char *dst, int nd, const int64_t *n, const 
     if (nthreads > MAXT) nthreads = MAXT;
     if (nthreads > nwork) nthreads = (int)nwork;
     pthread_t th[MAXT];
-    job_t jobs[MAXT];
     int started[MAXT];
-    for (int t = 0; t < nthreads; t++) {
-        jobs[t].p = &p;
-        jobs[t].w0 = nwork * t / nthreads;
-        jobs[t].w1 = nwork * (t + 1) / nthreads;
-        started[t] = 0;
-    }
+    job_t job;
+    job.p = &p;
+    job.nwork = nwork;
+    job.chunk = nwork / (16 * (int64_t)nthreads);
+    if (job.chunk < 1) job.chunk = 1;
+    job.next = 0;
     for (int t = 1; t < nthreads; t++)
-        started[t] = pthread_create(&th[t], NULL, run_job, &jobs[t]) == 0;
-    run_range(&p, jobs[0].w0, jobs[0].w1);
-    for (int t = 1; t < nthreads; t++) {
+        started[t] = pthread_create(&th[t], NULL, run_job, &job) == 0;
+    run_job(&job); /* returns once every chunk is taken, even if no thread started */
+    for (int t = 1; t < nthreads; t++)
         if (started[t]) pthread_join(th[t], NULL);
-        else run_range(&p, jobs[t].w0, jobs[t].w1); /* no thread: do its share here */
-    }
     return 0;
 }
