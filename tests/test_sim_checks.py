@@ -249,3 +249,32 @@ def test_wrong_inputs():
         run(p, {})
     with pytest.raises(ArgumentError, match="must be float32"):
         run(p, {"x": x.astype(np.float64)})
+
+
+def test_offset_checks_apply_to_every_instruction_of_a_shared_structure():
+    """Validation caches what does not depend on offsets; the offsets of every
+    instruction are still checked, and the first offender in program order is named."""
+    p = Program()
+    for off in (0, 32, 60, 61):  # the same structure; the last reaches byte 259
+        p.vector_fill(Ref.sbuf(0, 8, AP.contiguous((4,), offset=off), "float32"), 1.0)
+    with pytest.raises(CapacityError, match=r"instruction 3 .*bytes 244\.\.259"):
+        run(p)
+    # an earlier offset error is reported before a later structural one
+    q = Program()
+    q.vector_fill(Ref.sbuf(0, 8, AP.contiguous((4,)), "float32"), 1.0)
+    q.vector_fill(Ref.sbuf(0, 8, AP.contiguous((4,), offset=63), "float32"), 1.0)
+    q.vector_identity(Ref.sbuf(0, 8, AP.contiguous((3,)), "float32"))  # not square
+    with pytest.raises(CapacityError, match="instruction 1 "):
+        run(q)
+
+
+def test_psum_bank_is_checked_per_instruction_offset():
+    p = Program()
+    w = Ref.sbuf(0, 4, AP.contiguous((4,)), "float32")
+    p.vector_fill(w, 1.0)
+    p.load_weights(w)
+    for off in (0, 14):  # 8 floats from element 14 cross the 64-byte bank boundary
+        p.matmul(Ref.sbuf(0, 4, AP.contiguous((8,)), "float32"),
+                 Ref.psum(0, 4, AP.contiguous((8,), offset=off), "float32"))
+    with pytest.raises(CapacityError, match="instruction 3 .*crossing a bank"):
+        run(p, functional=False)

@@ -13,7 +13,7 @@ from strider.program import Program, Ref
 from strider.sim import Machine
 
 TINY = Hardware.preset("tiny")
-BIG = TINY.with_changes(sbuf={"partitions": 8, "bytes_per_partition": 4096},
+BIG = TINY.with_changes(sbuf={"partitions": 8, "bytes_per_partition": 8192},
                         dma={"max_dims": 8, "ttu_width_bits": 32}, name="tiny-big")
 
 

@@ -105,3 +105,28 @@ def test_ttu_register_model_walks_the_simulator_view(side):
 def test_timing_only_needs_no_inputs_and_gives_no_outputs():
     r = Machine(TINY).run(two_loads(TINY), functional=False)
     assert r.outputs == {} and r.stats.dram_bytes_read == 1024
+
+
+def test_pe_array_is_pipelined_occupancy_then_latency():
+    """The next MatMul enters while the previous results drain: occupancy N columns,
+    results ready after N + rows + M; a dependent waits for the full latency."""
+    from strider.cost import instruction_timing
+
+    hw = TINY  # 8 x 4 PE array
+    p = Program()
+    w = Ref.sbuf(0, 8, AP.contiguous((4,)), "float32")
+    mv = Ref.sbuf(0, 8, AP.contiguous((10,), offset=8), "float32")
+    out = [Ref.psum(0, 4, AP.contiguous((10,), offset=16 * b), "float32") for b in (0, 1)]
+    lw = p.load_weights(w)
+    m1 = p.matmul(mv, out[0], deps=[lw])
+    m2 = p.matmul(mv, out[1])
+    act = p.act_copy(out[0], Ref.sbuf(0, 4, AP.contiguous((10,), offset=32), "float32"),
+                     deps=[m1])
+    assert instruction_timing(p.instructions[m1], hw) == (10.0, 10 + 8 + 4)
+    r = Machine(hw).run(p, functional=False)
+    assert r.timeline.start.tolist()[:3] == [0.0, 8.0, 18.0]
+    assert r.timeline.end.tolist()[:3] == [8.0, 8 + 22.0, 18 + 22.0]
+    assert r.timeline.start[act] == 30.0
+    assert r.stats.engine_busy["pe"] == 40.0  # in flight from 0 to 40
+    est = estimate(p, hw)
+    assert est.cycles == r.stats.cycles and est.engine_busy["pe"] == 40.0

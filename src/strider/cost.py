@@ -22,6 +22,21 @@ Assumptions
   (``pe.rows``) and drain across the ``M`` columns that produce results (``dst``
   partitions); ``PeTranspose`` (pass-through) is a weight load plus the same stream with
   a ``K``-column one-hot control: ``K + K + pe.rows + M``.
+- **Occupancy and latency** (:func:`instruction_timing`). An instruction keeps its
+  engine busy for its *occupancy* and its results are ready (for dependents, Signals
+  and the end of the program) after its *latency*. The PE array is pipelined: the next
+  instruction's columns enter while the previous results still travel down and out,
+  so ``MatMul`` occupies the array for its ``N`` streamed columns and ``PeTranspose``
+  for ``K + K`` (weights in, control columns in), while their latencies are the full
+  counts above. ``LoadWeights`` occupies the array for its ``K`` cycles: the weights
+  shift down through the same cells the moving data crosses, so a load does not overlap
+  the stream of the previous ``MatMul`` (no double-buffered weight registers are
+  assumed -- a conservative choice; with shadow registers a load could hide behind the
+  previous stream). Back-to-back full 128 x 128 blocks thus cost ``K + N = 256`` cycles
+  each in MAC mode, and one block alone still costs ``K + N + rows + M = 512`` end to
+  end, as the reference counts. Every other instruction has occupancy = latency.
+  An engine's *busy* time is the time during which it has at least one instruction in
+  flight (the union of the ``[start, start + latency)`` intervals).
 - **Vector / activation engines**: one lane per partition; an instruction costs its
   fixed ``instruction_cycles`` plus one cycle per element per partition, times
   ``ceil(partitions / lanes)`` passes. A vector transpose costs ``instruction_cycles``
@@ -132,7 +147,8 @@ def _lane_cycles(ref: Ref, lanes: int, fixed: int) -> float:
 
 
 def instruction_cycles(instr: Instruction, hw: Hardware) -> float:
-    """Uncontended cycles of any instruction (see the module docstring).
+    """Uncontended cycles of any instruction, end to end (its latency; see the module
+    docstring).
 
     >>> from strider import AccessPattern, Hardware
     >>> from strider.program import VectorCopy, Ref
@@ -141,26 +157,50 @@ def instruction_cycles(instr: Instruction, hw: Hardware) -> float:
     >>> instruction_cycles(VectorCopy(src=tile, dst=tile), hw)
     14.0
     """
+    return instruction_timing(instr, hw)[1]
+
+
+def instruction_timing(instr: Instruction, hw: Hardware) -> tuple[float, float]:
+    """``(occupancy, latency)`` in uncontended cycles (see the module docstring).
+
+    Occupancy: how long the instruction keeps its engine from starting the next one;
+    latency: when its results are ready. They differ only on the pipelined PE array.
+
+    >>> from strider import AccessPattern, Hardware
+    >>> from strider.program import LoadWeights, MatMul, Ref
+    >>> hw = Hardware.preset("trn1-like")                     # 128 x 128 PE array
+    >>> block = Ref.sbuf(0, 128, AccessPattern.contiguous((128,)), "bfloat16")
+    >>> out = Ref.psum(0, 128, AccessPattern.contiguous((128,)), "float32")
+    >>> instruction_timing(LoadWeights(src=block), hw)
+    (128.0, 128.0)
+    >>> instruction_timing(MatMul(moving=block, dst=out), hw)   # 128 columns; + fill, drain
+    (128.0, 384.0)
+    """
     if isinstance(instr, DmaCopy):
-        return dma_cycles(instr, hw)
+        c = dma_cycles(instr, hw)
+        return c, c
     if isinstance(instr, LoadWeights):
-        return float(max(instr.src.partitions, 1))
+        c = float(max(instr.src.partitions, 1))
+        return c, c
     if isinstance(instr, MatMul):
-        return float(instr.moving.pattern.size + hw.pe.rows + instr.dst.partitions)
+        n = instr.moving.pattern.size
+        return float(max(n, 1)), float(n + hw.pe.rows + instr.dst.partitions)
     if isinstance(instr, PeTranspose):
         k = instr.src.partitions
-        return float(k + k + hw.pe.rows + instr.src.pattern.size)
+        return float(max(k + k, 1)), float(k + k + hw.pe.rows + instr.src.pattern.size)
     if isinstance(instr, ActCopy):
-        return _lane_cycles(instr.src, hw.activation.lanes, hw.activation.instruction_cycles)
-    if isinstance(instr, VectorTranspose):
-        return float(hw.vector.instruction_cycles + hw.vector.transpose_block)
-    if isinstance(instr, VectorCopy):
-        return _lane_cycles(instr.src, hw.vector.lanes, hw.vector.instruction_cycles)
-    if isinstance(instr, (VectorFill, VectorIdentity)):
-        return _lane_cycles(instr.dst, hw.vector.lanes, hw.vector.instruction_cycles)
-    if isinstance(instr, (Signal, Wait)):
-        return 1.0
-    raise ProgramError(f"no cost for instruction type {type(instr).__name__}")
+        c = _lane_cycles(instr.src, hw.activation.lanes, hw.activation.instruction_cycles)
+    elif isinstance(instr, VectorTranspose):
+        c = float(hw.vector.instruction_cycles + hw.vector.transpose_block)
+    elif isinstance(instr, VectorCopy):
+        c = _lane_cycles(instr.src, hw.vector.lanes, hw.vector.instruction_cycles)
+    elif isinstance(instr, (VectorFill, VectorIdentity)):
+        c = _lane_cycles(instr.dst, hw.vector.lanes, hw.vector.instruction_cycles)
+    elif isinstance(instr, (Signal, Wait)):
+        c = 1.0
+    else:
+        raise ProgramError(f"no cost for instruction type {type(instr).__name__}")
+    return c, c
 
 
 def dram_sides(instr: Instruction) -> int:
@@ -197,7 +237,8 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     """Predict a program's cycles with a list schedule (no data, no contention model).
 
     Each engine runs its instructions in order; an instruction starts when its engine is
-    free, its dependencies have finished and (for a Wait) enough Signals have finished.
+    free (the previous one's occupancy has passed), its dependencies have finished
+    (their latency has passed) and (for a Wait) enough Signals have finished.
     DRAM bandwidth is a cap: the schedule ends no earlier than all DRAM bytes need at
     ``hw.dram_bytes_per_cycle`` (the simulator shares the bandwidth in time instead).
 
@@ -214,7 +255,7 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     """
     instrs = program.instructions
     n = len(instrs)
-    cost = [instruction_cycles(i, hw) for i in instrs]
+    timing = [instruction_timing(i, hw) for i in instrs]
     end = [0.0] * n
     queues: dict[str, list[int]] = {}
     for k, i in enumerate(instrs):
@@ -222,6 +263,7 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     heads = {e: 0 for e in queues}
     free = {e: 0.0 for e in queues}
     busy = {e: 0.0 for e in queues}
+    covered = {e: 0.0 for e in queues}  # end of the in-flight intervals so far
     done = [False] * n
     signal_ends: dict[str, list[float]] = {}
     dram_rate = hw.dram_bytes_per_cycle
@@ -241,12 +283,14 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
                     if len(ends) < i.count:
                         break
                     start = max(start, sorted(ends)[i.count - 1])
-                finish = start + cost[k]
+                occupancy, latency = timing[k]
+                finish = start + latency
                 sides = dram_sides(i)
                 if sides:
                     dram_bytes += sides * dma_bytes(i)  # type: ignore[arg-type]
-                end[k], done[k], free[e] = finish, True, finish
-                busy[e] += cost[k]
+                end[k], done[k], free[e] = finish, True, start + occupancy
+                busy[e] += max(0.0, finish - max(start, covered[e]))
+                covered[e] = max(covered[e], finish)
                 if isinstance(i, Signal):
                     signal_ends.setdefault(i.semaphore, []).append(finish)
                 heads[e] += 1
@@ -261,5 +305,6 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     return Estimate(float(total), busy)
 
 
-__all__ = ["pattern_info", "dma_cycles", "dma_bytes", "chunk_bytes", "instruction_cycles", "estimate",
+__all__ = ["pattern_info", "dma_cycles", "dma_bytes", "chunk_bytes", "instruction_cycles",
+           "instruction_timing", "estimate",
            "Estimate", "roofline_cycles", "dram_sides"]

@@ -36,8 +36,8 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from ..access_pattern import AccessPattern
-from ..errors import CapacityError, ProgramError, SimulationError
-from ..cost import _itemsize, instruction_cycles, pattern_info
+from ..errors import CapacityError, ProgramError, SimulationError, StriderError
+from ..cost import _itemsize, instruction_timing, pattern_info
 from ..hardware import Hardware, dtype_of
 from ..ttu import TTUConfig, check_fits
 from ..program import (
@@ -124,13 +124,50 @@ _ANY = ("dram", "sbuf", "psum")
 
 
 class Table(NamedTuple):
-    """Per instruction: engine index (into ``engines``), cycles, DRAM bytes read/written."""
+    """Per instruction: engine index (into ``engines``), latency and occupancy in
+    uncontended cycles, DRAM bytes read/written, dependencies, and for Signal/Wait the
+    semaphore (``sync[k] = (semaphore, count)``, count 0 for a Signal).
+
+    ``dst_rect`` locates each instruction's on-chip destination for the occupancy
+    counters: int64 arrays ``(memory, first partition, partition stop, first byte, byte
+    stop)``, memory 0 when there is none, 1 for SBUF, 2 for PSUM.
+    """
 
     engines: list[str]
     engine: list[int]
     cost: list[float]
+    occupancy: list[float]
     dram_read: list[int]
     dram_written: list[int]
+    deps: list[tuple[int, ...]]
+    sync: dict[int, tuple[str, int]]
+    dst_rect: tuple[np.ndarray, ...]
+
+
+# Operand fields per instruction type, in the order the checks visit them.
+_OPERANDS: dict[type, tuple[str, ...]] = {
+    DmaCopy: ("src", "dst"), LoadWeights: ("src",), MatMul: ("moving", "dst"),
+    PeTranspose: ("src", "dst"), ActCopy: ("src", "dst"), VectorCopy: ("src", "dst"),
+    VectorTranspose: ("src", "dst"), VectorFill: ("dst",), VectorIdentity: ("dst",),
+    Signal: (), Wait: (),
+}
+_MEM_ID = {"sbuf": 1, "psum": 2}
+_BIG = 1 << 62
+
+
+class _Entry(NamedTuple):
+    """What validation learned from the first instruction of one structure (everything
+    but the operands' offsets), and how to check the offsets of the others."""
+
+    engine: int
+    latency: float
+    occupancy: float
+    read: int
+    written: int
+    # per operand slot (up to 2): (itemsize, low, high, byte limit or -1 for no bounds
+    # check, TTU extent or -1, TTU base offset, PSUM bank bytes or 0)
+    slots: tuple[tuple[int, int, int, int, int, int, int], ...]
+    rect: tuple[int, int, int, int, int, int]  # (memory id, p0, p1, item, low, high)
 
 
 class _Validator:
@@ -140,47 +177,155 @@ class _Validator:
         self.tensor_bytes = {t.name: t.nbytes for t in program.tensors.values()}
 
     def run(self) -> Table:
+        """Validate every instruction; checks that do not depend on the operands'
+        offsets run once per distinct structure (type, engine, memories, partitions,
+        shapes, strides, dtypes), the offset-dependent ones (bounds, TTU register width,
+        PSUM banks) for all instructions at once with NumPy. An instruction flagged there
+        is re-checked in full, which raises the same error as checking it alone."""
         instrs = self.program.instructions
         n = len(instrs)
         hw = self.hw
         names = engine_names(hw)
-        eidx = {e: q for q, e in enumerate(names)}
-        eng, cost, read, written = [0] * n, [0.0] * n, [0] * n, [0] * n
-        spec = hw.dma
-        rate, chunk_full, fixed = spec.bytes_per_cycle, spec.efficient_chunk_bytes, \
-            float(spec.descriptor_cycles)
-        queues = spec.queues
-        for k, instr in enumerate(instrs):
-            if type(instr) is DmaCopy:
-                if not 0 <= instr.queue < queues:
-                    self.fail(k, instr, f"DMA queue {instr.queue} does not exist on "
-                                        f"{hw.name} (queues 0..{queues - 1})")
-                src, dst = instr.src, instr.dst
-                n_src, run_src, item = self.ref(k, instr, "src", src, _ANY)
-                n_dst, run_dst, item_dst = self.ref(k, instr, "dst", dst, _ANY)
-                if n_src != n_dst:
-                    self.same_size(k, instr, src, dst)
-                if item != item_dst:
-                    self.same_itemsize(k, instr, src, dst)
-                self.ttu(k, instr, "src", src)
-                self.ttu(k, instr, "dst", dst)
-                nbytes = n_src * item
-                eng[k] = instr.queue
-                if nbytes:
-                    chunk = min(run_src, run_dst) * item
-                    eff = chunk / chunk_full if chunk < chunk_full else 1.0
-                    cost[k] = fixed + nbytes / (rate * eff)
+        self.eidx = {e: q for q, e in enumerate(names)}
+        cache: dict[tuple, int] = {}
+        entries: list[_Entry] = []
+        ent = [0] * n
+        off0 = [0] * n
+        off1 = [0] * n
+        deps: list[tuple[int, ...]] = [()] * n
+        sync: dict[int, tuple[str, int]] = {}
+        operands = _OPERANDS
+        k = 0
+        try:
+            for k, instr in enumerate(instrs):
+                t = type(instr)
+                fields_ = operands.get(t)
+                if fields_ is None:
+                    self.instruction(k, instr)  # raises: unknown engine or type
+                    self.fail(k, instr, "unknown instruction type")
+                if t is DmaCopy:
+                    a, b = instr.src, instr.dst
+                    pa, pb = a.pattern, b.pattern
+                    key = (t, instr.queue, a.memory, a.tensor, a.partition_start,
+                           a.partitions, pa.shape, pa.strides, a.dtype, b.memory, b.tensor,
+                           b.partition_start, b.partitions, pb.shape, pb.strides, b.dtype)
+                    off0[k] = pa.offset
+                    off1[k] = pb.offset
+                elif len(fields_) == 2:
+                    a, b = getattr(instr, fields_[0]), getattr(instr, fields_[1])
+                    pa, pb = a.pattern, b.pattern
+                    key = (t, a.memory, a.partition_start, a.partitions, pa.shape,
+                           pa.strides, a.dtype, b.memory, b.partition_start, b.partitions,
+                           pb.shape, pb.strides, b.dtype)
+                    off0[k] = pa.offset
+                    off1[k] = pb.offset
+                elif fields_:
+                    a = getattr(instr, fields_[0])
+                    pa = a.pattern
+                    key = (t, a.memory, a.partition_start, a.partitions, pa.shape,
+                           pa.strides, a.dtype)
+                    off0[k] = pa.offset
                 else:
-                    cost[k] = fixed
-                if src.memory == "dram":
-                    read[k] = nbytes
-                if dst.memory == "dram":
-                    written[k] = nbytes
-            else:
-                self.instruction(k, instr)
-                eng[k] = eidx[instr.engine]
-                cost[k] = instruction_cycles(instr, hw)
-        return Table(names, eng, cost, read, written)
+                    key = (t, instr.on, getattr(instr, "count", 0))
+                    sync[k] = (instr.semaphore, getattr(instr, "count", 0))
+                e = cache.get(key)
+                if e is None:
+                    e = cache[key] = len(entries)
+                    entries.append(self.entry(k, instr))
+                ent[k] = e
+                if instr.deps:
+                    deps[k] = instr.deps
+        except StriderError:
+            # an earlier instruction may break an offset-dependent rule: it comes first
+            self.recheck(instrs, entries, ent[:k], off0[:k], off1[:k])
+            raise
+        self.recheck(instrs, entries, ent, off0, off1)
+        ent_a = np.array(ent, dtype=np.int64)
+        eng = [x.engine for x in entries]
+        lat = [x.latency for x in entries]
+        occ = [x.occupancy for x in entries]
+        rd = [x.read for x in entries]
+        wr = [x.written for x in entries]
+        rect = np.array([x.rect for x in entries] or [(0,) * 6], dtype=np.int64)[ent_a]
+        item, low, high = rect[:, 3], rect[:, 4], rect[:, 5]
+        offs = np.array(off1 if n else [], dtype=np.int64)
+        # the destination is the last operand (slot 1, or slot 0 for one-operand types)
+        one = np.array([len(x.slots) == 1 for x in entries] or [False], dtype=bool)[ent_a]
+        if one.any():
+            offs = np.where(one, np.array(off0, dtype=np.int64), offs)
+        dst_rect = (rect[:, 0], rect[:, 1], rect[:, 2], (offs + low) * item,
+                    (offs + high + 1) * item)
+        return Table(names, [eng[x] for x in ent], [lat[x] for x in ent],
+                     [occ[x] for x in ent], [rd[x] for x in ent], [wr[x] for x in ent],
+                     deps, sync, dst_rect)
+
+    def entry(self, k: int, instr: Instruction) -> _Entry:
+        """Check ``instr`` in full and describe its structure for the others like it."""
+        self.instruction(k, instr)
+        hw = self.hw
+        occupancy, latency = instruction_timing(instr, hw)
+        read = written = 0
+        if type(instr) is DmaCopy:
+            engine = instr.queue
+            nbytes = instr.src.size * _itemsize(instr.src.dtype)
+            read = nbytes if instr.src.memory == "dram" else 0
+            written = nbytes if instr.dst.memory == "dram" else 0
+        else:
+            engine = self.eidx[instr.engine]
+        slots = []
+        refs = [getattr(instr, f) for f in _OPERANDS[type(instr)]]
+        for ref in refs:
+            pat = ref.pattern
+            size, low, high, _ = pattern_info(pat.shape, pat.strides)
+            item = _itemsize(ref.dtype)
+            limit = -1
+            if size and (ref.memory == "dram" or ref.partitions):
+                limit = (self.tensor_bytes[ref.tensor] if ref.memory == "dram" else
+                         (hw.sbuf if ref.memory == "sbuf" else hw.psum).bytes_per_partition)
+            extent, base = -1, 0
+            if type(instr) is DmaCopy and size:
+                extent = _structure(pat.shape, pat.strides)[1]
+                if ref.memory != "dram":
+                    spec = hw.sbuf if ref.memory == "sbuf" else hw.psum
+                    row = spec.bytes_per_partition // item
+                    extent += ref.partitions * row
+                    base = ref.partition_start * row
+            bank = 0
+            if type(instr) in (MatMul, PeTranspose) and ref is refs[-1] and size:
+                bank = hw.psum.bank_bytes
+            slots.append((item, low, high, limit, extent, base, bank))
+        rect = (0, 0, 0, 1, 0, -1)
+        dst = getattr(instr, "dst", None)
+        if dst is not None and dst.memory != "dram" and dst.partitions and dst.pattern.size:
+            _, low, high, _ = pattern_info(dst.pattern.shape, dst.pattern.strides)
+            rect = (_MEM_ID[dst.memory], dst.partition_start, dst.partition_stop,
+                    _itemsize(dst.dtype), low, high)
+        return _Entry(engine, latency, occupancy, read, written, tuple(slots), rect)
+
+    def recheck(self, instrs, entries: list[_Entry], ent: list[int], off0: list[int],
+                off1: list[int]) -> None:
+        """Check every instruction's offset-dependent rules at once; re-check suspects."""
+        if not ent:
+            return
+        ent_a = np.array(ent, dtype=np.int64)
+        suspect = np.zeros(len(ent), dtype=bool)
+        half = 1 << (self.hw.dma.ttu_width_bits - 1)
+        for slot, offs in ((0, off0), (1, off1)):
+            rows = [x.slots[slot] if len(x.slots) > slot else (1, 0, -1, -1, -1, 0, 0)
+                    for x in entries]
+            spec = np.array(rows, dtype=np.int64)[ent_a]
+            item, low, high, limit, extent, base, bank = spec.T
+            off = np.array(offs, dtype=np.int64)
+            lo, hi = (off + low) * item, (off + high + 1) * item
+            checked = limit >= 0
+            suspect |= checked & ((lo < 0) | (hi > limit))
+            suspect |= (extent >= 0) & (np.abs(off + base) + extent >= half)
+            banked = bank > 0
+            if banked.any():
+                b = np.maximum(bank, 1)
+                suspect |= banked & (lo // b != (hi - 1) // b)
+        for k in np.flatnonzero(suspect).tolist():
+            self.instruction(k, instrs[k])  # raises when the rule is really broken
 
     # -------------------------------------------------------------- helpers
     def fail(self, k: int, instr: Instruction, message: str, cls: type = ProgramError):
@@ -372,8 +517,8 @@ class _Validator:
 def validate(program: Program, hw: Hardware) -> Table:
     """Check a program against a machine before running it (see the module docstring).
 
-    Returns the per-instruction :class:`Table` (engine, uncontended cycles, DRAM bytes)
-    the timing model runs on.
+    Returns the per-instruction :class:`Table` (engine, uncontended latency and
+    occupancy, DRAM bytes, dependencies) the timing model runs on.
     """
     return _Validator(program, hw).run()
 

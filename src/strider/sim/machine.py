@@ -28,7 +28,7 @@ from typing import Any, Iterator, Mapping, NamedTuple
 
 import numpy as np
 
-from ..cost import _itemsize, pattern_info, roofline_cycles
+from ..cost import roofline_cycles
 from ..errors import ArgumentError
 from ..hardware import Hardware, dtype_of
 from ..program import Program
@@ -191,7 +191,7 @@ class Machine:
         unwritten: dict[str, int] = {}
         if executor is not None:
             outputs, unwritten = executor.outputs()
-        occupancy = _occupancy(program, hw, sched)
+        occupancy = _occupancy(table, hw, sched)
         stats = _stats(program, hw, sched, occupancy,
                        executor.poisoned_reads if executor else 0, unwritten)
         timeline = Timeline(sched.engines, sched.engine, sched.start, sched.end,
@@ -214,49 +214,45 @@ def _check_inputs(program: Program, inputs: Mapping[str, np.ndarray]) -> None:
                                 f"{arr.dtype}{list(arr.shape)}")
 
 
-def _occupancy(program: Program, hw: Hardware, sched: Schedule):
+def _occupancy(table, hw: Hardware, sched: Schedule):
     """Bytes of SBUF / PSUM covered by the spans of writes so far, as step series.
 
     Programs allocate statically, so occupancy only grows: the peak is the final value.
+    Each distinct destination rectangle (partitions x byte span) counts from the first
+    time anything writes it.
     """
-    first: dict[tuple, float] = {}
-    start = sched.start.tolist()
-    for k, i in enumerate(program.instructions):
-        r = getattr(i, "dst", None)
-        if r is None or r.memory == "dram" or not r.partitions:
-            continue
-        pat = r.pattern
-        size, low, high, _ = pattern_info(pat.shape, pat.strides)
-        if not size:
-            continue
-        item = _itemsize(r.dtype)
-        key = (r.memory, r.partition_start, r.partition_start + r.partitions,
-               (pat.offset + low) * item, (pat.offset + high + 1) * item)
-        t = start[k]
-        if t < first.get(key, _INF):
-            first[key] = t
+    mem, p0, p1, lo, hi = table.dst_rect
     out = {}
-    for mem, spec in (("sbuf", hw.sbuf), ("psum", hw.psum)):
-        rects = sorted((t, key) for key, t in first.items() if key[0] == mem)
-        grid = None
+    for m, (name, spec) in enumerate((("sbuf", hw.sbuf), ("psum", hw.psum)), start=1):
+        sel = np.flatnonzero(mem == m)
         times, values, total = [0.0], [0], 0
-        for t, (_, p0, p1, lo, hi) in rects:
-            if grid is None:
-                grid = np.zeros((spec.partitions, spec.bytes_per_partition), dtype=bool)
-            region = grid[p0:p1, lo:hi]
-            total += int(region.size - np.count_nonzero(region))
-            region[...] = True
-            times.append(float(t))
-            values.append(total)
-        out[mem] = (np.array(times), np.array(values, dtype=np.int64))
+        if sel.size:
+            rects = np.stack([p0[sel], p1[sel], lo[sel], hi[sel]], axis=1)
+            P, B = spec.partitions + 1, spec.bytes_per_partition + 1
+            if P * P * B * B < 1 << 62:  # one int64 per rectangle: a fast 1-d unique
+                code = ((rects[:, 0] * P + rects[:, 1]) * B + rects[:, 2]) * B + rects[:, 3]
+                _, pick, inverse = np.unique(code, return_index=True, return_inverse=True)
+                uniq = rects[pick]
+            else:
+                uniq, inverse = np.unique(rects, axis=0, return_inverse=True)
+            first = np.full(len(uniq), _INF)
+            np.minimum.at(first, inverse.reshape(-1), sched.start[sel])
+            grid = np.zeros((spec.partitions, spec.bytes_per_partition), dtype=bool)
+            for n in np.argsort(first, kind="stable").tolist():
+                a, b, c, d = uniq[n].tolist()
+                region = grid[a:b, c:d]
+                total += int(region.size - np.count_nonzero(region))
+                region[...] = True
+                times.append(float(first[n]))
+                values.append(total)
+        out[name] = (np.array(times), np.array(values, dtype=np.int64))
     return out
 
 
 def _stats(program, hw, sched: Schedule, occupancy, poisoned: int, unwritten) -> SimStats:
     cycles = sched.cycles
     seconds = hw.seconds(cycles)
-    dur = sched.end - sched.start
-    busy_arr = np.bincount(sched.engine, weights=dur, minlength=len(sched.engines))
+    busy_arr = sched.engine_busy()
     used = set(np.unique(sched.engine).tolist())
     busy = {e: float(busy_arr[n]) for n, e in enumerate(sched.engines) if n in used}
     util = {e: (b / cycles if cycles else 0.0) for e, b in busy.items()}

@@ -3,7 +3,9 @@
 Each engine (DMA queue, ``pe``, ``act``, ``vector``) runs its instructions in program
 order. The head of a queue starts as soon as its engine is free, its dependencies have
 finished and, for a ``Wait``, its semaphore has been signalled often enough (Signals
-count when they finish; a Wait does not consume the count).
+count when they finish; a Wait does not consume the count). An engine is free again
+after the running instruction's *occupancy*; the instruction finishes after its
+*latency* (they differ on the pipelined PE array, see :func:`strider.cost.instruction_timing`).
 
 DRAM bandwidth is shared as a fluid: a running DMA touching DRAM demands ``sides *
 bytes / cycles`` bytes per cycle (its uncontended rate, see :mod:`strider.cost`); when
@@ -43,7 +45,8 @@ _INF = float("inf")
 
 @dataclass
 class Schedule:
-    """Start and end cycle of every instruction, its engine index, and the engine names."""
+    """Per instruction: start and end (results ready) cycle, engine index, uncontended
+    latency and occupancy, DRAM bytes; and the engine names."""
 
     start: np.ndarray
     end: np.ndarray
@@ -52,10 +55,27 @@ class Schedule:
     cost: np.ndarray
     dram_read: np.ndarray
     dram_written: np.ndarray
+    occupancy: np.ndarray | None = None
 
     @property
     def cycles(self) -> float:
         return float(self.end.max()) if self.end.size else 0.0
+
+    def engine_busy(self) -> np.ndarray:
+        """Cycles each engine had at least one instruction in flight (union of the
+        ``[start, end)`` intervals; on a pipelined engine they overlap)."""
+        busy = np.zeros(len(self.engines))
+        if not self.start.size:
+            return busy
+        order = np.argsort(self.engine, kind="stable")  # engine order = start order
+        eng, s, t = self.engine[order], self.start[order], self.end[order]
+        cuts = np.flatnonzero(np.diff(eng)) + 1
+        for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, eng.size]):
+            ss, tt = s[lo:hi], t[lo:hi]
+            covered = np.maximum.accumulate(tt)
+            before = np.r_[-np.inf, covered[:-1]]
+            busy[eng[lo]] = float(np.maximum(0.0, tt - np.maximum(ss, before)).sum())
+        return busy
 
 
 def instruction_table(program: Program, hw: Hardware) -> Table:
@@ -69,60 +89,67 @@ def schedule(program: Program, hw: Hardware,
              table: Table | None = None) -> Schedule:
     """Run the event loop; ``on_start(k)`` / ``on_finish(k)`` are called in time order.
 
+    An instruction holds its engine for its occupancy and finishes (its dependents and
+    Signals count it) after its latency; DMAs stretch both under DRAM contention.
+
     Raises :class:`~strider.errors.DeadlockError` (with the chain of waiters) when
     instructions remain but none can ever start.
     """
-    instrs = program.instructions
-    n = len(instrs)
-    engines, eng, cost, read, written = table if table is not None else validate(program, hw)
+    tab = table if table is not None else validate(program, hw)
+    engines, eng, lat, occ, read, written, deps, sync = tab[:8]
+    n = len(eng)
     E = len(engines)
     queues: list[list[int]] = [[] for _ in range(E)]
     for k in range(n):
         queues[eng[k]].append(k)
     ndeps = [0] * n
-    dependents: dict[int, list[int]] = {}
-    waits: dict[int, tuple[str, int]] = {}
-    signals: dict[int, str] = {}
+    dependents: list[list[int] | None] = [None] * n
+    for k in range(n):
+        d = deps[k]
+        if d:
+            ndeps[k] = len(d)
+            for j in d:
+                lst = dependents[j]
+                if lst is None:
+                    dependents[j] = [k]
+                else:
+                    lst.append(k)
+    waits = {k: v for k, v in sync.items() if v[1]}
+    signals = {k: v[0] for k, v in sync.items() if not v[1]}
     demand = [0.0] * n
-    dram_cap = hw.dram_bytes_per_cycle
-    for k, i in enumerate(instrs):
-        if i.deps:
-            ndeps[k] = len(i.deps)
-            for d in i.deps:
-                dependents.setdefault(d, []).append(k)
-        t = type(i)
-        if t is Wait:
-            waits[k] = (i.semaphore, i.count)
-        elif t is Signal:
-            signals[k] = i.semaphore
+    for k in range(n):
         moved = read[k] + written[k]
         if moved:
-            demand[k] = moved / cost[k]
+            demand[k] = moved / lat[k]
+    dram_cap = hw.dram_bytes_per_cycle
 
     start = [0.0] * n
     end = [0.0] * n
     pos = [0] * E
+    qlen = [len(q) for q in queues]
     busy = [False] * E
     sem: dict[str, int] = {}
     sem_waiters: dict[str, list[int]] = {}
-    heap: list[tuple[float, int]] = []
-    vheap: list[tuple[float, int]] = []
-    state = [0.0, 0.0, 1.0, 0.0]  # virtual time, its wall time, speed, total demand
-    active_dram = [0]
+    heap: list[tuple[float, int]] = []   # (time, k) completions; (time, -1 - k) engine free
+    vheap: list[tuple[float, int]] = []  # DMAs touching DRAM, in virtual time
+    vt = vwall = 0.0                     # virtual time and the wall time it was taken at
+    speed, total_demand, active = 1.0, 0.0, 0
+    push, pop = heapq.heappush, heapq.heappop
     finished = [False] * n
 
     def try_start(e: int, now: float) -> None:
-        q = queues[e]
+        nonlocal vt, vwall, speed, total_demand, active
         p = pos[e]
-        if busy[e] or p >= len(q):
+        if busy[e] or p >= qlen[e]:
             return
-        k = q[p]
+        k = queues[e][p]
         if ndeps[k]:
             return
-        w = waits.get(k)
-        if w is not None and sem.get(w[0], 0) < w[1]:
-            sem_waiters.setdefault(w[0], []).append(e)
-            return
+        if waits:
+            w = waits.get(k)
+            if w is not None and sem.get(w[0], 0) < w[1]:
+                sem_waiters.setdefault(w[0], []).append(e)
+                return
         busy[e] = True
         pos[e] = p + 1
         start[k] = now
@@ -130,52 +157,64 @@ def schedule(program: Program, hw: Hardware,
             on_start(k)
         r = demand[k]
         if r:
-            v = state[0] + (now - state[1]) * state[2]
-            state[0], state[1] = v, now
-            state[3] += r
-            active_dram[0] += 1
-            state[2] = min(1.0, dram_cap / state[3])
-            heapq.heappush(vheap, (v + cost[k], k))
+            vt += (now - vwall) * speed
+            vwall = now
+            total_demand += r
+            active += 1
+            speed = dram_cap / total_demand if total_demand > dram_cap else 1.0
+            push(vheap, (vt + lat[k], k))
         else:
-            heapq.heappush(heap, (now + cost[k], k))
+            o, t = occ[k], lat[k]
+            if o < t:
+                push(heap, (now + o, -1 - k))
+            push(heap, (now + t, k))
 
     for e in range(E):
         try_start(e, 0.0)
     done = 0
     while heap or vheap:
-        t_real = heap[0][0] if heap else _INF
         if vheap:
-            t_virt = state[1] + (vheap[0][0] - state[0]) / state[2]
-        else:
-            t_virt = _INF
-        if t_real <= t_virt:
-            now, k = heapq.heappop(heap)
-        else:
-            vfin, k = heapq.heappop(vheap)
-            now = t_virt
-            state[0], state[1] = vfin, now
-            active_dram[0] -= 1
-            if active_dram[0] == 0:
-                state[3], state[2] = 0.0, 1.0
+            t_virt = vwall + (vheap[0][0] - vt) / speed
+            if heap and heap[0][0] <= t_virt:
+                now, k = pop(heap)
             else:
-                state[3] -= demand[k]
-                state[2] = min(1.0, dram_cap / state[3]) if state[3] > 0 else 1.0
+                vfin, k = pop(vheap)
+                now = t_virt
+                vt, vwall = vfin, now
+                active -= 1
+                if active == 0:
+                    total_demand, speed = 0.0, 1.0
+                else:
+                    total_demand -= demand[k]
+                    speed = dram_cap / total_demand if total_demand > dram_cap else 1.0
+        else:
+            now, k = pop(heap)
+        if k < 0:  # a pipelined instruction frees its engine before it finishes
+            e = eng[-1 - k]
+            busy[e] = False
+            try_start(e, now)
+            continue
         end[k] = now
         finished[k] = True
         done += 1
         e = eng[k]
-        busy[e] = False
+        if occ[k] >= lat[k] or demand[k]:
+            busy[e] = False
         if on_finish is not None:
             on_finish(k)
-        s = signals.get(k)
-        if s is not None:
-            sem[s] = sem.get(s, 0) + 1
-            for we in sem_waiters.pop(s, ()):
-                try_start(we, now)
-        for j in dependents.get(k, ()):
-            ndeps[j] -= 1
-            if not ndeps[j]:
-                try_start(eng[j], now)
+        if signals:
+            s = signals.get(k)
+            if s is not None:
+                sem[s] = sem.get(s, 0) + 1
+                for we in sem_waiters.pop(s, ()):
+                    try_start(we, now)
+        lst = dependents[k]
+        if lst is not None:
+            for j in lst:
+                c = ndeps[j] - 1
+                ndeps[j] = c
+                if not c:
+                    try_start(eng[j], now)
         try_start(e, now)
 
     if done < n:
@@ -185,8 +224,9 @@ def schedule(program: Program, hw: Hardware,
             deadlock_chain(program, heads, finished, sem),
         )
     return Schedule(np.array(start, dtype=np.float64), np.array(end, dtype=np.float64),
-                    np.array(eng, dtype=np.int64), engines, np.array(cost, dtype=np.float64),
-                    np.array(read, dtype=np.int64), np.array(written, dtype=np.int64))
+                    np.array(eng, dtype=np.int64), engines, np.array(lat, dtype=np.float64),
+                    np.array(read, dtype=np.int64), np.array(written, dtype=np.int64),
+                    np.array(occ, dtype=np.float64))
 
 
 __all__ = ["schedule", "Schedule", "instruction_table"]
