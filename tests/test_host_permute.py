@@ -18,10 +18,10 @@ from strider.host.blocking import coalesce, plan_permute
 impl = importlib.import_module("strider.host.permute")
 
 KERNEL_BUILT = _loader.KERNEL is not None
-# (backend, simd level): the NumPy block copies, the kernel's scalar tiles, its AVX2 tiles
+# (backend, simd level): the NumPy block copies, the kernel's scalar, AVX2, AVX-512 tiles
 PATHS = [("numpy", 0)]
 if KERNEL_BUILT:
-    PATHS += [("kernel", 0)] + ([("kernel", 1)] if _loader.SIMD_LEVEL >= 1 else [])
+    PATHS += [("kernel", level) for level in range(_loader.SIMD_LEVEL + 1)]
 ALL_DTYPES = DTYPES + ["bool", "complex64", "complex128", "uint64"]
 
 
@@ -102,6 +102,30 @@ def test_threads_and_row_chunks(backend, simd, monkeypatch):
     rng = np.random.default_rng(3)
     for shape, perm in [((130, 260), (1, 0)), ((3, 40000), (0, 1)), ((3, 5, 9000), (1, 0, 2))]:
         run(random_array(rng, shape, "float32"), perm, backend, simd)
+
+
+@pytest.mark.parametrize("backend,simd", PATHS)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16"])
+def test_streaming_stores_at_every_output_alignment(backend, simd, dtype, monkeypatch):
+    """Streaming (whole-line) stores: the first strip is narrowed to reach a 64-byte
+    boundary, ragged strips and rows are masked; every output offset must work."""
+    monkeypatch.setattr(impl, "NT_BYTES", 1)
+    monkeypatch.setattr(impl, "PARALLEL_BYTES", 1)
+    rng = np.random.default_rng(11)
+    itemsize = np.dtype(dtype).itemsize
+    for shape, perm in [((70, 131), (1, 0)), ((48, 64), (1, 0)), ((5, 33, 40), (2, 0, 1)),
+                        ((6, 9, 200), (1, 0, 2)), ((3, 17, 24, 20), (3, 2, 1, 0))]:
+        a = random_array(rng, shape, dtype)
+        want = oracle(a, perm)
+        for shift in range(0, 64, itemsize):
+            buf = np.empty(want.nbytes + 128, np.uint8)
+            start = (-buf.ctypes.data) % 64 + shift
+            out = buf[start:start + want.nbytes].view(dtype).reshape(want.shape)
+            out.view(np.uint8).fill(0xA5)
+            with monkeypatch.context() as mp:
+                mp.setattr(impl, "_SIMD_LEVEL", simd)
+                permute(a, perm, out=out, backend=backend)
+            assert out.tobytes() == want.tobytes(), (shape, perm, shift)
 
 
 def test_nan_payloads_and_signed_zeros_survive():

@@ -28,7 +28,7 @@
 typedef struct {
     const char *src;
     char *dst;
-    int nd, a, simd;
+    int nd, a, simd, nt;
     int64_t elem, ta, tb;
     int64_t n[MAXD], is[MAXD], os[MAXD];
     int64_t ext[MAXD]; /* iteration extents: tile counts for A and B */
@@ -179,6 +179,148 @@ AVX2 static void tile_avx2(const char *s, char *d, int64_t na, int64_t nb, int64
         tile_scalar(s + na_full * elem, d + na_full * osa, na - na_full, nb, elem, isb, osa,
                     elem);
 }
+
+/* ---- AVX-512 tiles (level 2): 64-byte micro-blocks, streaming stores ----
+ * A micro-block is m x m elements, m = 64 / elem (16 floats or 8 doubles): it
+ * reads one 64-byte run from each of m input rows (m consecutive B indices) and
+ * writes one 64-byte run to each of m output rows (m consecutive A indices), so
+ * every output line is written whole by one store. With `nt` those stores bypass
+ * the cache (no read-for-ownership of the destination line): on the 2-core VM
+ * that took a 7168^2 float transpose from ~4 to ~15 GB/s, above plain memcpy.
+ * Ragged blocks use masked loads/stores (no access outside the block). */
+
+#define AVX512 __attribute__((target("avx512f")))
+
+AVX512 static inline void tr16_ps(__m512 *r) {
+    __m512 t[16];
+    for (int k = 0; k < 8; k++) {
+        t[2 * k] = _mm512_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+        t[2 * k + 1] = _mm512_unpackhi_ps(r[2 * k], r[2 * k + 1]);
+    }
+    for (int k = 0; k < 4; k++) { /* pairs of 64-bit halves */
+        __m512d a0 = _mm512_castps_pd(t[4 * k]), a1 = _mm512_castps_pd(t[4 * k + 1]);
+        __m512d a2 = _mm512_castps_pd(t[4 * k + 2]), a3 = _mm512_castps_pd(t[4 * k + 3]);
+        r[4 * k + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, a2));
+        r[4 * k + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, a2));
+        r[4 * k + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, a3));
+        r[4 * k + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, a3));
+    }
+    for (int k = 0; k < 2; k++) /* 128-bit lanes, then 256-bit halves */
+        for (int m = 0; m < 4; m++) {
+            t[8 * k + m] = _mm512_shuffle_f32x4(r[8 * k + m], r[8 * k + 4 + m], 0x88);
+            t[8 * k + 4 + m] = _mm512_shuffle_f32x4(r[8 * k + m], r[8 * k + 4 + m], 0xdd);
+        }
+    for (int m = 0; m < 4; m++) {
+        r[m] = _mm512_shuffle_f32x4(t[m], t[8 + m], 0x88);
+        r[m + 8] = _mm512_shuffle_f32x4(t[m], t[8 + m], 0xdd);
+        r[m + 4] = _mm512_shuffle_f32x4(t[4 + m], t[12 + m], 0x88);
+        r[m + 12] = _mm512_shuffle_f32x4(t[4 + m], t[12 + m], 0xdd);
+    }
+}
+
+AVX512 static inline void tr8_pd(__m512d *r) {
+    __m512d t[8], u[8];
+    for (int k = 0; k < 4; k++) {
+        t[2 * k] = _mm512_unpacklo_pd(r[2 * k], r[2 * k + 1]);
+        t[2 * k + 1] = _mm512_unpackhi_pd(r[2 * k], r[2 * k + 1]);
+    }
+    for (int h = 0; h < 2; h++) { /* rows 4h..4h+3 */
+        u[4 * h + 0] = _mm512_shuffle_f64x2(t[4 * h], t[4 * h + 2], 0x88);     /* cols 0, 4 */
+        u[4 * h + 1] = _mm512_shuffle_f64x2(t[4 * h], t[4 * h + 2], 0xdd);     /* cols 2, 6 */
+        u[4 * h + 2] = _mm512_shuffle_f64x2(t[4 * h + 1], t[4 * h + 3], 0x88); /* cols 1, 5 */
+        u[4 * h + 3] = _mm512_shuffle_f64x2(t[4 * h + 1], t[4 * h + 3], 0xdd); /* cols 3, 7 */
+    }
+    static const int col[4][2] = {{0, 4}, {2, 6}, {1, 5}, {3, 7}};
+    for (int k = 0; k < 4; k++) {
+        r[col[k][0]] = _mm512_shuffle_f64x2(u[k], u[4 + k], 0x88);
+        r[col[k][1]] = _mm512_shuffle_f64x2(u[k], u[4 + k], 0xdd);
+    }
+}
+
+/* One micro-block: ra (<= m) elements along A from each of rb (<= m) input rows. */
+AVX512 static inline void micro_512(const char *s, int64_t isb, char *d, int64_t osa,
+                                    int64_t elem, int ra, int rb, int nt) {
+    const int m = (int)(64 / elem);
+    const int full = ra == m && rb == m;
+    if (elem == 4) {
+        __m512 r[16];
+        const __mmask16 ma = (__mmask16)((1u << ra) - 1), mb = (__mmask16)((1u << rb) - 1);
+        for (int k = 0; k < 16; k++)
+            r[k] = full ? _mm512_loadu_ps(s + k * isb)
+                 : k < rb ? _mm512_maskz_loadu_ps(ma, s + k * isb) : _mm512_setzero_ps();
+        tr16_ps(r);
+        if (full && nt)
+            for (int k = 0; k < 16; k++) _mm512_stream_ps((float *)(d + k * osa), r[k]);
+        else if (rb == 16)
+            for (int k = 0; k < ra; k++) _mm512_storeu_ps(d + k * osa, r[k]);
+        else
+            for (int k = 0; k < ra; k++) _mm512_mask_storeu_ps(d + k * osa, mb, r[k]);
+    } else {
+        __m512d r[8];
+        const __mmask8 ma = (__mmask8)((1u << ra) - 1), mb = (__mmask8)((1u << rb) - 1);
+        for (int k = 0; k < 8; k++)
+            r[k] = full ? _mm512_loadu_pd(s + k * isb)
+                 : k < rb ? _mm512_maskz_loadu_pd(ma, s + k * isb) : _mm512_setzero_pd();
+        tr8_pd(r);
+        if (full && nt)
+            for (int k = 0; k < 8; k++) _mm512_stream_pd((double *)(d + k * osa), r[k]);
+        else if (rb == 8)
+            for (int k = 0; k < ra; k++) _mm512_storeu_pd(d + k * osa, r[k]);
+        else
+            for (int k = 0; k < ra; k++) _mm512_mask_storeu_pd(d + k * osa, mb, r[k]);
+    }
+}
+
+/* A column strip of rb input rows, read along all of A (na elements). */
+AVX512 static inline void strip_512(const char *s, int64_t isb, char *d, int64_t osa,
+                                    int64_t na, int64_t elem, int rb, int nt) {
+    const int64_t m = 64 / elem;
+    int64_t i = 0;
+    if (rb == m)
+        for (; i + m <= na; i += m) micro_512(s + i * elem, isb, d + i * osa, osa, elem, (int)m, (int)m, nt);
+    for (; i < na; i += m) {
+        int ra = (int)(na - i < m ? na - i : m);
+        micro_512(s + i * elem, isb, d + i * osa, osa, elem, ra, rb, 0);
+    }
+}
+
+/* One tile, strips of m input rows outermost: each strip streams m input rows along
+ * A (sequential reads the prefetcher follows); output lines are written whole. The
+ * first strip is narrowed so the others start on a 64-byte output boundary. */
+AVX512 static void tile_512(const char *s, char *d, int64_t na, int64_t nb, int64_t isb,
+                            int64_t osa, int64_t elem, int nt) {
+    const int64_t m = 64 / elem;
+    int64_t j = 0;
+    uintptr_t off = (uintptr_t)d & 63;
+    nt = nt && osa % 64 == 0 && off % elem == 0;
+    if (nt && off) {
+        j = (int64_t)(64 - off) / elem;
+        if (j > nb) j = nb;
+        strip_512(s, isb, d, osa, na, elem, (int)j, 0);
+    }
+    for (; j < nb; j += m) {
+        int rb = (int)(nb - j < m ? nb - j : m);
+        strip_512(s + j * isb, isb, d + j * elem, osa, na, elem, rb, nt);
+    }
+}
+
+/* memcpy with streaming stores for the 64-byte-aligned middle (rows mode, big copies). */
+AVX512 static void copy_nt(char *d, const char *s, int64_t n) {
+    int64_t head = (int64_t)((64 - ((uintptr_t)d & 63)) & 63);
+    if (n < head + 256) { memcpy(d, s, (size_t)n); return; }
+    memcpy(d, s, (size_t)head);
+    int64_t k = head;
+    for (; k + 256 <= n; k += 256) {
+        __m512 x0 = _mm512_loadu_ps(s + k), x1 = _mm512_loadu_ps(s + k + 64);
+        __m512 x2 = _mm512_loadu_ps(s + k + 128), x3 = _mm512_loadu_ps(s + k + 192);
+        _mm512_stream_ps((float *)(d + k), x0);
+        _mm512_stream_ps((float *)(d + k + 64), x1);
+        _mm512_stream_ps((float *)(d + k + 128), x2);
+        _mm512_stream_ps((float *)(d + k + 192), x3);
+    }
+    for (; k + 64 <= n; k += 64) _mm512_stream_ps((float *)(d + k), _mm512_loadu_ps(s + k));
+    memcpy(d + k, s + k, (size_t)(n - k));
+}
 #endif
 
 /* ---- the work loop ---- */
@@ -204,12 +346,19 @@ static void run_range(const plan_t *p, int64_t w0, int64_t w1) {
         nb = p->n[last] - idx[last] * p->tb;
         if (nb > p->tb) nb = p->tb;
         if (a < 0) {
-            tile_scalar(s, d, 1, nb, 0, isb, 0, elem);
+#ifdef STRIDER_X86
+            if (p->simd >= 2 && p->nt && isb == elem)
+                copy_nt(d, s, nb * elem);
+            else
+#endif
+                tile_scalar(s, d, 1, nb, 0, isb, 0, elem);
         } else {
             na = p->n[a] - idx[a] * p->ta;
             if (na > p->ta) na = p->ta;
 #ifdef STRIDER_X86
-            if (p->simd >= 1 && (elem == 4 || elem == 8) && p->is[a] == elem)
+            if (p->simd >= 2 && (elem == 4 || elem == 8) && p->is[a] == elem)
+                tile_512(s, d, na, nb, isb, p->os[a], elem, p->nt);
+            else if (p->simd >= 1 && (elem == 4 || elem == 8) && p->is[a] == elem)
                 tile_avx2(s, d, na, nb, isb, p->os[a], elem);
             else
 #endif
@@ -229,27 +378,32 @@ static void *run_job(void *arg) {
         if (w0 >= j->nwork) break;
         run_range(j->p, w0, w0 + j->chunk < j->nwork ? w0 + j->chunk : j->nwork);
     }
+#ifdef STRIDER_X86
+    if (j->p->nt) _mm_sfence(); /* streaming stores are weakly ordered: drain them */
+#endif
     return NULL;
 }
 
-/* The best SIMD level this CPU offers: 0 none, 1 AVX2. */
+/* The best SIMD level this CPU offers: 0 none, 1 AVX2, 2 AVX-512F. */
 int strider_simd_level(void) {
 #ifdef STRIDER_X86
     __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return 2;
     if (__builtin_cpu_supports("avx2")) return 1;
 #endif
     return 0;
 }
 
-/* Run a plan; returns 0 on success, a negative code for an argument it cannot take. */
+/* Run a plan; returns 0 on success, a negative code for an argument it cannot take.
+ * nt: write whole output lines with streaming stores (for copies far bigger than L2). */
 int strider_permute(const char *src, char *dst, int nd, const int64_t *n, const int64_t *is,
                     const int64_t *os, int64_t elem, int a, int64_t ta, int64_t tb,
-                    int nthreads, int simd) {
+                    int nthreads, int simd, int nt) {
     plan_t p;
     if (nd < 1 || nd > MAXD || elem < 1 || ta < 1 || tb < 1 || a >= nd - 1) return -1;
     if (simd > strider_simd_level()) simd = strider_simd_level();
     p.src = src; p.dst = dst; p.nd = nd; p.a = a; p.elem = elem;
-    p.ta = ta; p.tb = tb; p.simd = simd;
+    p.ta = ta; p.tb = tb; p.simd = simd; p.nt = nt && simd >= 2;
     int64_t nwork = 1;
     for (int k = 0; k < nd; k++) {
         if (n[k] < 1) return 0;

@@ -38,7 +38,7 @@ def _load() -> tuple[ctypes.CDLL | None, str]:
     lib.strider_permute.argtypes = [
         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, _i64p, _i64p, _i64p,
         ctypes.c_int64, ctypes.c_int, ctypes.c_int64, ctypes.c_int64,
-        ctypes.c_int, ctypes.c_int,
+        ctypes.c_int, ctypes.c_int, ctypes.c_int,
     ]
     lib.strider_simd_level.restype = ctypes.c_int
     lib.strider_simd_level.argtypes = []
@@ -46,5 +46,5 @@ def _load() -> tuple[ctypes.CDLL | None, str]:
 
 
 KERNEL, LOAD_ERROR = _load()
-#: 0: scalar tiles only, 1: AVX2 micro-kernels.
+#: 0: scalar tiles only, 1: AVX2 micro-kernels, 2: AVX-512 micro-kernels and streaming stores.
 SIMD_LEVEL: int = KERNEL.strider_simd_level() if KERNEL is not None else 0

@@ -22,6 +22,9 @@ from .blocking import Plan, plan_permute
 SMALL_BYTES = 1 << 14
 #: Copies from this many bytes on use all cores.
 PARALLEL_BYTES = 1 << 20
+#: Copies from this many bytes write whole output lines with streaming stores (AVX-512
+#: kernel): no read-for-ownership of the destination, but the result leaves the cache.
+NT_BYTES = 1 << 23
 #: Threads for large copies: the cores this process may run on (at most 8).
 THREADS = max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                      else (os.cpu_count() or 1)))
@@ -132,7 +135,7 @@ def _run_kernel(entry: tuple, a: np.ndarray, out: np.ndarray) -> None:
     status = kernel.strider_permute(
         a.__array_interface__["data"][0], out.__array_interface__["data"][0],
         len(plan.shape), n, src_strides, dst_strides, plan.elem, plan.tile_dim,
-        plan.tile_a, plan.tile_b, threads, _SIMD_LEVEL,
+        plan.tile_a, plan.tile_b, threads, _SIMD_LEVEL, nbytes >= NT_BYTES,
     )
     if status != 0:  # the plan is always valid; this guards against a build mismatch
         raise ArgumentError(f"the permute kernel rejected plan {plan} (status {status})")
