@@ -572,6 +572,9 @@ class RaceDetector:
             cells = -(-spec.bytes_per_partition // RACE_GRANULE)
             self.grids[mem] = (np.full((spec.partitions, cells), -1, dtype=np.int64),
                                np.full((E, spec.partitions, cells), -1, dtype=np.int64))
+        # per memory: the position (on its engine) of each engine's latest read there, so
+        # a write scans only the grids of engines with reads it is not ordered after
+        self.last_read = {mem: np.zeros(E, dtype=np.int64) for mem in self.grids}
 
     def on_start(self, k: int, instr: Instruction) -> None:
         """Compute ``k``'s vector clock and check its on-chip accesses; call at its start."""
@@ -584,12 +587,10 @@ class RaceDetector:
         vc[e] = self.seq_of[k]
         self.clock[k] = vc
         self.engine_clock[e] = vc
-        for ref in instr.reads():
-            if ref.on_chip:
-                self._access(k, e, vc, ref, write=False)
-        for ref in instr.writes():
-            if ref.on_chip:
-                self._access(k, e, vc, ref, write=True)
+        for name in _OPERANDS.get(type(instr), ()):
+            ref = getattr(instr, name)
+            if ref.memory != "dram":
+                self._access(k, e, vc, ref, write=name == "dst")
 
     def on_finish(self, k: int, instr: Instruction) -> None:
         if isinstance(instr, Signal):
@@ -598,23 +599,31 @@ class RaceDetector:
             self.sem_clock[instr.semaphore] = vc.copy() if old is None else np.maximum(old, vc)
 
     def _access(self, k: int, e: int, vc: np.ndarray, ref: Ref, write: bool) -> None:
-        span = ref.byte_span()
-        if span is None or ref.partitions == 0:
+        pat = ref.pattern
+        size, low, high, _ = pattern_info(pat.shape, pat.strides)
+        if not size or ref.partitions == 0:
             return
+        item = _itemsize(ref.dtype)
         writers, readers = self.grids[ref.memory]
-        p0, p1 = ref.partition_start, ref.partition_stop
-        c0, c1 = span[0] // RACE_GRANULE, -(-span[1] // RACE_GRANULE)
+        p0 = ref.partition_start
+        p1 = p0 + ref.partitions
+        c0 = (pat.offset + low) * item // RACE_GRANULE
+        c1 = -(-(pat.offset + high + 1) * item // RACE_GRANULE)
         region_w = writers[p0:p1, c0:c1]
         self._conflicts(k, e, vc, ref, _ids(region_w), "writes")
         if write:
-            region_r = readers[:, p0:p1, c0:c1]
-            latest = region_r.max(axis=(1, 2))
-            for other in np.nonzero(latest >= 0)[0]:
-                if other != e and vc[other] < self.seq_of[latest[other]]:
-                    self._conflicts(k, e, vc, ref, _ids(region_r[other]), "reads")
+            last = self.last_read[ref.memory]
+            for other in np.flatnonzero(last > vc).tolist():
+                if other == e:
+                    continue
+                region_r = readers[other, p0:p1, c0:c1]
+                latest = region_r.max()
+                if latest >= 0 and vc[other] < self.seq_of[latest]:
+                    self._conflicts(k, e, vc, ref, _ids(region_r), "reads")
             region_w[...] = k
         else:
             readers[e, p0:p1, c0:c1] = k
+            self.last_read[ref.memory][e] = self.seq_of[k]
 
     def _conflicts(self, k, e, vc, ref: Ref, ids: np.ndarray, what: str) -> None:
         ids = ids[ids >= 0]

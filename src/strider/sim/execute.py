@@ -124,7 +124,7 @@ class Executor:
         if isinstance(instr, (DmaCopy, VectorCopy)):
             src = self.read(k, instr, "src", instr.src, raw=True)
             dst = self.view(instr.dst, raw=True)
-            np.copyto(dst, src if src.shape == dst.shape else src.reshape(dst.shape))
+            _copy(dst, src)
             self.wrote(instr.dst)
         elif isinstance(instr, ActCopy):
             src = self.read(k, instr, "src", instr.src)
@@ -199,7 +199,7 @@ class Executor:
             mem = self.memories[name]
             dt = dtype_of(decl.dtype)
             arr = mem.data.reshape(-1).view(dt).reshape(decl.shape)
-            if decl.size and not mem.full.all():
+            if decl.size and not mem.fully_written():
                 from ..access_pattern import AccessPattern
 
                 ok = mem.element_written(0, 1, AccessPattern.contiguous((decl.size,)),
@@ -217,6 +217,29 @@ class Executor:
                     arr.view(np.uint8).reshape(*decl.shape, dt.itemsize)[~ok] = 0xFF
             outs[name] = arr
         return outs, unwritten
+
+
+def _reshaped(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
+    """``a`` as ``shape`` without copying, or None when its strides do not allow it."""
+    v = a.view()
+    try:
+        v.shape = shape
+    except AttributeError:
+        return None
+    return v
+
+
+def _copy(dst: np.ndarray, src: np.ndarray) -> None:
+    """``dst[i] = src[i]`` in row-major order of each: one strided copy, no temporary
+    unless neither side can be viewed in the other's shape."""
+    if src.shape != dst.shape:
+        v = _reshaped(dst, src.shape)
+        if v is not None:
+            dst = v
+        else:
+            w = _reshaped(src, dst.shape)
+            src = w if w is not None else src.reshape(dst.shape)
+    np.copyto(dst, src)
 
 
 def _dtype_name(dt: np.dtype) -> str:
