@@ -83,3 +83,18 @@ def test_build_report_without_plan():
     report = build_report(None, result, None)
     assert report["strategy"] is None and report["predicted_cycles"] is None
     assert "not checked" in format_report(report)
+
+
+def test_dram_roofline_is_inputs_read_once_plus_outputs_written_once():
+    plan = flip_plan()
+    result, report = run_plan(plan)
+    prog = plan.program
+    once = sum(t.nbytes for t in prog.tensors.values() if t.role in ("input", "output"))
+    hw = result.hardware
+    assert report["dram_roofline_cycles"] == once / hw.dram_bytes_per_cycle
+    assert report["dram_roofline_seconds"] == hw.seconds(once / hw.dram_bytes_per_cycle)
+    assert report["dram_roofline_ratio"] == result.stats.cycles / report["dram_roofline_cycles"]
+    assert report["roofline_cycles"] >= report["dram_roofline_cycles"] or \
+        result.stats.dram_bytes_read + result.stats.dram_bytes_written < once
+    text = format_report(report)
+    assert "DRAM roofline" in text and f"{report['dram_roofline_ratio']:.2f}x" in text

@@ -92,6 +92,11 @@ class SimStats:
     roofline_ratio: float
     poisoned_reads: int = 0
     unwritten_outputs: dict[str, int] = field(default_factory=dict)
+    #: DRAM-only bound: every input read once and every output written once at the DRAM
+    #: bandwidth (what the transpose/permute targets compare with), and cycles / it.
+    dram_roofline_cycles: float = 0.0
+    dram_roofline_seconds: float = 0.0
+    dram_roofline_ratio: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -260,6 +265,8 @@ def _stats(program, hw, sched: Schedule, occupancy, poisoned: int, unwritten) ->
     written = int(sched.dram_written.sum())
     compute = max((busy.get(e, 0.0) for e in _COMPUTE_ENGINES), default=0.0)
     bound = roofline_cycles(read, written, hw, compute)
+    once = sum(t.nbytes for t in program.tensors.values() if t.role in ("input", "output"))
+    dram_bound = roofline_cycles(once, 0, hw)
     return SimStats(
         cycles=cycles,
         seconds=seconds,
@@ -273,10 +280,17 @@ def _stats(program, hw, sched: Schedule, occupancy, poisoned: int, unwritten) ->
         peak_psum_bytes=int(occupancy["psum"][1][-1]),
         roofline_cycles=bound,
         roofline_seconds=hw.seconds(bound),
-        roofline_ratio=cycles / bound if bound else (1.0 if not cycles else float("inf")),
+        roofline_ratio=_ratio(cycles, bound),
         poisoned_reads=poisoned,
         unwritten_outputs=dict(unwritten),
+        dram_roofline_cycles=dram_bound,
+        dram_roofline_seconds=hw.seconds(dram_bound),
+        dram_roofline_ratio=_ratio(cycles, dram_bound),
     )
+
+
+def _ratio(cycles: float, bound: float) -> float:
+    return cycles / bound if bound else (1.0 if not cycles else float("inf"))
 
 
 __all__ = ["Machine", "SimResult", "SimStats", "Timeline", "TimelineEntry"]
