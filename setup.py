@@ -29,7 +29,7 @@ class BuildSharedLibrary(build_ext):
 kernel = Extension(
     "strider.host._kernel",
     sources=["src/strider/host/_kernel.c"],
-    extra_compile_args=["-O3", "-std=c99", "-pthread", "-fvisibility=default"],
+    extra_compile_args=["-O3", "-std=c99", "-pthread", "-fvisibility=default", "-Werror=implicit-function-declaration"],
     extra_link_args=["-pthread"],
     optional=True,
 )

@@ -14,6 +14,7 @@
  * of that numbering, so each writes stretches of the output.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
 
@@ -24,11 +25,12 @@
 
 #define MAXD 64
 #define MAXT 64
+#define STAGE_BYTES (256 * 1024) /* per-thread staging buffer (fits L2) */
 
 typedef struct {
     const char *src;
     char *dst;
-    int nd, a, simd, nt;
+    int nd, a, simd, nt, stage;
     int64_t elem, ta, tb;
     int64_t n[MAXD], is[MAXD], os[MAXD];
     int64_t ext[MAXD]; /* iteration extents: tile counts for A and B */
@@ -325,7 +327,41 @@ AVX512 static void copy_nt(char *d, const char *s, int64_t n) {
 
 /* ---- the work loop ---- */
 
-static void run_range(const plan_t *p, int64_t w0, int64_t w1) {
+/* One work item: a tile (or, in rows mode, a piece of a row) from s to d. */
+static void run_item(const plan_t *p, const char *s, char *d, int64_t na, int64_t nb, int nt) {
+    const int a = p->a;
+    const int64_t elem = p->elem, isb = p->is[p->nd - 1];
+    if (a < 0) {
+#ifdef STRIDER_X86
+        if (nt && isb == elem) {
+            copy_nt(d, s, nb * elem);
+            return;
+        }
+#endif
+        tile_scalar(s, d, 1, nb, 0, isb, 0, elem);
+        return;
+    }
+#ifdef STRIDER_X86
+    if (p->simd >= 2 && (elem == 4 || elem == 8) && p->is[a] == elem)
+        tile_512(s, d, na, nb, isb, p->os[a], elem, nt);
+    else if (p->simd >= 1 && (elem == 4 || elem == 8) && p->is[a] == elem)
+        tile_avx2(s, d, na, nb, isb, p->os[a], elem);
+    else
+#endif
+        tile_scalar(s, d, na, nb, p->is[a], isb, p->os[a], elem);
+}
+
+#ifdef STRIDER_X86
+/* Staging (plans whose items each write one contiguous piece of the output, which
+ * then follow each other): items are built in a small per-thread buffer with plain
+ * stores and leave it in long runs of streaming stores, so short or unaligned output
+ * rows still get whole-line writes. */
+static void flush_stage(char *dst, const char *stage, int64_t n) {
+    if (n) copy_nt(dst, stage, n);
+}
+#endif
+
+static void run_range(const plan_t *p, int64_t w0, int64_t w1, char *stage) {
     int64_t idx[MAXD];
     const int nd = p->nd, last = nd - 1, a = p->a;
     int64_t rem = w0;
@@ -333,7 +369,8 @@ static void run_range(const plan_t *p, int64_t w0, int64_t w1) {
         idx[k] = rem % p->ext[k];
         rem /= p->ext[k];
     }
-    const int64_t elem = p->elem, isb = p->is[last];
+    char *staged_dst = NULL;
+    int64_t staged = 0;
     for (int64_t w = w0; w < w1; w++) {
         const char *s = p->src;
         char *d = p->dst;
@@ -345,39 +382,47 @@ static void run_range(const plan_t *p, int64_t w0, int64_t w1) {
         }
         nb = p->n[last] - idx[last] * p->tb;
         if (nb > p->tb) nb = p->tb;
-        if (a < 0) {
-#ifdef STRIDER_X86
-            if (p->simd >= 2 && p->nt && isb == elem)
-                copy_nt(d, s, nb * elem);
-            else
-#endif
-                tile_scalar(s, d, 1, nb, 0, isb, 0, elem);
-        } else {
+        if (a >= 0) {
             na = p->n[a] - idx[a] * p->ta;
             if (na > p->ta) na = p->ta;
-#ifdef STRIDER_X86
-            if (p->simd >= 2 && (elem == 4 || elem == 8) && p->is[a] == elem)
-                tile_512(s, d, na, nb, isb, p->os[a], elem, p->nt);
-            else if (p->simd >= 1 && (elem == 4 || elem == 8) && p->is[a] == elem)
-                tile_avx2(s, d, na, nb, isb, p->os[a], elem);
-            else
-#endif
-                tile_scalar(s, d, na, nb, p->is[a], isb, p->os[a], elem);
         }
+#ifdef STRIDER_X86
+        if (stage) {
+            int64_t bytes = na * nb * p->elem;
+            if (staged && (staged + bytes > STAGE_BYTES || staged_dst + staged != d)) {
+                flush_stage(staged_dst, stage, staged);
+                staged = 0;
+            }
+            if (bytes <= STAGE_BYTES) {
+                if (!staged) staged_dst = d;
+                run_item(p, s, stage + staged, na, nb, 0);
+                staged += bytes;
+            } else {
+                run_item(p, s, d, na, nb, 1);
+            }
+        } else
+#endif
+            run_item(p, s, d, na, nb, p->nt);
         for (int k = nd - 1; k >= 0; k--) { /* odometer step, output order */
             if (++idx[k] < p->ext[k]) break;
             idx[k] = 0;
         }
     }
+#ifdef STRIDER_X86
+    if (stage) flush_stage(staged_dst, stage, staged);
+#endif
 }
 
 static void *run_job(void *arg) {
     job_t *j = (job_t *)arg;
+    char *block = j->p->stage ? malloc(STAGE_BYTES + 64) : NULL; /* NULL: unstaged */
+    char *stage = block ? block + (64 - ((uintptr_t)block & 63)) : NULL;
     for (;;) {
         int64_t w0 = __atomic_fetch_add(&j->next, j->chunk, __ATOMIC_RELAXED);
         if (w0 >= j->nwork) break;
-        run_range(j->p, w0, w0 + j->chunk < j->nwork ? w0 + j->chunk : j->nwork);
+        run_range(j->p, w0, w0 + j->chunk < j->nwork ? w0 + j->chunk : j->nwork, stage);
     }
+    free(block);
 #ifdef STRIDER_X86
     if (j->p->nt) _mm_sfence(); /* streaming stores are weakly ordered: drain them */
 #endif
@@ -412,6 +457,8 @@ int strider_permute(const char *src, char *dst, int nd, const int64_t *n, const 
         p.ext[k] = (n[k] + t - 1) / t;
         nwork *= p.ext[k];
     }
+    /* stage when each item's output is one contiguous piece but rows are not whole lines */
+    p.stage = p.nt && (a < 0 || (tb >= n[nd - 1] && os[a] == n[nd - 1] * elem && os[a] % 64 != 0));
     if (nthreads < 1) nthreads = 1;
     if (nthreads > MAXT) nthreads = MAXT;
     if (nthreads > nwork) nthreads = (int)nwork;
