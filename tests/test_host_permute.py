@@ -284,6 +284,13 @@ def test_plan_addresses_match_numpy(data):
     got = np.zeros(plan.shape, np.int64)
     for k, (n, s) in enumerate(zip(plan.shape, plan.src_strides)):
         got = got + (np.arange(n) * s).reshape([n if j == k else 1 for j in range(len(plan.shape))])
+    # the plan's loop order -> output order: dst strides are C-contiguous, largest first
+    order = sorted(range(len(plan.shape)), key=lambda k: -plan.dst_strides[k])
+    got = got.transpose(order)
+    steps = [plan.elem]
+    for k in reversed(order[1:]):
+        steps.insert(0, steps[0] * plan.shape[k])
+    assert [plan.dst_strides[k] for k in order] == steps
     step = plan.elem // itemsize
     got = (got.reshape(-1, 1) + np.arange(step) * itemsize).reshape(-1)
     assert plan.nbytes == want.size * itemsize

@@ -26,6 +26,7 @@
 #define MAXD 64
 #define MAXT 64
 #define STAGE_BYTES (256 * 1024) /* per-thread staging buffer (fits L2) */
+#define NT_MIN_RUN 256
 
 typedef struct {
     const char *src;
@@ -306,7 +307,7 @@ AVX512 static void tile_512(const char *s, char *d, int64_t na, int64_t nb, int6
     }
 }
 
-/* memcpy with streaming stores for the 64-byte-aligned middle (rows mode, big copies). */
+/* memcpy with streaming stores for the 64-byte-aligned middle (leaving the stage). */
 AVX512 static void copy_nt(char *d, const char *s, int64_t n) {
     int64_t head = (int64_t)((64 - ((uintptr_t)d & 63)) & 63);
     if (n < head + 256) { memcpy(d, s, (size_t)n); return; }
@@ -331,13 +332,7 @@ AVX512 static void copy_nt(char *d, const char *s, int64_t n) {
 static void run_item(const plan_t *p, const char *s, char *d, int64_t na, int64_t nb, int nt) {
     const int a = p->a;
     const int64_t elem = p->elem, isb = p->is[p->nd - 1];
-    if (a < 0) {
-#ifdef STRIDER_X86
-        if (nt && isb == elem) {
-            copy_nt(d, s, nb * elem);
-            return;
-        }
-#endif
+    if (a < 0) { /* rows: plain stores (streaming ones measured slower here) */
         tile_scalar(s, d, 1, nb, 0, isb, 0, elem);
         return;
     }
@@ -448,7 +443,10 @@ int strider_permute(const char *src, char *dst, int nd, const int64_t *n, const 
     if (nd < 1 || nd > MAXD || elem < 1 || ta < 1 || tb < 1 || a >= nd - 1) return -1;
     if (simd > strider_simd_level()) simd = strider_simd_level();
     p.src = src; p.dst = dst; p.nd = nd; p.a = a; p.elem = elem;
-    p.ta = ta; p.tb = tb; p.simd = simd; p.nt = nt && simd >= 2;
+    p.ta = ta; p.tb = tb; p.simd = simd;
+    /* Streaming stores pay off when a strip streams a long run along A (or when staged);
+     * with short runs (< NT_MIN_RUN bytes) or whole rows plain stores measured faster. */
+    p.nt = nt && simd >= 2 && a >= 0 && (elem == 4 || elem == 8) && is[a] == elem;
     int64_t nwork = 1;
     for (int k = 0; k < nd; k++) {
         if (n[k] < 1) return 0;
@@ -458,7 +456,8 @@ int strider_permute(const char *src, char *dst, int nd, const int64_t *n, const 
         nwork *= p.ext[k];
     }
     /* stage when each item's output is one contiguous piece but rows are not whole lines */
-    p.stage = p.nt && (a < 0 || (tb >= n[nd - 1] && os[a] == n[nd - 1] * elem && os[a] % 64 != 0));
+    p.stage = p.nt && tb >= n[nd - 1] && os[a] == n[nd - 1] * elem && os[a] % 64 != 0;
+    if (p.nt && !p.stage && (ta < n[a] ? ta : n[a]) * elem < NT_MIN_RUN) p.nt = 0;
     if (nthreads < 1) nthreads = 1;
     if (nthreads > MAXT) nthreads = MAXT;
     if (nthreads > nwork) nthreads = (int)nwork;

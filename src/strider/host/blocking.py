@@ -1,6 +1,6 @@
 """Plan a permutation copy: coalesce dims, pick the tile dims and the tile sizes.
 
-A plan describes the copy in *output* order (outermost first) with byte strides, so
+A plan describes the copy as a loop nest (outermost first) with byte strides, so
 both executors (the compiled kernel and the NumPy fallback) walk the same thing:
 
 1. permute the input's extents and byte strides into output order;
@@ -11,7 +11,11 @@ both executors (the compiled kernel and the NumPy fallback) walk the same thing:
 4. the last dim ``B`` is contiguous in the output; the dim ``A`` with the
    smallest input stride is the one to read along. Tiles of ``A x B`` are read
    along A and written along B. When the input's fastest dim already is B (or
-   there is no other dim), rows are copied in output order ("rows" mode).
+   there is no other dim), rows are copied in output order ("rows" mode);
+5. a tiled plan walks the other dims largest stride first, so the dim with the
+   smallest input or output stride is walked next to the tile: in a 6-d reversal,
+   whose contiguous runs span two dims on each side, neighbouring tiles then share
+   cache lines and pages while they are still cached (HPTT's blocked loop order).
 
 Tile sizes are rectangular and not tied to the extents, so power-of-two strides
 do not make every row of a tile fall into one cache set for long. A tile holds up
@@ -51,14 +55,16 @@ class Plan:
     Attributes
     ----------
     shape : tuple of int
-        Coalesced extents, output order, all >= 2 (or a single dim).
+        Coalesced extents in loop order (output order, except that a tiled plan
+        moves A next to B and sorts the other dims), all >= 2 (or a single dim).
     src_strides, dst_strides : tuple of int
         Byte strides of each dim in the input and in the (C-contiguous) output.
     elem : int
         Bytes per element; more than the dtype's itemsize when a short contiguous
         innermost run was folded in.
     tile_dim : int
-        Index of dim A (read along it), or -1 for rows mode.
+        Index of dim A (read along it; the second last in a tiled plan), or -1
+        for rows mode.
     tile_a, tile_b : int
         Tile extents along A and along the last dim B, in elements.
     """
@@ -140,7 +146,14 @@ def plan_permute(shape: Sequence[int], strides: Sequence[int], itemsize: int,
         tb = min(n[last], max(1, ROW_CHUNK_BYTES // elem))
         return Plan(tuple(n), tuple(s), tuple(dst), elem, -1, 1, tb)
     ta, tb = _tile_sizes(n[tile_dim], n[last], elem)
-    return Plan(tuple(n), tuple(s), tuple(dst), elem, tile_dim, ta, tb)
+    # Loop order: the other dims sorted so the one continuing a contiguous run (small
+    # input or output stride) is walked next to the tile; its neighbours then share
+    # cache lines and pages while they are still cached (an HPTT-style blocked order).
+    others = sorted((k for k in range(last) if k != tile_dim),
+                    key=lambda k: (-min(abs(s[k]), dst[k]), k))
+    order = others + [tile_dim, last]
+    return Plan(tuple(n[k] for k in order), tuple(s[k] for k in order),
+                tuple(dst[k] for k in order), elem, len(order) - 2, ta, tb)
 
 
 def _tile_sizes(na: int, nb: int, elem: int) -> tuple[int, int]:
