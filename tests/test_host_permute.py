@@ -114,7 +114,8 @@ def test_streaming_stores_at_every_output_alignment(backend, simd, dtype, monkey
     rng = np.random.default_rng(11)
     itemsize = np.dtype(dtype).itemsize
     for shape, perm in [((70, 131), (1, 0)), ((48, 64), (1, 0)), ((5, 33, 40), (2, 0, 1)),
-                        ((6, 9, 200), (1, 0, 2)), ((3, 17, 24, 20), (3, 2, 1, 0))]:
+                        ((6, 9, 200), (1, 0, 2)), ((3, 17, 24, 20), (3, 2, 1, 0)),
+                        ((640, 70), (1, 0)), ((3, 576, 80), (0, 2, 1))]:  # B tiles shifted
         a = random_array(rng, shape, dtype)
         want = oracle(a, perm)
         for shift in range(0, 64, itemsize):
