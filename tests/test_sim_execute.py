@@ -167,6 +167,51 @@ def test_matmul_identity_is_exact_with_nan_and_negative_zero():
     assert not np.signbit(out[0, 0])
 
 
+_MAC_INTS = ("int8", "uint8", "int16", "uint16")
+
+
+def _selection_matrix(rng, rows, cols, dtype):
+    """Columns of zeros with at most one 1 (some all-zero), like an identity's slices."""
+    m = np.zeros((rows, cols), dtype=dtype_of(dtype))
+    for c in range(cols):
+        if rng.random() < 0.8:
+            m[rng.integers(rows), c] = 1
+    if dtype not in _MAC_INTS and rng.random() < 0.5:
+        m[m == 0] = -0.0  # negative zeros select nothing either
+    return m
+
+
+@given(dtype=st.sampled_from(["float32", "bfloat16", "float16", "int8", "uint8", "int16",
+                              "uint16"]),
+       n=st.integers(1, 8), data_side=st.sampled_from(["weights", "moving"]),
+       special=st.sampled_from([None, np.nan, np.inf, -np.inf, -0.0]),
+       seed=st.integers(0, 2**31))
+def test_matmul_with_a_selecting_operand_equals_the_full_product(dtype, n, data_side,
+                                                                 special, seed):
+    # the simulator gathers instead of multiplying when one side only selects; the bits
+    # must be those of the full sum W.T @ X (+0.0) in the accumulator dtype
+    acc = "int32" if dtype in _MAC_INTS else "float32"
+    rng = np.random.default_rng(seed)
+    k, m = 8, 4
+    if data_side == "weights":
+        w, x = random_array(rng, (k, m), dtype), _selection_matrix(rng, k, n, dtype)
+        data = w
+    else:
+        w, x = _selection_matrix(rng, k, m, dtype), random_array(rng, (k, n), dtype)
+        data = x
+    if special is not None and dtype not in _MAC_INTS:
+        r = int(rng.integers(k))
+        data[r, rng.integers(data.shape[1])] = special
+        selector = x if data_side == "weights" else w
+        selector[:, 0] = 0
+        selector[r, 0] = 1  # the special value's row is selected at least once
+    out = Machine(TINY).run(_matmul_program(dtype, acc, n=n), {"w": w, "x": x}).outputs["y"]
+    with np.errstate(all="ignore"):
+        want = w.astype(acc).T @ x.astype(acc)
+        want += np.zeros((), acc)
+    assert np.array_equal(bits(out), bits(want))
+
+
 @pytest.mark.parametrize("src, dst", [("float32", "bfloat16"), ("float32", "float16"),
                                       ("int32", "int8"), ("bfloat16", "float32")])
 def test_act_copy_casts_like_astype(src, dst):

@@ -174,12 +174,7 @@ class Executor:
             raise ProgramError(f"{describe(k, instr)}: weights ({_dtype_name(w.dtype)}) and "
                                f"moving data ({instr.moving.dtype}) accumulate in different "
                                "dtypes; use float inputs on both or integers on both")
-        acc_dt = np.dtype(acc)
-        x = moving.reshape(rows, -1).astype(acc_dt)
-        with np.errstate(all="ignore"):
-            out = w.astype(acc_dt).T @ x
-            if acc_dt.kind == "f":
-                out += acc_dt.type(0.0)  # sums start at +0.0: -0.0 comes out as +0.0
+        out = _mac(w, moving.reshape(rows, -1), np.dtype(acc))
         dst = self.view(instr.dst)
         out = out.reshape(dst.shape)
         if instr.accumulate:
@@ -217,6 +212,55 @@ class Executor:
                     arr.view(np.uint8).reshape(*decl.shape, dt.itemsize)[~ok] = 0xFF
             outs[name] = arr
         return outs, unwritten
+
+
+def _selection(m: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(row, hit)`` when every column of ``m`` holds at most one non-zero and it is 1:
+    column ``i`` picks row ``row[i]`` (``hit[i]`` False for an all-zero column)."""
+    nz = m != 0
+    if np.count_nonzero(nz) > m.shape[1]:
+        return None
+    hit = nz.any(axis=0)
+    if np.count_nonzero(nz) != np.count_nonzero(hit):
+        return None
+    row = nz.argmax(axis=0)
+    picked = m[row, np.arange(m.shape[1])]
+    if not (picked[hit] == 1).all():
+        return None
+    return row, hit
+
+
+def _mac(w: np.ndarray, x: np.ndarray, acc: np.dtype) -> np.ndarray:
+    """``W.T @ X`` in the accumulator dtype ``acc``, sums starting at +0.0.
+
+    When one operand only selects (columns of 0s and a single 1, as an identity does) and
+    the other is finite, every output is one product plus zeros, so a gather gives the
+    same bits as the matmul (with -0.0 -> +0.0) at a fraction of the cost: NumPy has no
+    BLAS for integer matmul.
+    """
+    floating = acc.kind == "f"
+    if not w.size or not x.size:
+        return w.astype(acc).T @ x.astype(acc)
+    sel = _selection(x)
+    if sel is not None and (not floating or np.isfinite(w).all()):
+        row, hit = sel
+        out = w.T[:, row].astype(acc)  # out[j, i] = W[row[i], j]
+        if not hit.all():
+            out[:, ~hit] = 0
+    else:
+        sel = _selection(w)
+        if sel is not None and (not floating or np.isfinite(x).all()):
+            row, hit = sel
+            out = x[row, :].astype(acc)  # out[j, :] = X[row[j], :]
+            if not hit.all():
+                out[~hit, :] = 0
+        else:
+            with np.errstate(all="ignore"):
+                out = w.astype(acc).T @ x.astype(acc)
+    if floating:
+        with np.errstate(all="ignore"):
+            out += acc.type(0.0)  # sums start at +0.0: -0.0 comes out as +0.0
+    return out
 
 
 def _reshaped(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
