@@ -145,6 +145,22 @@ def _row(name, shape, perm, nbytes, secs, has_torch):
     return row, gbs
 
 
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
+def _targets(mode: int, med: dict, worst_numpy: float) -> str:
+    """The issue's targets for this table, each with its measured median and verdict."""
+    parts = [f"worst x numpy {worst_numpy:.2f} (>= 1: {_verdict(worst_numpy >= 1)})"]
+    if mode == 0:
+        parts.append(f"median x numpy {med['numpy']:.2f} (>= 1.5: {_verdict(med['numpy'] >= 1.5)})")
+        if "torch" in med:
+            parts.append(f"median x torch {med['torch']:.2f} (>= 1: {_verdict(med['torch'] >= 1)})")
+    else:
+        parts.append(f"median x copy {med['copy']:.2f} (>= 0.70: {_verdict(med['copy'] >= 0.7)})")
+    return "; ".join(parts)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="strider bench permute", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -196,6 +212,7 @@ def main(argv=None) -> int:
         med = {k: statistics.median(v) for k, v in ratios[mode].items() if v}
         print("median ratio: " + ", ".join(f"strider / {k} = {v:.2f}x" for k, v in med.items())
               + f"; worst vs numpy = {min(ratios[mode]['numpy']):.2f}x")
+        print("targets: " + _targets(mode, med, min(ratios[mode]["numpy"])))
     small_rows = []
     for name, shape, perm in SMALL_CASES:
         if args.only not in name:
@@ -213,6 +230,8 @@ def main(argv=None) -> int:
         print(format_table(["case", "shape", "perm", "KiB", "strider us", "numpy us"]
                            + (["torch us"] if has_torch else []) + ["copy us", "x numpy"],
                            small_rows))
+        worst = min(row[-1] for row in small_rows)
+        print(f"targets: worst x numpy = {worst:.2f} (>= 0.5: {_verdict(worst >= 0.5)})")
     return 0
 
 
