@@ -174,11 +174,12 @@ def test_random_permutations_fuzz(shape, data, dtype):
 def test_tiny_forces_tiling_and_the_pipeline():
     plan, _ = _check((8, 16, 24), (2, 0, 1), "float32", HW["tiny"])
     d = plan.details
-    assert d["mode"] == "sbuf" and d["tiles"] > 1 and d["slots"] == 3
+    assert d["mode"] == "sbuf" and d["tiles"] > 1 and d["slots"] in (2, 3)
     kinds = {type(i).__name__ for i in plan.program.instructions}
     assert {"DmaCopy", "VectorCopy"} <= kinds
     text = plan.explain()
-    for word in ("groups", "partitions", "slots", "loops", "DMA-in", "vector engine", "why"):
+    for word in ("groups", "partitions", "slots", "pipeline", "loops", "DMA-in", "vector engine",
+                 "why"):
         assert word in text
 
 

@@ -19,8 +19,9 @@ pipelined DMA-in / vector / DMA-out schedule, and keeps the cheapest.
 
 from __future__ import annotations
 
+import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import numpy as np
@@ -31,6 +32,10 @@ from ._groups import divisors, split_dim
 
 #: Slot count of the rotating buffer: DMA-in of tile t+1, vector work on t, DMA-out of t.
 PIPELINE_SLOTS = 3
+
+#: Slices per tile the pipeline may move one by one (more: shorter fill and drain, more
+#: descriptors and vector instructions).
+PIECES = (1, 2, 4, 8, 16)
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,7 @@ class Tiling:
     tile: tuple[int, ...]              # tile extent per working dim
     slots: int
     itemsize: int
+    pieces: int = 1                    # slices per tile that the pipeline moves one by one
     estimate: dict = field(default_factory=dict, compare=False)
 
     @property
@@ -86,41 +92,95 @@ class Tiling:
             ty[d] = out[k]
         return tuple(ty)
 
-    def run_elements(self, side: str) -> int:
-        """Contiguous DRAM run of one partition's block on the way in or out."""
+    def run_elements(self, side: str, extents: Sequence[int] | None = None) -> int:
+        """Contiguous DRAM run of one partition's block on the way in or out (of a tile
+        of ``extents``; a full tile by default)."""
+        ext = self.tile if extents is None else extents
         dims = self.free if side == "in" else self.free_target
         strides = self.source_strides() if side == "in" else self.target_strides()
-        if not dims:
-            return 1
-        pat = AccessPattern([self.tile[d] for d in dims], [strides[d] for d in dims])
-        return pat.contiguous_run()
+        run = 1
+        for d in reversed(dims):
+            if ext[d] == 1:
+                continue
+            if strides[d] != run:
+                break
+            run *= ext[d]
+        return run
+
+    def tile_classes(self) -> list[tuple[tuple[int, ...], int]]:
+        """Distinct tile extents (full tiles and the ragged edges) with their counts."""
+        per_dim = []
+        for n, t in zip(self.shape, self.tile):
+            opts = [(t, n // t)] if n // t else []
+            if n % t:
+                opts.append((n % t, 1))
+            per_dim.append(opts)
+        out = []
+        for combo in itertools.product(*per_dim):
+            out.append((tuple(e for e, _ in combo), math.prod(c for _, c in combo)))
+        return out
 
 
-def score(t: Tiling, hw: Hardware, total_bytes: int) -> dict:
-    """Analytic cycles of a tiling's pipelined schedule (no simulation)."""
-    item = t.itemsize
-    block = t.partitions * t.block_elements * item
+def _tile_costs(t: Tiling, hw: Hardware, ext: Sequence[int]) -> tuple[float, ...]:
+    """(bytes, read queue-cycles, write queue-cycles, block elements, chunk in, chunk out)
+    of one tile of extents ``ext``, without descriptor overheads."""
+    block = math.prod(ext[d] for d in t.free)
+    nbytes = math.prod(ext[d] for d in t.part) * block * t.itemsize
     eff = hw.dma.efficient_chunk_bytes
-    chunk_in = min(t.run_elements("in"), t.block_elements) * item
-    chunk_out = min(t.run_elements("out"), t.block_elements) * item
-    e_in, e_out = min(1.0, chunk_in / eff), min(1.0, chunk_out / eff)
+    chunk_in = min(t.run_elements("in", ext), block) * t.itemsize
+    chunk_out = min(t.run_elements("out", ext), block) * t.itemsize
+    bpc = hw.dma.bytes_per_cycle
+    return (nbytes, nbytes / (bpc * min(1.0, chunk_in / eff)),
+            nbytes / (bpc * min(1.0, chunk_out / eff)), block, chunk_in, chunk_out)
+
+
+def score(t: Tiling, hw: Hardware, total_bytes: int, classes: list | None = None) -> dict:
+    """Analytic cycles of a tiling's pipelined schedule (no simulation).
+
+    Per tile: reads and writes share the queues and DRAM; the vector step overlaps them
+    slice by slice. The first read and the last write run alone, and the vector step of
+    a tile's last slice hides behind nothing. With two slots a tile's reads also wait,
+    slice by slice, for the previous tile's writes, and its vector step for them.
+    Ragged edge tiles are priced with their own (shorter) runs. ``classes``: the
+    :func:`_tile_costs` of :meth:`Tiling.tile_classes`, when already known.
+    """
+    if classes is None:
+        classes = [(_tile_costs(t, hw, ext), count) for ext, count in t.tile_classes()]
     queues = hw.dma.queues
-    bpc, dc = hw.dma.bytes_per_cycle, hw.dma.descriptor_cycles
-    n = t.tiles
-    pieces = max(1, min(queues, block // max(1, 32 * dc * bpc)))
-    busy = 2 * pieces * dc + block / (bpc * e_in) + block / (bpc * e_out)  # queue-cycles/tile
-    vec = (hw.vector.instruction_cycles + t.block_elements) if t.needs_vector else 0.0
-    dram = 2 * total_bytes / hw.dram_bytes_per_cycle
-    steady = n * busy / queues  # counts edge tiles as full: uneven tilings score worse
-    # pipeline fill and drain: the first read and the last write run alone
-    alone_in = dc + block / min(bpc * e_in * min(queues, pieces), hw.dram_bytes_per_cycle)
-    alone_out = dc + block / min(bpc * e_out * min(queues, pieces), hw.dram_bytes_per_cycle)
-    if t.slots >= 3:
-        total = max(steady, n * vec, dram) + alone_in + vec + alone_out
-    else:  # no overlap of the vector step with the DMAs
-        total = max(steady, dram) + n * vec + alone_in + alone_out
-    return {"cycles": total, "chunk_in_bytes": chunk_in, "chunk_out_bytes": chunk_out,
-            "efficiency_in": e_in, "efficiency_out": e_out, "dram_cycles": dram}
+    dc, dram = hw.dma.descriptor_cycles, hw.dram_bytes_per_cycle
+    bpc = hw.dma.bytes_per_cycle
+    m = t.pieces
+    lanes = -(-t.partitions // hw.vector.lanes)
+    two = t.slots == 2 and t.needs_vector and t.tiles > 1
+    total = 0.0
+    first = last = None
+    for (nbytes, q_in, q_out, block, _, _), count in classes:
+        per_piece = max(1, min(queues, int(nbytes // max(1, m * 32 * dc * bpc))))
+        over = m * per_piece * dc
+        spread = min(queues, m * per_piece)
+        vec = (m * hw.vector.instruction_cycles + block * lanes) if t.needs_vector else 0.0
+        alone_in = max(nbytes / dram, (q_in + over) / spread)
+        alone_out = max(nbytes / dram, (q_out + over) / spread)
+        mixed = max(2 * nbytes / dram, (q_in + q_out + 2 * over) / queues)
+        if two:
+            step = max(mixed, vec + (alone_in + alone_out) / m) + vec / m
+        else:
+            step = max(mixed, vec)
+        total += count * step
+        if first is None or nbytes > first[0]:
+            first = (nbytes, alone_in, alone_out, vec, step)
+    assert first is not None
+    nbytes, alone_in, alone_out, vec, step = first
+    if t.tiles == 1:
+        total = max(alone_in, vec) + vec / m + alone_out
+    else:  # one tile's steady step is replaced by the fill and the drain
+        total += alone_in + vec / m + alone_out - step
+    dram_cycles = 2 * total_bytes / dram
+    full = classes[0][0]
+    eff = hw.dma.efficient_chunk_bytes
+    return {"cycles": max(total, dram_cycles), "chunk_in_bytes": full[4],
+            "chunk_out_bytes": full[5], "efficiency_in": min(1.0, full[4] / eff),
+            "efficiency_out": min(1.0, full[5] / eff), "dram_cycles": dram_cycles}
 
 
 def _outerness(shape: Sequence[int], perm: Sequence[int]) -> dict[int, int]:
@@ -199,12 +259,13 @@ def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes:
                     t2[a], t2[b] = ta, tb
                     options.append(t2)
         for t2 in options:
-            cand = Tiling(shape, perm, split, tuple(part), tuple(free), tuple(t2), slots, item)
-            if slots == 2 and cand.tiles > 1:
-                continue  # two slots only when one tile holds everything
-            cand = Tiling(shape, perm, split, tuple(part), tuple(free), tuple(t2), slots, item,
-                          score(cand, hw, total_bytes))
-            out.append(cand)
+            # even tiles: n = 512 by 250 would leave a 12-wide edge tile with short runs
+            t2 = [-(-n // -(-n // e)) for n, e in zip(shape, t2)]
+            base = Tiling(shape, perm, split, tuple(part), tuple(free), tuple(t2), slots, item)
+            classes = [(_tile_costs(base, hw, ext), count) for ext, count in base.tile_classes()]
+            for pieces in PIECES:
+                cand = replace(base, pieces=pieces)
+                out.append(replace(cand, estimate=score(cand, hw, total_bytes, classes)))
     return out
 
 
@@ -221,7 +282,7 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     found: dict[tuple, Tiling] = {}
     for s, p, split in options:
         for cand in _candidates_for(s, p, split, item, hw, total_bytes):
-            key = (cand.shape, cand.perm, cand.part, cand.tile, cand.slots)
+            key = (cand.shape, cand.perm, cand.part, cand.tile, cand.slots, cand.pieces)
             found.setdefault(key, cand)
     ranked = sorted(found.values(), key=lambda t: t.estimate["cycles"])
     return ranked[:keep]

@@ -141,84 +141,165 @@ def emit_direct(program: Program, w: Working, hw: Hardware, label: str) -> int:
     return count
 
 
-class _Slots:
-    """Hazard bookkeeping for the rotating SBUF slots: RAW, WAR and WAW dependencies."""
+class _Hazards:
+    """RAW, WAR and WAW dependencies on SBUF element ranges (free dim; every partition).
 
-    def __init__(self, count: int) -> None:
-        self.writers: list[list[int]] = [[] for _ in range(count)]
-        self.readers: list[list[int]] = [[] for _ in range(count)]
+    Ranges are tracked per piece, so a read of one slice of a slot waits only for the
+    writes of that slice, and a write waits only for the reads it would clobber.
+    """
 
-    def before_write(self, slot: int) -> list[int]:
-        return sorted(set(self.readers[slot] + self.writers[slot]))
+    def __init__(self) -> None:
+        self.log: list[tuple[int, int, int, bool]] = []  # (lo, hi, instruction, is_write)
 
-    def wrote(self, slot: int, ids: list[int]) -> None:
-        self.writers[slot], self.readers[slot] = list(ids), []
+    def before(self, lo: int, hi: int, write: bool) -> list[int]:
+        return sorted({i for a, b, i, w in self.log if a < hi and lo < b and (write or w)})
 
-    def before_read(self, slot: int) -> list[int]:
-        return list(self.writers[slot])
+    def record(self, lo: int, hi: int, ids: list[int], write: bool) -> None:
+        if write:  # accesses inside a new write are ordered before it: forget them
+            self.log = [e for e in self.log if not (lo <= e[0] and e[1] <= hi)]
+        self.log += [(lo, hi, i, write) for i in ids]
 
-    def read(self, slot: int, ids: list[int]) -> None:
-        self.readers[slot] += ids
+
+def slot_pair(t: Tiling, k: int) -> tuple[int, int]:
+    """(in-slot, out-slot) of tile ``k``. Three slots: tile k+1 reads into the slot that
+    tile k-1 drains, so reading runs ahead of the vector step; two slots: tile k+1 reads
+    into the slot that tile k drains, piece by piece behind it."""
+    if not t.needs_vector:
+        return k % t.slots, k % t.slots
+    if t.slots >= 3:
+        return (2 * k) % 3, (2 * k + 1) % 3
+    return k % 2, (k + 1) % 2
+
+
+def _cuts(extent: int, pieces: int) -> list[tuple[int, int]]:
+    """``extent`` cut into at most ``pieces`` near-equal ranges."""
+    m = max(1, min(pieces, extent))
+    bounds = [extent * j // m for j in range(m + 1)]
+    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
+def _piece_dim(dims, ext) -> int | None:
+    """The outermost dim of ``dims`` with more than one index in this tile."""
+    return next((d for d in dims if ext[d] > 1), None)
 
 
 def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dict[str, int]:
-    """The seed-003 pipeline over every tile; returns instruction counts."""
+    """The seed-003 pipeline over every tile, piece by piece; returns instruction counts.
+
+    Each tile is read in ``tiling.pieces`` slices of its outermost source-order dim, the
+    vector step re-orders each slice as soon as it has arrived, and the tile is written
+    in slices of its outermost target-order dim once re-ordered.
+    """
     t = tiling
     free_t = t.free_target
     slot_elems = t.slot_bytes // t.itemsize
-    slots = _Slots(t.slots)
+    hazards = _Hazards()
     balancer = QueueBalancer(hw)
     counts = {"dma_in": 0, "vector": 0, "dma_out": 0}
     queues = range(hw.dma.queues)
-    pending = None  # (tile index, origin, extents, in-slot, out-slot): read, not yet written
-    ring = 0
+    pos = {d: i for i, d in enumerate(t.free)}
+
+    def dma(transfer: Transfer, lo: int, hi: int, way: str, label: str) -> None:
+        on_chip_write = way == "in"
+        deps = hazards.before(lo, hi, write=on_chip_write)
+        ids = [program.dma(balancer.pick(queues, s, d), s, d, deps, label)
+               for s, d in descriptors(transfer, hw, _pieces(transfer, hw))]
+        hazards.record(lo, hi, ids, write=on_chip_write)
+        counts["dma_" + way] += len(ids)
+
+    def reads(k: int, origin, ext, s_in: int):
+        """The DMA-in slices of tile k, each with its vector step."""
+        base = s_in * slot_elems
+        layout = AccessPattern.contiguous([ext[d] for d in t.free], base)
+        d = _piece_dim(t.free, ext)
+        cuts = _cuts(ext[d], t.pieces) if d is not None else [(0, 1)]
+        for a, b in cuts:
+            if d is None:
+                yield _tile_transfer(t, w, origin, ext, base, "in"), base, base + layout.size
+                continue
+            st = layout.strides[pos[d]]
+            yield (_tile_transfer(t, w, origin, ext, base, "in", (d, a, b)),
+                   base + a * st, base + b * st)
+
+    def vector_piece(k: int, origin, ext, s_in: int, s_out: int, cut) -> None:
+        partitions = math.prod(ext[d] for d in t.part)
+        fs = [ext[d] for d in t.free]
+        ft = [ext[d] for d in free_t]
+        steps = in_buffer_steps(fs, [pos[d] for d in free_t])
+        src = steps.source_pattern(s_in * slot_elems)
+        dst = AccessPattern.contiguous(ft, s_out * slot_elems)
+        if cut is not None:
+            d, a, b = cut
+            at = free_t.index(d)
+            src, dst = src.slice(at, a, b), dst.slice(at, a, b)
+        deps = sorted(set(hazards.before(src.min_address, src.max_address + 1, False)
+                          + hazards.before(dst.min_address, dst.max_address + 1, True)))
+        vid = program.vector_copy(Ref.sbuf(0, partitions, src, w.dtype),
+                                  Ref.sbuf(0, partitions, dst, w.dtype), deps,
+                                  f"permute t{k}")
+        hazards.record(src.min_address, src.max_address + 1, [vid], write=False)
+        hazards.record(dst.min_address, dst.max_address + 1, [vid], write=True)
+        counts["vector"] += 1
+
+    def writes(k: int, origin, ext, s_out: int):
+        base = s_out * slot_elems
+        layout = AccessPattern.contiguous([ext[d] for d in free_t], base)
+        order = {d: i for i, d in enumerate(free_t)}
+        d = _piece_dim(free_t, ext)
+        if d is None:
+            yield _tile_transfer(t, w, origin, ext, base, "out"), base, base + layout.size
+            return
+        st = layout.strides[order[d]]
+        for a, b in _cuts(ext[d], t.pieces):
+            yield (_tile_transfer(t, w, origin, ext, base, "out", (d, a, b)),
+                   base + a * st, base + b * st)
+
     boxes = list(tile_boxes(t))
-    # software pipeline: DMA-in of tile k+1 is queued before the vector step and DMA-out
-    # of tile k, so that no queue holds a read behind a write that waits for it
+    # software pipeline: step k reads tile k (and re-orders each slice as it lands) while
+    # it writes tile k-1, the slices interleaved so that reads and writes share DRAM
     for k in range(len(boxes) + 1):
+        ins = outs = []
         if k < len(boxes):
             origin, ext = boxes[k]
-            s_in = ring % t.slots
-            s_out = (ring + 1) % t.slots if t.needs_vector else s_in
-            ring += 2 if t.needs_vector else 1
-            transfer = _tile_transfer(t, w, origin, ext, s_in * slot_elems, "in")
-            deps = slots.before_write(s_in)
-            ids = [program.dma(balancer.pick(queues, s, d), s, d, deps, f"in t{k}")
-                   for s, d in descriptors(transfer, hw, _pieces(transfer, hw))]
-            slots.wrote(s_in, ids)
-            counts["dma_in"] += len(ids)
-            current = (k, origin, ext, s_in, s_out)
-        else:
-            current = None
-        if pending is not None:
-            j, origin, ext, s_in, s_out = pending
-            partitions = math.prod(ext[d] for d in t.part)
-            fs = [ext[d] for d in t.free]
-            ft = [ext[d] for d in free_t]
-            pos = {d: i for i, d in enumerate(t.free)}
-            if t.needs_vector:  # in-buffer steps, fused into one strided copy per partition
-                steps = in_buffer_steps(fs, [pos[d] for d in free_t])
-                src = Ref.sbuf(0, partitions, steps.source_pattern(s_in * slot_elems), w.dtype)
-                dst = Ref.sbuf(0, partitions, AccessPattern.contiguous(ft, s_out * slot_elems),
-                               w.dtype)
-                deps = sorted(set(slots.before_read(s_in) + slots.before_write(s_out)))
-                vid = program.vector_copy(src, dst, deps, f"permute t{j}")
-                slots.read(s_in, [vid])
-                slots.wrote(s_out, [vid])
-                counts["vector"] += 1
-            transfer = _tile_transfer(t, w, origin, ext, s_out * slot_elems, "out")
-            deps = slots.before_read(s_out)
-            ids = [program.dma(balancer.pick(queues, s, d), s, d, deps, f"out t{j}")
-                   for s, d in descriptors(transfer, hw, _pieces(transfer, hw))]
-            slots.read(s_out, ids)
-            counts["dma_out"] += len(ids)
-        pending = current
+            s_in, s_out = slot_pair(t, k)
+            ins = list(reads(k, origin, ext, s_in))
+        if k > 0:
+            po, pe = boxes[k - 1]
+            outs = list(writes(k - 1, po, pe, slot_pair(t, k - 1)[1]))
+        steps: list[tuple[str, tuple]] = []
+        if t.slots == 2 and t.needs_vector and outs:
+            # the reads land where this step's writes drain: a read slice goes after
+            # every write slice that starts below its end
+            s_base = slot_pair(t, k - 1)[1] * slot_elems
+            i_base = s_in * slot_elems if ins else 0
+            pending_outs = list(outs)
+            for j, item in enumerate(ins):
+                while pending_outs and pending_outs[0][1] - s_base < item[2] - i_base:
+                    steps.append(("out", pending_outs.pop(0)))
+                steps.append(("in", item, j))
+            steps += [("out", o) for o in pending_outs]
+        else:  # reads first: the writes wait for the vector step, which waits for reads
+            steps = [("in", item, j) for j, item in enumerate(ins)]
+            steps += [("out", o) for o in outs]
+        for step in steps:
+            transfer, lo, hi = step[1]
+            if step[0] == "out":
+                dma(transfer, lo, hi, "out", f"out t{k - 1}")
+                continue
+            dma(transfer, lo, hi, "in", f"in t{k}")
+            if t.needs_vector:
+                d = _piece_dim(t.free, ext)
+                cut = None if d is None or len(ins) == 1 else (
+                    d, *_cuts(ext[d], t.pieces)[step[2]])
+                vector_piece(k, origin, ext, s_in, s_out, cut)
     return counts
 
 
-def _tile_transfer(t: Tiling, w: Working, origin, ext, slot_offset: int, way: str) -> Transfer:
+def _tile_transfer(t: Tiling, w: Working, origin, ext, slot_offset: int, way: str,
+                   piece: tuple[int, int, int] | None = None) -> Transfer:
     """One tile's DMA: partition dims first, then the free dims in source order (in) or
-    target order (out); the slot holds the block contiguously in that order."""
+    target order (out); the slot holds the block contiguously in that order. ``piece``
+    ``(dim, start, stop)`` restricts one free dim to a slice of the tile."""
     free = t.free if way == "in" else t.free_target
     dims = list(t.part) + list(free)
     part_ext = [ext[d] for d in t.part]
@@ -229,9 +310,14 @@ def _tile_transfer(t: Tiling, w: Working, origin, ext, slot_offset: int, way: st
     strides = t.source_strides() if way == "in" else t.target_strides()
     dram = Side.dram("x" if way == "in" else "y", [strides[d] for d in dims],
                      sum(o * s for o, s in zip(origin, strides)))
-    shape = tuple(ext[d] for d in dims)
-    return Transfer(shape, w.dtype, dram, chip) if way == "in" else Transfer(shape, w.dtype,
-                                                                               chip, dram)
+    shape = [ext[d] for d in dims]
+    if piece is not None:
+        d, a, b = piece
+        k = dims.index(d)
+        chip, dram = chip.fix(k, a), dram.fix(k, a)
+        shape[k] = b - a
+    src, dst = (dram, chip) if way == "in" else (chip, dram)
+    return Transfer(tuple(shape), w.dtype, src, dst)
 
 
 def _pieces(transfer: Transfer, hw: Hardware) -> int:
@@ -310,7 +396,7 @@ class VectorStrategy:
         details.update(
             mode="sbuf", split=tiling.split, working_shape=tiling.shape,
             working_perm=tiling.perm, partition_dims=tiling.part, free_dims=tiling.free,
-            tile=tiling.tile, tiles=tiling.tiles, slots=tiling.slots,
+            tile=tiling.tile, tiles=tiling.tiles, slots=tiling.slots, pieces=tiling.pieces,
             slot_bytes=tiling.slot_bytes, partitions=tiling.partitions,
             sbuf_bytes_per_partition=sbuf_pp, sbuf_bytes=sbuf_pp * tiling.partitions,
             chunk_in_bytes=est["chunk_in_bytes"], chunk_out_bytes=est["chunk_out_bytes"],
@@ -319,7 +405,7 @@ class VectorStrategy:
         return make_plan(request, hw, program, self.name, lines, details, est["cycles"])
 
 
-def best_sbuf_program(w: Working, hw: Hardware, empty: Program, keep: int = 4):
+def best_sbuf_program(w: Working, hw: Hardware, empty: Program, keep: int = 6):
     """Emit the few best tilings by the analytic score; keep the cheapest by the cost model."""
     try:
         from ..cost import estimate
@@ -334,6 +420,22 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program, keep: int = 4):
             best = (cycles, tiling, program, counts)
     assert best is not None
     return best[1], best[2], best[3]
+
+
+def pipeline_text(t: Tiling) -> str:
+    """How the slots and slices overlap, in words."""
+    sliced = (f"each tile moves in {t.pieces} slices (the vector step re-orders a slice as "
+              "soon as it lands, so fill and drain are short)" if t.pieces > 1 else
+              "each tile moves whole")
+    if t.tiles == 1:
+        return f"one tile holds everything; {sliced}"
+    if not t.needs_vector:
+        return f"tiles rotate through {t.slots} slots; {sliced}"
+    if t.slots >= 3:
+        return (f"DMA-in of tile t+1 | vector step of t | DMA-out of t-1 overlap; tile t+1 "
+                f"lands, slice by slice, where tile t-1 drains; {sliced}")
+    return ("two slots, so blocks can be larger (longer runs): tile t+1 lands, slice by slice, "
+            f"where tile t drains, and the vector step writes where tile t was read; {sliced}")
 
 
 def explain_tiling(t: Tiling, w: Working, hw: Hardware, counts: dict[str, int]) -> list[str]:
@@ -354,9 +456,8 @@ def explain_tiling(t: Tiling, w: Working, hw: Hardware, counts: dict[str, int]) 
         + " x ".join(f"{names[d]}:{t.tile[d]}" for d in t.free)
         + f" = {t.block_elements:,} elements ({t.block_elements * t.itemsize:,} bytes); "
         f"{t.slots} slots of {t.slot_bytes:,} bytes = {t.slots * t.slot_bytes:,} of "
-        f"{hw.sbuf.bytes_per_partition:,} bytes per partition"
-        + (" (DMA-in t+1 | vector t | DMA-out t-1 overlap)" if t.slots >= 3 else
-           " (one tile holds everything)"))
+        f"{hw.sbuf.bytes_per_partition:,} bytes per partition")
+    lines.append("pipeline: " + pipeline_text(t))
     lines.append(f"loops: outer = odometer over {t.tiles} tiles (source order); inner = each "
                  f"descriptor's TTU walks the tile ({counts['dma_in']} read and "
                  f"{counts['dma_out']} write descriptors, <= {hw.dma.max_dims} dims each)")
