@@ -29,6 +29,7 @@
 #define STAGE_BYTES (256 * 1024) /* per-thread staging buffer (fits L2) */
 #define NT_MIN_RUN 256
 #define ROWS_ITEM_BYTES (64 * 1024) /* output bytes of one work item in rows mode */
+#define ROWS_AHEAD 8 /* rows mode: prefetch this many rows ahead */
 
 typedef struct {
     const char *src;
@@ -354,6 +355,9 @@ __attribute__((target("avx512f,avx512bw"))) static void copy_rows_512(
     for (int64_t i = 0; i < na; i++) {
         const char *sp = s + i * isa;
         char *dp = d + i * osa;
+        if (i + ROWS_AHEAD < na) /* rows far apart: the hardware prefetcher cannot guess */
+            for (int64_t k = 0; k < bytes; k += 64)
+                _mm_prefetch(sp + ROWS_AHEAD * isa + k, _MM_HINT_T0);
         for (int64_t k = 0; k < body; k += 64)
             _mm512_storeu_si512(dp + k, _mm512_loadu_si512(sp + k));
         if (tail)

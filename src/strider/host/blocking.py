@@ -11,7 +11,8 @@ both executors (the compiled kernel and the NumPy fallback) walk the same thing:
 4. the last dim ``B`` is contiguous in the output; the dim ``A`` with the
    smallest input stride is the one to read along. Tiles of ``A x B`` are read
    along A and written along B. When the input's fastest dim already is B (or
-   there is no other dim), rows are copied in output order ("rows" mode);
+   there is no other dim), rows are copied ("rows" mode; short rows in input
+   order, long ones in output order);
 5. a tiled plan walks the other dims largest stride first, so the dim with the
    smallest input or output stride is walked next to the tile: in a 6-d reversal,
    whose contiguous runs span two dims on each side, neighbouring tiles then share
@@ -46,6 +47,8 @@ TILE_B_BYTES = 1024
 TILE_TARGET_BYTES = TILE_A_BYTES * TILE_B_BYTES // 4
 #: Chunk of a long row given to one work item in rows mode (lets threads share a row).
 ROW_CHUNK_BYTES = 1 << 16
+#: Rows mode walks rows shorter than this in input order, longer ones in output order.
+ROWS_INPUT_ORDER_BYTES = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +147,15 @@ def plan_permute(shape: Sequence[int], strides: Sequence[int], itemsize: int,
             tile_dim = a
     if tile_dim < 0:
         tb = min(n[last], max(1, ROW_CHUNK_BYTES // elem))
-        return Plan(tuple(n), tuple(s), tuple(dst), elem, -1, 1, tb)
+        # short rows are walked in input order: the reads stream (short rows far apart
+        # defeat the prefetcher) and scattered whole-row writes cost less; long rows
+        # keep output order (measured: 384-byte rows 1.4x faster, 1.5 KiB rows 1.2x slower)
+        order = list(range(last))
+        if n[last] * elem < ROWS_INPUT_ORDER_BYTES:
+            order.sort(key=lambda k: (-abs(s[k]), k))
+        order.append(last)
+        return Plan(tuple(n[k] for k in order), tuple(s[k] for k in order),
+                    tuple(dst[k] for k in order), elem, -1, 1, tb)
     ta, tb = _tile_sizes(n[tile_dim], n[last], elem)
     # Loop order: the other dims sorted so the one continuing a contiguous run (small
     # input or output stride) is walked next to the tile; its neighbours then share
