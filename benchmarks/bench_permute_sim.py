@@ -1,8 +1,10 @@
 """Benchmark: the permutation suite against the DRAM roofline, and simulation speed.
 
-1. Every case of :mod:`strider.demo_suite` on ``trn1-like`` with the ``vector`` strategy
-   and the naive strided ``dma`` strategy beside it: simulated time / DRAM roofline.
-   Target: <= 1.25x for every case whose innermost runs allow full-speed DMA chunks.
+1. Every case of :mod:`strider.demo_suite` on ``trn1-like`` with the strategy ``auto``
+   picks, the seed-003 ``vector`` strategy and the naive strided ``dma`` strategy side by
+   side: simulated time / DRAM roofline (the tensor read once and written once).
+   Target: ``auto`` <= 1.25x for every case whose innermost runs allow full-speed DMA
+   chunks (misses of the ``vector`` strategy alone are listed too).
 2. A 256 MiB float32 NCHW -> NHWC permutation: wall time of the simulator (functional +
    timing) against NumPy doing the same permutation, side by side, medians of
    ``--repeat`` runs. Target: simulator <= 3x NumPy.
@@ -23,14 +25,17 @@ import numpy as np
 def suite() -> bool:
     from strider.demo_suite import format_rows, run_suite
 
-    rows = run_suite(strategies=("vector", "dma"),
+    rows = run_suite(strategies=("auto", "vector", "dma"),
                      progress=lambda s: print(s, file=sys.stderr, flush=True))
     print(format_rows(rows))
     ok = True
     for r in rows:
-        if r["strategy"] == "vector" and r["full_speed"] and r["roofline_ratio"] > 1.25:
-            ok = False
-            print(f"MISSED: {r['case']} at {r['roofline_ratio']:.2f}x the roofline (> 1.25x)")
+        if r["requested"] in ("auto", "vector") and r["full_speed"] \
+                and r["dram_roofline_ratio"] > 1.25:
+            ok &= r["requested"] != "auto"
+            print(f"{'MISSED' if r['requested'] == 'auto' else 'over'}: {r['case']} with "
+                  f"{r['requested']} at {r['dram_roofline_ratio']:.2f}x the DRAM roofline "
+                  "(> 1.25x)")
     return ok and all(r["verified"] for r in rows)
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -81,16 +82,24 @@ class Tiling:
     def needs_vector(self) -> bool:
         return self.free != self.free_target
 
+    @cached_property
+    def _strides(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        src = [1] * len(self.shape)
+        for d in range(len(self.shape) - 2, -1, -1):
+            src[d] = src[d + 1] * self.shape[d + 1]
+        dst = [0] * len(self.shape)
+        step = 1
+        for d in reversed(self.perm):
+            dst[d] = step
+            step *= self.shape[d]
+        return tuple(src), tuple(dst)
+
     def source_strides(self) -> tuple[int, ...]:
-        return AccessPattern.contiguous(self.shape).strides
+        return self._strides[0]
 
     def target_strides(self) -> tuple[int, ...]:
         """Stride in the target of each working (source) dim."""
-        out = AccessPattern.contiguous([self.shape[d] for d in self.perm]).strides
-        ty = [0] * len(self.shape)
-        for k, d in enumerate(self.perm):
-            ty[d] = out[k]
-        return tuple(ty)
+        return self._strides[1]
 
     def run_elements(self, side: str, extents: Sequence[int] | None = None) -> int:
         """Contiguous DRAM run of one partition's block on the way in or out (of a tile
@@ -285,7 +294,21 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
             key = (cand.shape, cand.perm, cand.part, cand.tile, cand.slots, cand.pieces)
             found.setdefault(key, cand)
     ranked = sorted(found.values(), key=lambda t: t.estimate["cycles"])
-    return ranked[:keep]
+    seen: set[tuple] = set()  # the best slice count of each tile shape only
+    ranked = [t for t in ranked if (t.shape, t.part, t.tile, t.slots) not in seen
+              and not seen.add((t.shape, t.part, t.tile, t.slots))]
+    # the analytic score is rough: besides the best few, keep the best of every kind
+    # (slot scheme x partition count) so that the caller's finer model sees each kind
+    picked = ranked[: max(1, (keep * 2) // 3)]
+    kinds = {(t.slots, t.partitions) for t in picked}
+    for t in ranked:
+        if len(picked) >= keep:
+            break
+        if (t.slots, t.partitions) not in kinds:
+            kinds.add((t.slots, t.partitions))
+            picked.append(t)
+    picked += [t for t in ranked if t not in picked][: keep - len(picked)]
+    return sorted(picked, key=lambda t: t.estimate["cycles"])
 
 
 def choose_tiling(shape: tuple[int, ...], perm: tuple[int, ...], item: int,

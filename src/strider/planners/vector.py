@@ -32,7 +32,7 @@ Examples
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -412,7 +412,14 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program, keep: int = 6):
     except ImportError:
         estimate = None
     best = None
+    tried = []
     for tiling in rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep if estimate else 1):
+        tried.append(tiling)
+        if estimate and tiling.slots == 2 and tiling.tiles > 1:
+            # the score prices the two-slot hand-over between tiles roughly: fewer, larger
+            # slices often hand over better
+            tried += [replace(tiling, pieces=m) for m in (4, 8) if m < tiling.pieces]
+    for tiling in tried:
         program = Program(empty.name, dict(empty.tensors), [])
         counts = emit_sbuf(program, w, hw, tiling)
         cycles = estimate(program, hw).cycles if estimate else tiling.estimate["cycles"]
@@ -471,8 +478,9 @@ def explain_tiling(t: Tiling, w: Working, hw: Hardware, counts: dict[str, int]) 
                      f"VectorCopy over {t.partitions} lanes")
     else:
         lines.append("no vector step: the partition dims carry the whole permutation")
-    lines.append(f"why: cheapest of the candidate splits/tilings by the pipeline model "
-                 f"({est['cycles']:,.0f} cycles vs the DRAM bound {est['dram_cycles']:,.0f})")
+    lines.append(f"why: of the splits/tilings the pipeline model rates best, the cheapest by "
+                 f"the cost model (pipeline model: {est['cycles']:,.0f} cycles vs the DRAM "
+                 f"bound {est['dram_cycles']:,.0f})")
     return lines
 
 
