@@ -110,26 +110,25 @@ def _measure(a, perm, torch, repeats):
 
 
 def _measure_small(a, perm, torch, budget_s=0.05):
-    """Per-call median seconds of many calls (allocating mode)."""
-    methods = _methods(a, perm, torch)
-    res = {}
-    for name, fns in methods.items():
-        fn = fns[0]
+    """Per-call median seconds of many calls (allocating mode), methods taking turns."""
+    methods = {name: fns[0] for name, fns in _methods(a, perm, torch).items()}
+    loops = {}
+    for name, fn in methods.items():  # warm up and size the loops to ~budget_s / 10
         fn()
         t0 = time.perf_counter()
         n = 0
         while time.perf_counter() - t0 < budget_s / 10:
             fn()
             n += 1
-        loops = max(1, n)
-        samples = []
-        for _ in range(7):
+        loops[name] = max(1, n)
+    samples = {name: [] for name in methods}
+    for _ in range(9):
+        for name, fn in methods.items():
             t0 = time.perf_counter()
-            for _ in range(loops):
+            for _ in range(loops[name]):
                 fn()
-            samples.append((time.perf_counter() - t0) / loops)
-        res[name] = statistics.median(samples)
-    return res
+            samples[name].append((time.perf_counter() - t0) / loops[name])
+    return {name: statistics.median(v) for name, v in samples.items()}
 
 
 def _row(name, shape, perm, nbytes, secs, has_torch):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import math
 
 import ml_dtypes
 import numpy as np
@@ -81,6 +82,8 @@ LARGE = [
     ((5, 6, 2, 7, 3, 2, 4, 3), (7, 0, 6, 1, 5, 2, 4, 3)),  # 8-d
     ((40, 50, 2), (1, 0, 2)),               # float pairs fold into 8-byte elements
     ((40, 50, 3), (1, 0, 2)),               # 12-byte folded elements
+    ((6, 5, 5, 6, 4, 3), (5, 4, 3, 2, 1, 0)),  # 6-d reversal: grouped A and B runs
+    ((4, 3, 5, 6, 4, 7), (1, 5, 2, 3, 0, 4)),  # grouped B run
 ]
 
 
@@ -115,7 +118,9 @@ def test_streaming_stores_at_every_output_alignment(backend, simd, dtype, monkey
     itemsize = np.dtype(dtype).itemsize
     for shape, perm in [((70, 131), (1, 0)), ((48, 64), (1, 0)), ((5, 33, 40), (2, 0, 1)),
                         ((6, 9, 200), (1, 0, 2)), ((3, 17, 24, 20), (3, 2, 1, 0)),
-                        ((640, 70), (1, 0)), ((3, 576, 80), (0, 2, 1))]:  # B tiles shifted
+                        ((640, 70), (1, 0)), ((3, 576, 80), (0, 2, 1)),  # B tiles shifted
+                        ((6, 5, 5, 6, 16, 12), (5, 4, 3, 2, 1, 0)),  # grouped tiles
+                        ((4, 4, 5, 6, 8, 12), (5, 4, 3, 2, 1, 0))]:  # grouped, whole lines
         a = random_array(rng, shape, dtype)
         want = oracle(a, perm)
         for shift in range(0, 64, itemsize):
@@ -298,7 +303,22 @@ def test_plan_addresses_match_numpy(data):
     got = (got.reshape(-1, 1) + np.arange(step) * itemsize).reshape(-1)
     assert plan.nbytes == want.size * itemsize
     assert got.tolist() == want.tolist()
+    nd = len(plan.shape)
+    a_dims = range(plan.tile_dim - plan.a_group + 1, plan.tile_dim + 1)
+    b_dims = range(nd - plan.b_group, nd)
     if plan.tile_dim >= 0:
         assert abs(plan.src_strides[plan.tile_dim]) < abs(plan.src_strides[-1])
-        assert 1 <= plan.tile_a <= plan.shape[plan.tile_dim]
-    assert 1 <= plan.tile_b <= plan.shape[-1]
+        assert plan.tile_dim == nd - plan.b_group - 1
+        # groups are contiguous runs: the input over the A group, the output over B's
+        run = plan.src_strides[plan.tile_dim]
+        for k in reversed(a_dims):
+            assert plan.src_strides[k] == run
+            run *= plan.shape[k]
+        run = plan.elem
+        for k in reversed(b_dims):
+            assert plan.dst_strides[k] == run
+            run *= plan.shape[k]
+        assert 1 <= plan.tile_a <= math.prod(plan.shape[k] for k in a_dims)
+    else:
+        assert plan.a_group == plan.b_group == 1
+    assert 1 <= plan.tile_b <= math.prod(plan.shape[k] for k in b_dims)

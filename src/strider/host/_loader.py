@@ -38,7 +38,7 @@ def _load() -> tuple[ctypes.CDLL | None, str]:
     lib.strider_permute.argtypes = [
         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, _i64p, _i64p, _i64p,
         ctypes.c_int64, ctypes.c_int, ctypes.c_int64, ctypes.c_int64,
-        ctypes.c_int, ctypes.c_int, ctypes.c_int,
+        ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
     ]
     lib.strider_simd_level.restype = ctypes.c_int
     lib.strider_simd_level.argtypes = []

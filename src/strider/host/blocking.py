@@ -35,6 +35,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -47,6 +48,10 @@ TILE_B_BYTES = 1024
 TILE_TARGET_BYTES = TILE_A_BYTES * TILE_B_BYTES // 4
 #: Chunk of a long row given to one work item in rows mode (lets threads share a row).
 ROW_CHUNK_BYTES = 1 << 16
+#: A or B runs shorter than this grow into the dims that continue them (see Plan).
+GROUP_RUN_BYTES = 1024
+#: Elements a group may span at most (the kernel keeps a table of their offsets).
+GROUP_MAX = 1 << 16
 #: Rows mode walks rows shorter than this in input order, longer ones in output order.
 ROWS_INPUT_ORDER_BYTES = 1024
 
@@ -69,7 +74,12 @@ class Plan:
         Index of dim A (read along it; the second last in a tiled plan), or -1
         for rows mode.
     tile_a, tile_b : int
-        Tile extents along A and along the last dim B, in elements.
+        Tile extents along A and along the last dim B, in elements (along the
+        groups, counted as one run each, when these span several dims).
+    a_group, b_group : int
+        Dims in the A group (ending with A, the input contiguous over all of them)
+        and in the B group (the last ones, the output contiguous over all of them):
+        a short run continued by further dims is read or written as one long run.
     """
 
     shape: tuple[int, ...]
@@ -79,6 +89,8 @@ class Plan:
     tile_dim: int
     tile_a: int
     tile_b: int
+    a_group: int = 1
+    b_group: int = 1
 
     @property
     def nbytes(self) -> int:
@@ -156,15 +168,29 @@ def plan_permute(shape: Sequence[int], strides: Sequence[int], itemsize: int,
         order.append(last)
         return Plan(tuple(n[k] for k in order), tuple(s[k] for k in order),
                     tuple(dst[k] for k in order), elem, -1, 1, tb)
-    ta, tb = _tile_sizes(n[tile_dim], n[last], elem)
+    # Groups: a short A run continues into the dim whose input stride is A's extent
+    # (and so on), a short B run into the dim whose output stride is B's extent.
+    a_grp, b_grp = [tile_dim], [last]
+    for grp, strides in ((a_grp, s), (b_grp, dst)):
+        run = n[grp[0]]
+        while run * elem < GROUP_RUN_BYTES:
+            k = next((k for k in range(last) if strides[k] == run * elem
+                      and k not in a_grp and k not in b_grp), None)
+            if k is None or run * n[k] > GROUP_MAX:
+                break
+            grp.insert(0, k)
+            run *= n[k]
+    va, vb = math.prod(n[k] for k in a_grp), math.prod(n[k] for k in b_grp)
+    ta, tb = _tile_sizes(va, vb, elem)
     # Loop order: the other dims sorted so the one continuing a contiguous run (small
     # input or output stride) is walked next to the tile; its neighbours then share
     # cache lines and pages while they are still cached (an HPTT-style blocked order).
-    others = sorted((k for k in range(last) if k != tile_dim),
+    others = sorted((k for k in range(last) if k not in a_grp and k not in b_grp),
                     key=lambda k: (-min(abs(s[k]), dst[k]), k))
-    order = others + [tile_dim, last]
+    order = others + a_grp + b_grp
     return Plan(tuple(n[k] for k in order), tuple(s[k] for k in order),
-                tuple(dst[k] for k in order), elem, len(order) - 2, ta, tb)
+                tuple(dst[k] for k in order), elem, len(order) - len(b_grp) - 1, ta, tb,
+                len(a_grp), len(b_grp))
 
 
 def _tile_sizes(na: int, nb: int, elem: int) -> tuple[int, int]:

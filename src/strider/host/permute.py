@@ -143,6 +143,7 @@ def _run_kernel(entry: tuple, a: np.ndarray, out: np.ndarray) -> None:
         a.__array_interface__["data"][0], out.__array_interface__["data"][0],
         len(plan.shape), n, src_strides, dst_strides, plan.elem, plan.tile_dim,
         plan.tile_a, plan.tile_b, threads, _SIMD_LEVEL, nbytes >= NT_BYTES,
+        plan.a_group, plan.b_group,
     )
     if status != 0:  # the plan is always valid; this guards against a build mismatch
         raise ArgumentError(f"the permute kernel rejected plan {plan} (status {status})")
