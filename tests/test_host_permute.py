@@ -120,7 +120,8 @@ def test_streaming_stores_at_every_output_alignment(backend, simd, dtype, monkey
                         ((6, 9, 200), (1, 0, 2)), ((3, 17, 24, 20), (3, 2, 1, 0)),
                         ((640, 70), (1, 0)), ((3, 576, 80), (0, 2, 1)),  # B tiles shifted
                         ((6, 5, 5, 6, 16, 12), (5, 4, 3, 2, 1, 0)),  # grouped tiles
-                        ((4, 4, 5, 6, 8, 12), (5, 4, 3, 2, 1, 0))]:  # grouped, whole lines
+                        ((4, 4, 5, 6, 8, 12), (5, 4, 3, 2, 1, 0)),  # grouped, whole lines
+                        ((4, 5, 300), (1, 0, 2)), ((2, 3, 20000), (1, 0, 2))]:  # long rows
         a = random_array(rng, shape, dtype)
         want = oracle(a, perm)
         for shift in range(0, 64, itemsize):

@@ -29,7 +29,9 @@
 #define STAGE_BYTES (256 * 1024) /* per-thread staging buffer (fits L2) */
 #define NT_MIN_RUN 256
 #define ROWS_ITEM_BYTES (64 * 1024) /* output bytes of one work item in rows mode */
-#define ROWS_AHEAD 8 /* rows mode: prefetch this many rows ahead */
+/* rows mode: rows longer than this leave with streaming stores (1.5 KiB rows of a
+ * 200 MB copy: 17 vs 10 GB/s); shorter ones measured faster with plain stores */
+#define ROWS_NT_BYTES 1024
 
 typedef struct {
     const char *src;
@@ -345,29 +347,6 @@ AVX512 static void tile_512(const char *s, char *d, int64_t na, int64_t nb, int6
     }
 }
 
-/* Rows mode: na rows of `bytes` each, contiguous on both sides (short rows: an inline
- * 64-byte loop beats a memcpy call per row). */
-__attribute__((target("avx512f,avx512bw"))) static void copy_rows_512(
-    const char *s, char *d, int64_t na, int64_t isa, int64_t osa, int64_t bytes) {
-    if (bytes > 1024) {
-        for (int64_t i = 0; i < na; i++) memcpy(d + i * osa, s + i * isa, (size_t)bytes);
-        return;
-    }
-    const int64_t body = bytes & ~(int64_t)63;
-    const __mmask64 tail = bytes & 63 ? (~(__mmask64)0) >> (64 - (bytes & 63)) : 0;
-    for (int64_t i = 0; i < na; i++) {
-        const char *sp = s + i * isa;
-        char *dp = d + i * osa;
-        if (i + ROWS_AHEAD < na) /* rows far apart: the hardware prefetcher cannot guess */
-            for (int64_t k = 0; k < bytes; k += 64)
-                _mm_prefetch(sp + ROWS_AHEAD * isa + k, _MM_HINT_T0);
-        for (int64_t k = 0; k < body; k += 64)
-            _mm512_storeu_si512(dp + k, _mm512_loadu_si512(sp + k));
-        if (tail)
-            _mm512_mask_storeu_epi8(dp + body, tail, _mm512_maskz_loadu_epi8(tail, sp + body));
-    }
-}
-
 /* memcpy with streaming stores for the 64-byte-aligned middle (leaving the stage). */
 AVX512 static void copy_nt(char *d, const char *s, int64_t n) {
     int64_t head = (int64_t)((64 - ((uintptr_t)d & 63)) & 63);
@@ -384,6 +363,31 @@ AVX512 static void copy_nt(char *d, const char *s, int64_t n) {
     }
     for (; k + 64 <= n; k += 64) _mm512_stream_ps((float *)(d + k), _mm512_loadu_ps(s + k));
     memcpy(d + k, s + k, (size_t)(n - k));
+}
+
+/* Rows mode: na rows of `bytes` each, contiguous on both sides (short rows: an inline
+ * 64-byte loop beats a memcpy call per row). */
+__attribute__((target("avx512f,avx512bw"))) static void copy_rows_512(
+    const char *s, char *d, int64_t na, int64_t isa, int64_t osa, int64_t bytes, int nt) {
+    if (bytes > 1024) {
+        for (int64_t i = 0; i < na; i++) {
+            if (nt)
+                copy_nt(d + i * osa, s + i * isa, bytes);
+            else
+                memcpy(d + i * osa, s + i * isa, (size_t)bytes);
+        }
+        return;
+    }
+    const int64_t body = bytes & ~(int64_t)63;
+    const __mmask64 tail = bytes & 63 ? (~(__mmask64)0) >> (64 - (bytes & 63)) : 0;
+    for (int64_t i = 0; i < na; i++) {
+        const char *sp = s + i * isa;
+        char *dp = d + i * osa;
+        for (int64_t k = 0; k < body; k += 64)
+            _mm512_storeu_si512(dp + k, _mm512_loadu_si512(sp + k));
+        if (tail)
+            _mm512_mask_storeu_epi8(dp + body, tail, _mm512_maskz_loadu_epi8(tail, sp + body));
+    }
 }
 #endif
 
@@ -477,13 +481,19 @@ AVX512 static void tile_grp(const plan_t *p, const char *s, char *d, int64_t i0,
 static void run_item(const plan_t *p, const char *s, char *d, int64_t na, int64_t nb, int nt) {
     const int a = p->a;
     const int64_t elem = p->elem, isb = p->is[p->nd - 1];
-    if (a < 0) { /* rows: plain stores (streaming ones measured slower here) */
+    if (a < 0) { /* a piece of a long row */
+#ifdef STRIDER_X86
+        if (nt) {
+            copy_nt(d, s, nb * elem);
+            return;
+        }
+#endif
         tile_scalar(s, d, 1, nb, 0, isb, 0, elem);
         return;
     }
 #ifdef STRIDER_X86
     if (p->simd >= 2 && isb == elem && p->rows)
-        copy_rows_512(s, d, na, p->is[a], p->os[a], nb * elem);
+        copy_rows_512(s, d, na, p->is[a], p->os[a], nb * elem, nt);
     else if (p->simd >= 2 && (elem == 4 || elem == 8) && p->is[a] == elem)
         tile_512(s, d, na, nb, isb, p->os[a], elem, nt);
     else if (p->simd >= 1 && (elem == 4 || elem == 8) && p->is[a] == elem)
@@ -667,12 +677,15 @@ int strider_permute(const char *src, char *dst, int nd, const int64_t *n, const 
     p.ta = ta; p.tb = tb; p.simd = simd;
     /* Streaming stores pay off when a strip streams a long run along A (or when staged);
      * with short runs (< NT_MIN_RUN bytes) or whole rows plain stores measured faster. */
-    p.nt = nt && simd >= 2 && a >= 0 && (elem == 4 || elem == 8) && is[a] == elem;
-    /* stage when each item's output is one contiguous piece but rows are not whole lines */
+    if (rows) /* long rows only: short ones measured faster with plain stores */
+        p.nt = nt && simd >= 2 && is[nd - 1] == elem && n[nd - 1] * elem > ROWS_NT_BYTES;
+    else
+        p.nt = nt && simd >= 2 && (elem == 4 || elem == 8) && is[a] == elem;
     if (p.a_out) /* grouped: whole lines only if every output row starts on a line */
         for (int64_t v = 0; v < n[a] && p.nt; v++) p.nt = p.a_out[v] % 64 == 0;
-    p.stage = p.nt && !p.a_out && tb >= n[nd - 1] && os[a] == n[nd - 1] * elem && os[a] % 64 != 0;
-    if (p.nt && !p.stage && (ta < n[a] ? ta : n[a]) * elem < NT_MIN_RUN) p.nt = 0;
+    /* stage when each item's output is one contiguous piece but rows are not whole lines */
+    p.stage = p.nt && !rows && !p.a_out && tb >= n[nd - 1] && os[a] == n[nd - 1] * elem && os[a] % 64 != 0;
+    if (p.nt && !rows && !p.stage && (ta < n[a] ? ta : n[a]) * elem < NT_MIN_RUN) p.nt = 0;
     int64_t nwork = 1;
     int rows_aligned = 1; /* every output row starts at the same offset in a line */
     for (int k = 0; k < nd; k++) {
@@ -684,7 +697,7 @@ int strider_permute(const char *src, char *dst, int nd, const int64_t *n, const 
      * line boundaries (else every tile edge writes a line partly, twice, with plain
      * stores: measured 2x slower for a 7168^2 transpose into a NumPy array). */
     p.shift = 0;
-    if (p.nt && !p.a_out && rows_aligned && tb < n[nd - 1] && (tb * elem) % 64 == 0 &&
+    if (p.nt && !rows && !p.a_out && rows_aligned && tb < n[nd - 1] && (tb * elem) % 64 == 0 &&
         ((uintptr_t)dst & 63) % elem == 0)
         p.shift = (int64_t)((uintptr_t)dst & 63) / elem;
     for (int k = 0; k < nd; k++) {

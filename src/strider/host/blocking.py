@@ -172,6 +172,8 @@ def plan_permute(shape: Sequence[int], strides: Sequence[int], itemsize: int,
     # (and so on), a short B run into the dim whose output stride is B's extent.
     a_grp, b_grp = [tile_dim], [last]
     for grp, strides in ((a_grp, s), (b_grp, dst)):
+        if strides[grp[0]] != elem:  # an A not contiguous (strided, broadcast): no run
+            continue
         run = n[grp[0]]
         while run * elem < GROUP_RUN_BYTES:
             k = next((k for k in range(last) if strides[k] == run * elem
