@@ -117,7 +117,8 @@ def test_tiling_program_structure_and_capacity(hw, shape, dtype, options):
     d, t = plan.details, plan.details["tiling"]
     batch, m, n = d["view"]
     p, q = d["block_shape"]
-    assert d["blocks"] == batch * ((m - 1) // p + 1) * ((n - 1) // q + 1)   # seed 002's k
+    nb = t["block_batches"]                                                  # seed 002's k
+    assert d["blocks"] == -(-batch // nb) * ((m - 1) // p + 1) * ((n - 1) // q + 1)
     assert t["sbuf_bytes_per_partition"] <= hw.sbuf.bytes_per_partition
     assert t["group_rows"] <= hw.pe.rows and t["chunk_cols"] <= hw.pe.cols
     instrs = plan.program.instructions
@@ -151,7 +152,7 @@ def test_dma_spreads_over_every_queue_and_double_buffers():
     plan = STRATEGY.plan(request, TRN1)
     queues = {i.queue for i in plan.program.instructions if isinstance(i, DmaCopy)}
     assert queues == set(range(TRN1.dma.queues))
-    assert plan.details["tiling"]["buffers"] == 2 and plan.details["blocks"] >= 4
+    assert plan.details["tiling"]["buffers"] >= 2 and plan.details["blocks"] >= 4
     result = simulate(plan, _data(request.shape, "int16"))
     tl = result.timeline
     instrs = plan.program.instructions
@@ -164,6 +165,36 @@ def test_dma_spreads_over_every_queue_and_double_buffers():
     single = STRATEGY.plan(request, TRN1, pe_buffers=1)
     assert single.details["tiling"]["buffers"] == 1
     assert simulate(single, _data(request.shape, "int16")).stats.cycles > result.stats.cycles
+
+
+def test_ragged_column_chunks_of_several_batch_matrices_share_the_array():
+    # n = 136 = 128 + 8: the 8-column remainders of 16 matrices fill one 128-column chunk
+    request = PermuteRequest((16, 256, 136), (0, 2, 1), "bfloat16")
+    x = _data(request.shape, "bfloat16")
+    plan, result = _run(request, TRN1, x)
+    assert same_bits(result.outputs["y"], request.reference(x))
+    t = plan.details["tiling"]
+    assert t["block_batches"] == 16
+    weights = [i for i in plan.program.instructions if isinstance(i, LoadWeights)]
+    merged = [w for w in weights if w.src.pattern.ndim == 2]
+    assert merged and all(w.src.pattern.size == 128 for w in merged)
+    # one full chunk per matrix and row group, plus one shared remainder chunk per row group
+    assert len(weights) == plan.details["sub_blocks"] == (16 + 1) * 2
+
+
+def test_tall_blocks_copy_psum_in_bank_sized_bands():
+    request = PermuteRequest((4, 3136, 256), (0, 2, 1), "int16")
+    x = _data(request.shape, "int16")
+    plan, result = _run(request, TRN1, x)
+    assert same_bits(result.outputs["y"], request.reference(x))
+    t = plan.details["tiling"]
+    assert t["groups"] > t["band_groups"] > 1
+    bank = TRN1.psum.bank_bytes // 4
+    acts = [i for i in plan.program.instructions if isinstance(i, ActCopy)]
+    assert max(a.src.pattern.size for a in acts) == t["band_groups"] * t["group_rows"] <= bank
+    stores = [i for i in plan.program.instructions
+              if isinstance(i, DmaCopy) and i.dst.memory == "dram"]
+    assert max(s.src.pattern.size for s in stores) == t["groups"] * t["group_rows"]
 
 
 def test_peak_sbuf_and_predicted_cycles_match_the_simulation():

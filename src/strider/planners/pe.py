@@ -5,20 +5,24 @@ permutation that reduces to one once size-1 dims are dropped and dims that stay
 neighbours are merged -- e.g. ``(B, C, H, W) -> (B, H, W, C)`` is a batched transpose
 of ``C x (H*W)``. The plan:
 
-1. **Blocks** that fit the state buffer: ``k = B * ((m-1)//p + 1) * ((n-1)//q + 1)``
-   blocks of ``p x q``; a block's rows are ``g`` *row groups* of at most ``pe.rows``
-   partitions (``g > 1`` makes the rows each store writes to DRAM long enough for full
-   DMA speed).
+1. **Blocks** that fit the state buffer: ``k = ceil(B / b) * ((m-1)//p + 1) *
+   ((n-1)//q + 1)`` blocks of ``b x p x q``; a block's rows are ``g`` *row groups* of at
+   most ``pe.rows`` partitions (``g > 1`` makes the rows each store writes to DRAM long
+   enough for full DMA speed). A block spanning whole rows holds ``b >= 1`` batch
+   matrices: small matrices make bigger blocks, and the ragged column remainders of the
+   ``b`` matrices share one PE chunk (a chunk costs the array the same at any width).
 2. **Sub-blocks** that fit the PE array: a row group times ``pe.cols`` columns.
 3. Per block: DMA the rows into SBUF row partitions (several queues); per sub-block
    ``LoadWeights`` + ``MatMul`` against the identity (``VectorIdentity`` builds it on chip
-   once), or ``PeTranspose`` in pass-through mode; the row groups of one column chunk
-   land side by side in one PSUM bank; ``ActCopy`` moves the chunk to SBUF at a second
-   address (casting back from the accumulator); DMA out.
-4. **Double buffering**: SBUF input/output tiles alternate between buffers, PSUM chunks
-   rotate through the banks, and the next block's loads are queued ahead of this block's
-   stores, so DMA overlaps PE work. Every DMA is spread round-robin over the queues so
-   that DRAM bandwidth, not one queue, is the limit.
+   once), or ``PeTranspose`` in pass-through mode; a band of row groups of one column
+   chunk lands side by side in one PSUM bank; ``ActCopy`` moves the band to SBUF at a
+   second address (casting back from the accumulator); DMA out per chunk.
+4. **Multiple buffering** (triple where it fits): SBUF input/output tiles rotate
+   through the buffers, PSUM bands rotate through the banks, and later blocks' loads are
+   queued ahead of this block's stores; dependencies are per row group and per chunk, so
+   DMA overlaps PE work. Every DMA is spread round-robin over the queues so that DRAM
+   bandwidth, not one queue, is the limit; the first block's loads and the last block's
+   stores are cut finer to shorten the pipeline's fill and drain.
 
 Numerics: pass-through is bit-exact for every dtype. Multiply-accumulate mode is
 bit-exact for 8- and 16-bit integers (int32 accumulator); for float arithmetic a NaN/Inf
@@ -181,48 +185,101 @@ class Tiling:
     in_tile_elems: int       # per partition, one buffer
     out_tile_elems: int      # per partition, one buffer
     sbuf_bytes_per_partition: int
+    block_batches: int = 1   # batch matrices per block (> 1 only when a block spans all n)
+    band_groups: int = 1     # row groups whose results share one PSUM bank (one ActCopy)
 
     @property
     def block_rows(self) -> int:
         return self.groups * self.group_rows
 
     def blocks(self, view: TransposeView) -> int:
-        """``k = B * ((m-1)//p + 1) * ((n-1)//q + 1)``."""
+        """``k = ceil(B / batches per block) * ((m-1)//p + 1) * ((n-1)//q + 1)``."""
         if view.batch * view.m * view.n == 0:
             return 0
-        return (view.batch * ((view.m - 1) // self.block_rows + 1)
+        return (-(-view.batch // self.block_batches) * ((view.m - 1) // self.block_rows + 1)
                 * ((view.n - 1) // self.block_cols + 1))
+
+
+def chunk_list(cols: int, batches: int, chunk: int) -> list[tuple[int, int, int, int]]:
+    """The PE column chunks of a block: ``(first batch, batch count, column, width)``.
+
+    Full chunks take one batch matrix each; the ragged remainders of several batch
+    matrices share one chunk (side by side on the array's columns), because a chunk
+    costs the PE array the same whatever its width.
+
+    >>> chunk_list(300, 3, 128)          # 44-column remainders: two per chunk
+    [(0, 1, 0, 128), (0, 1, 128, 128), (1, 1, 0, 128), (1, 1, 128, 128), (2, 1, 0, 128), (2, 1, 128, 128), (0, 2, 256, 44), (2, 1, 256, 44)]
+    """
+    full, rem = divmod(cols, chunk)
+    out = [(b, 1, f * chunk, chunk) for b in range(batches) for f in range(full)]
+    if rem:
+        per = max(1, chunk // rem)
+        out += [(b, min(per, batches - b), full * chunk, rem) for b in range(0, batches, per)]
+    return out
 
 
 def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
                   buffers: int | None = None) -> Tiling:
-    """Pick row groups, block width and buffering that fit SBUF, PSUM banks and the array.
+    """Pick row groups, block shape and buffering that fit SBUF, PSUM banks and the array.
 
-    Prefers double buffering, then the tallest row groups (fewer PE instructions);
-    raises :class:`CapacityError` when not even a single-buffered 1-column block fits.
+    Row groups are as tall as the array (fewer PE instructions); a block has enough row
+    groups that each partition's store run reaches the efficient DMA chunk, and is as
+    wide as the target block size asks (whole rows make the loads contiguous); a block
+    spanning whole batch matrices takes several of them when the matrices are small or
+    their ragged column chunks can share the array. Prefers triple, then double
+    buffering; raises :class:`CapacityError` when not even a single-buffered 1-column
+    block fits.
     """
     item = dtype_of(dtype).itemsize
     psum_dtype = dtype if mode == "passthrough" else _acc_name(dtype)
     bank_elems = hw.psum.bank_bytes // dtype_of(psum_dtype).itemsize
     budget = hw.sbuf.bytes_per_partition // item
     chunk = min(hw.pe.cols, hw.psum.partitions)
-    m, n = max(view.m, 1), max(view.n, 1)
+    m, n, batch = max(view.m, 1), max(view.n, 1), max(view.batch, 1)
+    total_bytes = batch * m * n * item
+    min_desc = DESCRIPTOR_AMORTISATION * hw.dma.descriptor_cycles * hw.dma.bytes_per_cycle
+    target = max(total_bytes / TARGET_BLOCKS, hw.dma.queues * min_desc)
+    run = -(-hw.dma.efficient_chunk_bytes // item)          # elements per efficient run
     tried = []
-    for nbuf in ([buffers] if buffers else [2, 1]):
-        rows = min(hw.pe.rows, bank_elems)
+    for nbuf in ([buffers] if buffers else [3, 2, 1]):
+        rows = min(hw.pe.rows, bank_elems, hw.sbuf.partitions)
         while rows >= 1:
-            slots = hw.sbuf.partitions // rows
-            groups = min(max(1, -(-hw.dma.efficient_chunk_bytes // (rows * item))),
-                         bank_elems // rows, -(-m // rows))
+            slots = max(1, hw.sbuf.partitions // rows)
             ident = rows if mode == "mac" else 0
-            q = _block_cols(view, rows * groups, groups, slots, chunk, ident, nbuf, budget,
-                            item, hw)
-            if q:
-                in_tile = -(-groups // slots) * q
-                out_tile = -(-q // chunk) * rows * groups
+            all_groups = -(-m // rows)
+            band = max(1, min(bank_elems // rows, all_groups))
+
+            def sbuf_elems(groups: int, q: int, nb: int) -> tuple[int, int]:
+                in_tile = -(-groups // slots) * nb * q
+                out_tile = len(chunk_list(min(q, n), nb, chunk)) * groups * rows
+                return in_tile, out_tile
+
+            def fits(groups: int, q: int, nb: int) -> bool:
+                a, b = sbuf_elems(groups, q, nb)
+                return ident + nbuf * (a + b) <= budget
+
+            groups = min(max(1, -(-run // rows)), all_groups)
+            while groups > 1 and not fits(groups, 1, 1):
+                groups -= 1
+            if fits(groups, 1, 1):
+                q = _block_cols(n, groups * rows, chunk, target, run, item,
+                                lambda q_: fits(groups, q_, 1))
+                nb = 1
+                if q >= n:  # whole rows: grow the block down the rows, then over batches
+                    rem = n % chunk
+                    share = min(batch, max(1, chunk // rem) if rem else 1)
+                    while (groups < all_groups and fits(groups + 1, n, share)
+                           and (groups + 1) * rows * n * item <= target):
+                        groups += 1
+                    want = max(share, int(target // (groups * rows * n * item)))
+                    nb = min(batch, want)
+                    while nb > 1 and not fits(groups, n, nb):
+                        nb -= 1
+                in_tile, out_tile = sbuf_elems(groups, q, nb)
                 return Tiling(mode, dtype, psum_dtype, rows, groups, slots, q, chunk, nbuf,
                               ident, in_tile, out_tile,
-                              (ident + nbuf * (in_tile + out_tile)) * item)
+                              (ident + nbuf * (in_tile + out_tile)) * item, nb,
+                              min(band, groups))
             tried.append(f"{nbuf} buffer(s) of {rows}-row groups")
             rows //= 2
     raise CapacityError(
@@ -233,33 +290,22 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
     )
 
 
-def _block_cols(view: TransposeView, block_rows: int, groups: int, slots: int, chunk: int,
-                ident: int, nbuf: int, budget: int, item: int, hw: Hardware) -> int:
-    """Block width q: as wide as the target block size asks, within SBUF capacity."""
-    free_slots = -(-groups // slots)
-    # per-partition elements: ident + nbuf * (free_slots * q + ceil(q / chunk) * block_rows)
-    def fits(q: int) -> bool:
-        return ident + nbuf * (free_slots * q + -(-q // chunk) * block_rows) <= budget
-
-    if not fits(1):
-        return 0
-    n = max(view.n, 1)
-    cap = min(n, (budget - ident) // max(nbuf * free_slots, 1))
-    while cap > 1 and not fits(cap):
-        cap -= max(1, (cap - 1) % chunk + 1) if cap > chunk else 1
-    total_bytes = view.batch * view.m * view.n * item
-    min_desc = DESCRIPTOR_AMORTISATION * hw.dma.descriptor_cycles * hw.dma.bytes_per_cycle
-    target_bytes = max(total_bytes / TARGET_BLOCKS, hw.dma.queues * min_desc)
-    want = max(-(-hw.dma.efficient_chunk_bytes // item), int(target_bytes // (block_rows * item)))
-    q = min(cap, want, n)
+def _block_cols(n: int, block_rows: int, chunk: int, target: float, run: int, item: int,
+                fits) -> int:
+    """Block width q: as wide as the target block size asks, within SBUF capacity,
+    a multiple of the chunk width below ``n``, column blocks as even as possible."""
+    want = max(run, int(target // (block_rows * item)))
+    q = min(n, want)
     if q < n and q >= chunk:
         q -= q % chunk
-    # balance the column blocks: same count, least ragged width (still a chunk multiple)
+    while q > 1 and not fits(q):
+        q = q - chunk if q > chunk else q // 2
+    q = max(q, 1)
     count = -(-n // q)
     even = -(-n // count)
     if q >= chunk and even % chunk:
         even += chunk - even % chunk
-    return max(1, min(q, even) if fits(min(q, even)) else q)
+    return min(q, even) if fits(min(q, even)) else q
 
 
 def _acc_name(dtype: str) -> str:
@@ -274,6 +320,7 @@ class _Emitter:
         self.p = Program(f"pe-transpose {request.describe()}")
         self.p.tensor("x", request.shape, request.dtype, role="input")
         self.p.tensor("y", request.out_shape, request.dtype, role="output")
+        self.item = dtype_of(t.dtype).itemsize
         self.queue = 0
         self.bank_elems = hw.psum.bank_bytes // dtype_of(t.psum_dtype).itemsize
         self.bank = 0
@@ -283,22 +330,28 @@ class _Emitter:
         self.min_desc_bytes = max(1.0, min_desc)
 
     # ---------------------------------------------------------------- addresses
-    def in_base(self, slot: int) -> int:
-        return self.t.identity_elems + slot * self.t.in_tile_elems
-
-    def out_base(self, slot: int) -> int:
+    def in_offset(self, slot: int, group: int, batch: int) -> int:
+        """Free-dim offset of row group ``group``, batch ``batch`` of an input tile."""
         t = self.t
-        return t.identity_elems + t.buffers * t.in_tile_elems + slot * t.out_tile_elems
+        return (t.identity_elems + slot * t.in_tile_elems
+                + ((group // t.partition_slots) * t.block_batches + batch) * t.block_cols)
 
-    def next_queue(self) -> int:
+    def out_offset(self, slot: int, chunk: int) -> int:
+        t = self.t
+        return (t.identity_elems + t.buffers * t.in_tile_elems + slot * t.out_tile_elems
+                + chunk * t.block_rows)
+
+    def dma(self, src: Ref, dst: Ref, deps: list[int], label: str) -> int:
         q = self.queue
         self.queue = (self.queue + 1) % self.hw.dma.queues
-        return q
+        return self.p.dma(q, src, dst, deps=deps, label=label)
 
-    def splits(self, nbytes: int, parts: int, share: int) -> int:
-        """How many descriptors to cut ``parts`` partitions into."""
-        by_size = int(nbytes // self.min_desc_bytes)
-        return max(1, min(parts, share, by_size))
+    def splits(self, nbytes: int, parts: int, eager: bool = False) -> int:
+        """How many descriptors to cut ``parts`` partitions (or batches) into: enough to
+        amortise each one's fixed cost, or (``eager``: the pipeline's fill and drain,
+        where nothing else keeps the queues busy) one per queue."""
+        by_size = self.hw.dma.queues if eager else int(nbytes // self.min_desc_bytes)
+        return max(1, min(parts, self.hw.dma.queues, by_size))
 
     # ---------------------------------------------------------------- instructions
     def build_identity(self) -> None:
@@ -308,105 +361,120 @@ class _Emitter:
                            AccessPattern((t.group_rows,), (1,), 0), t.dtype)
             self.identity.append(self.p.vector_identity(ref, label=f"identity slot {s}"))
 
-    def loads(self, block: dict, slot: int, deps: list[int]) -> dict[int, list[int]]:
-        """DMA the block's row groups into SBUF row partitions; ids per row group."""
+    def loads(self, block: dict, slot: int, readers: dict[int, list[int]]
+              ) -> dict[tuple[int, int], list[int]]:
+        """DMA the block's row groups into SBUF row partitions; ids per (group, batch)."""
         t, v = self.t, self.v
-        ids: dict[int, list[int]] = {}
-        item = dtype_of(t.dtype).itemsize
-        share = -(-self.hw.dma.queues // len(block["groups"]))
-        for gi, (row0, k) in enumerate(block["groups"]):
-            part0 = (gi % t.partition_slots) * t.group_rows
-            off = self.in_base(slot) + (gi // t.partition_slots) * t.block_cols
-            cols = block["cols"]
-            pieces = self.splits(k * cols * item, k, share)
-            ids[gi] = []
-            for lo, hi in _ranges(k, pieces):
-                src = Ref.dram("x", AccessPattern(
-                    (hi - lo, cols), (v.n, 1),
-                    block["b"] * v.m * v.n + (row0 + lo) * v.n + block["j0"]), t.dtype)
-                dst = Ref.sbuf(part0 + lo, hi - lo, AccessPattern((cols,), (1,), off), t.dtype)
-                ids[gi].append(self.p.dma(self.next_queue(), src, dst, deps=deps,
-                                          label=f"load {block['name']} rows {row0 + lo}.."))
+        ids: dict[tuple[int, int], list[int]] = {}
+        cols = block["cols"]
+        for bb in range(block["nb"]):
+            b = block["b0"] + bb
+            for gi, (row0, k) in enumerate(block["groups"]):
+                part0 = (gi % t.partition_slots) * t.group_rows
+                off = self.in_offset(slot, gi, bb)
+                ids[gi, bb] = []
+                for lo, hi in _ranges(k, self.splits(k * cols * self.item, k, block["first"])):
+                    src = Ref.dram("x", AccessPattern(
+                        (hi - lo, cols), (v.n, 1), (b * v.m + row0 + lo) * v.n + block["j0"]),
+                        t.dtype)
+                    dst = Ref.sbuf(part0 + lo, hi - lo, AccessPattern((cols,), (1,), off),
+                                   t.dtype)
+                    ids[gi, bb].append(self.dma(src, dst, readers.get(gi, []),
+                                                f"load {block['name']} batch {b} rows "
+                                                f"{row0 + lo}.."))
         return ids
 
-    def compute(self, block: dict, slot: int, load_ids: dict[int, list[int]],
-                out_free: list[int]) -> tuple[list[int], list[tuple[int, int, int]], list[int]]:
-        """PE work and PSUM -> SBUF copies. Returns (PE ids reading SBUF, chunks, ACT ids)."""
+    def compute_chunk(self, block: dict, slot: int, ci: int, chunk: tuple[int, int, int, int],
+                      loads: dict[tuple[int, int], list[int]], readers: dict[int, list[int]],
+                      out_free: list[int]) -> list[int]:
+        """PE work and PSUM -> SBUF copies of one column chunk; returns the ActCopy ids."""
         t, p = self.t, self.p
-        pe_ids: list[int] = []
-        chunks: list[tuple[int, int, int]] = []   # (ActCopy id, chunk column, width)
-        act_ids: list[int] = []
-        cols = block["cols"]
-        rows_total = block["rows"]
-        for c0 in range(0, cols, t.chunk_cols):
-            width = min(t.chunk_cols, cols - c0)
+        bb0, count, c0, width = chunk
+        groups = block["groups"]
+        acts = []
+        for g0 in range(0, len(groups), t.band_groups):
+            band = range(g0, min(g0 + t.band_groups, len(groups)))
             bank = self.bank
             self.bank = (self.bank + 1) % self.hw.psum.banks
             war = [self.bank_reader[bank]] if bank in self.bank_reader else []
             pe_last = []
-            for gi, (row0, k) in enumerate(block["groups"]):
+            for gi in band:
+                row0, k = groups[gi]
                 part0 = (gi % t.partition_slots) * t.group_rows
-                off = self.in_base(slot) + (gi // t.partition_slots) * t.block_cols + c0
-                src = Ref.sbuf(part0, k, AccessPattern((width,), (1,), off), t.dtype)
-                dst = Ref.psum(0, width, AccessPattern(
-                    (k,), (1,), bank * self.bank_elems + gi * t.group_rows), t.psum_dtype)
-                label = f"{block['name']} cols {c0}.. rows {row0}.."
+                off = self.in_offset(slot, gi, bb0) + c0
+                pat = (AccessPattern((width,), (1,), off) if count == 1 else
+                       AccessPattern((count, width), (t.block_cols, 1), off))
+                src = Ref.sbuf(part0, k, pat, t.dtype)
+                dst = Ref.psum(0, count * width, AccessPattern(
+                    (k,), (1,), bank * self.bank_elems + (gi - g0) * t.group_rows),
+                    t.psum_dtype)
+                deps = [d for bb in range(bb0, bb0 + count) for d in loads[gi, bb]]
+                label = f"{block['name']} chunk {ci} rows {row0}.."
                 if t.mode == "passthrough":
-                    i = p.pe_transpose(src, dst, deps=load_ids[gi] + war,
-                                       label=f"transpose {label}")
-                    pe_ids.append(i)
+                    i = p.pe_transpose(src, dst, deps=deps + war, label=f"transpose {label}")
+                    readers.setdefault(gi, []).append(i)
                 else:
-                    w = p.load_weights(src, deps=load_ids[gi], label=f"weights {label}")
+                    w = p.load_weights(src, deps=deps, label=f"weights {label}")
                     ident = Ref.sbuf(part0, k, AccessPattern((k,), (1,), 0), t.dtype)
-                    slot_id = self.identity[gi % t.partition_slots]
-                    i = p.matmul(ident, dst, deps=[w, slot_id] + war,
-                                 label=f"identity {label}")
-                    pe_ids.append(w)
+                    i = p.matmul(ident, dst, deps=[w, self.identity[gi % t.partition_slots]]
+                                 + war, label=f"identity {label}")
+                    readers.setdefault(gi, []).append(w)
                 pe_last.append(i)
-            src = Ref.psum(0, width, AccessPattern((rows_total,), (1,), bank * self.bank_elems),
-                           t.psum_dtype)
-            dst = Ref.sbuf(0, width, AccessPattern(
-                (rows_total,), (1,), self.out_base(slot) + (c0 // t.chunk_cols) * t.block_rows),
-                t.dtype)
+            row0 = groups[g0][0] - block["i0"]
+            rows = sum(groups[gi][1] for gi in band)
+            src = Ref.psum(0, count * width, AccessPattern(
+                (rows,), (1,), bank * self.bank_elems), t.psum_dtype)
+            dst = Ref.sbuf(0, count * width, AccessPattern(
+                (rows,), (1,), self.out_offset(slot, ci) + row0), t.dtype)
             a = p.act_copy(src, dst, deps=pe_last + out_free,
-                           label=f"psum->sbuf {block['name']} cols {c0}..")
+                           label=f"psum->sbuf {block['name']} chunk {ci} rows {row0}..")
             self.bank_reader[bank] = a
-            act_ids.append(a)
-            chunks.append((a, c0, width))
-        return pe_ids, chunks, act_ids
+            acts.append(a)
+        return acts
 
-    def stores(self, block: dict, slot: int, chunks: list[tuple[int, int, int]]) -> list[int]:
+    def stores(self, block: dict, slot: int, ci: int, chunk: tuple[int, int, int, int],
+               acts: list[int]) -> list[int]:
         t, v = self.t, self.v
-        item = dtype_of(t.dtype).itemsize
+        bb0, count, c0, width = chunk
         rows = block["rows"]
-        share = -(-self.hw.dma.queues // max(len(chunks), 1))
+        src_pat = AccessPattern((rows,), (1,), self.out_offset(slot, ci))
+        base = (block["b0"] + bb0) * v.m * v.n + (block["j0"] + c0) * v.m + block["i0"]
+        nbytes = count * width * rows * self.item
         ids = []
-        for act, c0, width in chunks:
-            off = self.out_base(slot) + (c0 // t.chunk_cols) * t.block_rows
-            pieces = self.splits(width * rows * item, width, share)
-            for lo, hi in _ranges(width, pieces):
-                src = Ref.sbuf(lo, hi - lo, AccessPattern((rows,), (1,), off), t.dtype)
-                dst = Ref.dram("y", AccessPattern(
-                    (hi - lo, rows), (v.m, 1),
-                    block["b"] * v.m * v.n + (block["j0"] + c0 + lo) * v.m + block["i0"]),
-                    t.dtype)
-                ids.append(self.p.dma(self.next_queue(), src, dst, deps=[act],
-                                      label=f"store {block['name']} cols {c0 + lo}.."))
+        if count == 1:
+            for lo, hi in _ranges(width, self.splits(nbytes, width, block["last"])):
+                dst = AccessPattern((hi - lo, rows), (v.m, 1), base + lo * v.m)
+                ids.append(self.dma(Ref.sbuf(lo, hi - lo, src_pat, t.dtype),
+                                    Ref.dram("y", dst, t.dtype), acts,
+                                    f"store {block['name']} chunk {ci} cols {c0 + lo}.."))
+        else:  # one piece per run of whole batch matrices
+            for lo, hi in _ranges(count, self.splits(nbytes, count, block["last"])):
+                dst = AccessPattern((hi - lo, width, rows), (v.m * v.n, v.m, 1),
+                                    base + lo * v.m * v.n)
+                ids.append(self.dma(Ref.sbuf(lo * width, (hi - lo) * width, src_pat, t.dtype),
+                                    Ref.dram("y", dst, t.dtype), acts,
+                                    f"store {block['name']} chunk {ci} batches {lo}.."))
         return ids
 
     # ---------------------------------------------------------------- the schedule
     def blocks(self) -> list[dict]:
         t, v = self.t, self.v
         out = []
-        for b in range(v.batch):
+        for b0 in range(0, v.batch, t.block_batches):
+            nb = min(t.block_batches, v.batch - b0)
             for i0 in range(0, v.m, t.block_rows):
                 rows = min(t.block_rows, v.m - i0)
                 groups = [(i0 + g0, min(t.group_rows, rows - g0))
                           for g0 in range(0, rows, t.group_rows)]
                 for j0 in range(0, v.n, t.block_cols):
-                    out.append({"b": b, "i0": i0, "rows": rows, "j0": j0,
-                                "cols": min(t.block_cols, v.n - j0), "groups": groups,
-                                "name": f"block {len(out)}"})
+                    cols = min(t.block_cols, v.n - j0)
+                    out.append({"b0": b0, "nb": nb, "i0": i0, "rows": rows, "j0": j0,
+                                "cols": cols, "groups": groups,
+                                "chunks": chunk_list(cols, nb, t.chunk_cols),
+                                "name": f"block {len(out)}", "first": not out,
+                                "last": False})
+        if out:
+            out[-1]["last"] = True
         return out
 
     def emit(self) -> Program:
@@ -416,23 +484,25 @@ class _Emitter:
         if self.t.mode == "mac":
             self.build_identity()
         nbuf = self.t.buffers
-        ahead = nbuf - 1                     # loads queued ahead of this block's stores
-        loads: dict[int, dict[int, list[int]]] = {}
-        readers: dict[int, list[int]] = {}   # block -> PE ids reading its input tile
-        stores: dict[int, list[int]] = {}
+        ahead = nbuf - 1                     # blocks whose loads are queued ahead
+        loads: dict[int, dict] = {}
+        readers: dict[int, dict[int, list[int]]] = {}   # block -> row group -> PE readers
+        stores: dict[int, dict[int, list[int]]] = {}    # block -> chunk -> store ids
 
         def emit_loads(b: int) -> None:
-            prev = b - nbuf                  # the block that last used this input buffer
-            loads[b] = self.loads(blocks[b], b % nbuf, readers.get(prev, []))
+            loads[b] = self.loads(blocks[b], b % nbuf, readers.get(b - nbuf, {}))
 
         for b in range(min(ahead, len(blocks))):
             emit_loads(b)
-        for b in range(len(blocks)):
+        for b, block in enumerate(blocks):
             if b + ahead < len(blocks):
                 emit_loads(b + ahead)
-            readers[b], chunks, _ = self.compute(blocks[b], b % nbuf, loads[b],
-                                                 stores.get(b - nbuf, []))
-            stores[b] = self.stores(blocks[b], b % nbuf, chunks)
+            readers[b], stores[b] = {}, {}
+            earlier = stores.get(b - nbuf, {})
+            for ci, chunk in enumerate(block["chunks"]):
+                acts = self.compute_chunk(block, b % nbuf, ci, chunk, loads[b], readers[b],
+                                          earlier.get(ci, []))
+                stores[b][ci] = self.stores(block, b % nbuf, ci, chunk, acts)
         return self.p
 
 
@@ -505,9 +575,11 @@ def _sub_blocks(view: TransposeView, t: Tiling) -> int:
     """Every row group of every block meets every column chunk of that block."""
     row_groups = sum(-(-min(t.block_rows, view.m - i0) // t.group_rows)
                      for i0 in range(0, view.m, t.block_rows))
-    col_chunks = sum(-(-min(t.block_cols, view.n - j0) // t.chunk_cols)
-                     for j0 in range(0, view.n, t.block_cols))
-    return view.batch * row_groups * col_chunks
+    chunks = sum(len(chunk_list(min(t.block_cols, view.n - j0),
+                                min(t.block_batches, view.batch - b0), t.chunk_cols))
+                 for b0 in range(0, view.batch, t.block_batches)
+                 for j0 in range(0, view.n, t.block_cols))
+    return row_groups * chunks
 
 
 def _explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardware, note: str,
@@ -517,21 +589,29 @@ def _explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardwa
     if k == 0:
         return lines + ["nothing to move (zero-size tensor)"]
     lines += [
-        f"k = {view.batch} x ((m-1)//p + 1) x ((n-1)//q + 1) = {k} block(s) of p x q = "
-        f"{t.block_rows} x {t.block_cols} ({t.groups} row group(s) of {t.group_rows} "
-        f"partitions)",
+        (f"k = {view.batch} x ((m-1)//p + 1) x ((n-1)//q + 1) = {k} block(s) of p x q = "
+         if t.block_batches == 1 else
+         f"k = ceil({view.batch}/{t.block_batches}) x ((m-1)//p + 1) x ((n-1)//q + 1) = {k} "
+         f"block(s) of {t.block_batches} matrices x p x q = {t.block_batches} x ")
+        + f"{t.block_rows} x {t.block_cols} ({t.groups} row group(s) of {t.group_rows} "
+        "partitions)"
+        + ("; the ragged column chunks of a block's matrices share the array"
+           if t.block_batches > 1 and view.n % t.chunk_cols else ""),
         f"sub-blocks of <= {t.group_rows} x {t.chunk_cols} on the {hw.pe.rows} x {hw.pe.cols} "
         "PE array: " + ("PeTranspose (pass-through)" if t.mode == "passthrough" else
                         f"LoadWeights + MatMul against a {t.group_rows} x {t.group_rows} "
                         f"identity built on chip, sums in {t.psum_dtype}"),
-        f"each column chunk's row groups land side by side in one PSUM bank "
-        f"({t.block_rows * dtype_of(t.psum_dtype).itemsize} of {hw.psum.bank_bytes} bytes), "
-        f"banks used round-robin; ActCopy moves it to SBUF at a second address",
+        f"per column chunk, bands of {t.band_groups} row group(s) land side by side in one "
+        f"PSUM bank ({t.band_groups * t.group_rows * dtype_of(t.psum_dtype).itemsize} of "
+        f"{hw.psum.bank_bytes} bytes), banks used round-robin; ActCopy moves each band to "
+        "SBUF at a second address, where the chunk's rows are stored with one run each",
         f"SBUF per partition: {t.identity_elems * item} B identity + {t.buffers} x "
         f"({t.in_tile_elems * item} B in + {t.out_tile_elems * item} B out) = "
         f"{t.sbuf_bytes_per_partition} of {hw.sbuf.bytes_per_partition} B"
-        + (" (double-buffered)" if t.buffers > 1 else " (single buffer: no DMA/PE overlap)"),
-        f"DMA spread round-robin over {hw.dma.queues} queues; DRAM runs of "
+        + ({1: " (single buffer: no DMA/PE overlap)", 2: " (double-buffered)"}
+           .get(t.buffers, f" ({t.buffers}-deep buffering)")),
+        f"DMA spread round-robin over {hw.dma.queues} queues (the first block's loads and "
+        f"the last block's stores over all of them, to cut fill and drain); DRAM runs of "
         f"{min(t.block_cols, view.n) * item} B in, {min(t.block_rows, view.m) * item} B out",
     ]
     return lines
