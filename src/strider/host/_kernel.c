@@ -267,8 +267,8 @@ AVX512 static inline void micro_512(const char *s, int64_t isb, char *d, int64_t
             r[k] = full ? _mm512_loadu_ps(s + k * isb)
                  : k < rb ? _mm512_maskz_loadu_ps(ma, s + k * isb) : _mm512_setzero_ps();
         tr16_ps(r);
-        if (full && nt)
-            for (int k = 0; k < 16; k++) _mm512_stream_ps((float *)(d + k * osa), r[k]);
+        if (rb == 16 && nt) /* whole lines, however many rows */
+            for (int k = 0; k < ra; k++) _mm512_stream_ps((float *)(d + k * osa), r[k]);
         else if (rb == 16)
             for (int k = 0; k < ra; k++) _mm512_storeu_ps(d + k * osa, r[k]);
         else
@@ -280,8 +280,8 @@ AVX512 static inline void micro_512(const char *s, int64_t isb, char *d, int64_t
             r[k] = full ? _mm512_loadu_pd(s + k * isb)
                  : k < rb ? _mm512_maskz_loadu_pd(ma, s + k * isb) : _mm512_setzero_pd();
         tr8_pd(r);
-        if (full && nt)
-            for (int k = 0; k < 8; k++) _mm512_stream_pd((double *)(d + k * osa), r[k]);
+        if (rb == 8 && nt)
+            for (int k = 0; k < ra; k++) _mm512_stream_pd((double *)(d + k * osa), r[k]);
         else if (rb == 8)
             for (int k = 0; k < ra; k++) _mm512_storeu_pd(d + k * osa, r[k]);
         else
@@ -323,7 +323,7 @@ AVX512 static void strip_512(const char *s, int64_t isb, char *d, int64_t osa,
         for (; i + 8 <= na; i += 8) full8_pd(s + i * 8, isb, d + i * osa, osa, nt);
     for (; i < na; i += m) {
         int ra = (int)(na - i < m ? na - i : m);
-        micro_512(s + i * elem, isb, d + i * osa, osa, elem, ra, rb, 0);
+        micro_512(s + i * elem, isb, d + i * osa, osa, elem, ra, rb, nt);
     }
 }
 
@@ -412,8 +412,8 @@ AVX512 static void micro_grp(const char *s, const int64_t *b_in, char *d, const 
             r[k] = full ? _mm512_loadu_ps(s + b_in[k])
                  : k < rb ? _mm512_maskz_loadu_ps(ma, s + b_in[k]) : _mm512_setzero_ps();
         tr16_ps(r);
-        if (full && nt)
-            for (int k = 0; k < 16; k++) _mm512_stream_ps((float *)(d + a_out[k]), r[k]);
+        if (rb == 16 && nt) /* whole lines, however many rows */
+            for (int k = 0; k < ra; k++) _mm512_stream_ps((float *)(d + a_out[k]), r[k]);
         else if (rb == 16)
             for (int k = 0; k < ra; k++) _mm512_storeu_ps(d + a_out[k], r[k]);
         else
@@ -425,8 +425,8 @@ AVX512 static void micro_grp(const char *s, const int64_t *b_in, char *d, const 
             r[k] = full ? _mm512_loadu_pd(s + b_in[k])
                  : k < rb ? _mm512_maskz_loadu_pd(ma, s + b_in[k]) : _mm512_setzero_pd();
         tr8_pd(r);
-        if (full && nt)
-            for (int k = 0; k < 8; k++) _mm512_stream_pd((double *)(d + a_out[k]), r[k]);
+        if (rb == 8 && nt)
+            for (int k = 0; k < ra; k++) _mm512_stream_pd((double *)(d + a_out[k]), r[k]);
         else if (rb == 8)
             for (int k = 0; k < ra; k++) _mm512_storeu_pd(d + a_out[k], r[k]);
         else
@@ -469,8 +469,7 @@ AVX512 static void tile_grp(const plan_t *p, const char *s, char *d, int64_t i0,
                 full16_grp(s + i * 4, b_in + jj, d + jj * 4, a_out + i, ntb);
         for (; i < na; i += m) {
             int ra = (int)(na - i < m ? na - i : m);
-            micro_grp(s + i * elem, b_in + jj, d + jj * elem, a_out + i, elem, ra, rb,
-                      ntb && ra == m);
+            micro_grp(s + i * elem, b_in + jj, d + jj * elem, a_out + i, elem, ra, rb, ntb);
         }
         jj += rb;
     }
