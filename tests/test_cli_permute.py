@@ -16,9 +16,17 @@ def test_permute_reports_a_verified_run(capsys, tmp_path):
     out = capsys.readouterr()
     assert code == 0
     assert "bit-exact" in out.out and "roofline" in out.out and "candidate" in out.out
-    assert "groups" in out.out and "simulating" in out.err
+    assert "strategy" in out.out and "simulating" in out.err
     events = json.loads(trace.read_text())
     assert events
+
+
+def test_permute_vector_strategy_explains_its_groups(capsys):
+    code = main(["permute", "--shape", "4,32,6,6", "--perm", "0,2,3,1", "--dtype", "bfloat16",
+                 "--strategy", "vector"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "group 1 (source-contiguous)" in out and "group 2 (target-contiguous)" in out
 
 
 def test_permute_json_on_tiny_with_each_strategy(capsys):
