@@ -135,6 +135,15 @@ def test_streaming_stores_at_every_output_alignment(backend, simd, dtype, monkey
             assert out.tobytes() == want.tobytes(), (shape, perm, shift)
 
 
+def test_large_results_start_on_a_cache_line(monkeypatch):
+    monkeypatch.setattr(impl, "NT_BYTES", 1)
+    a = random_array(np.random.default_rng(5), (70, 90, 3), "float64")
+    for perm in [(1, 0, 2), (2, 1, 0)]:
+        got = permute(a, perm)
+        assert got.ctypes.data % 64 == 0 and got.flags.c_contiguous and got.flags.writeable
+        assert got.tobytes() == oracle(a, perm).tobytes()
+
+
 def test_nan_payloads_and_signed_zeros_survive():
     bits = np.random.default_rng(1).integers(0, 2**32, size=(64, 48), dtype=np.uint32)
     bits[::3] = 0x7FC00001  # a NaN with a payload

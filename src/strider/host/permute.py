@@ -8,6 +8,7 @@ tile, on all cores, or by the NumPy block-copy fallback where the kernel is abse
 from __future__ import annotations
 
 import ctypes
+import math
 import operator
 import os
 from typing import Any, Sequence
@@ -92,7 +93,7 @@ def permute(a: Any, perm: Sequence[int] | None = None, out: np.ndarray | None = 
     if out is None:
         if backend == "auto" and a.nbytes <= SMALL_BYTES:
             return a.transpose(perm_t).copy()  # fewest Python steps for tiny arrays
-        out = np.empty([a.shape[p] for p in perm_t], a.dtype)
+        out = _empty_aligned([a.shape[p] for p in perm_t], a.dtype)
     else:
         _check_out(out, a, tuple([a.shape[p] for p in perm_t]))
     auto = backend == "auto"
@@ -127,6 +128,22 @@ def permute(a: Any, perm: Sequence[int] | None = None, out: np.ndarray | None = 
     else:
         _run_kernel(entry, a, out)
     return out
+
+
+def _empty_aligned(shape: list[int], dtype: np.dtype) -> np.ndarray:
+    """``np.empty`` whose data starts on a 64-byte cache line when it is large.
+
+    NumPy's big buffers start 16 bytes into a page, so every output row of a
+    permutation would begin and end with a partly written line, which streaming
+    stores cannot write; a view of a slightly larger buffer avoids that.
+    """
+    dtype = np.dtype(dtype)
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes < NT_BYTES or dtype.hasobject:
+        return np.empty(shape, dtype)
+    buf = np.empty(nbytes + 64, np.uint8)
+    start = -buf.ctypes.data % 64
+    return buf[start:start + nbytes].view(dtype).reshape(shape)
 
 
 def _run_kernel(entry: tuple, a: np.ndarray, out: np.ndarray) -> None:
