@@ -4,7 +4,9 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from strider import AccessPattern as AP
-from strider.sim.memory import GRANULE, Memory
+from strider.sim.memory import Memory, footprint
+
+GRANULE = 64
 from strider.sim.views import byte_view
 
 
@@ -51,9 +53,29 @@ def test_tracking_equals_a_byte_model(writes, probe, nbytes):
     assert mem.written_bytes() == int(model.sum())
 
 
-def test_fully_written_through_granule_aligned_strided_writes():
+def test_units_stay_as_coarse_as_the_writes():
     mem = Memory("y", 1, 1024)
-    mem.mark(0, 1, AP((4, 16), (32, 1), 0), 8)        # even granules
-    assert not mem.fully_written() and mem._mask is None
-    mem.mark(0, 1, AP((4, 16), (32, 1), 16), 8)       # odd granules
-    assert mem.fully_written() and mem._mask is None  # no byte mask was needed
+    mem.mark(0, 1, AP((4, 16), (32, 1), 0), 8)        # 128-byte runs every 256 bytes
+    assert mem.unit == 128 and mem.mask.shape == (1, 8) and not mem.fully_written()
+    mem.mark(0, 1, AP((4, 16), (32, 1), 16), 8)       # the gaps
+    assert mem.unit == 128 and mem.fully_written() and mem.written_bytes() == 1024
+    mem.mark(0, 1, AP((1,), (1,), 3), 1)              # one odd byte: 1-byte units, same state
+    assert mem.unit == 1 and mem.fully_written()
+
+
+@given(st.lists(st.integers(-5, 5), min_size=1, max_size=3), st.data())
+def test_footprint_is_the_byte_set(strides, data):
+    shape = tuple(data.draw(st.integers(0, 4)) for _ in strides)
+    item = data.draw(st.sampled_from([1, 2, 4, 8]))
+    pat = AP(shape, tuple(strides), sum(max(0, -(n - 1) * s) for n, s in zip(shape, strides)))
+    fp = footprint(pat.shape, pat.strides, pat.offset, item)
+    want = set((pat.addresses()[:, None] * item + np.arange(item)).ravel().tolist())
+    if fp is None:
+        assert not want
+        return
+    got = set()
+    for idx in np.ndindex(*fp.shape):
+        base = fp.start + sum(i * s for i, s in zip(idx, fp.strides))
+        got.update(range(base, base + fp.run))
+    assert got == want
+    assert all(b % fp.unit == 0 for b in (fp.start, fp.run, *fp.strides))

@@ -31,6 +31,8 @@ from typing import Mapping
 import numpy as np
 
 from ..errors import ArgumentError, ProgramError, SimulationError
+from functools import lru_cache
+
 from ..hardware import Hardware, dtype_of
 from ..program import (
     ActCopy, DmaCopy, Instruction, LoadWeights, MatMul, PeTranspose, Program, Ref, Signal,
@@ -41,6 +43,13 @@ from .memory import Memory
 from .views import raw_dtype, strided_view
 
 POISON_MODES = ("raise", "count")
+
+
+@lru_cache(maxsize=None)
+def _dtype(name: str, raw: bool = False) -> np.dtype:
+    """``dtype_of(name)``, or the unsigned integer of its size when ``raw`` (cached)."""
+    dt = dtype_of(name)
+    return raw_dtype(dt.itemsize) if raw else dt
 
 
 class Executor:
@@ -59,8 +68,10 @@ class Executor:
         if poison == "count":
             for m in self.memories.values():
                 m.data.fill(0xFF)
-        written = {r.tensor for i in program.instructions for r in i.writes()
-                   if r.memory == "dram"}
+        written = set()  # DRAM tensors the program writes (only DMAs can)
+        for i in program.instructions:
+            if isinstance(i, DmaCopy) and i.dst.memory == "dram":
+                written.add(i.dst.tensor)
         for name, decl in program.tensors.items():
             nbytes = decl.nbytes
             if decl.role == "input":
@@ -82,9 +93,7 @@ class Executor:
 
     def view(self, ref: Ref, raw: bool = False) -> np.ndarray:
         """The ref as an array of its logical shape (raw: unsigned ints of the same size)."""
-        dt = dtype_of(ref.dtype)
-        if raw:
-            dt = raw_dtype(dt.itemsize)
+        dt = _dtype(ref.dtype, raw)
         mem = self.memory(ref)
         if ref.memory == "dram":
             return strided_view(mem.data, dt, 0, 1, ref.pattern)[0]
@@ -96,7 +105,7 @@ class Executor:
     def read(self, k: int, instr: Instruction, name: str, ref: Ref, raw: bool = False):
         mem = self.memory(ref)
         p0, parts = self._span(ref)
-        item = dtype_of(ref.dtype).itemsize
+        item = _dtype(ref.dtype).itemsize
         if not mem.is_written(p0, parts, ref.pattern, item):
             ok = mem.element_written(p0, parts, ref.pattern, item)
             if ref.memory == "dram":
@@ -116,7 +125,7 @@ class Executor:
 
     def wrote(self, ref: Ref) -> None:
         p0, parts = self._span(ref)
-        self.memory(ref).mark(p0, parts, ref.pattern, dtype_of(ref.dtype).itemsize)
+        self.memory(ref).mark(p0, parts, ref.pattern, _dtype(ref.dtype).itemsize)
 
     # ------------------------------------------------------------ semantics
     def execute(self, k: int, instr: Instruction) -> None:

@@ -29,9 +29,9 @@ from typing import Any, Iterator, Mapping, NamedTuple
 import numpy as np
 
 from ..cost import roofline_cycles
-from ..errors import ArgumentError
+from ..errors import ArgumentError, StriderError
 from ..hardware import Hardware, dtype_of
-from ..program import Program
+from ..program import Program, Signal
 from .checks import RaceDetector, validate
 from .execute import Executor
 from .timing import Schedule, schedule
@@ -188,10 +188,17 @@ class Machine:
                 if executor is not None:
                     executor.execute(k, i)
 
-            if detector is not None:
+            if detector is not None and any(isinstance(i, Signal) for i in instrs):
                 def on_finish(k: int) -> None:
                     detector.on_finish(k, instrs[k])
-        sched = schedule(program, hw, on_start, on_finish, table)
+        try:
+            sched = schedule(program, hw, on_start, on_finish, table)
+        except StriderError:
+            if detector is not None:
+                detector.flush()  # a race among the pending checks comes first
+            raise
+        if detector is not None:
+            detector.flush()
         outputs: dict[str, np.ndarray] = {}
         unwritten: dict[str, int] = {}
         if executor is not None:
@@ -233,7 +240,11 @@ def _occupancy(table, hw: Hardware, sched: Schedule):
         times, values, total = [0.0], [0], 0
         if sel.size:
             rects = np.stack([p0[sel], p1[sel], lo[sel], hi[sel]], axis=1)
-            P, B = spec.partitions + 1, spec.bytes_per_partition + 1
+            # count in units of the gcd of every byte bound (exact, and a smaller grid)
+            unit = int(np.gcd.reduce(np.r_[rects[:, 2:].ravel(), spec.bytes_per_partition]))
+            unit = max(unit, 1)
+            rects[:, 2:] //= unit
+            P, B = spec.partitions + 1, spec.bytes_per_partition // unit + 1
             if P * P * B * B < 1 << 62:  # one int64 per rectangle: a fast 1-d unique
                 code = ((rects[:, 0] * P + rects[:, 1]) * B + rects[:, 2]) * B + rects[:, 3]
                 _, pick, inverse = np.unique(code, return_index=True, return_inverse=True)
@@ -242,11 +253,11 @@ def _occupancy(table, hw: Hardware, sched: Schedule):
                 uniq, inverse = np.unique(rects, axis=0, return_inverse=True)
             first = np.full(len(uniq), _INF)
             np.minimum.at(first, inverse.reshape(-1), sched.start[sel])
-            grid = np.zeros((spec.partitions, spec.bytes_per_partition), dtype=bool)
+            grid = np.zeros((spec.partitions, spec.bytes_per_partition // unit), dtype=bool)
             for n in np.argsort(first, kind="stable").tolist():
                 a, b, c, d = uniq[n].tolist()
                 region = grid[a:b, c:d]
-                total += int(region.size - np.count_nonzero(region))
+                total += int(region.size - np.count_nonzero(region)) * unit
                 region[...] = True
                 times.append(float(first[n]))
                 values.append(total)

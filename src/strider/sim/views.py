@@ -25,6 +25,16 @@ from numpy.lib.stride_tricks import as_strided
 from ..access_pattern import AccessPattern
 
 
+def view_of(base: np.ndarray, dtype: np.dtype, start: int, shape: tuple[int, ...],
+            strides: tuple[int, ...]) -> np.ndarray:
+    """The view of ``base``'s bytes with ``shape`` and byte ``strides`` whose element 0
+    starts at byte ``start`` (NumPy checks that it stays inside ``base``)."""
+    if base.flags.c_contiguous:
+        return np.ndarray(shape, dtype, buffer=base, offset=start, strides=strides)
+    anchor = base.reshape(-1)[start:start + dtype.itemsize].view(dtype)
+    return as_strided(anchor, shape=shape, strides=strides)
+
+
 def strided_view(memory: np.ndarray, dtype: np.dtype, partition_start: int, partitions: int,
                  pattern: AccessPattern) -> np.ndarray:
     """A writeable view ``(partitions, *pattern.shape)`` of ``memory`` in ``dtype``.
@@ -37,10 +47,7 @@ def strided_view(memory: np.ndarray, dtype: np.dtype, partition_start: int, part
         return np.empty(shape, dtype)
     row = memory.strides[0]
     start = partition_start * row + pattern.offset * item
-    flat = memory.reshape(-1)
-    anchor = flat[start:start + item].view(dtype)
-    strides = (row, *(s * item for s in pattern.strides))
-    return as_strided(anchor, shape=shape, strides=strides)
+    return view_of(memory, dtype, start, shape, (row, *(s * item for s in pattern.strides)))
 
 
 def byte_view(mask: np.ndarray, itemsize: int, partition_start: int, partitions: int,
@@ -55,9 +62,8 @@ def byte_view(mask: np.ndarray, itemsize: int, partition_start: int, partitions:
         return np.empty(shape, mask.dtype)
     row = mask.strides[0]
     start = partition_start * row + pattern.offset * itemsize
-    anchor = mask.reshape(-1)[start:start + 1]
-    strides = (row, *(s * itemsize for s in pattern.strides), 1)
-    return as_strided(anchor, shape=shape, strides=strides)
+    return view_of(mask, mask.dtype, start, shape,
+                   (row, *(s * itemsize for s in pattern.strides), 1))
 
 
 def raw_dtype(itemsize: int) -> np.dtype:
@@ -65,4 +71,4 @@ def raw_dtype(itemsize: int) -> np.dtype:
     return np.dtype(f"u{itemsize}")
 
 
-__all__ = ["strided_view", "byte_view", "raw_dtype"]
+__all__ = ["strided_view", "byte_view", "raw_dtype", "view_of"]
