@@ -614,7 +614,9 @@ int strider_simd_level(void) {
 }
 
 /* Run a plan; returns 0 on success, a negative code for an argument it cannot take.
- * nt: write whole output lines with streaming stores (for copies far bigger than L2). */
+ * nt: bit 0: write whole output lines with streaming stores (copies far bigger than
+ * L2); bit 1: also through the staging buffer. Fresh output pages (just zeroed by the
+ * OS, so cached) measured faster with plain stores than staged. */
 int strider_permute(const char *src, char *dst, int nd, const int64_t *n, const int64_t *is,
                     const int64_t *os, int64_t elem, int a, int64_t ta, int64_t tb,
                     int nthreads, int simd, int nt, int ga, int gb) {
@@ -677,13 +679,13 @@ int strider_permute(const char *src, char *dst, int nd, const int64_t *n, const 
     /* Streaming stores pay off when a strip streams a long run along A (or when staged);
      * with short runs (< NT_MIN_RUN bytes) or whole rows plain stores measured faster. */
     if (rows) /* long rows only: short ones measured faster with plain stores */
-        p.nt = nt && simd >= 2 && is[nd - 1] == elem && n[nd - 1] * elem > ROWS_NT_BYTES;
+        p.nt = (nt & 1) && simd >= 2 && is[nd - 1] == elem && n[nd - 1] * elem > ROWS_NT_BYTES;
     else
-        p.nt = nt && simd >= 2 && (elem == 4 || elem == 8) && is[a] == elem;
+        p.nt = (nt & 1) && simd >= 2 && (elem == 4 || elem == 8) && is[a] == elem;
     if (p.a_out) /* grouped: whole lines only if every output row starts on a line */
         for (int64_t v = 0; v < n[a] && p.nt; v++) p.nt = p.a_out[v] % 64 == 0;
     /* stage when each item's output is one contiguous piece but rows are not whole lines */
-    p.stage = p.nt && !rows && !p.a_out && tb >= n[nd - 1] && os[a] == n[nd - 1] * elem && os[a] % 64 != 0;
+    p.stage = p.nt && (nt & 2) && !rows && !p.a_out && tb >= n[nd - 1] && os[a] == n[nd - 1] * elem && os[a] % 64 != 0;
     if (p.nt && !rows && !p.stage && (ta < n[a] ? ta : n[a]) * elem < NT_MIN_RUN) p.nt = 0;
     int64_t nwork = 1;
     int rows_aligned = 1; /* every output row starts at the same offset in a line */

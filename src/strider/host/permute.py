@@ -94,8 +94,10 @@ def permute(a: Any, perm: Sequence[int] | None = None, out: np.ndarray | None = 
         if backend == "auto" and a.nbytes <= SMALL_BYTES:
             return a.transpose(perm_t).copy()  # fewest Python steps for tiny arrays
         out = _empty_aligned([a.shape[p] for p in perm_t], a.dtype)
+        fresh = True
     else:
         _check_out(out, a, tuple([a.shape[p] for p in perm_t]))
+        fresh = False
     auto = backend == "auto"
     if auto:
         if a.nbytes <= SMALL_BYTES or a.dtype.hasobject:
@@ -126,7 +128,7 @@ def permute(a: Any, perm: Sequence[int] | None = None, out: np.ndarray | None = 
     elif backend == "numpy":
         _fallback.run_plan(plan, a, out)
     else:
-        _run_kernel(entry, a, out)
+        _run_kernel(entry, a, out, fresh)
     return out
 
 
@@ -146,7 +148,7 @@ def _empty_aligned(shape: list[int], dtype: np.dtype) -> np.ndarray:
     return buf[start:start + nbytes].view(dtype).reshape(shape)
 
 
-def _run_kernel(entry: tuple, a: np.ndarray, out: np.ndarray) -> None:
+def _run_kernel(entry: tuple, a: np.ndarray, out: np.ndarray, fresh: bool) -> None:
     kernel = _loader.KERNEL
     if kernel is None:
         raise ArgumentError(
@@ -159,7 +161,8 @@ def _run_kernel(entry: tuple, a: np.ndarray, out: np.ndarray) -> None:
     status = kernel.strider_permute(
         a.__array_interface__["data"][0], out.__array_interface__["data"][0],
         len(plan.shape), n, src_strides, dst_strides, plan.elem, plan.tile_dim,
-        plan.tile_a, plan.tile_b, threads, _SIMD_LEVEL, nbytes >= NT_BYTES,
+        plan.tile_a, plan.tile_b, threads, _SIMD_LEVEL,
+        (nbytes >= NT_BYTES) | (not fresh) << 1,  # streaming stores; staged ones too
         plan.a_group, plan.b_group,
     )
     if status != 0:  # the plan is always valid; this guards against a build mismatch
