@@ -127,14 +127,34 @@ class Executor:
         p0, parts = self._span(ref)
         self.memory(ref).mark(p0, parts, ref.pattern, _dtype(ref.dtype).itemsize)
 
+    def _locate(self, ref: Ref) -> tuple[Memory, int, int]:
+        if ref.memory == "dram":
+            return self.memories[ref.tensor], 0, 1  # type: ignore[index]
+        return self.memories[ref.memory], ref.partition_start, ref.partitions
+
+    def _move(self, k: int, instr: DmaCopy | VectorCopy) -> None:
+        """A copy of raw bits (the hot path: the same steps as ``read``/``view``/``wrote``)."""
+        src, dst = instr.src, instr.dst
+        dt = _dtype(src.dtype, True)
+        item = dt.itemsize
+        smem, sp0, sparts = self._locate(src)
+        if not smem.all_written and not smem.is_written(sp0, sparts, src.pattern, item):
+            self.read(k, instr, "src", src)  # reports (or counts) the poisoned read
+        dmem, dp0, dparts = self._locate(dst)
+        a = strided_view(smem.data, dt, sp0, sparts, src.pattern)
+        b = strided_view(dmem.data, dt, dp0, dparts, dst.pattern)
+        if src.memory == "dram":
+            a = a[0]
+        if dst.memory == "dram":
+            b = b[0]
+        _copy(b, a)
+        dmem.mark(dp0, dparts, dst.pattern, item)
+
     # ------------------------------------------------------------ semantics
     def execute(self, k: int, instr: Instruction) -> None:
         """Apply instruction ``k`` to the machine state."""
         if isinstance(instr, (DmaCopy, VectorCopy)):
-            src = self.read(k, instr, "src", instr.src, raw=True)
-            dst = self.view(instr.dst, raw=True)
-            _copy(dst, src)
-            self.wrote(instr.dst)
+            self._move(k, instr)
         elif isinstance(instr, ActCopy):
             src = self.read(k, instr, "src", instr.src)
             dst = self.view(instr.dst)
