@@ -10,8 +10,20 @@
  *   a      the tile dim A (the input's fastest dim) or -1 ("rows" mode),
  *   ta, tb tile extents along A and along the last dim B.
  * The work is the set of tiles (A and B cut into ta/tb pieces, every other dim
- * one index at a time), numbered in output order; threads take contiguous chunks
- * of that numbering, so each writes stretches of the output.
+ * one index at a time), numbered in the plan's loop order; threads take contiguous
+ * chunks of that numbering, so each writes stretches of the output.
+ *
+ * Paths, fastest first (level 2 = AVX-512 F+BW, 1 = AVX2, 0 = scalar):
+ *   - 64-byte micro-blocks (16x16 floats, 8x8 doubles), strips of input rows
+ *     streamed along A, whole output lines written with streaming stores when the
+ *     copy is big (`nt`); B tiles shifted so their edges meet output lines;
+ *   - grouped tiles: A and B runs spanning several dims (offset tables);
+ *   - staging: items whose output is one contiguous piece with rows that are not
+ *     whole lines are built in a per-thread buffer and leave it streamed;
+ *   - rows mode (the input's fastest dim is the output's): groups of rows, an
+ *     inline 64-byte copy for short rows, streaming stores for long ones.
+ * Measured on the 2-core development VM (Xeon, 300 MB L3) with ~200 MB float32
+ * tensors: 0.5-1.2x np.copyto bandwidth per case, median ~0.7x.
  */
 #include <stdint.h>
 #include <stdlib.h>
