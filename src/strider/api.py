@@ -21,13 +21,14 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from .errors import VerificationError
 from .hardware import dtype_of
 from .plan import Plan
+from .program import Program
 from .sim import Machine, SimResult
 
 
@@ -85,22 +86,32 @@ def verify(plan: Plan, inputs: Mapping[str, np.ndarray] | np.ndarray,
     return not mismatches(plan, inputs, result)
 
 
+def random_array(shape: Sequence[int], dtype: Any, rng: np.random.Generator) -> np.ndarray:
+    """Random, mostly non-zero data of any dtype: integers over their whole range,
+    floats as normal samples x 100 (bfloat16/fp8 included), booleans as coin flips.
+
+    >>> random_array((2, 3), "int8", np.random.default_rng(0)).dtype
+    dtype('int8')
+    """
+    dt = dtype_of(dtype)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return rng.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True)
+    if dt.kind == "b":
+        return rng.integers(0, 2, size=shape).astype(dt)
+    return np.asarray((rng.standard_normal(size=shape) * 100).astype(dt))
+
+
+def random_tensors(program: Program, names: Sequence[str], seed: int = 0) -> dict[str, np.ndarray]:
+    """Random arrays for the named DRAM tensors of ``program``, as declared."""
+    rng = np.random.default_rng(seed)
+    return {name: random_array(program.tensors[name].shape, program.tensors[name].dtype, rng)
+            for name in names}
+
+
 def random_inputs(plan: Plan, seed: int = 0) -> dict[str, np.ndarray]:
     """Random, mostly non-zero inputs of the plan's declared shapes and dtypes."""
-    rng = np.random.default_rng(seed)
-    out = {}
-    for name in plan.inputs:
-        decl = plan.program.tensors[name]
-        dt = dtype_of(decl.dtype)
-        if dt.kind in "iu":
-            info = np.iinfo(dt)
-            arr = rng.integers(info.min, info.max, size=decl.shape, dtype=dt, endpoint=True)
-        elif dt.kind == "b":
-            arr = rng.integers(0, 2, size=decl.shape).astype(dt)
-        else:
-            arr = (rng.standard_normal(size=decl.shape) * 100).astype(dt)
-        out[name] = arr
-    return out
+    return random_tensors(plan.program, plan.inputs, seed)
 
 
 def run_plan(plan: Plan, seed: int = 0, *, check: bool = False) -> tuple[SimResult, dict[str, Any]]:

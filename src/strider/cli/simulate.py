@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import ArgumentError
 from ..hardware import Hardware
 from ..program import Program
-from ._common import print_json
+from ._simulating import finish, write_artifacts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,9 +56,8 @@ def _pairs(items: list[str], what: str) -> dict[str, np.ndarray]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..api import same_bits
-    from ..hardware import dtype_of
-    from ..report import build_report, format_report
+    from ..api import random_tensors, same_bits
+    from ..report import build_report
     from ..sim import Machine
 
     program = Program.load(args.program)
@@ -68,19 +67,8 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise ArgumentError(f"--input {unknown}: the program's inputs are "
                             f"{program.role('input')}")
-    rng = np.random.default_rng(args.seed)
-    generated = []
-    for name in program.role("input"):
-        if name not in inputs:
-            decl = program.tensors[name]
-            dt = dtype_of(decl.dtype)
-            if dt.kind in "iu":
-                info = np.iinfo(dt)
-                inputs[name] = rng.integers(info.min, info.max, decl.shape, dtype=dt,
-                                            endpoint=True)
-            else:
-                inputs[name] = (rng.standard_normal(decl.shape) * 100).astype(dt)
-            generated.append(name)
+    generated = [name for name in program.role("input") if name not in inputs]
+    inputs.update(random_tensors(program, generated, args.seed))
     result = Machine(hw).run(program, inputs, functional=not args.timing_only,
                              poison=args.poison)
     problems = []
@@ -99,27 +87,8 @@ def run(args: argparse.Namespace) -> int:
         for name, arr in result.outputs.items():
             np.save(folder / f"{name}.npy", arr)
         report["saved_outputs"] = str(folder)
-    if args.trace:
-        result.trace.write(args.trace)
-        report["trace"] = args.trace
-    if args.plot:
-        from ..plot import plot_timeline
-
-        plot_timeline(result.timeline, args.plot, counters=result.counters,
-                      title=f"{program.name} on {hw.name}")
-        report["plot"] = args.plot
+    write_artifacts(args, report, result, title=f"{program.name} on {hw.name}")
     if problems:
         report["mismatches"] = problems
-    if args.json:
-        print_json(report)
-    else:
-        print(format_report(report))
-        if generated:
-            print(f"\nrandom inputs (seed {args.seed}): {', '.join(generated)}")
-        if args.trace:
-            print(f"trace written to {args.trace} (open it in https://ui.perfetto.dev)")
-        if args.plot:
-            print(f"engine timeline written to {args.plot}")
-        for line in problems:
-            print(f"mismatch: {line}")
-    return 1 if problems else 0
+    tail = f"random inputs (seed {args.seed}): {', '.join(generated)}" if generated else ""
+    return finish(args, report, problems, tail=tail)

@@ -17,11 +17,11 @@ Exit status: 0 when the result is bit-exact, 1 when it differs, 2 on bad input.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from ..errors import ArgumentError
-from ._common import int_list, print_json
+from ._common import int_list
+from ._simulating import add_run_options, finish, progress, run_planned, write_artifacts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,19 +36,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch", type=int_list, default=(), metavar="B,...",
                    help="leading batch dims, kept in order (default: none)")
     p.add_argument("--dtype", default="float32", help="element type (default float32)")
-    p.add_argument("--hw", default="trn1-like",
-                   help="hardware preset (trn1-like, patent, tiny) or TOML file")
-    p.add_argument("--strategy", default="auto",
-                   help="pe, vector, dma or auto (fastest predicted; default)")
     p.add_argument("--allow-inexact", action="store_true",
                    help="let the PE array transpose floats by multiply-accumulate")
     p.add_argument("--compare", action="store_true",
                    help="simulate every applicable strategy, not only the chosen one")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random input")
-    p.add_argument("--trace", metavar="OUT.json",
-                   help="write a Chrome/Perfetto trace of the simulated run")
-    p.add_argument("--explain", action="store_true", help="print the plan's explanation")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_run_options(p, strategies="pe, vector, dma")
     p.set_defaults(handler=run)
 
 
@@ -67,7 +59,6 @@ def request_of(args: argparse.Namespace) -> tuple[tuple[int, ...], tuple[int, ..
 def run(args: argparse.Namespace) -> int:
     from ..api import mismatches, random_inputs, simulate
     from ..plan import Plan, PermuteRequest
-    from ..report import build_report, format_report
     from ..strategy import candidates, plan_permute, resolve_hardware
 
     shape, perm = request_of(args)
@@ -76,20 +67,12 @@ def run(args: argparse.Namespace) -> int:
     request = PermuteRequest(shape, perm, args.dtype)
     found = candidates(request, hw, **options)
     plan = plan_permute(shape, perm, args.dtype, hw, args.strategy, **options)
-    _progress(args, f"simulating {len(plan.program.instructions):,} instructions "
-                    f"({plan.strategy} on {hw.name}) ...")
-    inputs = random_inputs(plan, args.seed)
-    result = simulate(plan, inputs)
-    problems = mismatches(plan, inputs, result)
-    report = build_report(plan, result, not problems, found)
-    if problems:
-        report["mismatches"] = problems
-    by_name = {c["strategy"]: c for c in report["candidates"]}
-    by_name.get(plan.strategy, {})["simulated_cycles"] = result.stats.cycles
+    report, result, problems = run_planned(args, plan, found)
     if args.compare:
+        by_name = {c["strategy"]: c for c in report["candidates"]}
         for name, other in found:
             if isinstance(other, Plan) and name != plan.strategy:
-                _progress(args, f"simulating {name} ...")
+                progress(args, f"simulating {name} ...")
                 other_inputs = random_inputs(other, args.seed)
                 other_result = simulate(other, other_inputs)
                 by_name[name]["simulated_cycles"] = other_result.stats.cycles
@@ -97,23 +80,5 @@ def run(args: argparse.Namespace) -> int:
     if plan.strategy == "pe":
         report["pe_mode"] = plan.details.get("mode")
         report["bit_exact_for_all_inputs"] = plan.details.get("bit_exact")
-    if args.trace:
-        result.trace.write(args.trace)
-        report["trace"] = args.trace
-    if args.json:
-        print_json(report)
-    else:
-        if args.explain:
-            print(plan.explain())
-            print()
-        print(format_report(report))
-        if args.trace:
-            print(f"\ntrace written to {args.trace} (open it in https://ui.perfetto.dev)")
-        for line in problems:
-            print(f"mismatch: {line}")
-    return 0 if not problems else 1
-
-
-def _progress(args: argparse.Namespace, text: str) -> None:
-    if not args.json:
-        print(text, file=sys.stderr, flush=True)
+    write_artifacts(args, report, result, title=f"{request.describe()} on {hw.name}")
+    return finish(args, report, problems, head=plan.explain() if args.explain else "")

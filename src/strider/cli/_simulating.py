@@ -1,0 +1,91 @@
+"""What every simulating verb shares: its options, the run-verify-report steps, the output.
+
+``strider permute``, ``strider transpose`` and ``strider simulate`` all simulate a
+program on data, compare it with the oracle, build the shared report (`strider.report`),
+write the trace and the timeline plot on request and print text or JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ._common import print_json
+
+
+def add_run_options(p: argparse.ArgumentParser, strategies: str | None = None) -> None:
+    """--hw, --seed, --trace, --plot, --json (and --strategy, --explain for planned runs)."""
+    p.add_argument("--hw", default="trn1-like",
+                   help="hardware preset (trn1-like, patent, tiny) or TOML file")
+    if strategies is not None:
+        p.add_argument("--strategy", default="auto",
+                       help=f"{strategies} or auto (fastest predicted; default)")
+        p.add_argument("--explain", action="store_true",
+                       help="print the plan's whole explanation")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random input")
+    p.add_argument("--trace", metavar="OUT.json",
+                   help="write a Chrome/Perfetto trace of the simulated run")
+    p.add_argument("--plot", metavar="OUT.png", help="write an engine-timeline plot")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def run_planned(args: argparse.Namespace, plan: Any, found: list) -> tuple[dict, Any, list[str]]:
+    """Simulate ``plan`` on random data, verify it, and build the shared report."""
+    from ..api import mismatches, random_inputs, simulate
+    from ..report import build_report
+
+    progress(args, f"simulating {len(plan.program.instructions):,} instructions "
+                   f"({plan.strategy} on {plan.hardware.name}) ...")
+    inputs = random_inputs(plan, args.seed)
+    result = simulate(plan, inputs)
+    progress(args, "verifying against NumPy ...")
+    problems = mismatches(plan, inputs, result)
+    report = build_report(plan, result, not problems, found)
+    for candidate in report["candidates"]:
+        if candidate["strategy"] == plan.strategy:
+            candidate["simulated_cycles"] = result.stats.cycles
+    if problems:
+        report["mismatches"] = problems
+    return report, result, problems
+
+
+def write_artifacts(args: argparse.Namespace, report: dict, result: Any, title: str = "") -> None:
+    """The trace and the timeline plot, when asked for; their paths go into the report."""
+    if args.trace:
+        result.trace.write(args.trace)
+        report["trace"] = args.trace
+    if getattr(args, "plot", None):
+        from ..plot import plot_timeline
+
+        progress(args, f"plotting the engine timeline to {args.plot} ...")
+        plot_timeline(result.timeline, args.plot, counters=result.counters, title=title or None)
+        report["plot"] = args.plot
+
+
+def finish(args: argparse.Namespace, report: dict, problems: list[str], head: str = "",
+           tail: str = "") -> int:
+    """Print the report (text or JSON); exit status 0 when verified, 1 on a mismatch."""
+    from ..report import format_report
+
+    if args.json:
+        print_json(report)
+    else:
+        if head:
+            print(head + "\n")
+        print(format_report(report))
+        if tail:
+            print("\n" + tail)
+        if report.get("trace"):
+            print(f"\ntrace written to {report['trace']} (open it in https://ui.perfetto.dev)")
+        if report.get("plot"):
+            print(f"engine timeline written to {report['plot']}")
+        for line in problems:
+            print(f"mismatch: {line}")
+    return 1 if problems else 0
+
+
+def progress(args: argparse.Namespace, text: str) -> None:
+    """A progress line on stderr (silent with --json, so stdout stays machine-readable)."""
+    if not args.json:
+        print(text, file=sys.stderr, flush=True)
