@@ -44,7 +44,7 @@ from ..program import Program, Ref
 from ._descriptors import Side, Transfer, contiguous_bytes, descriptors
 from ._groups import Groups, carrier_dtype, coalesce_permutation
 from ._inbuffer import in_buffer_steps
-from ._tiling import Tiling, rank_tilings, tile_boxes
+from ._tiling import Tiling, rank_tilings, score, tile_boxes
 
 
 @dataclass(frozen=True)
@@ -426,7 +426,31 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program, keep: int = 6):
         if best is None or cycles < best[0]:
             best = (cycles, tiling, program, counts)
     assert best is not None
+    if estimate and best[1].tiles >= FEWER_PIECES_MIN_TILES:
+        best = _fewer_pieces(best, w, hw, empty, estimate)
     return best[1], best[2], best[3]
+
+
+#: Tiles from which the winner's slices are merged when the cost model does not mind:
+#: with many tiles the pipeline's fill and drain (what slices shorten) hardly count.
+FEWER_PIECES_MIN_TILES = 32
+
+
+def _fewer_pieces(best, w: Working, hw: Hardware, empty: Program, estimate):
+    """The winner with the fewest slices per tile that the cost model rates no slower:
+    fewer, larger DMA descriptors and vector steps (same DRAM traffic), which also
+    simulate faster. Tried from one slice up, so the first tie is the fewest."""
+    cycles, tiling = best[0], best[1]
+    for m in (1, 2, 4, 8):
+        if m >= tiling.pieces:
+            break
+        program = Program(empty.name, dict(empty.tensors), [])
+        fewer = replace(tiling, pieces=m)
+        counts = emit_sbuf(program, w, hw, fewer)
+        if estimate(program, hw).cycles <= cycles:
+            fewer = replace(fewer, estimate=score(fewer, hw, w.size * w.itemsize))
+            return (cycles, fewer, program, counts)
+    return best
 
 
 def pipeline_text(t: Tiling) -> str:
@@ -439,8 +463,9 @@ def pipeline_text(t: Tiling) -> str:
     if not t.needs_vector:
         return f"tiles rotate through {t.slots} slots; {sliced}"
     if t.slots >= 3:
+        how = "slice by slice, " if t.pieces > 1 else ""
         return (f"DMA-in of tile t+1 | vector step of t | DMA-out of t-1 overlap; tile t+1 "
-                f"lands, slice by slice, where tile t-1 drains; {sliced}")
+                f"lands, {how}where tile t-1 drains; {sliced}")
     return ("two slots, so blocks can be larger (longer runs): tile t+1 lands, slice by slice, "
             f"where tile t drains, and the vector step writes where tile t was read; {sliced}")
 
@@ -481,6 +506,10 @@ def explain_tiling(t: Tiling, w: Working, hw: Hardware, counts: dict[str, int]) 
     lines.append(f"why: of the splits/tilings the pipeline model rates best, the cheapest by "
                  f"the cost model (pipeline model: {est['cycles']:,.0f} cycles vs the DRAM "
                  f"bound {est['dram_cycles']:,.0f})")
+    if t.tiles >= FEWER_PIECES_MIN_TILES:
+        lines.append(f"slices: {t.pieces} per tile, the fewest the cost model rates as fast "
+                     f"as the pipeline model's pick (with {t.tiles} tiles fill and drain hardly "
+                     "count; fewer, larger instructions)")
     return lines
 
 
