@@ -306,13 +306,25 @@ def _copy(dst: np.ndarray, src: np.ndarray) -> None:
     """``dst[i] = src[i]`` in row-major order of each: one strided copy, no temporary
     unless neither side can be viewed in the other's shape."""
     if src.shape != dst.shape:
+        dst, src = _one_shape(dst, src)
+    np.copyto(dst, src)
+
+
+def _one_shape(dst: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Both in one shape. The side with fewer dims is viewed in the other's shape first:
+    splitting dims always works, merging strided ones often does not (a failed try costs
+    an exception)."""
+    if dst.ndim <= src.ndim:
         v = _reshaped(dst, src.shape)
         if v is not None:
-            dst = v
-        else:
-            w = _reshaped(src, dst.shape)
-            src = w if w is not None else src.reshape(dst.shape)
-    np.copyto(dst, src)
+            return v, src
+    w = _reshaped(src, dst.shape)
+    if w is not None:
+        return dst, w
+    v = _reshaped(dst, src.shape)
+    if v is not None:
+        return v, src
+    return dst, src.reshape(dst.shape)  # neither side can be viewed: a temporary
 
 
 def _dtype_name(dt: np.dtype) -> str:
