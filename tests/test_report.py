@@ -98,3 +98,18 @@ def test_dram_roofline_is_inputs_read_once_plus_outputs_written_once():
         result.stats.dram_bytes_read + result.stats.dram_bytes_written < once
     text = format_report(report)
     assert "DRAM roofline" in text and f"{report['dram_roofline_ratio']:.2f}x" in text
+
+
+def test_many_dma_queues_fold_into_one_row_with_their_spread():
+    util = {f"dma{q}": 0.5 + q / 100 for q in range(16)} | {"pe": 0.25}
+    busy = {f"dma{q}": 100.0 + q for q in range(16)} | {"pe": 40.0}
+    text = format_report({"engine_utilisation": util, "engine_busy": busy})
+    assert "dma0..dma15 (16 queues, mean)" in text and "50.0-65.0%" in text
+    assert "107.50" in text  # mean busy of 100..115
+    assert "dma7 " not in text and "pe" in text and "25.0%" in text
+
+
+def test_two_dma_queues_stay_separate_rows():
+    text = format_report({"engine_utilisation": {"dma0": 0.5, "dma1": 0.25},
+                          "engine_busy": {"dma0": 5.0, "dma1": 2.5}})
+    assert "dma0" in text and "dma1" in text and "queues" not in text

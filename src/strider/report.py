@@ -133,8 +133,7 @@ def format_report(report: dict[str, Any]) -> str:
         busy = get("engine_busy") or {}
         lines.append("")
         lines.append(format_table(["engine", "busy cycles", "utilisation"],
-                                  [(e, float(busy.get(e, 0.0)), f"{u * 100:.1f}%")
-                                   for e, u in util.items()]))
+                                  _engine_rows(util, busy)))
     cands = get("candidates") or []
     if cands:
         simulated = any("simulated_cycles" in c for c in cands)
@@ -150,6 +149,24 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append(format_table(["candidate", "predicted"] + (["simulated"] if simulated
                                                                  else []), rows_c))
     return "\n".join(lines)
+
+
+def _engine_rows(util: dict[str, float], busy: dict[str, float]) -> list[tuple]:
+    """One row per engine; the DMA queues folded into one row (mean busy, min-max use)."""
+    queues = [e for e in util if e.startswith("dma") and e[3:].isdigit()]
+    rows: list[tuple] = []
+    if len(queues) > 2:
+        used = [util[q] * 100 for q in queues]
+        mean_busy = sum(float(busy.get(q, 0.0)) for q in queues) / len(queues)
+        spread = (f"{min(used):.1f}%" if f"{min(used):.1f}" == f"{max(used):.1f}"
+                  else f"{min(used):.1f}-{max(used):.1f}%")
+        rows.append((f"{queues[0]}..{queues[-1]} ({len(queues)} queues, mean)",
+                     mean_busy, spread))
+    else:
+        queues = []
+    rows += [(e, float(busy.get(e, 0.0)), f"{u * 100:.1f}%")
+             for e, u in util.items() if e not in queues]
+    return rows
 
 
 __all__ = ["build_report", "format_report", "candidates_summary"]
