@@ -126,7 +126,7 @@ def format_report(report: dict[str, Any]) -> str:
     if get("unwritten_outputs"):
         rows.append(("unwritten outputs", ", ".join(f"{k}: {v:,}" for k, v in
                                                     get("unwritten_outputs").items())))
-    width = max(len(k) for k, _ in rows)
+    width = max((len(k) for k, _ in rows), default=0)
     lines = [f"{k.ljust(width)}  {v}" for k, v in rows]
     util = get("engine_utilisation") or {}
     if util:
