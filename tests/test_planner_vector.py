@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from strider.api import simulate, same_bits
+from strider.errors import PlanError
 from strider.hardware import Hardware, dtype_of
 from strider.plan import PermuteRequest
 from strider.planners._descriptors import Side, Transfer, descriptors, fits_ttu
@@ -117,6 +118,51 @@ def test_descriptors_fit_the_ttu_and_cover_every_element():
     for s, d in zip(seen_src, seen_dst):
         y[d] = x[s]
     assert np.array_equal(y, np.transpose(x.reshape(shape), perm).ravel())
+
+
+# Exact descriptor output on the tiny preset (3-dim, 16-bit TTU): outer loop over dims
+# that do not fit, pieces cut from the outermost remaining dim, partition ranges advanced
+# by the loop, size-1 dims dropped. Pins the fast path against the original output.
+_PINNED = [
+    (Transfer((3, 4, 5, 6), "int8", Side.dram("x", (1, 30, 6, 120), 0),
+              Side.dram("y", (120, 30, 6, 1), 0)), 3,
+     [("dram:x[20,6]/(6,120)+0", "dram:y[120]/(1)+0"),
+      ("dram:x[20,6]/(6,120)+1", "dram:y[120]/(1)+120"),
+      ("dram:x[20,6]/(6,120)+2", "dram:y[120]/(1)+240")]),
+    (Transfer((2, 4, 1, 3, 5), "float32", Side.dram("x", (60, 15, 7, 5, 1), 11),
+              Side.sbuf((0, 0, 0, 1, 3), 4, (4, 1, 0, 0, 0))), 2,
+     [("dram:x[60]/(1)+11", "sbuf:p0..3[3,5]/(1,3)+4"),
+      ("dram:x[60]/(1)+71", "sbuf:p4..7[3,5]/(1,3)+4")]),
+    (Transfer((4, 5, 3), "int16", Side.sbuf((0, 1, 5), 16, (1, 0, 0), pstart=2),
+              Side.dram("y", (1, 12, 4), 7)), 4,
+     [(f"sbuf:p{p}..{p}[5,3]/(1,5)+16", f"dram:y[15]/(4)+{p + 5}") for p in range(2, 6)]),
+    (Transfer((2, 3, 2, 3, 2), "int8", Side.dram("x", (1, 2, 6, 12, 36), 0),
+              Side.dram("y", (36, 12, 6, 2, 1), 5)), 4,
+     [(f"dram:x[2,3,2]/(6,12,36)+{o}", f"dram:y[12]/(1)+{5 + 12 * k}")
+      for k, o in enumerate((0, 2, 4, 1, 3, 5))]),
+    (Transfer((2, 3, 4, 5), "int8", Side.sbuf((0, 0, 5, 1), 8, (3, 1, 0, 0), pstart=1),
+              Side.dram("y", (60, 20, 1, 4), 3)), 5,
+     [("sbuf:p1..3[20]/(1)+8", "dram:y[3,4,5]/(20,1,4)+3"),
+      ("sbuf:p4..6[20]/(1)+8", "dram:y[3,4,5]/(20,1,4)+63")]),
+    (Transfer((6, 7, 8), "int8", Side.dram("x", (56, 1, 7), 32000),
+              Side.dram("y", (56, 8, 1), 100)), 1,
+     [("dram:x[6,7,8]/(56,1,7)+32000", "dram:y[336]/(1)+100")]),
+    (Transfer((1, 1), "int8", Side.dram("x", (5, 1), 3), Side.dram("y", (1, 1), 9)), 2,
+     [("dram:x[1]/(1)+3", "dram:y[1]/(1)+9")]),
+    (Transfer((2, 0), "int8", Side.dram("x", (1, 2), 3), Side.dram("y", (0, 1), 9)), 2, []),
+]
+
+
+@pytest.mark.parametrize("transfer, pieces, expected", _PINNED)
+def test_descriptors_pinned_output(transfer, pieces, expected):
+    got = [(s.describe(), d.describe()) for s, d in descriptors(transfer, HW["tiny"], pieces)]
+    assert got == expected
+
+
+def test_descriptor_of_one_element_too_far_for_the_registers():
+    t = Transfer((2,), "int8", Side.dram("x", (1,), 40000), Side.dram("y", (1,), 0))
+    with pytest.raises(PlanError, match="16-bit registers"):
+        descriptors(t, HW["tiny"])
 
 
 # ------------------------------------------------------------------ plans, simulated

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -106,6 +107,24 @@ class AccessPattern:
         object.__setattr__(self, "offset", _as_int(offset, "offset"))
 
     # ----------------------------------------------------------------- constructors
+    @classmethod
+    def unchecked(cls, shape: tuple[int, ...], strides: tuple[int, ...],
+                  offset: int = 0) -> AccessPattern:
+        """A pattern from values already known valid, without checking them (fast path).
+
+        ``shape`` and ``strides`` must be tuples of plain ints of equal length, the
+        extents non-negative, ``offset`` a plain int: planners building thousands of
+        descriptors from validated parts use this; everyone else uses the constructor.
+
+        >>> AccessPattern.unchecked((2, 3), (3, 1), 4) == AccessPattern((2, 3), (3, 1), 4)
+        True
+        """
+        pattern = object.__new__(cls)
+        object.__setattr__(pattern, "shape", shape)
+        object.__setattr__(pattern, "strides", strides)
+        object.__setattr__(pattern, "offset", offset)
+        return pattern
+
     @classmethod
     def contiguous(cls, shape: Sequence[int], offset: int = 0) -> AccessPattern:
         """Row-major (C order) layout: the last dim has stride 1.
@@ -211,8 +230,8 @@ class AccessPattern:
         """
         if self.size == 0:
             return 0
-        c = self.coalesce()
-        return c.shape[-1] if c.strides[-1] == 1 else 1
+        shape, strides = coalesced_dims(self.shape, self.strides)
+        return shape[-1] if strides[-1] == 1 else 1
 
     # ----------------------------------------------------------------- addresses
     def __call__(self, *index: int) -> int:
@@ -278,7 +297,8 @@ class AccessPattern:
         (4, 2, 3)
         """
         p = validate_perm(perm, self.ndim)
-        return AccessPattern([self.shape[k] for k in p], [self.strides[k] for k in p], self.offset)
+        return AccessPattern.unchecked(tuple(self.shape[k] for k in p),
+                                       tuple(self.strides[k] for k in p), self.offset)
 
     def split(self, dim: int, inner: int) -> AccessPattern:
         """Split ``dim`` into (outer, inner) dims with ``outer * inner == shape[dim]``.
@@ -297,7 +317,7 @@ class AccessPattern:
         s = self.strides[dim]
         shape = self.shape[:dim] + (n // inner, inner) + self.shape[dim + 1 :]
         strides = self.strides[:dim] + (s * inner, s) + self.strides[dim + 1 :]
-        return AccessPattern(shape, strides, self.offset)
+        return AccessPattern.unchecked(shape, strides, self.offset)
 
     def coalesce(self, max_extent: int | None = None) -> AccessPattern:
         """Merge adjacent dims whose strides chain; drop size-1 dims.
@@ -314,21 +334,8 @@ class AccessPattern:
             max_extent = _as_int(max_extent, "max_extent")
             if max_extent < 1:
                 raise LayoutError(f"max_extent must be >= 1, got {max_extent}")
-        if self.size == 0:
-            return AccessPattern((0,), (1,), self.offset)
-        dims = [(n, s) for n, s in zip(self.shape, self.strides) if n != 1]
-        if not dims:
-            return AccessPattern((1,), (1,), self.offset)
-        merged = [dims[-1]]
-        for n, s in reversed(dims[:-1]):
-            n_in, s_in = merged[-1]
-            fits = max_extent is None or n * n_in <= max_extent
-            if s == s_in * n_in and fits:
-                merged[-1] = (n * n_in, s_in)
-            else:
-                merged.append((n, s))
-        merged.reverse()
-        return AccessPattern([n for n, _ in merged], [s for _, s in merged], self.offset)
+        shape, strides = coalesced_dims(self.shape, self.strides, max_extent)
+        return AccessPattern.unchecked(shape, strides, self.offset)
 
     def slice(self, dim: int, start: int | None = None, stop: int | None = None,
               step: int | None = None) -> AccessPattern:
@@ -344,7 +351,7 @@ class AccessPattern:
         offset = self.offset + (r.start * self.strides[dim] if len(r) else 0)
         shape = self.shape[:dim] + (len(r),) + self.shape[dim + 1 :]
         strides = self.strides[:dim] + (self.strides[dim] * r.step,) + self.strides[dim + 1 :]
-        return AccessPattern(shape, strides, offset)
+        return AccessPattern.unchecked(shape, strides, offset)
 
     def shifted(self, delta: int) -> AccessPattern:
         """The same pattern moved by ``delta`` addresses.
@@ -352,7 +359,8 @@ class AccessPattern:
         >>> AccessPattern.contiguous((2,)).shifted(5).addresses().tolist()
         [5, 6]
         """
-        return AccessPattern(self.shape, self.strides, self.offset + _as_int(delta, "delta"))
+        return AccessPattern.unchecked(self.shape, self.strides,
+                                       self.offset + _as_int(delta, "delta"))
 
     # ----------------------------------------------------------------- I/O
     def to_dict(self) -> dict[str, Any]:
@@ -375,6 +383,32 @@ class AccessPattern:
         if not 0 <= dim < self.ndim:
             raise LayoutError(f"dim {dim} is out of range for a {self.ndim}-d access pattern")
         return dim
+
+
+@lru_cache(maxsize=1 << 14)
+def coalesced_dims(shape: tuple[int, ...], strides: tuple[int, ...],
+                   max_extent: int | None = None) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``(shape, strides)`` of :meth:`AccessPattern.coalesce` (offset-free, so cached:
+    planners coalesce the same few layouts at thousands of offsets).
+
+    >>> coalesced_dims((2, 3, 4), (12, 4, 1))
+    ((24,), (1,))
+    """
+    if 0 in shape:
+        return (0,), (1,)
+    dims = [(n, s) for n, s in zip(shape, strides) if n != 1]
+    if not dims:
+        return (1,), (1,)
+    merged = [dims[-1]]
+    for n, s in reversed(dims[:-1]):
+        n_in, s_in = merged[-1]
+        fits = max_extent is None or n * n_in <= max_extent
+        if s == s_in * n_in and fits:
+            merged[-1] = (n * n_in, s_in)
+        else:
+            merged.append((n, s))
+    merged.reverse()
+    return tuple(n for n, _ in merged), tuple(s for _, s in merged)
 
 
 __all__ = ["AccessPattern", "validate_perm"]

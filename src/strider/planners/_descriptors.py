@@ -21,14 +21,18 @@ Examples
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Sequence
 
-from ..access_pattern import AccessPattern
+from ..access_pattern import AccessPattern, coalesced_dims
 from ..errors import CapacityError, PlanError
-from ..hardware import Hardware
+from ..hardware import Hardware, dtype_of
 from ..program import Ref
-from ..ttu import TTUConfig, check_fits
+from ..ttu import TTUConfig, check_fits, coalesce_loops
+from ..ttu.rows import row_values
+from ..ttu.registers import row_problems
 
 
 @dataclass(frozen=True)
@@ -135,53 +139,171 @@ def descriptors(transfer: Transfer, hw: Hardware, pieces: int = 1) -> list[tuple
     The outer loop fixes the fewest outer logical dims that make the rest fit; then the
     outermost remaining dim is cut into ranges until there are ``pieces`` descriptors.
     """
+    return [(s, d) for s, d, _, _ in costed_descriptors(transfer, hw, pieces)]
+
+
+def costed_descriptors(transfer: Transfer, hw: Hardware,
+                       pieces: int = 1) -> list[tuple[Ref, Ref, int, int]]:
+    """:func:`descriptors` as ``(src, dst, chunk, nbytes)``: ``chunk`` is the shorter
+    :func:`contiguous_bytes` of the two sides, ``nbytes`` the bytes moved."""
     if transfer.size == 0:
         return []
-    keep = [k for k, n in enumerate(transfer.shape) if n != 1]
-    drop = [k for k, n in enumerate(transfer.shape) if n == 1]
-    t = Transfer(tuple(transfer.shape[k] for k in keep), transfer.dtype,
-                 transfer.src.drop(drop), transfer.dst.drop(drop))
-    if not t.shape:  # a single element
-        t = Transfer((1,), t.dtype, replace(t.src, strides=(1,), pstrides=(0,) if
-                                            t.src.pstrides else ()),
-                     replace(t.dst, strides=(1,), pstrides=(0,) if t.dst.pstrides else ()))
-    n = len(t.shape)
-    for outer in range(n):
-        inner = t.shape[outer:]
-        src = t.src.drop(range(outer))
-        dst = t.dst.drop(range(outer))
-        if _fits(src, dst, inner, t.dtype, hw):
+    src, dst = transfer.src, transfer.dst
+    item = dtype_of(transfer.dtype).itemsize
+    cut = _cut(transfer.shape, (src.memory, src.strides, src.pstrides),
+               (dst.memory, dst.strides, dst.pstrides), hw.sbuf.bytes_per_partition // item,
+               hw.dma.max_dims, hw.dma.ttu_width_bits)
+    s_off, s_pst = int(src.offset), int(src.pstart)
+    d_off, d_pst = int(dst.offset), int(dst.pstart)
+    config = cut.config
+    for outer, (fs, fd) in enumerate(cut.fit_forms):
+        # the register-width check depends on the offsets, so it runs per transfer
+        if fs is not None and fd is not None and fs.fits_at(s_off, s_pst, config) \
+                and fd.fits_at(d_off, d_pst, config):
             break
     else:
         raise PlanError(
             f"a DMA descriptor of one element does not fit the TTU of {hw.name} "
             f"({hw.dma.ttu_width_bits}-bit registers): the tensor is too large for it"
         )
-    out: list[tuple[Ref, Ref]] = []
-    loops = [range(t.shape[k]) for k in range(outer)]
-    count = 1
-    for k in range(outer):
-        count *= t.shape[k]
-    cut = max(1, min(t.shape[outer], -(-pieces // count)))
-    step = -(-t.shape[outer] // cut)
-    for idx in itertools.product(*loops):
-        src, dst = t.src, t.dst
-        for k, i in enumerate(idx):
-            src, dst = src.fix(k, i), dst.fix(k, i)
-        src, dst = src.drop(range(outer)), dst.drop(range(outer))
-        for start in range(0, t.shape[outer], step):
-            length = min(step, t.shape[outer] - start)
-            shape = (length, *t.shape[outer + 1:])
-            s, d = src.fix(0, start), dst.fix(0, start)
-            out.append((s.ref(shape, t.dtype), d.ref(shape, t.dtype)))
-    return out
+    dtype, s_name, d_name = transfer.dtype, src.tensor, dst.tensor
+    return [(fs.ref(s_name, s_off + so, s_pst + sp, dtype),
+             fd.ref(d_name, d_off + do, d_pst + dp, dtype),
+             min(fs.run, fd.run) * item, fs.size * item)
+            for so, sp, fs, do, dp, fd in cut.template(outer, pieces)]
 
 
-def _fits(src: Side, dst: Side, shape, dtype: str, hw: Hardware) -> bool:
-    try:
-        return fits_ttu(src.ref(shape, dtype), hw) and fits_ttu(dst.ref(shape, dtype), hw)
-    except PlanError:
-        return False
+class _Form:
+    """One side of a descriptor with its offsets left open: the coalesced pattern, the
+    partition count (on chip) and the loops its TTU walks (None: too many columns)."""
+
+    __slots__ = ("on_chip", "shape", "strides", "partitions", "loops", "row", "bound", "run",
+                 "size")
+
+    def __init__(self, memory: str, shape: tuple[int, ...], strides: tuple[int, ...],
+                 pstrides: tuple[int, ...], row: int, max_dims: int) -> None:
+        # as Side.ref, then ttu_pattern, then the column count of check_fits
+        self.on_chip = memory != "dram"
+        self.row = row
+        lead = 0
+        self.partitions = 1
+        if self.on_chip:
+            while lead < len(shape) and pstrides and pstrides[lead] != 0:
+                lead += 1
+            if pstrides and any(pstrides[lead:]):
+                raise PlanError("internal: partition dims must lead the transfer's logical dims")
+            for k in reversed(range(lead)):
+                if shape[k] > 1 and pstrides[k] != self.partitions:
+                    raise PlanError("internal: partition dims must flatten row-major")
+                self.partitions *= shape[k]
+        self.shape, self.strides = coalesced_dims(shape[lead:], strides[lead:])
+        # as Ref.size and contiguous_bytes (the pattern is coalesced already)
+        self.run = self.shape[-1] if self.strides[-1] == 1 else 1
+        self.size = math.prod(self.shape) * self.partitions
+        trips, steps = self.shape, self.strides
+        if self.on_chip:
+            trips, steps = (self.partitions, *trips), (row, *steps)
+        if len(trips) > max_dims:
+            trips, (steps,) = coalesce_loops(trips, [steps], max_dims)
+        self.loops = (trips, steps) if len(trips) <= max_dims else None
+        # every register value and address of the row is within |base| + bound
+        self.bound = (sum(abs(t * s) for t, s in zip(trips, steps)) + max(trips)
+                      if self.loops else 0)
+
+    def fits_at(self, offset: int, pstart: int, config: TTUConfig) -> bool:
+        """Whether the TTU row for these offsets fits the registers (as check_fits)."""
+        if self.loops is None:
+            return False
+        base = offset + pstart * self.row if self.on_chip else offset
+        if abs(base) + self.bound <= config.max_value:
+            return True
+        trips, steps = self.loops
+        row = row_values(trips, steps, base, config)
+        return not row_problems(config, row.initial, row.step, row.end, row.trips)
+
+    def ref(self, tensor: str | None, offset: int, pstart: int, dtype: str) -> Ref:
+        pattern = AccessPattern.unchecked(self.shape, self.strides, offset)
+        if self.on_chip:
+            return Ref.sbuf(pstart, self.partitions, pattern, dtype)
+        return Ref.dram(tensor, pattern, dtype)  # type: ignore[arg-type]
+
+
+class _Cut:
+    """How a transfer's layout (offsets aside) is cut into descriptors: the shape with
+    size-1 dims dropped, the forms each outer-loop depth would give (None where a side
+    cannot be a descriptor), and per ``(outer, pieces)`` every descriptor as offset
+    deltas and forms. Planners cut the same layout at many offsets (one per tile)."""
+
+    def __init__(self, shape, src, dst, row: int, max_dims: int, width: int) -> None:
+        keep = [k for k, n in enumerate(shape) if n != 1]
+        self.shape = tuple(int(shape[k]) for k in keep)
+        self.sides = [(memory, tuple(int(strides[k]) for k in keep),
+                       tuple(int(pstrides[k]) for k in keep) if pstrides else ())
+                      for memory, strides, pstrides in (src, dst)]
+        if not self.shape:  # a single element
+            self.shape = (1,)
+            self.sides = [(memory, (1,), ()) for memory, _, _ in self.sides]
+        self.row, self.max_dims = row, max_dims
+        self.config = _config(max_dims, width)
+        self._forms: dict[tuple[int, int, int], _Form] = {}
+        self._templates: dict[tuple[int, int], list] = {}
+        self.fit_forms = [(self._form_or_none(0, outer), self._form_or_none(1, outer))
+                          for outer in range(len(self.shape))]
+
+    def form(self, side: int, outer: int, length: int) -> _Form:
+        """The form of side ``side`` (0: src, 1: dst) with the dims before ``outer`` fixed
+        and ``length`` indices of dim ``outer``."""
+        key = (side, outer, length)
+        if key not in self._forms:
+            memory, strides, pstrides = self.sides[side]
+            self._forms[key] = _Form(memory, (length, *self.shape[outer + 1:]),
+                                     strides[outer:], pstrides[outer:], self.row,
+                                     self.max_dims)
+        return self._forms[key]
+
+    def _form_or_none(self, side: int, outer: int) -> _Form | None:
+        try:
+            return self.form(side, outer, self.shape[outer])
+        except PlanError:
+            return None
+
+    def template(self, outer: int, pieces: int) -> list:
+        """``(src offset, src partition, src form, dst offset, dst partition, dst form)``
+        of every descriptor relative to the transfer's: the outer loop in odometer
+        order, each step's cuts of dim ``outer`` in order."""
+        key = (outer, pieces)
+        if key in self._templates:
+            return self._templates[key]
+        shape = self.shape
+        count = math.prod(shape[:outer])
+        cut = max(1, min(shape[outer], -(-pieces // count)))
+        step = -(-shape[outer] // cut)
+        (_, ss, sps), (_, ds, dps) = self.sides
+        sps, dps = sps or (0,) * len(shape), dps or (0,) * len(shape)
+        out = []
+        for idx in itertools.product(*(range(n) for n in shape[:outer])):
+            so = sum(i * ss[k] for k, i in enumerate(idx))
+            do = sum(i * ds[k] for k, i in enumerate(idx))
+            sp = sum(i * sps[k] for k, i in enumerate(idx))
+            dp = sum(i * dps[k] for k, i in enumerate(idx))
+            for start in range(0, shape[outer], step):
+                length = min(step, shape[outer] - start)
+                out.append((so + start * ss[outer], sp + start * sps[outer],
+                            self.form(0, outer, length),
+                            do + start * ds[outer], dp + start * dps[outer],
+                            self.form(1, outer, length)))
+        self._templates[key] = out
+        return out
+
+
+@lru_cache(maxsize=1024)
+def _cut(shape, src, dst, row: int, max_dims: int, width: int) -> _Cut:
+    return _Cut(shape, src, dst, row, max_dims, width)
+
+
+@lru_cache(maxsize=64)
+def _config(max_dims: int, width: int) -> TTUConfig:
+    return TTUConfig(rows=2, dims=max_dims, width_bits=width)
 
 
 def contiguous_bytes(ref: Ref) -> int:
@@ -189,4 +311,5 @@ def contiguous_bytes(ref: Ref) -> int:
     return ref.pattern.contiguous_run() * ref.itemsize
 
 
-__all__ = ["Side", "Transfer", "descriptors", "fits_ttu", "contiguous_bytes"]
+__all__ = ["Side", "Transfer", "descriptors", "costed_descriptors", "fits_ttu",
+           "contiguous_bytes"]

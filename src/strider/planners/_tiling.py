@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Sequence
 
@@ -153,43 +153,52 @@ def score(t: Tiling, hw: Hardware, total_bytes: int, classes: list | None = None
     Ragged edge tiles are priced with their own (shorter) runs. ``classes``: the
     :func:`_tile_costs` of :meth:`Tiling.tile_classes`, when already known.
     """
+    return _scores(t, hw, total_bytes, classes, (t.pieces,))[0]
+
+
+def _scores(t: Tiling, hw: Hardware, total_bytes: int, classes: list | None,
+            pieces: Sequence[int]) -> list[dict]:
+    """:func:`score` of ``t`` with each slice count of ``pieces`` (shared set-up)."""
     if classes is None:
         classes = [(_tile_costs(t, hw, ext), count) for ext, count in t.tile_classes()]
     queues = hw.dma.queues
     dc, dram = hw.dma.descriptor_cycles, hw.dram_bytes_per_cycle
     bpc = hw.dma.bytes_per_cycle
-    m = t.pieces
     lanes = -(-t.partitions // hw.vector.lanes)
-    two = t.slots == 2 and t.needs_vector and t.tiles > 1
-    total = 0.0
-    first = last = None
-    for (nbytes, q_in, q_out, block, _, _), count in classes:
-        per_piece = max(1, min(queues, int(nbytes // max(1, m * 32 * dc * bpc))))
-        over = m * per_piece * dc
-        spread = min(queues, m * per_piece)
-        vec = (m * hw.vector.instruction_cycles + block * lanes) if t.needs_vector else 0.0
-        alone_in = max(nbytes / dram, (q_in + over) / spread)
-        alone_out = max(nbytes / dram, (q_out + over) / spread)
-        mixed = max(2 * nbytes / dram, (q_in + q_out + 2 * over) / queues)
-        if two:
-            step = max(mixed, vec + (alone_in + alone_out) / m) + vec / m
-        else:
-            step = max(mixed, vec)
-        total += count * step
-        if first is None or nbytes > first[0]:
-            first = (nbytes, alone_in, alone_out, vec, step)
-    assert first is not None
-    nbytes, alone_in, alone_out, vec, step = first
-    if t.tiles == 1:
-        total = max(alone_in, vec) + vec / m + alone_out
-    else:  # one tile's steady step is replaced by the fill and the drain
-        total += alone_in + vec / m + alone_out - step
+    needs_vector, tiles = t.needs_vector, t.tiles
+    two = t.slots == 2 and needs_vector and tiles > 1
     dram_cycles = 2 * total_bytes / dram
     full = classes[0][0]
     eff = hw.dma.efficient_chunk_bytes
-    return {"cycles": max(total, dram_cycles), "chunk_in_bytes": full[4],
-            "chunk_out_bytes": full[5], "efficiency_in": min(1.0, full[4] / eff),
-            "efficiency_out": min(1.0, full[5] / eff), "dram_cycles": dram_cycles}
+    out = []
+    for m in pieces:
+        total = 0.0
+        first = None
+        for (nbytes, q_in, q_out, block, _, _), count in classes:
+            per_piece = max(1, min(queues, int(nbytes // max(1, m * 32 * dc * bpc))))
+            over = m * per_piece * dc
+            spread = min(queues, m * per_piece)
+            vec = (m * hw.vector.instruction_cycles + block * lanes) if needs_vector else 0.0
+            alone_in = max(nbytes / dram, (q_in + over) / spread)
+            alone_out = max(nbytes / dram, (q_out + over) / spread)
+            mixed = max(2 * nbytes / dram, (q_in + q_out + 2 * over) / queues)
+            if two:
+                step = max(mixed, vec + (alone_in + alone_out) / m) + vec / m
+            else:
+                step = max(mixed, vec)
+            total += count * step
+            if first is None or nbytes > first[0]:
+                first = (nbytes, alone_in, alone_out, vec, step)
+        assert first is not None
+        nbytes, alone_in, alone_out, vec, step = first
+        if tiles == 1:
+            total = max(alone_in, vec) + vec / m + alone_out
+        else:  # one tile's steady step is replaced by the fill and the drain
+            total += alone_in + vec / m + alone_out - step
+        out.append({"cycles": max(total, dram_cycles), "chunk_in_bytes": full[4],
+                    "chunk_out_bytes": full[5], "efficiency_in": min(1.0, full[4] / eff),
+                    "efficiency_out": min(1.0, full[5] / eff), "dram_cycles": dram_cycles})
+    return out
 
 
 def _outerness(shape: Sequence[int], perm: Sequence[int]) -> dict[int, int]:
@@ -199,11 +208,14 @@ def _outerness(shape: Sequence[int], perm: Sequence[int]) -> dict[int, int]:
 
 
 def _candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: int,
-                    hw: Hardware, total_bytes: int) -> list[Tiling]:
+                    hw: Hardware, total_bytes: int, seen: set | None = None) -> list[Tiling]:
+    """Candidate tilings of one working shape; ``seen`` collects the tilings (slice
+    count aside) already offered, which are not offered again."""
     out: list[Tiling] = []
+    seen = set() if seen is None else seen
     cap = hw.sbuf.partitions
     while cap >= 1:
-        out += _candidates_capped(shape, perm, split, item, hw, total_bytes, cap)
+        out += _candidates_capped(shape, perm, split, item, hw, total_bytes, cap, seen)
         if cap <= hw.sbuf.partitions // 4:
             break
         cap //= 2
@@ -211,7 +223,7 @@ def _candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: 
 
 
 def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes: int,
-                       cap: int) -> list[Tiling]:
+                       cap: int, seen: set) -> list[Tiling]:
     n = len(shape)
     a, b = n - 1, perm[-1]
     outer = _outerness(shape, perm)
@@ -231,6 +243,7 @@ def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes:
         p *= take
     part.sort()
     free = [d for d in range(n) if d not in part]
+    part_t, free_t = tuple(part), tuple(free)
     out: list[Tiling] = []
     for slots in (PIPELINE_SLOTS, 2):
         budget = (hw.sbuf.bytes_per_partition // slots) // 64 * 64 // item
@@ -269,12 +282,16 @@ def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes:
                     options.append(t2)
         for t2 in options:
             # even tiles: n = 512 by 250 would leave a 12-wide edge tile with short runs
-            t2 = [-(-n // -(-n // e)) for n, e in zip(shape, t2)]
-            base = Tiling(shape, perm, split, tuple(part), tuple(free), tuple(t2), slots, item)
+            tile_t = tuple(-(-n // -(-n // e)) for n, e in zip(shape, t2))
+            key = (shape, perm, part_t, tile_t, slots)
+            if key in seen:  # the same tiling (another split may lead to it) scores the same
+                continue
+            seen.add(key)
+            base = Tiling(shape, perm, split, part_t, free_t, tile_t, slots, item)
             classes = [(_tile_costs(base, hw, ext), count) for ext, count in base.tile_classes()]
-            for pieces in PIECES:
-                cand = replace(base, pieces=pieces)
-                out.append(replace(cand, estimate=score(cand, hw, total_bytes, classes)))
+            for pieces, est in zip(PIECES, _scores(base, hw, total_bytes, classes, PIECES)):
+                out.append(Tiling(shape, perm, split, part_t, free_t, tile_t, slots, item,
+                                  pieces, est))
     return out
 
 
@@ -289,8 +306,9 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
             s2, p2 = split_dim(shape, perm, d, inner)
             options.append((s2, p2, (d, inner)))
     found: dict[tuple, Tiling] = {}
+    seen: set[tuple] = set()
     for s, p, split in options:
-        for cand in _candidates_for(s, p, split, item, hw, total_bytes):
+        for cand in _candidates_for(s, p, split, item, hw, total_bytes, seen):
             key = (cand.shape, cand.perm, cand.part, cand.tile, cand.slots, cand.pieces)
             found.setdefault(key, cand)
     ranked = sorted(found.values(), key=lambda t: t.estimate["cycles"])

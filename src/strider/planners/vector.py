@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -41,7 +42,7 @@ from ..access_pattern import AccessPattern
 from ..hardware import Hardware, dtype_of
 from ..plan import PermuteRequest, Plan
 from ..program import Program, Ref
-from ._descriptors import Side, Transfer, contiguous_bytes, descriptors
+from ._descriptors import Side, Transfer, contiguous_bytes, costed_descriptors, descriptors
 from ._groups import Groups, carrier_dtype, coalesce_permutation
 from ._inbuffer import in_buffer_steps
 from ._tiling import Tiling, rank_tilings, score, tile_boxes
@@ -116,11 +117,17 @@ class QueueBalancer:
         self.load = [0.0] * hw.dma.queues
 
     def pick(self, queues: range, src: Ref, dst: Ref) -> int:
-        q = min(queues, key=lambda k: (self.load[k], k))
-        chunk = max(1, min(contiguous_bytes(src), contiguous_bytes(dst)))
-        eff = min(1.0, chunk / self.hw.dma.efficient_chunk_bytes)
-        self.load[q] += self.hw.dma.descriptor_cycles + src.nbytes / (
-            self.hw.dma.bytes_per_cycle * eff)
+        return self.pick_for(queues, min(contiguous_bytes(src), contiguous_bytes(dst)),
+                             src.nbytes)
+
+    def pick_for(self, queues: range, chunk: int, nbytes: int) -> int:
+        """:meth:`pick` for a descriptor of ``nbytes`` whose shorter side run is ``chunk``
+        bytes (as :func:`~._descriptors.costed_descriptors` gives them)."""
+        load = self.load
+        q = min(queues, key=lambda k: (load[k], k))
+        dma = self.hw.dma
+        eff = min(1.0, max(1, chunk) / dma.efficient_chunk_bytes)
+        load[q] += dma.descriptor_cycles + nbytes / (dma.bytes_per_cycle * eff)
         return q
 
 
@@ -149,15 +156,18 @@ class _Hazards:
     """
 
     def __init__(self) -> None:
-        self.log: list[tuple[int, int, int, bool]] = []  # (lo, hi, instruction, is_write)
+        # (lo, hi, instructions, is_write): the instructions of one access, together
+        self.log: list[tuple[int, int, list[int], bool]] = []
 
     def before(self, lo: int, hi: int, write: bool) -> list[int]:
-        return sorted({i for a, b, i, w in self.log if a < hi and lo < b and (write or w)})
+        return sorted({i for a, b, ids, w in self.log if a < hi and lo < b and (write or w)
+                       for i in ids})
 
     def record(self, lo: int, hi: int, ids: list[int], write: bool) -> None:
         if write:  # accesses inside a new write are ordered before it: forget them
             self.log = [e for e in self.log if not (lo <= e[0] and e[1] <= hi)]
-        self.log += [(lo, hi, i, write) for i in ids]
+        if ids:
+            self.log.append((lo, hi, list(ids), write))
 
 
 def slot_pair(t: Tiling, k: int) -> tuple[int, int]:
@@ -202,32 +212,36 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
     def dma(transfer: Transfer, lo: int, hi: int, way: str, label: str) -> None:
         on_chip_write = way == "in"
         deps = hazards.before(lo, hi, write=on_chip_write)
-        ids = [program.dma(balancer.pick(queues, s, d), s, d, deps, label)
-               for s, d in descriptors(transfer, hw, _pieces(transfer, hw))]
+        ids = [program.dma(balancer.pick_for(queues, chunk, nbytes), s, d, deps, label)
+               for s, d, chunk, nbytes in costed_descriptors(transfer, hw,
+                                                             _pieces(transfer, hw))]
         hazards.record(lo, hi, ids, write=on_chip_write)
         counts["dma_" + way] += len(ids)
 
     def reads(k: int, origin, ext, s_in: int):
         """The DMA-in slices of tile k, each with its vector step."""
         base = s_in * slot_elems
-        layout = AccessPattern.contiguous([ext[d] for d in t.free], base)
+        block = tuple(ext[d] for d in t.free)
         d = _piece_dim(t.free, ext)
         cuts = _cuts(ext[d], t.pieces) if d is not None else [(0, 1)]
         for a, b in cuts:
             if d is None:
-                yield _tile_transfer(t, w, origin, ext, base, "in"), base, base + layout.size
+                yield (_tile_transfer(t, w, origin, ext, base, "in"), base,
+                       base + math.prod(block))
                 continue
-            st = layout.strides[pos[d]]
+            st = c_strides(block)[pos[d]]
             yield (_tile_transfer(t, w, origin, ext, base, "in", (d, a, b)),
                    base + a * st, base + b * st)
 
     def vector_piece(k: int, origin, ext, s_in: int, s_out: int, cut) -> None:
         partitions = math.prod(ext[d] for d in t.part)
-        fs = [ext[d] for d in t.free]
-        ft = [ext[d] for d in free_t]
-        steps = in_buffer_steps(fs, [pos[d] for d in free_t])
-        src = steps.source_pattern(s_in * slot_elems)
-        dst = AccessPattern.contiguous(ft, s_out * slot_elems)
+        # the fused copy reads the source-order block in target order (the in-buffer
+        # steps' source pattern) and writes it contiguously
+        fs = tuple(ext[d] for d in t.free)
+        ft = tuple(ext[d] for d in free_t)
+        cs = c_strides(fs)
+        src = AccessPattern.unchecked(ft, tuple(cs[pos[d]] for d in free_t), s_in * slot_elems)
+        dst = AccessPattern.unchecked(ft, c_strides(ft), s_out * slot_elems)
         if cut is not None:
             d, a, b = cut
             at = free_t.index(d)
@@ -243,13 +257,13 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
 
     def writes(k: int, origin, ext, s_out: int):
         base = s_out * slot_elems
-        layout = AccessPattern.contiguous([ext[d] for d in free_t], base)
+        block = tuple(ext[d] for d in free_t)
         order = {d: i for i, d in enumerate(free_t)}
         d = _piece_dim(free_t, ext)
         if d is None:
-            yield _tile_transfer(t, w, origin, ext, base, "out"), base, base + layout.size
+            yield _tile_transfer(t, w, origin, ext, base, "out"), base, base + math.prod(block)
             return
-        st = layout.strides[order[d]]
+        st = c_strides(block)[order[d]]
         for a, b in _cuts(ext[d], t.pieces):
             yield (_tile_transfer(t, w, origin, ext, base, "out", (d, a, b)),
                    base + a * st, base + b * st)
@@ -301,23 +315,37 @@ def _tile_transfer(t: Tiling, w: Working, origin, ext, slot_offset: int, way: st
     target order (out); the slot holds the block contiguously in that order. ``piece``
     ``(dim, start, stop)`` restricts one free dim to a slice of the tile."""
     free = t.free if way == "in" else t.free_target
-    dims = list(t.part) + list(free)
-    part_ext = [ext[d] for d in t.part]
-    pstr = list(AccessPattern.contiguous(part_ext).strides) if part_ext else []
-    layout = AccessPattern.contiguous([ext[d] for d in free], slot_offset)
-    chip = Side.sbuf([0] * len(t.part) + list(layout.strides), layout.offset,
-                     pstr + [0] * len(free))
+    dims = t.part + free
+    zeros = (0,) * len(t.part)
+    chip_strides = zeros + c_strides(tuple(ext[d] for d in free))
+    chip_pstrides = (c_strides(tuple(ext[d] for d in t.part)) if t.part else ()) \
+        + (0,) * len(free)
     strides = t.source_strides() if way == "in" else t.target_strides()
-    dram = Side.dram("x" if way == "in" else "y", [strides[d] for d in dims],
-                     sum(o * s for o, s in zip(origin, strides)))
+    dram_strides = tuple(strides[d] for d in dims)
+    chip_offset, pstart = slot_offset, 0
+    dram_offset = sum(o * s for o, s in zip(origin, strides))
     shape = [ext[d] for d in dims]
-    if piece is not None:
+    if piece is not None:  # as Side.fix(k, a) on both sides
         d, a, b = piece
         k = dims.index(d)
-        chip, dram = chip.fix(k, a), dram.fix(k, a)
+        chip_offset += a * chip_strides[k]
+        pstart += a * chip_pstrides[k]
+        dram_offset += a * dram_strides[k]
         shape[k] = b - a
+    chip = Side("sbuf", chip_strides, chip_offset, None, chip_pstrides, pstart)
+    dram = Side("dram", dram_strides, dram_offset, "x" if way == "in" else "y")
     src, dst = (dram, chip) if way == "in" else (chip, dram)
     return Transfer(tuple(shape), w.dtype, src, dst)
+
+
+@lru_cache(maxsize=4096)
+def c_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Row-major element strides of ``shape`` (as :meth:`AccessPattern.contiguous`)."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
 
 
 def _pieces(transfer: Transfer, hw: Hardware) -> int:
@@ -419,16 +447,26 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program, keep: int = 6):
             # the score prices the two-slot hand-over between tiles roughly: fewer, larger
             # slices often hand over better
             tried += [replace(tiling, pieces=m) for m in (4, 8) if m < tiling.pieces]
+    emitted: dict[Tiling, tuple] = {}  # the same tiling is never emitted twice
     for tiling in tried:
-        program = Program(empty.name, dict(empty.tensors), [])
-        counts = emit_sbuf(program, w, hw, tiling)
-        cycles = estimate(program, hw).cycles if estimate else tiling.estimate["cycles"]
+        cycles, program, counts = _emitted(emitted, tiling, w, hw, empty, estimate)
         if best is None or cycles < best[0]:
             best = (cycles, tiling, program, counts)
     assert best is not None
     if estimate and best[1].tiles >= FEWER_PIECES_MIN_TILES:
-        best = _fewer_pieces(best, w, hw, empty, estimate)
+        best = _fewer_pieces(best, w, hw, empty, estimate, emitted)
     return best[1], best[2], best[3]
+
+
+def _emitted(emitted: dict, tiling: Tiling, w: Working, hw: Hardware, empty: Program,
+             estimate) -> tuple[float, Program, dict[str, int]]:
+    """(predicted cycles, program, counts) of ``tiling``, emitted once per planning."""
+    if tiling not in emitted:
+        program = Program(empty.name, dict(empty.tensors), [])
+        counts = emit_sbuf(program, w, hw, tiling)
+        cycles = estimate(program, hw).cycles if estimate else tiling.estimate["cycles"]
+        emitted[tiling] = (cycles, program, counts)
+    return emitted[tiling]
 
 
 #: Tiles from which the winner's slices are merged when the cost model does not mind:
@@ -436,7 +474,7 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program, keep: int = 6):
 FEWER_PIECES_MIN_TILES = 32
 
 
-def _fewer_pieces(best, w: Working, hw: Hardware, empty: Program, estimate):
+def _fewer_pieces(best, w: Working, hw: Hardware, empty: Program, estimate, emitted: dict):
     """The winner with the fewest slices per tile that the cost model rates no slower:
     fewer, larger DMA descriptors and vector steps (same DRAM traffic), which also
     simulate faster. Tried from one slice up, so the first tie is the fewest."""
@@ -444,10 +482,9 @@ def _fewer_pieces(best, w: Working, hw: Hardware, empty: Program, estimate):
     for m in (1, 2, 4, 8):
         if m >= tiling.pieces:
             break
-        program = Program(empty.name, dict(empty.tensors), [])
         fewer = replace(tiling, pieces=m)
-        counts = emit_sbuf(program, w, hw, fewer)
-        if estimate(program, hw).cycles <= cycles:
+        fewer_cycles, program, counts = _emitted(emitted, fewer, w, hw, empty, estimate)
+        if fewer_cycles <= cycles:
             fewer = replace(fewer, estimate=score(fewer, hw, w.size * w.itemsize))
             return (cycles, fewer, program, counts)
     return best
