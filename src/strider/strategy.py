@@ -69,6 +69,39 @@ def candidates(request: PermuteRequest, hw: Hardware, **options: Any) -> list[tu
     return out
 
 
+def choose(found: list[tuple[str, Plan | str]], request: PermuteRequest, hw: Hardware,
+           strategy: str = "auto") -> Plan:
+    """The plan of ``strategy`` among :func:`candidates`' ``found`` -- for ``"auto"`` the
+    fastest predicted, with every candidate's prediction in ``details["candidates"]`` --
+    so that a caller that reports the candidates plans each strategy once.
+
+    >>> from strider.hardware import Hardware
+    >>> hw, request = Hardware.preset("tiny"), PermuteRequest((4, 6), (1, 0), "float32")
+    >>> found = candidates(request, hw)
+    >>> choose(found, request, hw).strategy in dict(found)
+    True
+    """
+    by_name = dict(found)
+    if strategy != "auto":
+        if strategy not in by_name:
+            raise ArgumentError(
+                f"unknown strategy {strategy!r}; choose auto or one of {', '.join(by_name)}"
+            )
+        plan = by_name[strategy]
+        if not isinstance(plan, Plan):
+            raise PlanError(f"strategy {strategy!r} cannot plan {request.describe()}: {plan}")
+        return plan
+    plans = [p for _, p in found if isinstance(p, Plan)]
+    if not plans:
+        reasons = "; ".join(f"{n}: {r}" for n, r in found)
+        raise PlanError(f"no strategy can plan {request.describe()} on {hw.name}: {reasons}")
+    best = min(plans, key=lambda p: p.predicted_cycles)
+    best.details["candidates"] = {
+        n: (p.predicted_cycles if isinstance(p, Plan) else f"n/a: {p}") for n, p in found
+    }
+    return best
+
+
 def plan_permute(shape: Sequence[int], perm: Sequence[int], dtype: str,
                  hw: Hardware | str = "trn1-like", strategy: str = "auto",
                  **options: Any) -> Plan:
@@ -90,13 +123,4 @@ def plan_permute(shape: Sequence[int], perm: Sequence[int], dtype: str,
         if reason is not None:
             raise PlanError(f"strategy {strategy!r} cannot plan {request.describe()}: {reason}")
         return known[strategy].plan(request, hardware, **options)
-    found = candidates(request, hardware, **options)
-    plans = [p for _, p in found if isinstance(p, Plan)]
-    if not plans:
-        reasons = "; ".join(f"{n}: {r}" for n, r in found)
-        raise PlanError(f"no strategy can plan {request.describe()} on {hardware.name}: {reasons}")
-    best = min(plans, key=lambda p: p.predicted_cycles)
-    best.details["candidates"] = {
-        n: (p.predicted_cycles if isinstance(p, Plan) else f"n/a: {p}") for n, p in found
-    }
-    return best
+    return choose(candidates(request, hardware, **options), request, hardware)

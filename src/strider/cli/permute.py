@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     import time
 
     from ..plan import PermuteRequest
-    from ..strategy import candidates, plan_permute, resolve_hardware
+    from ..strategy import candidates, choose, resolve_hardware
 
     if len(args.perm) != len(args.shape):
         raise ArgumentError(f"--perm has {len(args.perm)} entries but --shape has "
@@ -55,8 +55,8 @@ def run(args: argparse.Namespace) -> int:
     request = PermuteRequest(args.shape, args.perm, args.dtype)
     started = time.perf_counter()
     progress(args, f"planning {request.describe()} on {hw.name} ...")
-    found = candidates(request, hw)
-    plan = plan_permute(args.shape, args.perm, args.dtype, hw, args.strategy)
+    found = candidates(request, hw)  # every strategy planned once: the report lists them
+    plan = choose(found, request, hw, args.strategy)
     report, result, problems = run_planned(args, plan, found)
     report["request"] = request.describe()
     report["plan"] = plan.explain().splitlines()

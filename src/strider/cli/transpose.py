@@ -59,14 +59,14 @@ def request_of(args: argparse.Namespace) -> tuple[tuple[int, ...], tuple[int, ..
 def run(args: argparse.Namespace) -> int:
     from ..api import mismatches, random_inputs, simulate
     from ..plan import Plan, PermuteRequest
-    from ..strategy import candidates, plan_permute, resolve_hardware
+    from ..strategy import candidates, choose, resolve_hardware
 
     shape, perm = request_of(args)
     hw = resolve_hardware(args.hw)
     options: dict[str, Any] = {"allow_inexact": args.allow_inexact}
     request = PermuteRequest(shape, perm, args.dtype)
-    found = candidates(request, hw, **options)
-    plan = plan_permute(shape, perm, args.dtype, hw, args.strategy, **options)
+    found = candidates(request, hw, **options)  # every strategy planned once
+    plan = choose(found, request, hw, args.strategy)
     report, result, problems = run_planned(args, plan, found)
     if args.compare:
         by_name = {c["strategy"]: c for c in report["candidates"]}
