@@ -162,4 +162,20 @@ def carrier_dtype(dtype: str, hw: Hardware) -> tuple[str, int]:
     )
 
 
-__all__ = ["coalesce_permutation", "split_dim", "divisors", "Groups", "carrier_dtype"]
+def carrier_why_not(dtype: str, hw: Hardware) -> str | None:
+    """Why the data-movement strategies cannot carry ``dtype`` on ``hw``, or None.
+
+    >>> carrier_why_not("float64", Hardware.preset("trn1-like")) is None
+    True
+    """
+    from ..errors import PlanError
+
+    try:
+        carrier_dtype(dtype, hw)
+    except PlanError as exc:
+        return str(exc)
+    return None
+
+
+__all__ = ["coalesce_permutation", "split_dim", "divisors", "Groups", "carrier_dtype",
+           "carrier_why_not"]

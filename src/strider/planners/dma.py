@@ -23,7 +23,7 @@ from typing import Any
 from ..hardware import Hardware
 from ..plan import PermuteRequest, Plan
 from ..program import Program
-from ._groups import carrier_dtype
+from ._groups import carrier_why_not
 from .vector import Working, declare_tensors, emit_direct, make_plan
 
 
@@ -32,11 +32,7 @@ class DmaStrategy:
     summary = "naive strided DMA DRAM -> DRAM walking the permuted source (for comparison)"
 
     def why_not(self, request: PermuteRequest, hw: Hardware, **options: Any) -> str | None:
-        try:
-            carrier_dtype(request.dtype, hw)
-        except Exception as exc:  # PlanError with the reason
-            return str(exc)
-        return None
+        return carrier_why_not(request.dtype, hw)
 
     def plan(self, request: PermuteRequest, hw: Hardware, **options: Any) -> Plan:
         w = Working.of(request, hw)

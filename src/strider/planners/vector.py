@@ -43,7 +43,7 @@ from ..hardware import Hardware, dtype_of
 from ..plan import PermuteRequest, Plan
 from ..program import Program, Ref
 from ._descriptors import Side, Transfer, contiguous_bytes, costed_descriptors, descriptors
-from ._groups import Groups, carrier_dtype, coalesce_permutation
+from ._groups import Groups, carrier_dtype, carrier_why_not, coalesce_permutation
 from ._inbuffer import in_buffer_steps
 from ._tiling import Tiling, rank_tilings, score, tile_boxes
 
@@ -374,11 +374,7 @@ class VectorStrategy:
     summary = "seed 003: DMA in by source runs, vector engine re-orders in SBUF, DMA out"
 
     def why_not(self, request: PermuteRequest, hw: Hardware, **options: Any) -> str | None:
-        try:
-            carrier_dtype(request.dtype, hw)
-        except Exception as exc:  # PlanError with the reason
-            return str(exc)
-        return None
+        return carrier_why_not(request.dtype, hw)
 
     def plan(self, request: PermuteRequest, hw: Hardware, **options: Any) -> Plan:
         w = Working.of(request, hw)
