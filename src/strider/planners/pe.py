@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -358,7 +359,7 @@ class _Emitter:
         t = self.t
         for s in range(min(t.partition_slots, t.groups)):
             ref = Ref.sbuf(s * t.group_rows, t.group_rows,
-                           AccessPattern((t.group_rows,), (1,), 0), t.dtype)
+                           AccessPattern.unchecked((t.group_rows,), (1,), 0), t.dtype)
             self.identity.append(self.p.vector_identity(ref, label=f"identity slot {s}"))
 
     def loads(self, block: dict, slot: int, readers: dict[int, list[int]]
@@ -374,10 +375,10 @@ class _Emitter:
                 off = self.in_offset(slot, gi, bb)
                 ids[gi, bb] = []
                 for lo, hi in _ranges(k, self.splits(k * cols * self.item, k, block["first"])):
-                    src = Ref.dram("x", AccessPattern(
+                    src = Ref.dram("x", AccessPattern.unchecked(
                         (hi - lo, cols), (v.n, 1), (b * v.m + row0 + lo) * v.n + block["j0"]),
                         t.dtype)
-                    dst = Ref.sbuf(part0 + lo, hi - lo, AccessPattern((cols,), (1,), off),
+                    dst = Ref.sbuf(part0 + lo, hi - lo, AccessPattern.unchecked((cols,), (1,), off),
                                    t.dtype)
                     ids[gi, bb].append(self.dma(src, dst, readers.get(gi, []),
                                                 f"load {block['name']} batch {b} rows "
@@ -402,10 +403,10 @@ class _Emitter:
                 row0, k = groups[gi]
                 part0 = (gi % t.partition_slots) * t.group_rows
                 off = self.in_offset(slot, gi, bb0) + c0
-                pat = (AccessPattern((width,), (1,), off) if count == 1 else
-                       AccessPattern((count, width), (t.block_cols, 1), off))
+                pat = (AccessPattern.unchecked((width,), (1,), off) if count == 1 else
+                       AccessPattern.unchecked((count, width), (t.block_cols, 1), off))
                 src = Ref.sbuf(part0, k, pat, t.dtype)
-                dst = Ref.psum(0, count * width, AccessPattern(
+                dst = Ref.psum(0, count * width, AccessPattern.unchecked(
                     (k,), (1,), bank * self.bank_elems + (gi - g0) * t.group_rows),
                     t.psum_dtype)
                 deps = [d for bb in range(bb0, bb0 + count) for d in loads[gi, bb]]
@@ -415,16 +416,16 @@ class _Emitter:
                     readers.setdefault(gi, []).append(i)
                 else:
                     w = p.load_weights(src, deps=deps, label=f"weights {label}")
-                    ident = Ref.sbuf(part0, k, AccessPattern((k,), (1,), 0), t.dtype)
+                    ident = Ref.sbuf(part0, k, AccessPattern.unchecked((k,), (1,), 0), t.dtype)
                     i = p.matmul(ident, dst, deps=[w, self.identity[gi % t.partition_slots]]
                                  + war, label=f"identity {label}")
                     readers.setdefault(gi, []).append(w)
                 pe_last.append(i)
             row0 = groups[g0][0] - block["i0"]
             rows = sum(groups[gi][1] for gi in band)
-            src = Ref.psum(0, count * width, AccessPattern(
+            src = Ref.psum(0, count * width, AccessPattern.unchecked(
                 (rows,), (1,), bank * self.bank_elems), t.psum_dtype)
-            dst = Ref.sbuf(0, count * width, AccessPattern(
+            dst = Ref.sbuf(0, count * width, AccessPattern.unchecked(
                 (rows,), (1,), self.out_offset(slot, ci) + row0), t.dtype)
             a = p.act_copy(src, dst, deps=pe_last + out_free,
                            label=f"psum->sbuf {block['name']} chunk {ci} rows {row0}..")
@@ -437,19 +438,19 @@ class _Emitter:
         t, v = self.t, self.v
         bb0, count, c0, width = chunk
         rows = block["rows"]
-        src_pat = AccessPattern((rows,), (1,), self.out_offset(slot, ci))
+        src_pat = AccessPattern.unchecked((rows,), (1,), self.out_offset(slot, ci))
         base = (block["b0"] + bb0) * v.m * v.n + (block["j0"] + c0) * v.m + block["i0"]
         nbytes = count * width * rows * self.item
         ids = []
         if count == 1:
             for lo, hi in _ranges(width, self.splits(nbytes, width, block["last"])):
-                dst = AccessPattern((hi - lo, rows), (v.m, 1), base + lo * v.m)
+                dst = AccessPattern.unchecked((hi - lo, rows), (v.m, 1), base + lo * v.m)
                 ids.append(self.dma(Ref.sbuf(lo, hi - lo, src_pat, t.dtype),
                                     Ref.dram("y", dst, t.dtype), acts,
                                     f"store {block['name']} chunk {ci} cols {c0 + lo}.."))
         else:  # one piece per run of whole batch matrices
             for lo, hi in _ranges(count, self.splits(nbytes, count, block["last"])):
-                dst = AccessPattern((hi - lo, width, rows), (v.m * v.n, v.m, 1),
+                dst = AccessPattern.unchecked((hi - lo, width, rows), (v.m * v.n, v.m, 1),
                                     base + lo * v.m * v.n)
                 ids.append(self.dma(Ref.sbuf(lo * width, (hi - lo) * width, src_pat, t.dtype),
                                     Ref.dram("y", dst, t.dtype), acts,
@@ -506,10 +507,11 @@ class _Emitter:
         return self.p
 
 
-def _ranges(n: int, pieces: int) -> list[tuple[int, int]]:
+@lru_cache(maxsize=1024)
+def _ranges(n: int, pieces: int) -> tuple[tuple[int, int], ...]:
     """Split ``range(n)`` into ``pieces`` nearly equal ``(lo, hi)`` ranges."""
     edges = np.linspace(0, n, pieces + 1).round().astype(int)
-    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+    return tuple((int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a)
 
 
 class PeStrategy:

@@ -124,7 +124,11 @@ class QueueBalancer:
         """:meth:`pick` for a descriptor of ``nbytes`` whose shorter side run is ``chunk``
         bytes (as :func:`~._descriptors.costed_descriptors` gives them)."""
         load = self.load
-        q = min(queues, key=lambda k: (load[k], k))
+        if queues.step == 1:  # the first of the least-loaded queues
+            window = load[queues.start:queues.stop]
+            q = queues.start + window.index(min(window))
+        else:
+            q = min(queues, key=lambda k: (load[k], k))
         dma = self.hw.dma
         eff = min(1.0, max(1, chunk) / dma.efficient_chunk_bytes)
         load[q] += dma.descriptor_cycles + nbytes / (dma.bytes_per_cycle * eff)
