@@ -27,6 +27,7 @@ strider.errors.ConfigError: 1 problem(s) in the hardware description:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -49,6 +50,16 @@ def dtype_of(dtype: Any) -> np.dtype:
     >>> dtype_of("bfloat16").itemsize
     2
     """
+    try:
+        return _cached_dtype(dtype)
+    except TypeError as exc:
+        if "unhashable" not in str(exc):
+            raise
+        return np.dtype(dtype)  # e.g. a structured dtype given as a list
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_dtype(dtype: Any) -> np.dtype:
     import ml_dtypes  # registers bfloat16 / float8 with NumPy
 
     if isinstance(dtype, str) and dtype in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):

@@ -67,6 +67,7 @@ id  engine  instruction  deps  operands
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -202,8 +203,7 @@ class Instruction:
 
     def refs(self) -> dict[str, Ref]:
         """The operands, by field name."""
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if isinstance(getattr(self, f.name), Ref)}
+        return {name: getattr(self, name) for name in _ref_fields(type(self))}
 
     def reads(self) -> list[Ref]:
         return [r for name, r in self.refs().items() if name != "dst"]
@@ -299,6 +299,12 @@ class Wait(Instruction):
         return self.on
 
 
+@functools.cache
+def _ref_fields(cls: type) -> tuple[str, ...]:
+    """Names of an instruction class's operand fields (those annotated ``Ref``)."""
+    return tuple(f.name for f in fields(cls) if f.type in ("Ref", Ref))
+
+
 INSTRUCTION_TYPES: dict[str, type[Instruction]] = {
     cls.__name__: cls
     for cls in (DmaCopy, LoadWeights, MatMul, PeTranspose, ActCopy, VectorCopy,
@@ -350,9 +356,9 @@ class Program:
     def add(self, instruction: Instruction) -> int:
         """Append an instruction; its deps must name earlier instructions. Returns its id."""
         new_id = len(self.instructions)
-        deps = tuple(int(d) for d in instruction.deps)
-        bad = [d for d in deps if not 0 <= d < new_id]
-        if bad:
+        deps = tuple(map(int, instruction.deps))
+        if deps and not (0 <= min(deps) and max(deps) < new_id):
+            bad = [d for d in deps if not 0 <= d < new_id]
             raise ProgramError(
                 f"instruction {new_id} ({type(instruction).__name__}) depends on {bad}, which "
                 f"are not earlier instructions (ids 0..{new_id - 1})"
