@@ -159,6 +159,27 @@ def test_descriptors_pinned_output(transfer, pieces, expected):
     assert got == expected
 
 
+@pytest.mark.parametrize("offset", [0, 32000, 32420])
+def test_every_descriptor_fits_the_registers_not_only_the_first(offset):
+    # a (6,7,8) int8 transfer near the 16-bit limit of tiny's TTU: the later descriptors
+    # reach higher addresses than the first one, so each must be checked
+    t = Transfer((6, 7, 8), "int8", Side.dram("x", (56, 8, 1), offset),
+                 Side.dram("y", (1, 6, 42), 0))
+    pairs = descriptors(t, HW["tiny"])
+    for src, dst in pairs:
+        assert fits_ttu(src, HW["tiny"]) and fits_ttu(dst, HW["tiny"])
+    moved = np.sort(np.concatenate([s.pattern.addresses() for s, _ in pairs]))
+    assert np.array_equal(moved, offset + np.arange(6 * 7 * 8))
+
+
+def test_data_past_the_register_range_is_refused_not_cut_into_unfit_descriptors():
+    # the last elements sit above 32767: no descriptor can address them
+    t = Transfer((6, 7, 8), "int8", Side.dram("x", (56, 8, 1), 32500),
+                 Side.dram("y", (1, 6, 42), 0))
+    with pytest.raises(PlanError, match="16-bit registers"):
+        descriptors(t, HW["tiny"])
+
+
 def test_descriptor_of_one_element_too_far_for_the_registers():
     t = Transfer((2,), "int8", Side.dram("x", (1,), 40000), Side.dram("y", (1,), 0))
     with pytest.raises(PlanError, match="16-bit registers"):

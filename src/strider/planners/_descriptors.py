@@ -157,9 +157,14 @@ def costed_descriptors(transfer: Transfer, hw: Hardware,
     d_off, d_pst = int(dst.offset), int(dst.pstart)
     config = cut.config
     for outer, (fs, fd) in enumerate(cut.fit_forms):
-        # the register-width check depends on the offsets, so it runs per transfer
-        if fs is not None and fd is not None and fs.fits_at(s_off, s_pst, config) \
-                and fd.fits_at(d_off, d_pst, config):
+        # the register-width check depends on the offsets: every descriptor's, since the
+        # later ones of the outer loop start at higher (or lower) addresses than the first
+        if fs is None or fd is None:
+            continue
+        plan = cut.template(outer, pieces)
+        if all(fs.fits_at(s_off + so, s_pst + sp, config)
+               and fd.fits_at(d_off + do, d_pst + dp, config)
+               for so, sp, fs, do, dp, fd in plan):
             break
     else:
         raise PlanError(
@@ -170,7 +175,7 @@ def costed_descriptors(transfer: Transfer, hw: Hardware,
     return [(fs.ref(s_name, s_off + so, s_pst + sp, dtype),
              fd.ref(d_name, d_off + do, d_pst + dp, dtype),
              min(fs.run, fd.run) * item, fs.size * item)
-            for so, sp, fs, do, dp, fd in cut.template(outer, pieces)]
+            for so, sp, fs, do, dp, fd in plan]
 
 
 class _Form:
