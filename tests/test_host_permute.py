@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from strategies import DTYPES, random_array, shapes
 from strider.errors import ArgumentError
 from strider.host import _loader, permute
+from strider.host import blocking
 from strider.host.blocking import coalesce, plan_permute
 
 impl = importlib.import_module("strider.host.permute")
@@ -84,6 +85,7 @@ LARGE = [
     ((40, 50, 3), (1, 0, 2)),               # 12-byte folded elements
     ((6, 5, 5, 6, 4, 3), (5, 4, 3, 2, 1, 0)),  # 6-d reversal: grouped A and B runs
     ((4, 3, 5, 6, 4, 7), (1, 5, 2, 3, 0, 4)),  # grouped B run
+    ((3, 4000, 20), (2, 1, 0)),             # A run grouped with a split-off part of 4000
 ]
 
 
@@ -293,7 +295,25 @@ def test_plan_addresses_match_numpy(data):
     itemsize = data.draw(st.sampled_from([1, 2, 4, 8]))
     strides = tuple(data.draw(st.lists(st.integers(-40, 40), min_size=len(shape),
                                        max_size=len(shape))))
-    strides = tuple(s * itemsize for s in strides)
+    check_plan(shape, tuple(s * itemsize for s in strides), itemsize, perm)
+
+
+@pytest.mark.parametrize("shape,strides,perm", [
+    ((3, 4000, 20), (320000, 80, 4), (2, 1, 0)),     # A run 20: splits 4000 -> 50 x 80
+    ((7, 30, 6, 5), (7200, 240, 40, 8), (3, 1, 2, 0)),  # strided B, A grouped over 2 dims
+    ((40, 6, 3, 5), (360, 60, 20, 4), (1, 3, 0, 2)),  # B run 3 continues in 40 -> 5 x 8
+    ((3, 6, 40, 5), (4800, 800, 20, 4), (3, 2, 1, 0)),  # both groups, 40 -> 10 x 4 -> ...
+])
+def test_groups_split_dims_too_long_for_the_tables(shape, strides, perm, monkeypatch):
+    """A dim continuing a short run but too long to join the group whole is split."""
+    monkeypatch.setattr(blocking, "GROUP_MAX", 48)
+    monkeypatch.setattr(blocking, "SPLIT_RUN_BYTES", 64)
+    plan = check_plan(shape, strides, 4, perm)
+    assert plan.a_group + plan.b_group > 2 and len(plan.shape) > 3, plan
+
+
+def check_plan(shape, strides, itemsize, perm):
+    """Assert the plan's addresses and groups against NumPy's view; return the plan."""
     plan = plan_permute(shape, strides, itemsize, perm)
     want = np.zeros(shape, np.int64)
     for k, (n, s) in enumerate(zip(shape, strides)):
@@ -332,3 +352,4 @@ def test_plan_addresses_match_numpy(data):
     else:
         assert plan.a_group == plan.b_group == 1
     assert 1 <= plan.tile_b <= math.prod(plan.shape[k] for k in b_dims)
+    return plan
