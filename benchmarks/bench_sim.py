@@ -7,7 +7,9 @@
    instructions/s;
 2. functional + timing: copy an M MiB float32 tensor DRAM -> SBUF -> DRAM in
    SBUF-sized blocks (two 8 MiB buffers), side by side with ``np.copyto`` of the same
-   bytes into a fresh array and into a reused one -- target <= 3x.
+   bytes: a fresh output against a fresh array, and ``out=`` (a reused output) against
+   a reused array -- target <= 3x. The program moves every byte twice (into the SBUF
+   and out again), so 2x is the floor.
 Medians of R runs.
 """
 
@@ -95,28 +97,37 @@ def main(argv: list[str] | None = None) -> int:
 
     copy, elems = block_copy(args.mib, hw)
     x = np.random.default_rng(0).standard_normal(elems, dtype=np.float32)
-    reused = np.empty_like(x)
+    reused, sim_out = np.empty_like(x), np.empty_like(x)
     np.copyto(reused, x)
-    t_fresh = t_reused = t_sim = 0.0
-    sims, fresh, reuse = [], [], []
+    np.copyto(sim_out, x)  # both reused destinations start faulted in
+    runs: dict[str, list[float]] = {k: [] for k in ("sim", "sim_out", "fresh", "reused")}
     for _ in range(args.repeat):  # interleaved, side by side
         t0 = time.perf_counter()
         result = machine.run(copy, {"x": x})
-        sims.append(time.perf_counter() - t0)
+        runs["sim"].append(time.perf_counter() - t0)
+        assert np.array_equal(result.outputs["y"], x)
+        del result
+        t0 = time.perf_counter()
+        result = machine.run(copy, {"x": x}, out={"y": sim_out})
+        runs["sim_out"].append(time.perf_counter() - t0)
+        assert result.outputs["y"] is sim_out or np.shares_memory(result.outputs["y"], sim_out)
         t0 = time.perf_counter()
         out = np.empty_like(x)
         np.copyto(out, x)
-        fresh.append(time.perf_counter() - t0)
+        runs["fresh"].append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         np.copyto(reused, x)
-        reuse.append(time.perf_counter() - t0)
+        runs["reused"].append(time.perf_counter() - t0)
         del out
-    assert np.array_equal(result.outputs["y"], x)
-    t_sim, t_fresh, t_reused = (statistics.median(v) for v in (sims, fresh, reuse))
-    print(f"functional copy of {elems * 4 / 2**20:,.0f} MiB in {len(copy.instructions)} "
-          f"descriptors: simulate {t_sim * 1e3:,.1f} ms; np.copyto into a fresh array "
-          f"{t_fresh * 1e3:,.1f} ms ({t_sim / t_fresh:.2f}x), into a reused one "
-          f"{t_reused * 1e3:,.1f} ms ({t_sim / t_reused:.2f}x); target <= 3x")
+    assert np.array_equal(sim_out, x)
+    t = {k: statistics.median(v) for k, v in runs.items()}
+    print(f"functional copy of {elems * 4 / 2**20:,.0f} MiB DRAM -> SBUF -> DRAM in "
+          f"{len(copy.instructions)} descriptors (medians of {args.repeat}, interleaved):")
+    print(f"  into a fresh output:   simulate {t['sim'] * 1e3:,.1f} ms vs np.copyto into a fresh "
+          f"array {t['fresh'] * 1e3:,.1f} ms = {t['sim'] / t['fresh']:.2f}x (target <= 3x)")
+    print(f"  into a reused output:  simulate(out=) {t['sim_out'] * 1e3:,.1f} ms vs np.copyto "
+          f"into a reused array {t['reused'] * 1e3:,.1f} ms = "
+          f"{t['sim_out'] / t['reused']:.2f}x (target <= 3x)")
     return 0
 
 

@@ -113,3 +113,14 @@ def test_two_dma_queues_stay_separate_rows():
     text = format_report({"engine_utilisation": {"dma0": 0.5, "dma1": 0.25},
                           "engine_busy": {"dma0": 5.0, "dma1": 2.5}})
     assert "dma0" in text and "dma1" in text and "queues" not in text
+
+
+def test_simulate_fills_a_bare_out_array_for_a_single_output_plan():
+    import strider
+
+    plan = strider.plan_permute((6, 10), (1, 0), "int16", hw="tiny")
+    x = random_inputs(plan, seed=4)["x"]
+    y = np.full((10, 6), -1, dtype=np.int16)
+    result = simulate(plan, x, out=y)
+    assert np.shares_memory(result.outputs["y"], y)
+    assert np.array_equal(y, x.T)

@@ -99,3 +99,51 @@ def test_big_blocks_on_every_preset(preset):
     x = np.random.default_rng(1).standard_normal((2, parts, per)).astype(ml_dtypes.bfloat16)
     out = Machine(hw).run(p, {"x": x}).outputs["y"]
     assert np.array_equal(bits(out), bits(x))
+
+
+def _copy_program(n: int = 64) -> Program:
+    p = Program("copy")
+    p.tensor("x", (n,), "float32", role="input")
+    p.tensor("y", (n,), "float32", role="output")
+    tile = Ref.sbuf(0, 8, AP.contiguous((n // 8,)), "float32")
+    load = p.dma(0, Ref.dram("x", AP.contiguous((n,)), "float32"), tile)
+    p.dma(1, tile, Ref.dram("y", AP.contiguous((n,)), "float32"), deps=[load])
+    return p
+
+
+def test_out_arrays_are_written_in_place():
+    x = random_array(np.random.default_rng(1), (64,), "float32")
+    y = np.full(64, np.nan, dtype=np.float32)  # poisoned: every element must be overwritten
+    result = Machine(Hardware.preset("tiny")).run(_copy_program(), {"x": x}, out={"y": y})
+    assert np.shares_memory(result.outputs["y"], y)
+    assert np.array_equal(y, x)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (lambda x: {"z": np.empty(64, np.float32)}, "not outputs"),
+    (lambda x: {"y": np.empty(65, np.float32)}, "must be float32"),
+    (lambda x: {"y": np.empty(64, np.float64)}, "must be float32"),
+    (lambda x: {"y": np.empty(128, np.float32)[::2]}, "C-contiguous"),
+    (lambda x: {"y": x}, "shares memory with input 'x'"),
+    (lambda x: {"y": [0.0] * 64}, "NumPy array"),
+])
+def test_bad_out_arrays_are_refused(bad, message):
+    from strider.errors import ArgumentError
+
+    x = random_array(np.random.default_rng(1), (64,), "float32")
+    with pytest.raises(ArgumentError, match=message):
+        Machine(Hardware.preset("tiny")).run(_copy_program(), {"x": x}, out=bad(x))
+
+
+def test_on_chip_bytes_kept_between_runs_are_still_poisoned():
+    from strider.errors import SimulationError
+
+    machine = Machine(Hardware.preset("tiny"))
+    x = random_array(np.random.default_rng(2), (64,), "float32")
+    machine.run(_copy_program(), {"x": x})  # leaves real bytes in the SBUF
+    stale = Program("stale")
+    stale.tensor("y", (64,), "float32", role="output")
+    stale.dma(0, Ref.sbuf(0, 8, AP.contiguous((8,)), "float32"),
+              Ref.dram("y", AP.contiguous((64,)), "float32"))
+    with pytest.raises(SimulationError, match="never written|poison"):
+        machine.run(stale, {})

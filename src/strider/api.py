@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .errors import VerificationError
+from .errors import ArgumentError, VerificationError
 from .hardware import dtype_of
 from .plan import Plan
 from .program import Program
@@ -33,12 +33,19 @@ from .sim import Machine, SimResult
 
 
 def simulate(plan: Plan, inputs: Mapping[str, np.ndarray] | np.ndarray, *,
-             functional: bool = True, poison: str = "raise") -> SimResult:
+             functional: bool = True, poison: str = "raise",
+             out: Mapping[str, np.ndarray] | np.ndarray | None = None) -> SimResult:
     """Run ``plan.program`` on ``plan.hardware`` with ``inputs`` (a mapping, or a bare array
-    for a single-input plan)."""
+    for a single-input plan). ``out`` gives preallocated output arrays (a mapping, or a
+    bare array for a single-output plan), written in place like NumPy's ``out=``."""
     arrays = plan.normalise_inputs(inputs)
+    if isinstance(out, np.ndarray):
+        if len(plan.outputs) != 1:
+            raise ArgumentError(f"this plan has {len(plan.outputs)} outputs "
+                                f"({', '.join(plan.outputs)}); pass out= as a mapping")
+        out = {plan.outputs[0]: out}
     return Machine(plan.hardware).run(plan.program, arrays, functional=functional,
-                                      poison=poison)
+                                      poison=poison, out=out)
 
 
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:

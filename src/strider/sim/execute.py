@@ -56,14 +56,18 @@ class Executor:
     """The machine's state and the functional effect of every instruction."""
 
     def __init__(self, hw: Hardware, program: Program, inputs: Mapping[str, np.ndarray],
-                 poison: str = "raise"):
+                 poison: str = "raise", out: Mapping[str, np.ndarray] | None = None,
+                 on_chip: Mapping[str, np.ndarray] | None = None):
         if poison not in POISON_MODES:
             raise ArgumentError(f"poison must be one of {POISON_MODES}, got {poison!r}")
         self.hw, self.program, self.poison = hw, program, poison
         self.poisoned_reads = 0
+        buffers = on_chip or {}  # reused bytes from the machine, else fresh ones
         self.memories: dict[str, Memory] = {
-            "sbuf": Memory("sbuf", hw.sbuf.partitions, hw.sbuf.bytes_per_partition),
-            "psum": Memory("psum", hw.psum.partitions, hw.psum.bytes_per_partition),
+            "sbuf": Memory("sbuf", hw.sbuf.partitions, hw.sbuf.bytes_per_partition,
+                           buffers.get("sbuf")),
+            "psum": Memory("psum", hw.psum.partitions, hw.psum.bytes_per_partition,
+                           buffers.get("psum")),
         }
         if poison == "count":
             for m in self.memories.values():
@@ -81,7 +85,9 @@ class Executor:
                 data = arr.reshape(-1).view(np.uint8).reshape(1, nbytes)
                 self.memories[name] = Memory(name, 1, nbytes, data, written=True)
             else:
-                data = np.empty((1, nbytes), np.uint8)
+                given = (out or {}).get(name)  # a caller's buffer (checked by the machine)
+                data = (np.empty((1, nbytes), np.uint8) if given is None
+                        else given.reshape(-1).view(np.uint8).reshape(1, nbytes))
                 if poison == "count":
                     data.fill(0xFF)
                 self.memories[name] = Memory(name, 1, nbytes, data)

@@ -142,14 +142,24 @@ class Machine:
     ----------
     hw : Hardware
         The machine description (limits, engines, cost figures).
+
+    A machine keeps its SBUF and PSUM bytes between runs (each run still starts with
+    them poisoned); use one machine per thread.
     """
 
     def __init__(self, hw: Hardware):
         self.hw = hw
+        # the on-chip buffers' bytes, kept between runs (their written-ness is not: every
+        # run starts with SBUF and PSUM poisoned), so repeated runs skip the page faults
+        self._on_chip = {
+            "sbuf": np.empty((hw.sbuf.partitions, hw.sbuf.bytes_per_partition), np.uint8),
+            "psum": np.empty((hw.psum.partitions, hw.psum.bytes_per_partition), np.uint8),
+        }
 
     def run(self, program: Program, inputs: Mapping[str, np.ndarray] | None = None, *,
             functional: bool = True, trace: bool = True, poison: str = "raise",
-            check_races: bool | None = None) -> SimResult:
+            check_races: bool | None = None,
+            out: Mapping[str, np.ndarray] | None = None) -> SimResult:
         """Execute ``program``; see the package docstring for what is checked.
 
         Parameters
@@ -165,13 +175,22 @@ class Machine:
             What a read of never-written bytes does (and outputs not fully written).
         check_races : bool, optional
             Detect unordered conflicting accesses; default: when ``functional``.
+        out : mapping of str to ndarray, optional
+            Preallocated arrays for (some of) the outputs, like NumPy's ``out=``:
+            C-contiguous, writeable, of the declared shape and dtype, sharing no memory
+            with the inputs. The program writes them in place and ``result.outputs``
+            returns them.
         """
         hw = self.hw
         table = validate(program, hw)
         inputs = dict(inputs or {})
         if functional:
             _check_inputs(program, inputs)
-        executor = Executor(hw, program, inputs, poison) if functional else None
+            out = _check_out(program, inputs, out or {})
+        elif out:
+            raise ArgumentError("out= needs a functional run (functional=True)")
+        executor = (Executor(hw, program, inputs, poison, out, on_chip=self._on_chip)
+                    if functional else None)
         races = check_races if check_races is not None else functional
         detector = None
         if races:
@@ -224,6 +243,30 @@ def _check_inputs(program: Program, inputs: Mapping[str, np.ndarray]) -> None:
         if arr.shape != decl.shape or arr.dtype != dtype_of(decl.dtype):
             raise ArgumentError(f"input {name!r} must be {decl.dtype}{list(decl.shape)}, got "
                                 f"{arr.dtype}{list(arr.shape)}")
+
+
+def _check_out(program: Program, inputs: Mapping[str, np.ndarray],
+               out: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    expected = program.role("output")
+    extra = [n for n in out if n not in expected]
+    if extra:
+        raise ArgumentError(f"out= names {extra}, which are not outputs; the outputs are "
+                            f"{expected}")
+    for name, arr in out.items():
+        decl = program.tensors[name]
+        if not isinstance(arr, np.ndarray):
+            raise ArgumentError(f"out[{name!r}] must be a NumPy array, got {type(arr).__name__}")
+        if arr.shape != decl.shape or arr.dtype != dtype_of(decl.dtype):
+            raise ArgumentError(f"out[{name!r}] must be {decl.dtype}{list(decl.shape)}, got "
+                                f"{arr.dtype}{list(arr.shape)}")
+        if not arr.flags.c_contiguous or not arr.flags.writeable:
+            raise ArgumentError(f"out[{name!r}] must be C-contiguous and writeable; pass "
+                                "np.empty(shape, dtype) or np.ascontiguousarray(...)")
+        for other, x in inputs.items():
+            if np.shares_memory(arr, x):
+                raise ArgumentError(f"out[{name!r}] shares memory with input {other!r}; "
+                                    "give the output its own buffer")
+    return dict(out)
 
 
 def _occupancy(table, hw: Hardware, sched: Schedule):
