@@ -39,7 +39,8 @@ def plot_timeline(timeline: Iterable[Sequence], path: str | Path,
     timeline : iterable of (engine, start, end, name)
         Times in cycles.
     counters : mapping of name to [(time, value), ...], optional
-        Step series drawn in a panel below the timeline.
+        Step series drawn below the timeline, one panel per unit (the last word of a
+        name: "SBUF KiB" and "PSUM KiB" share a panel, "DRAM GB/s" gets its own).
     clock_hz : float, optional
         Label the time axis in microseconds instead of cycles (taken from the timeline's
         ``clock_hz`` attribute when it has one).
@@ -61,11 +62,12 @@ def plot_timeline(timeline: Iterable[Sequence], path: str | Path,
     names = sorted({n for r in rows.values() for n in r})
     cmap = plt.get_cmap("tab10")
     colour = {n: cmap(i % 10) for i, n in enumerate(names)}
-    panels = 2 if counters else 1
+    groups = _counter_panels(counters or {})
+    panels = 1 + len(groups)
     fig, axes = plt.subplots(panels, 1, figsize=(11, 1.2 + 0.45 * max(len(engines), 2)
-                                                 + (2.2 if counters else 0)),
+                                                 + 2.0 * len(groups)),
                              sharex=True, squeeze=False,
-                             gridspec_kw={"height_ratios": [3, 1.4][:panels]})
+                             gridspec_kw={"height_ratios": [3] + [1.2] * len(groups)})
     ax = axes[0][0]
     for row, engine in enumerate(engines):
         for name, bars in rows[engine].items():
@@ -80,12 +82,16 @@ def plot_timeline(timeline: Iterable[Sequence], path: str | Path,
     if handles:
         ax.legend(handles, names, loc="upper right", fontsize="small", ncols=min(4, len(names)))
     ax.grid(axis="x", alpha=0.3)
-    if counters:
-        cax = axes[1][0]
-        for name, series in counters.items():
-            if len(series):
-                t, v = zip(*series)
-                cax.step([x * scale for x in t], v, where="post", label=name)
+    end = max((start + width for r in rows.values() for bars in r.values()
+               for start, width in bars), default=0.0)
+    for cax, (label, series_of) in zip(axes[1:, 0], groups.items()):
+        for name, series in series_of.items():
+            t, v = zip(*series)
+            t = [x * scale for x in t]
+            if t[-1] < end:  # hold the last value to the end of the run
+                t, v = t + [end], list(v) + [v[-1]]
+            cax.step(t, v, where="post", label=name)
+        cax.set_ylabel(label)
         cax.legend(fontsize="small", loc="upper right")
         cax.grid(alpha=0.3)
     axes[-1][0].set_xlabel(f"time ({unit})")
@@ -94,6 +100,21 @@ def plot_timeline(timeline: Iterable[Sequence], path: str | Path,
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+_UNITS = ("B", "KiB", "MiB", "GiB", "GB/s", "B/cycle", "%")
+
+
+def _counter_panels(counters: Mapping[str, Sequence[tuple[float, float]]]
+                    ) -> dict[str, dict[str, Sequence[tuple[float, float]]]]:
+    """Counters grouped by the unit their name ends with ("SBUF KiB", "DRAM GB/s"), so
+    each panel shares one scale; names without a unit share a panel of counts."""
+    groups: dict[str, dict[str, Sequence[tuple[float, float]]]] = {}
+    for name, series in counters.items():
+        if len(series):
+            last = name.rsplit(" ", 1)[-1]
+            groups.setdefault(last if last in _UNITS else "count", {})[name] = series
+    return groups
 
 
 def _merge(bars: list[tuple[float, float]]) -> list[tuple[float, float]]:
