@@ -13,7 +13,13 @@ from ..trace import Trace
 
 
 def dram_bandwidth_series(sched, clock_hz: float) -> tuple[np.ndarray, np.ndarray]:
-    """(time in cycles, DRAM bytes per second) steps: each DMA adds its rate while it runs."""
+    """(time in cycles, DRAM bytes per second) steps: each DMA adds its rate while it runs.
+
+    A DMA contributes its *average* rate over its whole run (bytes / duration). Under the
+    fluid sharing model its real rate changes while other DMAs start and stop, so where
+    runs overlap unevenly the sum can briefly read a few percent above the DRAM bandwidth;
+    the totals (bytes, achieved bandwidth in the stats) are exact.
+    """
     moved = (sched.dram_read + sched.dram_written).astype(np.float64)
     dur = sched.end - sched.start
     sel = (moved > 0) & (dur > 0)
