@@ -57,3 +57,51 @@ def test_bad_input_is_a_clean_error(capsys, argv, message):
     assert main(["permute", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("flag, value", [
+    ("--shape", "4,,x"), ("--shape", "4,5,"), ("--shape", "4,x"), ("--batch", "x"),
+])
+def test_malformed_int_lists_are_rejected_not_misread(capsys, flag, value):
+    verb = ["transpose", "--shape", "4,5"] if flag == "--batch" else ["permute", "--perm", "1,0"]
+    with pytest.raises(SystemExit) as exc:
+        main(verb + [flag, value, "--dtype", "float32", "--hw", "tiny"])
+    assert exc.value.code == 2
+    assert "comma-separated integers" in capsys.readouterr().err
+
+
+def test_an_empty_shape_is_a_0d_tensor(capsys):
+    assert main(["permute", "--shape", "", "--perm", "", "--dtype", "int8", "--hw", "tiny"]) == 0
+
+
+@pytest.mark.parametrize("dtype", ["str", "object", "U4"])
+def test_non_numeric_dtypes_are_rejected(capsys, dtype):
+    code = main(["permute", "--shape", "4,5", "--perm", "1,0", "--dtype", dtype, "--hw", "tiny"])
+    assert code == 2
+    assert "dtype" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["--trace", "--plot"])
+def test_unwritable_output_paths_are_a_clean_error(capsys, tmp_path, flag):
+    code = main(["permute", "--shape", "4,5", "--perm", "1,0", "--dtype", "float32", "--hw", "tiny",
+                 flag, str(tmp_path / "no" / "such" / "dir" / "out")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "Traceback" not in err and "no/such/dir" in err
+
+
+def test_a_directory_as_hardware_file_is_a_clean_error(capsys, tmp_path):
+    code = main(["permute", "--shape", "4,5", "--perm", "1,0", "--dtype", "float32",
+                 "--hw", str(tmp_path)])
+    assert code == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("verb", [["program", "show"], ["ttu"]])
+def test_a_binary_file_is_a_clean_error(capsys, tmp_path, verb):
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe\x00bad")
+    extra = ["--array", "V1=3"] if verb == ["ttu"] else []
+    code = main(verb + [str(binary)] + extra)
+    assert code == 2
+    assert "utf-8" in capsys.readouterr().err

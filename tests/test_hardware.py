@@ -105,6 +105,14 @@ def test_bad_files_and_names(tmp_path):
     bad.write_text("clock_hz = = 1")
     with pytest.raises(ConfigError, match="not valid TOML"):
         Hardware.from_toml(bad)
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b"\xff\xfe\x00bad")
+    with pytest.raises(ConfigError, match="binary.toml"):
+        Hardware.from_toml(binary)
+    with pytest.raises(ConfigError, match="cannot read"):
+        Hardware.from_toml(tmp_path)
+    with pytest.raises(ConfigError, match="cannot read"):
+        Hardware.load(tmp_path)
     assert set(KNOWN_DTYPES) >= set(Hardware.preset("trn1-like").dtypes)
 
 

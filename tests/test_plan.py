@@ -32,6 +32,12 @@ def test_reference_is_numpy_transpose(shape, data, dtype):
     ((2, 3), (0, 1, 2), "float32", "permutation"),
     ((2, -3), (0, 1), "float32", "negative"),
     ((2, 3), (1, 0), "float128x", "unknown dtype"),
+    ((2, 3), (1, 0), "str", "dtype"),
+    ((2, 3), (1, 0), "U4", "dtype"),
+    ((2, 3), (1, 0), "V2", "dtype"),
+    ((2, 3), (1, 0), "object", "dtype"),
+    ((2, 3.5), (1, 0), "float32", "integer"),
+    ((2, True), (1, 0), "float32", "integer"),
 ])
 def test_bad_requests_raise_argument_errors(shape, perm, dtype, message):
     with pytest.raises(ArgumentError, match=message):

@@ -244,6 +244,8 @@ class Hardware:
             data = tomllib.loads(path.read_text())
         except FileNotFoundError:
             raise ConfigError(f"hardware file {path} does not exist") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read hardware file {path} as UTF-8 TOML text: {exc}") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path} is not valid TOML: {exc}") from None
         data.setdefault("name", path.stem)

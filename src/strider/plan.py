@@ -18,6 +18,7 @@ Examples
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -25,7 +26,7 @@ import numpy as np
 
 from .access_pattern import validate_perm
 from .errors import ArgumentError, LayoutError
-from .hardware import Hardware, dtype_name, dtype_of
+from .hardware import KNOWN_DTYPES, Hardware, dtype_name, dtype_of
 from .program import Program
 
 
@@ -38,6 +39,8 @@ class PermuteRequest:
     dtype: str
 
     def __init__(self, shape, perm, dtype) -> None:
+        if any(isinstance(n, (bool, np.bool_)) or not _is_integral(n) for n in shape):
+            raise ArgumentError(f"shape {tuple(shape)} must hold integer extents")
         shape_t = tuple(int(n) for n in shape)
         if any(n < 0 for n in shape_t):
             raise ArgumentError(f"shape {shape_t} has a negative extent")
@@ -47,8 +50,12 @@ class PermuteRequest:
             raise ArgumentError(str(exc)) from None
         try:
             name = dtype_name(dtype)
+            kind = dtype_of(dtype).kind
         except TypeError:
             raise ArgumentError(f"unknown dtype {dtype!r}") from None
+        if kind not in "biufc" and name not in KNOWN_DTYPES:  # bfloat16, fp8: kind "V"
+            raise ArgumentError(f"dtype {dtype!r} is not a numeric or bool dtype; use e.g. "
+                                "int8..int64, uint8..uint64, float16, bfloat16, float32 or bool")
         object.__setattr__(self, "shape", shape_t)
         object.__setattr__(self, "perm", perm_t)
         object.__setattr__(self, "dtype", name)
@@ -128,3 +135,11 @@ class Plan:
                 f"inputs must be exactly {list(self.inputs)}; missing {missing}, unexpected {extra}"
             )
         return {n: np.asarray(inputs[n]) for n in self.inputs}
+
+
+def _is_integral(n: Any) -> bool:
+    try:
+        operator.index(n)
+    except TypeError:
+        return False
+    return True

@@ -40,12 +40,15 @@ def main(argv: list[str] | None = None) -> int:
     except StriderError as exc:
         print(f"strider {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:  # e.g. `strider ... | head`: the reader left, not an error
         sys.stderr.close()
         return 0
+    except (OSError, UnicodeDecodeError) as exc:  # a path that cannot be opened or read as text
+        print(f"strider {args.command}: error: {exc}; check the path", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 def _version() -> str:

@@ -11,10 +11,14 @@ from ..text import format_table  # noqa: F401  (re-exported for the verbs)
 
 
 def int_list(text: str) -> tuple[int, ...]:
-    """Parse ``"32,256,56,56"`` (or ``"32x256"``) into a tuple of ints, for argparse."""
-    parts = [p for p in text.replace("x", ",").split(",") if p.strip() != ""]
+    """Parse ``"32,256,56,56"`` (or ``"32x256"``) into a tuple of ints, for argparse.
+
+    An empty string is the empty tuple (a 0-d shape); an empty entry (``"4,,8"``) is an error.
+    """
+    if text.strip() == "":
+        return ()
     try:
-        return tuple(int(p) for p in parts)
+        return tuple(int(p) for p in text.replace("x", ",").split(","))
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected comma-separated integers such as 4,8,16, got {text!r}"
