@@ -72,3 +72,23 @@ def test_normalise_inputs_names_missing_and_unexpected():
 def test_explain_gives_strategy_and_prediction():
     text = _plan().explain()
     assert "strategy test on tiny" in text and "1,000 cycles" in text and "line one" in text
+
+
+def test_a_tensor_larger_than_dram_is_refused_at_once():
+    import time
+
+    import strider
+    from strider.errors import PlanError
+
+    t0 = time.perf_counter()
+    with pytest.raises(PlanError, match="bytes of DRAM"):
+        strider.plan_permute((99999999999, 99999999), (1, 0), "float32", hw="tiny")
+    assert time.perf_counter() - t0 < 5
+
+
+def test_stream_refuses_non_numeric_dtypes():
+    import strider
+
+    with pytest.raises(ArgumentError, match="not a numeric"):
+        from strider.stream import scale_bias
+        strider.stream((64, 16), "U4", scale_bias(1.0, 0.0), Hardware.preset("tiny"))

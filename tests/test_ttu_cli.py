@@ -49,7 +49,7 @@ def test_parse_array_spec():
     assert parse_array_spec("V1=3,2,2/2,6,1@0")[1] == AccessPattern((3, 2, 2), (2, 6, 1))
     assert parse_array_spec("V=2x3:f@-4")[1] == AccessPattern((2, 3), (1, 2), -4)
     assert parse_array_spec("V=4/-1@3")[1] == AccessPattern((4,), (-1,), 3)
-    for bad in ("V", "=3", "V=3:Q", "V=2,2/1"):
+    for bad in ("V", "=3", "V=3:Q", "V=2,2/1", "V1=3,,x", "V=3,2,"):
         with pytest.raises(ArgumentError):
             parse_array_spec(bad)
 

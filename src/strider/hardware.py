@@ -58,6 +58,28 @@ def dtype_of(dtype: Any) -> np.dtype:
         return np.dtype(dtype)  # e.g. a structured dtype given as a list
 
 
+def data_dtype(dtype: Any) -> np.dtype:
+    """The NumPy dtype of tensor data: numeric, bool, bfloat16 or fp8, else ArgumentError.
+
+    >>> data_dtype("bfloat16").name
+    'bfloat16'
+    >>> data_dtype("U4")
+    Traceback (most recent call last):
+    ...
+    strider.errors.ArgumentError: dtype 'U4' is not a numeric or bool dtype; use e.g. int8..int64, uint8..uint64, float16, bfloat16, float32 or bool
+    """
+    from .errors import ArgumentError
+
+    try:
+        dt = dtype_of(dtype)
+    except TypeError:
+        raise ArgumentError(f"unknown dtype {dtype!r}") from None
+    if dt.kind not in "biufc" and dt.name not in KNOWN_DTYPES:  # bfloat16, fp8: kind "V"
+        raise ArgumentError(f"dtype {dtype!r} is not a numeric or bool dtype; use e.g. "
+                            "int8..int64, uint8..uint64, float16, bfloat16, float32 or bool")
+    return dt
+
+
 @functools.lru_cache(maxsize=256)
 def _cached_dtype(dtype: Any) -> np.dtype:
     import ml_dtypes  # registers bfloat16 / float8 with NumPy
@@ -521,5 +543,5 @@ PRESETS: dict[str, Callable[[], Hardware]] = {
 
 __all__ = [
     "Hardware", "DramSpec", "BufferSpec", "PEArraySpec", "VectorSpec", "ActivationSpec",
-    "DmaSpec", "StreamSpec", "PRESETS", "KNOWN_DTYPES", "dtype_of", "dtype_name",
+    "DmaSpec", "StreamSpec", "PRESETS", "KNOWN_DTYPES", "data_dtype", "dtype_of", "dtype_name",
 ]

@@ -18,6 +18,8 @@ Examples
 
 from __future__ import annotations
 
+import math
+
 import operator
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
@@ -26,7 +28,7 @@ import numpy as np
 
 from .access_pattern import validate_perm
 from .errors import ArgumentError, LayoutError
-from .hardware import KNOWN_DTYPES, Hardware, dtype_name, dtype_of
+from .hardware import Hardware, data_dtype, dtype_of
 from .program import Program
 
 
@@ -48,14 +50,7 @@ class PermuteRequest:
             perm_t = validate_perm(perm, len(shape_t))
         except LayoutError as exc:
             raise ArgumentError(str(exc)) from None
-        try:
-            name = dtype_name(dtype)
-            kind = dtype_of(dtype).kind
-        except TypeError:
-            raise ArgumentError(f"unknown dtype {dtype!r}") from None
-        if kind not in "biufc" and name not in KNOWN_DTYPES:  # bfloat16, fp8: kind "V"
-            raise ArgumentError(f"dtype {dtype!r} is not a numeric or bool dtype; use e.g. "
-                                "int8..int64, uint8..uint64, float16, bfloat16, float32 or bool")
+        name = data_dtype(dtype).name
         object.__setattr__(self, "shape", shape_t)
         object.__setattr__(self, "perm", perm_t)
         object.__setattr__(self, "dtype", name)
@@ -70,7 +65,7 @@ class PermuteRequest:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)  # Python ints: never overflows
 
     @property
     def itemsize(self) -> int:

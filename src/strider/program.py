@@ -67,6 +67,8 @@ id  engine  instruction  deps  operands
 
 from __future__ import annotations
 
+import math
+
 import functools
 import json
 from dataclasses import dataclass, field, fields
@@ -323,7 +325,7 @@ class TensorDecl:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)  # Python ints: never overflows
 
     @property
     def nbytes(self) -> int:

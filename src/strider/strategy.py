@@ -54,8 +54,20 @@ def resolve_hardware(hw: Hardware | str) -> Hardware:
     return hw if isinstance(hw, Hardware) else Hardware.load(hw)
 
 
+def check_fits_dram(request: PermuteRequest, hw: Hardware) -> None:
+    """Refuse at once a tensor whose input and output together exceed the DRAM."""
+    need = 2 * request.nbytes
+    if need > hw.dram.capacity_bytes:
+        raise PlanError(
+            f"{request.describe()} needs {need:,} bytes of DRAM (input + output) but "
+            f"{hw.name} has {hw.dram.capacity_bytes:,}; use a smaller tensor or a hardware "
+            "description with more DRAM"
+        )
+
+
 def candidates(request: PermuteRequest, hw: Hardware, **options: Any) -> list[tuple[str, Plan | str]]:
     """Every strategy's plan, or the reason it does not apply, in name order."""
+    check_fits_dram(request, hw)
     out: list[tuple[str, Plan | str]] = []
     for name, strategy in strategies().items():
         reason = strategy.why_not(request, hw, **options)
@@ -113,6 +125,7 @@ def plan_permute(shape: Sequence[int], perm: Sequence[int], dtype: str,
     """
     request = PermuteRequest(shape, perm, dtype)
     hardware = resolve_hardware(hw)
+    check_fits_dram(request, hardware)
     known = strategies()
     if strategy != "auto":
         if strategy not in known:

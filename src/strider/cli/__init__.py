@@ -46,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, UnicodeDecodeError) as exc:  # a path that cannot be opened or read as text
         print(f"strider {args.command}: error: {exc}; check the path", file=sys.stderr)
         return 2
+    except MemoryError:  # the simulator holds real data: the host must fit the tensors
+        print(f"strider {args.command}: error: this machine ran out of memory for the "
+              "tensors' real data; use a smaller --shape", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -28,9 +28,9 @@ _DIRECTIVE = re.compile(r"^\s*#\s*array:\s*(.+?)\s*$")
 
 
 def _ints(text: str, what: str, spec: str) -> tuple[int, ...]:
-    parts = [p for p in re.split(r"[x,]", text.strip()) if p.strip()]
+    parts = re.split(r"[x,]", text.strip())
     try:
-        if not parts:
+        if not all(p.strip() for p in parts):  # "3,,x" or "" is a typo, not a shape
             raise ValueError
         return tuple(int(p) for p in parts)
     except ValueError:

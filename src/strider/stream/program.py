@@ -34,7 +34,7 @@ import numpy as np
 
 from ..access_pattern import AccessPattern
 from ..errors import ArgumentError, ProgramError
-from ..hardware import Hardware, dtype_of
+from ..hardware import Hardware, data_dtype, dtype_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from .kernels import Kernel
@@ -385,10 +385,7 @@ def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware, *,
     from .safety import check_working_set
 
     shape = _as_shape(shape)
-    try:
-        dt = dtype_of(str(np.dtype(dtype)) if not isinstance(dtype, str) else dtype)
-    except TypeError:
-        raise ArgumentError(f"unknown dtype {dtype!r}") from None
+    dt = data_dtype(dtype)
     ndim = len(shape)
     if ndim == 0:
         raise ArgumentError("a stream needs a tensor with at least one dim")
