@@ -92,3 +92,12 @@ def test_stream_refuses_non_numeric_dtypes():
     with pytest.raises(ArgumentError, match="not a numeric"):
         from strider.stream import scale_bias
         strider.stream((64, 16), "U4", scale_bias(1.0, 0.0), Hardware.preset("tiny"))
+
+
+def test_misspelt_strategy_options_are_refused():
+    import strider
+
+    with pytest.raises(ArgumentError, match="unknown option.*allow_inexat.*allow_inexact"):
+        strider.plan_permute((4, 8), (1, 0), "float32", hw="tiny", allow_inexat=True)
+    plan = strider.plan_permute((4, 8), (1, 0), "float32", hw="tiny", allow_inexact=True)
+    assert plan.strategy in ("pe", "vector", "dma")

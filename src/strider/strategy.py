@@ -28,6 +28,7 @@ from .plan import Plan, PermuteRequest
 class Strategy(Protocol):
     name: str
     summary: str
+    options: tuple[str, ...]
 
     def why_not(self, request: PermuteRequest, hw: Hardware, **options: Any) -> str | None: ...
 
@@ -54,6 +55,15 @@ def resolve_hardware(hw: Hardware | str) -> Hardware:
     return hw if isinstance(hw, Hardware) else Hardware.load(hw)
 
 
+def check_options(options: dict[str, Any]) -> None:
+    """Refuse option names no strategy reads (a typo would otherwise do nothing)."""
+    known = sorted({o for s in strategies().values() for o in getattr(s, "options", ())})
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ArgumentError(f"unknown option(s) {', '.join(unknown)}; the strategies read: "
+                            f"{', '.join(known) or 'none'}")
+
+
 def check_fits_dram(request: PermuteRequest, hw: Hardware) -> None:
     """Refuse at once a tensor whose input and output together exceed the DRAM."""
     need = 2 * request.nbytes
@@ -67,6 +77,7 @@ def check_fits_dram(request: PermuteRequest, hw: Hardware) -> None:
 
 def candidates(request: PermuteRequest, hw: Hardware, **options: Any) -> list[tuple[str, Plan | str]]:
     """Every strategy's plan, or the reason it does not apply, in name order."""
+    check_options(options)
     check_fits_dram(request, hw)
     out: list[tuple[str, Plan | str]] = []
     for name, strategy in strategies().items():
@@ -125,6 +136,7 @@ def plan_permute(shape: Sequence[int], perm: Sequence[int], dtype: str,
     """
     request = PermuteRequest(shape, perm, dtype)
     hardware = resolve_hardware(hw)
+    check_options(options)
     check_fits_dram(request, hardware)
     known = strategies()
     if strategy != "auto":

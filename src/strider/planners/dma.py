@@ -30,6 +30,7 @@ from .vector import Working, declare_tensors, emit_direct, make_plan
 class DmaStrategy:
     name = "dma"
     summary = "naive strided DMA DRAM -> DRAM walking the permuted source (for comparison)"
+    options: tuple[str, ...] = ()  # the keyword options plan() reads
 
     def why_not(self, request: PermuteRequest, hw: Hardware, **options: Any) -> str | None:
         return carrier_why_not(request.dtype, hw)

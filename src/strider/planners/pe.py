@@ -519,6 +519,7 @@ class PeStrategy:
 
     name = "pe"
     summary = "PE-array transpose against an identity matrix (seed 002)"
+    options: tuple[str, ...] = ("allow_inexact", "pe_mode", "pe_buffers", "pe_carrier")  # the keyword options plan() reads
 
     def why_not(self, request: PermuteRequest, hw: Hardware, **options: Any) -> str | None:
         view = transpose_view(request)

@@ -376,6 +376,7 @@ def direct_cycles(w: Working, hw: Hardware) -> float:
 class VectorStrategy:
     name = "vector"
     summary = "seed 003: DMA in by source runs, vector engine re-orders in SBUF, DMA out"
+    options: tuple[str, ...] = ()  # the keyword options plan() reads
 
     def why_not(self, request: PermuteRequest, hw: Hardware, **options: Any) -> str | None:
         return carrier_why_not(request.dtype, hw)
