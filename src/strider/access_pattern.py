@@ -18,6 +18,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 import operator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -192,10 +193,7 @@ class AccessPattern:
     @property
     def size(self) -> int:
         """Number of elements (product of the shape; 1 for 0-d)."""
-        size = 1
-        for n in self.shape:
-            size *= n
-        return size
+        return math.prod(self.shape)
 
     @property
     def min_address(self) -> int | None:

@@ -1,4 +1,4 @@
-"""Helpers shared by the CLI verbs: parsing comma lists, printing tables and JSON."""
+"""Helpers shared by the CLI verbs: parsing comma lists and printing JSON."""
 
 from __future__ import annotations
 
@@ -7,18 +7,19 @@ import json
 import sys
 from typing import Any
 
-from ..text import format_table  # noqa: F401  (re-exported for the verbs)
+
+def parse_ints(text: str) -> tuple[int, ...]:
+    """``"32,256,56,56"`` or ``"32x256"`` as a tuple of ints; ``""`` is ``()`` (a 0-d
+    shape); an empty entry (``"4,,8"``) or a non-integer raises ``ValueError``."""
+    if text.strip() == "":
+        return ()
+    return tuple(int(p) for p in text.replace("x", ",").split(","))
 
 
 def int_list(text: str) -> tuple[int, ...]:
-    """Parse ``"32,256,56,56"`` (or ``"32x256"``) into a tuple of ints, for argparse.
-
-    An empty string is the empty tuple (a 0-d shape); an empty entry (``"4,,8"``) is an error.
-    """
-    if text.strip() == "":
-        return ()
+    """:func:`parse_ints` as an argparse type (errors become usage errors)."""
     try:
-        return tuple(int(p) for p in text.replace("x", ",").split(","))
+        return parse_ints(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected comma-separated integers such as 4,8,16, got {text!r}"

@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 
 from ..hardware import PRESETS, Hardware
-from ._common import format_table, print_json
+from ..text import format_table
+from ._common import print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -21,21 +21,22 @@ from ..access_pattern import AccessPattern
 from ..errors import ArgumentError, LayoutError
 from ..ttu import TTUConfig, TTUProgram, compile_program
 from ..ttu.program import AddressStream
-from ._common import format_table, print_json
+from ..text import format_table
+from ._common import parse_ints, print_json
 
 _SPEC = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*([^@]+?)\s*(?:@\s*(-?\d+))?\s*$")
 _DIRECTIVE = re.compile(r"^\s*#\s*array:\s*(.+?)\s*$")
 
 
 def _ints(text: str, what: str, spec: str) -> tuple[int, ...]:
-    parts = re.split(r"[x,]", text.strip())
     try:
-        if not all(p.strip() for p in parts):  # "3,,x" or "" is a typo, not a shape
-            raise ValueError
-        return tuple(int(p) for p in parts)
+        values = parse_ints(text)
     except ValueError:
+        values = ()
+    if not values:  # "" here is a typo too, not a 0-d shape
         raise ArgumentError(f"array spec {spec!r}: {what} {text!r} is not a list of integers "
-                            f"such as 3x2x2 or 3,2,2") from None
+                            f"such as 3x2x2 or 3,2,2")
+    return values
 
 
 def parse_array_spec(spec: str) -> tuple[str, AccessPattern]:
