@@ -95,14 +95,10 @@ def _structure(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, i
     return need, sum(abs(n * st) for n, st in zip(shape, strides))
 
 
-def ttu_problem(pattern: AccessPattern, dims: int, width_bits: int) -> tuple[str, str] | None:
-    """Why one TTU row of ``dims`` columns and ``width_bits`` registers cannot walk
-    ``pattern``: ``("dims", text)``, ``("width", text)``, or None when it fits."""
-    return _ttu_problem(pattern.shape, pattern.strides, pattern.offset, dims, width_bits)
-
-
 def _ttu_problem(shape: tuple[int, ...], strides: tuple[int, ...], offset: int, dims: int,
                  width_bits: int) -> tuple[str, str] | None:
+    """Why one TTU row of ``dims`` columns and ``width_bits`` registers cannot walk the
+    pattern: ``("dims", text)``, ``("width", text)``, or None when it fits."""
     if 0 in shape:
         return None
     need, extent = _structure(shape, strides)
@@ -118,9 +114,6 @@ def _ttu_problem(shape: tuple[int, ...], strides: tuple[int, ...], offset: int, 
     except CapacityError as exc:
         return ("width", str(exc))
     return None
-
-
-_ANY = ("dram", "sbuf", "psum")
 
 
 class Table(NamedTuple):
@@ -152,7 +145,6 @@ _OPERANDS: dict[type, tuple[str, ...]] = {
     Signal: (), Wait: (),
 }
 _MEM_ID = {"sbuf": 1, "psum": 2}
-_BIG = 1 << 62
 
 
 class _Entry(NamedTuple):
@@ -802,4 +794,4 @@ def deadlock_chain(program: Program, heads: dict[str, int], finished: Sequence[b
 
 
 __all__ = ["validate", "Table", "RaceDetector", "deadlock_chain", "describe", "engine_names",
-           "accumulator_dtype", "dma_side_pattern", "ttu_problem"]
+           "accumulator_dtype", "dma_side_pattern"]

@@ -26,13 +26,13 @@ Examples
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Mapping
 
 import numpy as np
 
+from ..access_pattern import AccessPattern
 from ..errors import ArgumentError, ProgramError, SimulationError
-from functools import lru_cache
-
 from ..hardware import Hardware, dtype_of
 from ..program import (
     ActCopy, DmaCopy, Instruction, LoadWeights, MatMul, PeTranspose, Program, Ref, Signal,
@@ -94,23 +94,14 @@ class Executor:
         self.weights: np.ndarray | None = None
 
     # ------------------------------------------------------------ views
-    def memory(self, ref: Ref) -> Memory:
-        return self.memories[ref.tensor if ref.memory == "dram" else ref.memory]  # type: ignore[index]
-
     def view(self, ref: Ref, raw: bool = False) -> np.ndarray:
         """The ref as an array of its logical shape (raw: unsigned ints of the same size)."""
-        dt = _dtype(ref.dtype, raw)
-        mem = self.memory(ref)
-        if ref.memory == "dram":
-            return strided_view(mem.data, dt, 0, 1, ref.pattern)[0]
-        return strided_view(mem.data, dt, ref.partition_start, ref.partitions, ref.pattern)
-
-    def _span(self, ref: Ref) -> tuple[int, int]:
-        return (0, 1) if ref.memory == "dram" else (ref.partition_start, ref.partitions)
+        mem, p0, parts = self._locate(ref)
+        v = strided_view(mem.data, _dtype(ref.dtype, raw), p0, parts, ref.pattern)
+        return v[0] if ref.memory == "dram" else v
 
     def read(self, k: int, instr: Instruction, name: str, ref: Ref, raw: bool = False):
-        mem = self.memory(ref)
-        p0, parts = self._span(ref)
+        mem, p0, parts = self._locate(ref)
         item = _dtype(ref.dtype).itemsize
         if not mem.is_written(p0, parts, ref.pattern, item):
             ok = mem.element_written(p0, parts, ref.pattern, item)
@@ -130,10 +121,11 @@ class Executor:
         return self.view(ref, raw)
 
     def wrote(self, ref: Ref) -> None:
-        p0, parts = self._span(ref)
-        self.memory(ref).mark(p0, parts, ref.pattern, _dtype(ref.dtype).itemsize)
+        mem, p0, parts = self._locate(ref)
+        mem.mark(p0, parts, ref.pattern, _dtype(ref.dtype).itemsize)
 
     def _locate(self, ref: Ref) -> tuple[Memory, int, int]:
+        """The ref's memory and partition span (a DRAM tensor is one partition)."""
         if ref.memory == "dram":
             return self.memories[ref.tensor], 0, 1  # type: ignore[index]
         return self.memories[ref.memory], ref.partition_start, ref.partitions
@@ -204,9 +196,8 @@ class Executor:
             raise ProgramError(f"{describe(k, instr)}: dst has {instr.dst.partitions} "
                                f"partitions but the loaded weights have {cols} columns")
         acc = accumulator_dtype(str(instr.moving.dtype))
-        w_acc = accumulator_dtype(_dtype_name(w.dtype))
-        if w_acc != acc:
-            raise ProgramError(f"{describe(k, instr)}: weights ({_dtype_name(w.dtype)}) and "
+        if accumulator_dtype(w.dtype.name) != acc:
+            raise ProgramError(f"{describe(k, instr)}: weights ({w.dtype.name}) and "
                                f"moving data ({instr.moving.dtype}) accumulate in different "
                                "dtypes; use float inputs on both or integers on both")
         out = _mac(w, moving.reshape(rows, -1), np.dtype(acc))
@@ -230,8 +221,6 @@ class Executor:
             dt = dtype_of(decl.dtype)
             arr = mem.data.reshape(-1).view(dt).reshape(decl.shape)
             if decl.size and not mem.fully_written():
-                from ..access_pattern import AccessPattern
-
                 ok = mem.element_written(0, 1, AccessPattern.contiguous((decl.size,)),
                                          dt.itemsize)[0].reshape(decl.shape)
                 bad = int(ok.size - np.count_nonzero(ok))
@@ -331,10 +320,6 @@ def _one_shape(dst: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray
     if v is not None:
         return v, src
     return dst, src.reshape(dst.shape)  # neither side can be viewed: a temporary
-
-
-def _dtype_name(dt: np.dtype) -> str:
-    return "bfloat16" if dt.name == "bfloat16" else dt.name
 
 
 def _fill_value(k: int, instr: VectorFill, dt: np.dtype):

@@ -40,9 +40,6 @@ from ..hardware import Hardware
 from ..program import Program, Signal, Wait
 from .checks import Table, deadlock_chain, validate
 
-_INF = float("inf")
-
-
 @dataclass
 class Schedule:
     """Per instruction: start and end (results ready) cycle, engine index, uncontended
@@ -76,11 +73,6 @@ class Schedule:
             before = np.r_[-np.inf, covered[:-1]]
             busy[eng[lo]] = float(np.maximum(0.0, tt - np.maximum(ss, before)).sum())
         return busy
-
-
-def instruction_table(program: Program, hw: Hardware) -> Table:
-    """Validate ``program`` and return its per-instruction :class:`~strider.sim.checks.Table`."""
-    return validate(program, hw)
 
 
 def schedule(program: Program, hw: Hardware,
@@ -229,4 +221,4 @@ def schedule(program: Program, hw: Hardware,
                     np.array(occ, dtype=np.float64))
 
 
-__all__ = ["schedule", "Schedule", "instruction_table"]
+__all__ = ["schedule", "Schedule"]
