@@ -46,11 +46,13 @@ from typing import Any
 import numpy as np
 
 from ..access_pattern import AccessPattern
-from ..cost import dma_cycles, roofline_cycles
+from ..cost import dma_cycles
 from ..errors import ArgumentError, DeadlockError, SimulationError
 from ..program import DmaCopy, Ref
 from .pages import PageTable
-from .program import Load, PageId, Segment, StreamProgram, _fmt, contiguous_run_bytes
+from .program import (
+    Load, PageId, Segment, StreamProgram, _fmt, contiguous_run_bytes, region_pattern,
+)
 
 _POISON = 0xA5
 
@@ -393,13 +395,6 @@ class StreamResult:
         plot_result(self, path)
 
 
-def _region_pattern(shape: tuple[int, ...], region: tuple[slice, ...]) -> AccessPattern:
-    pattern = AccessPattern.contiguous(shape)
-    for dim, s in enumerate(region):
-        pattern = pattern.slice(dim, s.start, s.stop)
-    return pattern
-
-
 def run_stream(program: StreamProgram, x: np.ndarray, *, record: bool = False) -> StreamResult:
     """Simulate ``program`` on ``x`` in time; see the module docstring for the model."""
     from .safety import deadlock_witness
@@ -430,7 +425,7 @@ def run_stream(program: StreamProgram, x: np.ndarray, *, record: bool = False) -
     def load_cycles(page: PageId) -> float:
         region = lay.page_region(page)
         n = math.prod(s.stop - s.start for s in region)
-        instr = DmaCopy(queue=0, src=Ref.dram("x", _region_pattern(lay.shape, region), dt),
+        instr = DmaCopy(queue=0, src=Ref.dram("x", region_pattern(lay.shape, region), dt),
                         dst=Ref.sbuf(0, 1, AccessPattern.contiguous((n,)), dt))
         return dma_cycles(instr, hw)
 
@@ -443,9 +438,6 @@ def run_stream(program: StreamProgram, x: np.ndarray, *, record: bool = False) -
             store_cost[key] = dma_cycles(DmaCopy(queue=0, src=src, dst=dst), hw)
         return store_cost[key]
 
-    def enqueue(t: Transfer) -> None:
-        waiting.append(t)
-
     def settle() -> None:
         nonlocal seq
         progress = True
@@ -455,8 +447,8 @@ def run_stream(program: StreamProgram, x: np.ndarray, *, record: bool = False) -
                 progress = True
                 if ev[0] == "load":
                     issued_at[ev[1]] = now
-                    enqueue(Transfer("load", ev[1], lay.page_elements(ev[1])
-                                     * program.dtype.itemsize, load_cycles(ev[1])))
+                    nbytes = lay.page_elements(ev[1]) * program.dtype.itemsize
+                    waiting.append(Transfer("load", ev[1], nbytes, load_cycles(ev[1])))
                 else:
                     defined_at[ev[1]] = now
             for e in range(program.engines):
@@ -510,7 +502,7 @@ def run_stream(program: StreamProgram, x: np.ndarray, *, record: bool = False) -
             _, _, e = heapq.heappop(heap)
             final = core.end(e)
             for nbytes, chunk in pending_stores.pop(e, []) + final:
-                enqueue(Transfer("store", e, nbytes, store_cycles(nbytes, chunk)))
+                waiting.append(Transfer("store", e, nbytes, store_cycles(nbytes, chunk)))
             idle_since[e] = now
         settle()
     if not core.finished:
@@ -527,4 +519,4 @@ def run_stream(program: StreamProgram, x: np.ndarray, *, record: bool = False) -
     return StreamResult(program, core.out, stats, timeline, counters, core.log)
 
 
-__all__ = ["StreamCore", "EngineState", "Tile", "StreamResult", "run_stream", "roofline_cycles"]
+__all__ = ["StreamCore", "EngineState", "Tile", "StreamResult", "run_stream"]

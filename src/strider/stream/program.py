@@ -34,7 +34,7 @@ import numpy as np
 
 from ..access_pattern import AccessPattern
 from ..errors import ArgumentError, ProgramError
-from ..hardware import Hardware, data_dtype, dtype_of
+from ..hardware import Hardware, data_dtype
 
 if TYPE_CHECKING:  # pragma: no cover
     from .kernels import Kernel
@@ -96,10 +96,19 @@ def contiguous_run_bytes(shape: Sequence[int], region: Sequence[slice], itemsize
     >>> contiguous_run_bytes((4, 8), (slice(0, 2), slice(2, 6)), 4)
     16
     """
+    return region_pattern(shape, region).contiguous_run() * itemsize
+
+
+def region_pattern(shape: Sequence[int], region: Sequence[slice]) -> AccessPattern:
+    """The element pattern of a box inside a row-major tensor of ``shape``.
+
+    >>> region_pattern((4, 8), (slice(1, 3), slice(2, 6)))
+    AccessPattern(shape=(2, 4), strides=(8, 1), offset=10)
+    """
     pattern = AccessPattern.contiguous(tuple(shape))
     for dim, s in enumerate(region):
         pattern = pattern.slice(dim, s.start, s.stop)
-    return pattern.contiguous_run() * itemsize
+    return pattern
 
 
 def choose_page_shape(shape: Sequence[int], itemsize: int, page_bytes: int,

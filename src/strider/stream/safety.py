@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import CapacityError
 from ..hardware import Hardware
+from .program import _fmt
 
 if TYPE_CHECKING:  # pragma: no cover
     from .processor import StreamCore
@@ -58,11 +59,12 @@ def check_working_set(layout: PageLayout, hw: Hardware, pool: int, segment_rows:
                         f"{hw.sbuf.capacity_bytes // slot} pages")
     need = working_set_pages(layout, segment_rows)
     if need > pool:
-        columns = need // max(1, min(segment_rows, layout.grid[layout.streaming_dim]))
+        rows = min(segment_rows, layout.grid[layout.streaming_dim])
+        columns = need // max(1, rows)
         fix = ("use segment_rows=1" if segment_rows > 1 and columns <= pool else
                "use larger pages along the non-streaming dims, or stream along another dim")
         problems.append(
-            f"a segment of {min(segment_rows, layout.grid[layout.streaming_dim])} page row(s) x "
+            f"a segment of {rows} page row(s) x "
             f"{columns} page column(s) = {need} pages of {slot} B, but the pool holds {pool} "
             f"page(s) ({pool * slot} B of {hw.sbuf.capacity_bytes} B SBUF); {fix}, or give "
             f"pages >= {need}")
@@ -101,6 +103,3 @@ def deadlock_witness(core: StreamCore) -> list[str]:
                          f"reference(s), held by {names}")
     return lines
 
-
-def _fmt(t) -> str:
-    return "(" + ",".join(str(int(v)) for v in t) + ")"

@@ -258,7 +258,7 @@ class TTUProgram:
                 addresses.extend(chain.from_iterable(zip(*streams)))
             runs.append((group.rows, len(streams[0])))
         return AddressStream(np.array(addresses, dtype=np.int64), runs, self.row_names,
-                             {k: OpCounts(**v.to_dict()) for k, v in ttu.counts.items()})
+                             _counts_of(ttu))
 
     def steps(self, ttu: TTU | None = None) -> Iterator[tuple[int, int]]:
         """Yield ``(row, address)`` one instruction at a time (the literal state machine).
@@ -285,8 +285,7 @@ class TTUProgram:
         pairs = list(self.steps(ttu))
         rows = np.array([r for r, _ in pairs], dtype=np.int32)
         addrs = np.array([a for _, a in pairs], dtype=np.int64)
-        return AddressStream(addrs, rows, self.row_names,
-                             {k: OpCounts(**v.to_dict()) for k, v in ttu.counts.items()})
+        return AddressStream(addrs, rows, self.row_names, _counts_of(ttu))
 
     # ------------------------------------------------------------------ fast path
     def addresses(self) -> AddressStream:
@@ -331,9 +330,14 @@ class TTUProgram:
         }
 
 
+def _counts_of(ttu: TTU) -> dict[str, OpCounts]:
+    """A copy of the unit's per-instruction operation counts."""
+    return {k: OpCounts(**v.to_dict()) for k, v in ttu.counts.items()}
+
+
 def _row_addresses(row: RowProgram, out: np.ndarray) -> None:
     """Write every address of ``row`` (row-major over its columns) into 1-d ``out``."""
-    cols = [(t, i, s) for t, i, s in zip(row.trips, row.initial, row.step)]
+    cols = list(zip(row.trips, row.initial, row.step))
     # collapse the constant contribution of one-trip columns into a scalar
     const = sum(i for t, i, _ in cols if t == 1)
     live = [(t, i, s) for t, i, s in cols if t != 1] or [(1, 0, 0)]
