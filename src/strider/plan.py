@@ -19,7 +19,6 @@ Examples
 from __future__ import annotations
 
 import math
-
 import operator
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping

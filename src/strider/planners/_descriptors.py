@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
@@ -60,36 +60,6 @@ class Side:
              pstart: int = 0) -> Side:
         return cls("sbuf", tuple(strides), int(offset), None, tuple(pstrides), int(pstart))
 
-    def fix(self, dim: int, index: int) -> Side:
-        """The side with logical dim ``dim`` advanced to ``index`` (the dim stays)."""
-        off = self.offset + index * self.strides[dim]
-        pst = self.pstart + (index * self.pstrides[dim] if self.pstrides else 0)
-        return replace(self, offset=off, pstart=pst)
-
-    def drop(self, dims: Sequence[int]) -> Side:
-        keep = [k for k in range(len(self.strides)) if k not in set(dims)]
-        return replace(self, strides=tuple(self.strides[k] for k in keep),
-                       pstrides=tuple(self.pstrides[k] for k in keep) if self.pstrides else ())
-
-    def ref(self, shape: Sequence[int], dtype: str) -> Ref:
-        """The Ref of this side over logical ``shape`` (coalesced)."""
-        shape = tuple(shape)
-        if self.memory == "dram":
-            pat = AccessPattern(shape, self.strides, self.offset).coalesce()
-            return Ref.dram(self.tensor, pat, dtype)  # type: ignore[arg-type]
-        lead = 0
-        while lead < len(shape) and self.pstrides and self.pstrides[lead] != 0:
-            lead += 1
-        if self.pstrides and any(self.pstrides[lead:]):
-            raise PlanError("internal: partition dims must lead the transfer's logical dims")
-        partitions = 1
-        for k in reversed(range(lead)):
-            if shape[k] > 1 and self.pstrides[k] != partitions:
-                raise PlanError("internal: partition dims must flatten row-major")
-            partitions *= shape[k]
-        free = AccessPattern(shape[lead:], self.strides[lead:], self.offset).coalesce()
-        return Ref.sbuf(self.pstart, partitions, free, dtype)
-
 
 @dataclass(frozen=True)
 class Transfer:
@@ -102,10 +72,7 @@ class Transfer:
 
     @property
     def size(self) -> int:
-        size = 1
-        for n in self.shape:
-            size *= n
-        return size
+        return math.prod(self.shape)
 
 
 def ttu_pattern(ref: Ref, hw: Hardware) -> AccessPattern:
@@ -187,7 +154,8 @@ class _Form:
 
     def __init__(self, memory: str, shape: tuple[int, ...], strides: tuple[int, ...],
                  pstrides: tuple[int, ...], row: int, max_dims: int) -> None:
-        # as Side.ref, then ttu_pattern, then the column count of check_fits
+        # the side's Ref (partition dims lead, flattened row-major), then ttu_pattern,
+        # then the column count of check_fits
         self.on_chip = memory != "dram"
         self.row = row
         lead = 0

@@ -21,11 +21,13 @@ Examples
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
+from ..errors import PlanError
 from ..hardware import Hardware, dtype_of
 
 
@@ -58,7 +60,7 @@ def coalesce_permutation(shape: Sequence[int], perm: Sequence[int]
             runs.append([d])
     by_source = sorted(runs, key=lambda r: r[0])
     new_index = {tuple(r): k for k, r in enumerate(by_source)}
-    new_shape = tuple(int(np.prod([shape[d] for d in r])) for r in by_source)
+    new_shape = tuple(math.prod(shape[d] for d in r) for r in by_source)
     new_perm = tuple(new_index[tuple(r)] for r in runs)
     return new_shape, new_perm, tuple(tuple(r) for r in by_source)
 
@@ -154,8 +156,6 @@ def carrier_dtype(dtype: str, hw: Hardware) -> tuple[str, int]:
         width = dtype_of(name).itemsize
         if size % width == 0 and hw.supports(name):
             return name, size // width
-    from ..errors import PlanError
-
     raise PlanError(
         f"{hw.name} has no dtype to carry {dtype} ({size} bytes): add uint8 (or a wider "
         "unsigned integer) to its dtypes"
@@ -168,8 +168,6 @@ def carrier_why_not(dtype: str, hw: Hardware) -> str | None:
     >>> carrier_why_not("float64", Hardware.preset("trn1-like")) is None
     True
     """
-    from ..errors import PlanError
-
     try:
         carrier_dtype(dtype, hw)
     except PlanError as exc:

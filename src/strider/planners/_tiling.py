@@ -11,10 +11,10 @@ A :class:`Tiling` assigns every working dim a role and a tile extent:
   them in target order, so group 2 (target-contiguous) leaves as long runs.
 
 Tiles are boxes of the working index space; the odometer over tiles is the outer loop,
-the descriptors' TTUs walk the inside of a tile (the inner loop). :func:`choose_tiling`
+the descriptors' TTUs walk the inside of a tile (the inner loop). :func:`rank_tilings`
 scores candidates (every split of one dim by a divisor, greedy partition assignment,
 balanced group 1 / group 2 extents) with :func:`score`, an analytic model of the
-pipelined DMA-in / vector / DMA-out schedule, and keeps the cheapest.
+pipelined DMA-in / vector / DMA-out schedule, and keeps the cheapest few.
 """
 
 from __future__ import annotations
@@ -329,12 +329,6 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     return sorted(picked, key=lambda t: t.estimate["cycles"])
 
 
-def choose_tiling(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
-                  hw: Hardware) -> Tiling:
-    """The cheapest tiling by :func:`score`."""
-    return rank_tilings(shape, perm, item, hw, keep=1)[0]
-
-
 def tile_boxes(t: Tiling):
     """Every tile as (origin, extents), odometer order (outermost working dim first)."""
     grids = [range(0, n, step) for n, step in zip(t.shape, t.tile)]
@@ -344,4 +338,4 @@ def tile_boxes(t: Tiling):
         yield o, e
 
 
-__all__ = ["Tiling", "score", "choose_tiling", "rank_tilings", "tile_boxes", "PIPELINE_SLOTS"]
+__all__ = ["Tiling", "score", "rank_tilings", "tile_boxes", "PIPELINE_SLOTS"]

@@ -522,30 +522,16 @@ class PeStrategy:
     options: tuple[str, ...] = ("allow_inexact", "pe_mode", "pe_buffers", "pe_carrier")  # the keyword options plan() reads
 
     def why_not(self, request: PermuteRequest, hw: Hardware, **options: Any) -> str | None:
-        view = transpose_view(request)
-        if view is None:
-            return (f"perm {request.perm} of shape {request.shape} is not a transpose of the "
-                    "last two dims with the leading dims in order (even after merging dims "
-                    "that stay together); use strategy 'vector'")
-        mode, engine, note = _mode(request, hw, options)
-        if mode is None:
-            return note
-        try:
-            choose_tiling(view, engine, mode, hw, options.get("pe_buffers"))
-        except CapacityError as exc:
-            return str(exc)
-        return None
+        found = _prepare(request, hw, options)
+        return found if isinstance(found, str) else None
 
     def plan(self, request: PermuteRequest, hw: Hardware, **options: Any) -> Plan:
-        reason = self.why_not(request, hw, **options)
-        if reason is not None:
-            raise PlanError(f"strategy 'pe' cannot plan {request.describe()}: {reason}")
+        found = _prepare(request, hw, options)
+        if isinstance(found, str):
+            raise PlanError(f"strategy 'pe' cannot plan {request.describe()}: {found}")
         from ..cost import estimate
 
-        view = transpose_view(request)
-        assert view is not None
-        mode, engine, note = _mode(request, hw, options)
-        tiling = choose_tiling(view, engine, mode, hw, options.get("pe_buffers"))
+        view, mode, engine, note, tiling = found
         program = _Emitter(request, view, tiling, hw).emit()
         predicted = estimate(program, hw)
         k = tiling.blocks(view)
@@ -569,9 +555,23 @@ class PeStrategy:
         )
 
 
-def _mode(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
-    return choose_mode(request.dtype, hw, bool(options.get("allow_inexact", False)),
-                       options.get("pe_mode", "auto"), bool(options.get("pe_carrier", True)))
+def _prepare(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
+    """``(view, mode, engine dtype, note, tiling)``, or the reason the strategy does not apply."""
+    view = transpose_view(request)
+    if view is None:
+        return (f"perm {request.perm} of shape {request.shape} is not a transpose of the "
+                "last two dims with the leading dims in order (even after merging dims "
+                "that stay together); use strategy 'vector'")
+    mode, engine, note = choose_mode(
+        request.dtype, hw, bool(options.get("allow_inexact", False)),
+        options.get("pe_mode", "auto"), bool(options.get("pe_carrier", True)))
+    if mode is None:
+        return note
+    try:
+        tiling = choose_tiling(view, engine, mode, hw, options.get("pe_buffers"))
+    except CapacityError as exc:
+        return str(exc)
+    return view, mode, engine, note, tiling
 
 
 def _sub_blocks(view: TransposeView, t: Tiling) -> int:

@@ -137,7 +137,6 @@ class QueueBalancer:
 
 def emit_direct(program: Program, w: Working, hw: Hardware, label: str) -> int:
     """DRAM -> DRAM copy of the whole permutation, spread over every queue."""
-    n = len(w.shape)
     sx = AccessPattern.contiguous(w.shape).strides
     sy = AccessPattern.contiguous([w.shape[d] for d in w.perm]).strides
     t = Transfer(tuple(w.shape[d] for d in w.perm), w.dtype,
@@ -148,7 +147,6 @@ def emit_direct(program: Program, w: Working, hw: Hardware, label: str) -> int:
         q = balancer.pick(range(hw.dma.queues), src, dst)
         program.dma(q, src, dst, label=label)
         count += 1
-    del n
     return count
 
 
@@ -329,15 +327,15 @@ def _tile_transfer(t: Tiling, w: Working, origin, ext, slot_offset: int, way: st
     chip_offset, pstart = slot_offset, 0
     dram_offset = sum(o * s for o, s in zip(origin, strides))
     shape = [ext[d] for d in dims]
-    if piece is not None:  # as Side.fix(k, a) on both sides
+    if piece is not None:  # both sides start at index a of dim d
         d, a, b = piece
         k = dims.index(d)
         chip_offset += a * chip_strides[k]
         pstart += a * chip_pstrides[k]
         dram_offset += a * dram_strides[k]
         shape[k] = b - a
-    chip = Side("sbuf", chip_strides, chip_offset, None, chip_pstrides, pstart)
-    dram = Side("dram", dram_strides, dram_offset, "x" if way == "in" else "y")
+    chip = Side.sbuf(chip_strides, chip_offset, chip_pstrides, pstart)
+    dram = Side.dram("x" if way == "in" else "y", dram_strides, dram_offset)
     src, dst = (dram, chip) if way == "in" else (chip, dram)
     return Transfer(tuple(shape), w.dtype, src, dst)
 
