@@ -101,7 +101,7 @@ def format_report(report: dict[str, Any]) -> str:
     if get("cycles") is not None:
         rows.append(("simulated", f"{get('cycles'):,.0f} cycles = {_time(get('seconds', 0.0))}"))
     if get("predicted_cycles"):
-        ratio = get("cycles") / get("predicted_cycles") if get("predicted_cycles") else 0
+        ratio = get("cycles") / get("predicted_cycles")
         rows.append(("predicted", f"{get('predicted_cycles'):,.0f} cycles (simulated / "
                                   f"predicted = {ratio:.2f})"))
     if get("roofline_seconds") is not None:

@@ -39,8 +39,8 @@ from numpy.lib.stride_tricks import as_strided
 
 from ..access_pattern import AccessPattern
 from ..errors import CapacityError, ProgramError, SimulationError, StriderError
-from ..cost import _itemsize, instruction_timing, pattern_info
-from ..hardware import Hardware, dtype_of
+from ..cost import _itemsize, dma_bytes, instruction_timing, pattern_info
+from ..hardware import Hardware
 from ..ttu import TTUConfig, check_fits
 from .memory import footprint
 from ..program import (
@@ -72,6 +72,13 @@ def accumulator_dtype(dtype: str) -> str | None:
     return None
 
 
+def _partition_elements(ref: Ref, hw: Hardware) -> int:
+    """Elements of ``ref``'s dtype in one partition of its on-chip buffer: the stride a
+    DMA's TTU takes from partition to partition."""
+    spec = hw.sbuf if ref.memory == "sbuf" else hw.psum
+    return spec.bytes_per_partition // _itemsize(ref.dtype)
+
+
 def dma_side_pattern(ref: Ref, hw: Hardware) -> AccessPattern:
     """The pattern a DMA queue's TTU walks for one side, in elements of the ref's dtype.
 
@@ -80,9 +87,7 @@ def dma_side_pattern(ref: Ref, hw: Hardware) -> AccessPattern:
     """
     if ref.memory == "dram":
         return ref.pattern
-    spec = hw.sbuf if ref.memory == "sbuf" else hw.psum
-    item = dtype_of(ref.dtype).itemsize
-    row = spec.bytes_per_partition // item
+    row = _partition_elements(ref, hw)
     pat = ref.pattern
     return AccessPattern((ref.partitions, *pat.shape), (row, *pat.strides),
                          pat.offset + ref.partition_start * row)
@@ -259,7 +264,7 @@ class _Validator:
         read = written = 0
         if type(instr) is DmaCopy:
             engine = instr.queue
-            nbytes = instr.src.size * _itemsize(instr.src.dtype)
+            nbytes = dma_bytes(instr)
             read = nbytes if instr.src.memory == "dram" else 0
             written = nbytes if instr.dst.memory == "dram" else 0
         else:
@@ -278,8 +283,7 @@ class _Validator:
             if type(instr) is DmaCopy and size:
                 extent = _structure(pat.shape, pat.strides)[1]
                 if ref.memory != "dram":
-                    spec = hw.sbuf if ref.memory == "sbuf" else hw.psum
-                    row = spec.bytes_per_partition // item
+                    row = _partition_elements(ref, hw)
                     extent += ref.partitions * row
                     base = ref.partition_start * row
             bank = 0
@@ -361,8 +365,7 @@ class _Validator:
         pat = ref.pattern
         shape, strides, offset = pat.shape, pat.strides, pat.offset
         if ref.memory != "dram":
-            spec = self.hw.sbuf if ref.memory == "sbuf" else self.hw.psum
-            row = spec.bytes_per_partition // _itemsize(ref.dtype)
+            row = _partition_elements(ref, self.hw)
             shape, strides = (ref.partitions, *shape), (row, *strides)
             offset += ref.partition_start * row
         problem = _ttu_problem(shape, strides, offset, self.hw.dma.max_dims,
@@ -372,8 +375,7 @@ class _Validator:
             self.fail(k, instr, f"{name} pattern {problem[1]}", cls)
 
     def same_size(self, k, instr, a: Ref, b: Ref) -> None:
-        if a.pattern.size * (a.partitions if a.memory != "dram" else 1) != \
-                b.pattern.size * (b.partitions if b.memory != "dram" else 1):
+        if a.size != b.size:
             self.fail(k, instr, f"src has {a.size} elements {a.shape} but dst has {b.size} "
                                 f"{b.shape}; both sides must move the same number of elements")
 
@@ -382,12 +384,22 @@ class _Validator:
             self.fail(k, instr, f"src is {a.dtype} but dst is {b.dtype}: a move copies bytes, "
                                 "so both sides need the same element size (ActCopy casts)")
 
-    def pe_block(self, k, instr, ref: Ref, what: str) -> tuple[int, int]:
+    def pe_block(self, k, instr, ref: Ref, what: str, fit_cols: bool = False) -> tuple[int, int]:
+        """Check the block fits the PE array's rows (and columns, for weights)."""
         rows, cols = ref.partitions, ref.pattern.size
         if rows > self.hw.pe.rows:
             self.fail(k, instr, f"{what} has {rows} partitions but the PE array has "
                                 f"{self.hw.pe.rows} rows", CapacityError)
+        if fit_cols and cols > self.hw.pe.cols:
+            self.fail(k, instr, f"{what} has {cols} elements per partition but the PE array "
+                                f"has {self.hw.pe.cols} columns", CapacityError)
         return rows, cols
+
+    def transposed_dst(self, k, instr, rows: int, cols: int) -> None:
+        if instr.dst.partitions != cols or instr.dst.pattern.size != rows:
+            self.fail(k, instr, f"dst must be ({cols} partitions, {rows} elements) to hold "
+                                f"the transpose of src ({rows}, {cols}); got "
+                                f"({instr.dst.partitions}, {instr.dst.pattern.size})")
 
     def psum_bank(self, k, instr, ref: Ref) -> None:
         span = ref.byte_span()
@@ -416,10 +428,7 @@ class _Validator:
             self.ttu(k, instr, "dst", instr.dst)
         elif isinstance(instr, LoadWeights):
             self.ref(k, instr, "src", instr.src, ("sbuf",))
-            _, cols = self.pe_block(k, instr, instr.src, "src")
-            if cols > self.hw.pe.cols:
-                self.fail(k, instr, f"src has {cols} elements per partition but the PE array "
-                                    f"has {self.hw.pe.cols} columns", CapacityError)
+            self.pe_block(k, instr, instr.src, "src", fit_cols=True)
             if accumulator_dtype(instr.src.dtype) is None:
                 self.fail(k, instr, f"weights of dtype {instr.src.dtype}: the MAC cells take "
                                     "float16/bfloat16/float32/fp8 or 8/16-bit integers (they "
@@ -447,14 +456,8 @@ class _Validator:
                                     "LoadWeights + MatMul against an identity instead")
             self.ref(k, instr, "src", instr.src, ("sbuf",))
             self.ref(k, instr, "dst", instr.dst, ("psum",))
-            rows, cols = self.pe_block(k, instr, instr.src, "src")
-            if cols > self.hw.pe.cols:
-                self.fail(k, instr, f"src has {cols} elements per partition but the PE array "
-                                    f"has {self.hw.pe.cols} columns", CapacityError)
-            if instr.dst.partitions != cols or instr.dst.pattern.size != rows:
-                self.fail(k, instr, f"dst must be ({cols} partitions, {rows} elements) to hold "
-                                    f"the transpose of src ({rows}, {cols}); got "
-                                    f"({instr.dst.partitions}, {instr.dst.pattern.size})")
+            rows, cols = self.pe_block(k, instr, instr.src, "src", fit_cols=True)
+            self.transposed_dst(k, instr, rows, cols)
             self.same_itemsize(k, instr, instr.src, instr.dst)
             self.psum_bank(k, instr, instr.dst)
         elif isinstance(instr, ActCopy):
@@ -475,10 +478,7 @@ class _Validator:
                 self.fail(k, instr, f"src block is {rows} x {cols} but the vector engine "
                                     f"transposes at most {block} x {block}; split the block",
                           CapacityError)
-            if instr.dst.partitions != cols or instr.dst.pattern.size != rows:
-                self.fail(k, instr, f"dst must be ({cols} partitions, {rows} elements) to hold "
-                                    f"the transpose of src ({rows}, {cols}); got "
-                                    f"({instr.dst.partitions}, {instr.dst.pattern.size})")
+            self.transposed_dst(k, instr, rows, cols)
             self.same_itemsize(k, instr, instr.src, instr.dst)
         elif isinstance(instr, VectorFill):
             self.ref(k, instr, "dst", instr.dst, onchip)

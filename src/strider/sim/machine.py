@@ -32,7 +32,7 @@ from ..cost import roofline_cycles
 from ..errors import ArgumentError, StriderError
 from ..hardware import Hardware, dtype_of
 from ..program import Program, Signal
-from .checks import RaceDetector, validate
+from .checks import RaceDetector, engine_names, validate
 from .execute import Executor
 from .timing import Schedule, schedule
 
@@ -194,8 +194,6 @@ class Machine:
         races = check_races if check_races is not None else functional
         detector = None
         if races:
-            from .checks import engine_names
-
             detector = RaceDetector(program, hw, engine_names(hw))
         instrs = program.instructions
         on_start = on_finish = None
