@@ -228,6 +228,18 @@ class Hardware:
         """Convert clock cycles to seconds."""
         return cycles / self.clock_hz
 
+    def buffer(self, memory: str) -> BufferSpec:
+        """The on-chip buffer named ``"sbuf"`` or ``"psum"``.
+
+        >>> Hardware.preset("tiny").buffer("psum").banks
+        2
+        """
+        if memory == "sbuf":
+            return self.sbuf
+        if memory == "psum":
+            return self.psum
+        raise ConfigError(f"no on-chip buffer named {memory!r}; use 'sbuf' or 'psum'")
+
     def supports(self, dtype: str) -> bool:
         """Whether the engines handle ``dtype`` (a name such as ``"bfloat16"``)."""
         return str(dtype) in self.dtypes

@@ -68,7 +68,7 @@ def accumulator_dtype(dtype) -> np.dtype:
     from .hardware import dtype_of
 
     dt = dtype_of(str(dtype)) if not isinstance(dtype, np.dtype) else dtype
-    name = _dtype_name(dt)
+    name = dt.name
     if dt.kind in "iu" and dt.itemsize <= 2:
         return np.dtype(np.int32)
     if dt.kind in "fV" or name.startswith(("bfloat16", "float8")):
@@ -79,10 +79,6 @@ def accumulator_dtype(dtype) -> np.dtype:
         "through MatMul; use the pass-through transpose (where the hardware has one) or "
         "another strategy"
     )
-
-
-def _dtype_name(dt: np.dtype) -> str:
-    return "bfloat16" if dt.name == "bfloat16" else str(dt.name)
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,7 @@ def ttu_pattern(ref: Ref, hw: Hardware) -> AccessPattern:
     address space (partition-major, a partition = one row of the buffer)."""
     if not ref.on_chip:
         return ref.pattern
-    spec = hw.sbuf if ref.memory == "sbuf" else hw.psum
+    spec = hw.buffer(ref.memory)
     row = spec.bytes_per_partition // ref.itemsize
     pat = ref.pattern
     return AccessPattern((ref.partitions, *pat.shape), (row, *pat.strides),

@@ -75,7 +75,7 @@ def accumulator_dtype(dtype: str) -> str | None:
 def _partition_elements(ref: Ref, hw: Hardware) -> int:
     """Elements of ``ref``'s dtype in one partition of its on-chip buffer: the stride a
     DMA's TTU takes from partition to partition."""
-    spec = hw.sbuf if ref.memory == "sbuf" else hw.psum
+    spec = hw.buffer(ref.memory)
     return spec.bytes_per_partition // _itemsize(ref.dtype)
 
 
@@ -278,7 +278,7 @@ class _Validator:
             limit = -1
             if size and (ref.memory == "dram" or ref.partitions):
                 limit = (self.tensor_bytes[ref.tensor] if ref.memory == "dram" else
-                         (hw.sbuf if ref.memory == "sbuf" else hw.psum).bytes_per_partition)
+                         hw.buffer(ref.memory).bytes_per_partition)
             extent, base = -1, 0
             if type(instr) is DmaCopy and size:
                 extent = _structure(pat.shape, pat.strides)[1]
