@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from strider import Hardware
-from strider.cli.stream import default_shape, random_input
+from strider.cli.stream import default_shape
+from strider.data import random_array
 from strider.stream import scale_bias, stream
 from strider.text import format_table
 
@@ -53,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     hw = Hardware.load(args.hw)
     dtype = np.dtype("float32")
     shape = default_shape(hw, dtype.itemsize, hw.stream.pages, args.factor)
-    x = random_input(np.random.default_rng(0), shape, dtype)
+    x = random_array(shape, dtype, np.random.default_rng(0))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 

@@ -37,16 +37,10 @@ def permutations_of(draw, ndim: int):
 
 
 def random_array(rng: np.random.Generator, shape, dtype) -> np.ndarray:
-    """Random non-zero-heavy data of any dtype (bfloat16 via ml_dtypes), never all zeros."""
-    import ml_dtypes  # noqa: F401  (registers bfloat16 with NumPy)
+    """Random non-zero-heavy data of any dtype (:func:`strider.data.random_array`)."""
+    from strider.data import random_array as draw_array
 
-    dt = np.dtype(dtype)
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        return rng.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True)
-    if dt.kind == "b":
-        return rng.integers(0, 2, size=shape).astype(dt)
-    return (rng.standard_normal(size=shape) * 100).astype(dt)
+    return draw_array(shape, dtype, rng)
 
 
 @st.composite
@@ -59,7 +53,7 @@ def stream_cases(draw, max_dims: int = 4, kernels=("scale-bias", "reduce", "perm
     ndim = draw(st.integers(1, max_dims))
     sd = draw(st.integers(0, ndim - 1))
     shape = [draw(st.integers(0, 5) if d != sd else st.integers(0, 24)) for d in range(ndim)]
-    from strider.hardware import dtype_of
+    from strider.dtypes import dtype_of
 
     dtype = dtype_of(draw(st.sampled_from(DTYPES)))
     cap = 256 // dtype.itemsize

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from strider.api import simulate, same_bits
-from strider.hardware import Hardware, dtype_of
+from strider.hardware import Hardware
+from strider.dtypes import dtype_of
 from strider.plan import PermuteRequest
 from strider.planners._descriptors import fits_ttu
 from strider.planners.dma import STRATEGY

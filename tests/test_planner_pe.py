@@ -12,7 +12,7 @@ from strategies import random_array
 from strider import Hardware
 from strider.api import same_bits, simulate
 from strider.errors import ArgumentError, PlanError
-from strider.hardware import dtype_of
+from strider.dtypes import dtype_of
 from strider.plan import PermuteRequest
 from strider.planners.pe import STRATEGY, choose_mode, transpose_view
 from strider.program import ActCopy, DmaCopy, LoadWeights, MatMul, PeTranspose

@@ -11,7 +11,8 @@ from hypothesis import given, settings, strategies as st
 
 from strider.api import simulate, same_bits
 from strider.errors import PlanError
-from strider.hardware import Hardware, dtype_of
+from strider.hardware import Hardware
+from strider.dtypes import dtype_of
 from strider.plan import PermuteRequest
 from strider.planners._descriptors import Side, Transfer, descriptors, fits_ttu
 from strider.planners._groups import Groups, carrier_dtype, coalesce_permutation, split_dim

@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 from strategies import DTYPES, random_array
 from strider import AccessPattern as AP
 from strider import Hardware
-from strider.hardware import dtype_of
+from strider.dtypes import dtype_of
 from strider.program import Program, Ref
 from strider.sim import Machine
 

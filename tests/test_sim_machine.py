@@ -10,7 +10,7 @@ import pytest
 from strategies import random_array
 from strider import AccessPattern as AP
 from strider import Hardware
-from strider.hardware import dtype_of
+from strider.dtypes import dtype_of
 from strider.program import Program, Ref
 from strider.sim import Machine
 

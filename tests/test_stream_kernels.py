@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 from strategies import DTYPES, random_array
 from strider import Hardware
 from strider.errors import ArgumentError
-from strider.hardware import dtype_of
+from strider.dtypes import dtype_of
 from strider.stream import block_permute, reduce, scale_bias, stream, user_kernel
 from strider.stream.kernels import permute_block
-from strider.stream.stats import bit_equal
+from strider.data import same_bits as bit_equal
 
 TINY = Hardware.preset("tiny")
 

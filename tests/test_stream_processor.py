@@ -15,7 +15,7 @@ from strategies import random_array, stream_cases
 from strider import Hardware
 from strider.errors import ArgumentError, SimulationError
 from strider.stream import StreamCore, block_permute, reduce, scale_bias, stream, user_kernel
-from strider.stream.stats import bit_equal
+from strider.data import same_bits as bit_equal
 
 TINY = Hardware.preset("tiny")
 

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from strider import Hardware
 from strider.stream import build_report, format_report, scale_bias, stream
-from strider.stream.stats import bit_equal, merge_intervals, overlap_length
+from strider.data import same_bits as bit_equal
+from strider.stream.stats import merge_intervals, overlap_length
 
 TINY = Hardware.preset("tiny")
 intervals = st.lists(st.tuples(st.integers(0, 50), st.integers(1, 10)).map(

@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 
 from strategies import random_array
 from strider.errors import ArgumentError, ProgramError
-from strider.hardware import dtype_of
+from strider.dtypes import dtype_of
 from strider.systolic import accumulator_dtype, systolic_matmul, systolic_transpose
 
 MAC_DTYPES = ["int8", "uint8", "int16", "uint16", "float16", "bfloat16", "float32"]

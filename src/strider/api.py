@@ -26,7 +26,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .errors import ArgumentError, VerificationError
-from .hardware import dtype_of
+from .data import random_array, same_bits
 from .plan import Plan
 from .program import Program
 from .sim import Machine, SimResult
@@ -46,20 +46,6 @@ def simulate(plan: Plan, inputs: Mapping[str, np.ndarray] | np.ndarray, *,
         out = {plan.outputs[0]: out}
     return Machine(plan.hardware).run(plan.program, arrays, functional=functional,
                                       poison=poison, out=out)
-
-
-def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
-    """Bit-exact equality (NaN payloads and -0.0 included); shapes and dtypes must match.
-
-    >>> same_bits(np.array([np.nan, -0.0]), np.array([np.nan, -0.0]))
-    True
-    >>> same_bits(np.array([0.0]), np.array([-0.0]))
-    False
-    """
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    return np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
 
 
 def mismatches(plan: Plan, inputs: Mapping[str, np.ndarray] | np.ndarray,
@@ -91,22 +77,6 @@ def verify(plan: Plan, inputs: Mapping[str, np.ndarray] | np.ndarray,
            result: SimResult) -> bool:
     """True when every output equals the plan's NumPy oracle bit for bit."""
     return not mismatches(plan, inputs, result)
-
-
-def random_array(shape: Sequence[int], dtype: Any, rng: np.random.Generator) -> np.ndarray:
-    """Random, mostly non-zero data of any dtype: integers over their whole range,
-    floats as normal samples x 100 (bfloat16/fp8 included), booleans as coin flips.
-
-    >>> random_array((2, 3), "int8", np.random.default_rng(0)).dtype
-    dtype('int8')
-    """
-    dt = dtype_of(dtype)
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        return rng.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True)
-    if dt.kind == "b":
-        return rng.integers(0, 2, size=shape).astype(dt)
-    return np.asarray((rng.standard_normal(size=shape) * 100).astype(dt))
 
 
 def random_tensors(program: Program, names: Sequence[str], seed: int = 0) -> dict[str, np.ndarray]:

@@ -66,7 +66,8 @@ from functools import lru_cache
 
 from .access_pattern import AccessPattern
 from .errors import DeadlockError, ProgramError
-from .hardware import Hardware, dtype_of
+from .hardware import Hardware
+from .dtypes import itemsize as _itemsize
 from .program import (
     ActCopy, DmaCopy, Instruction, LoadWeights, MatMul, PeTranspose, Program, Ref, Signal,
     VectorCopy, VectorFill, VectorIdentity, VectorTranspose, Wait,
@@ -94,11 +95,6 @@ def pattern_info(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int,
     if size == 0:
         return 0, 0, -1, 0
     return size, low, high, AccessPattern(shape, strides).contiguous_run()
-
-
-@lru_cache(maxsize=256)
-def _itemsize(dtype: str) -> int:
-    return dtype_of(dtype).itemsize
 
 
 def chunk_bytes(ref: Ref) -> int:

@@ -22,7 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from .hardware import Hardware, dtype_of
+from .hardware import Hardware
+from .dtypes import dtype_of
 
 
 @dataclass(frozen=True)

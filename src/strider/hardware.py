@@ -27,76 +27,13 @@ strider.errors.ConfigError: 1 problem(s) in the hardware description:
 from __future__ import annotations
 
 import dataclasses
-import functools
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
-
+from .dtypes import KNOWN_DTYPES
 from .errors import ConfigError
-
-#: Element types a machine may list in ``Hardware.dtypes``.
-KNOWN_DTYPES = (
-    "bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-    "float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
-)
-
-
-def dtype_of(dtype: Any) -> np.dtype:
-    """The NumPy dtype for a name or dtype-like, incl. bfloat16 and fp8 from ``ml_dtypes``.
-
-    >>> dtype_of("bfloat16").itemsize
-    2
-    """
-    try:
-        return _cached_dtype(dtype)
-    except TypeError as exc:
-        if "unhashable" not in str(exc):
-            raise
-        return np.dtype(dtype)  # e.g. a structured dtype given as a list
-
-
-def data_dtype(dtype: Any) -> np.dtype:
-    """The NumPy dtype of tensor data: numeric, bool, bfloat16 or fp8, else ArgumentError.
-
-    >>> data_dtype("bfloat16").name
-    'bfloat16'
-    >>> data_dtype("U4")
-    Traceback (most recent call last):
-    ...
-    strider.errors.ArgumentError: dtype 'U4' is not a numeric or bool dtype; use e.g. int8..int64, uint8..uint64, float16, bfloat16, float32 or bool
-    """
-    from .errors import ArgumentError
-
-    try:
-        dt = dtype_of(dtype)
-    except TypeError:
-        raise ArgumentError(f"unknown dtype {dtype!r}") from None
-    if dt.kind not in "biufc" and dt.name not in KNOWN_DTYPES:  # bfloat16, fp8: kind "V"
-        raise ArgumentError(f"dtype {dtype!r} is not a numeric or bool dtype; use e.g. "
-                            "int8..int64, uint8..uint64, float16, bfloat16, float32 or bool")
-    return dt
-
-
-@functools.lru_cache(maxsize=256)
-def _cached_dtype(dtype: Any) -> np.dtype:
-    import ml_dtypes  # registers bfloat16 / float8 with NumPy
-
-    if isinstance(dtype, str) and dtype in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
-        return np.dtype(getattr(ml_dtypes, dtype))
-    return np.dtype(dtype)
-
-
-def dtype_name(dtype: Any) -> str:
-    """The canonical name of a dtype-like: ``np.float32`` -> ``"float32"``, ``"f2"`` -> ``"float16"``.
-
-    >>> dtype_name("<f4"), dtype_name("bfloat16")
-    ('float32', 'bfloat16')
-    """
-    return dtype_of(dtype).name
-
 
 @dataclass(frozen=True)
 class DramSpec:

@@ -27,7 +27,8 @@ import numpy as np
 
 from .access_pattern import validate_perm
 from .errors import ArgumentError, LayoutError
-from .hardware import Hardware, data_dtype, dtype_of
+from .hardware import Hardware
+from .dtypes import data_dtype, dtype_of
 from .program import Program
 
 

@@ -79,7 +79,7 @@ import numpy as np
 
 from .access_pattern import AccessPattern
 from .errors import ProgramError
-from .hardware import dtype_of
+from .dtypes import dtype_of
 
 MEMORIES = ("dram", "sbuf", "psum")
 ROLES = ("input", "output", "scratch")

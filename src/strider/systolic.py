@@ -51,34 +51,29 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .dtypes import accumulator_dtype as mac_accumulator, dtype_name
 from .errors import ArgumentError, ProgramError
 
 MODES = ("mac", "passthrough")
 
 
 def accumulator_dtype(dtype) -> np.dtype:
-    """The dtype the multiply-accumulate cells sum ``dtype`` inputs in.
-
-    float32 for float inputs (float16, bfloat16, float32, fp8), int32 for 8- and 16-bit
-    integers. Wider inputs cannot be accumulated in 32 bits: ``ProgramError``.
+    """The dtype the multiply-accumulate cells sum ``dtype`` inputs in (the rule of
+    :func:`strider.dtypes.accumulator_dtype`); inputs the cells cannot take (wider than
+    16-bit integers, 64-bit floats) are a ``ProgramError``.
 
     >>> accumulator_dtype("int8").name, accumulator_dtype("float16").name
     ('int32', 'float32')
     """
-    from .hardware import dtype_of
-
-    dt = dtype_of(str(dtype)) if not isinstance(dtype, np.dtype) else dtype
-    name = dt.name
-    if dt.kind in "iu" and dt.itemsize <= 2:
-        return np.dtype(np.int32)
-    if dt.kind in "fV" or name.startswith(("bfloat16", "float8")):
-        if dt.itemsize <= 4:
-            return np.dtype(np.float32)
-    raise ProgramError(
-        f"the multiply-accumulate cells accumulate in 32 bits, so {name} inputs cannot go "
-        "through MatMul; use the pass-through transpose (where the hardware has one) or "
-        "another strategy"
-    )
+    name = dtype_name(dtype)
+    acc = mac_accumulator(name)
+    if acc is None:
+        raise ProgramError(
+            f"the multiply-accumulate cells accumulate in 32 bits, so {name} inputs cannot go "
+            "through MatMul; use the pass-through transpose (where the hardware has one) or "
+            "another strategy"
+        )
+    return np.dtype(acc)
 
 
 @dataclass(frozen=True)

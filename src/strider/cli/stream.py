@@ -20,7 +20,9 @@ import sys
 import numpy as np
 
 from ..errors import ArgumentError, VerificationError
-from ..hardware import Hardware, dtype_of
+from ..hardware import Hardware
+from ..data import random_array
+from ..dtypes import dtype_of
 from ._common import int_list, print_json
 
 
@@ -79,16 +81,6 @@ def make_kernel(args: argparse.Namespace, ndim: int):
     return block_permute(perm)
 
 
-def random_input(rng: np.random.Generator, shape, dtype: np.dtype) -> np.ndarray:
-    """Random data of any dtype, never all zeros (floats ~ N(0, 100), full int range)."""
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
-    if dtype.kind == "b":
-        return rng.integers(0, 2, size=shape).astype(bool)
-    return (rng.standard_normal(size=shape, dtype=np.float32) * 100).astype(dtype)
-
-
 def run(args: argparse.Namespace) -> int:
     from ..stream import build_report, format_report, stream
 
@@ -104,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
                      pages=args.pages, page_shape=args.page_shape,
                      segment_rows=args.segment_rows, step=args.step, engines=args.engines,
                      oob_fill=args.oob_fill)
-    x = random_input(np.random.default_rng(args.seed), shape, dtype)
+    x = random_array(shape, dtype, np.random.default_rng(args.seed))
     if not args.json:
         print(f"streaming {np.prod(shape) * dtype.itemsize / 2**20:,.1f} MiB through "
               f"{kernel.name} ...", file=sys.stderr)

@@ -28,7 +28,8 @@ from typing import Sequence
 
 from ..access_pattern import AccessPattern, coalesced_dims
 from ..errors import CapacityError, PlanError
-from ..hardware import Hardware, dtype_of
+from ..hardware import Hardware
+from ..dtypes import dtype_of
 from ..program import Ref
 from ..ttu import TTUConfig, check_fits, coalesce_loops
 from ..ttu.rows import row_values

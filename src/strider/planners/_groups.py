@@ -28,7 +28,8 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import PlanError
-from ..hardware import Hardware, dtype_of
+from ..hardware import Hardware
+from ..dtypes import dtype_of
 
 
 def coalesce_permutation(shape: Sequence[int], perm: Sequence[int]

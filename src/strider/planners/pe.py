@@ -61,16 +61,12 @@ import numpy as np
 
 from ..access_pattern import AccessPattern
 from ..errors import ArgumentError, CapacityError, PlanError
-from ..hardware import Hardware, dtype_of
+from ..hardware import Hardware
+from ..dtypes import EXACT_MAC_DTYPES, MAC_DTYPES, accumulator_dtype, dtype_of
 from ..plan import Plan, PermuteRequest
 from ..program import Program, Ref
 from ._groups import coalesce_permutation
 
-#: Dtypes the MAC cells take bit-exactly (int32 accumulator).
-EXACT_MAC_DTYPES = ("int8", "uint8", "int16", "uint16")
-#: Dtypes the MAC cells take at all (float32 accumulator for the floats).
-MAC_DTYPES = EXACT_MAC_DTYPES + ("float16", "bfloat16", "float32", "float8_e4m3fn",
-                                 "float8_e5m2")
 MODES = ("auto", "passthrough", "mac")
 
 #: Blocks per batch matrix the tiling aims for (enough to pipeline DMA and PE work).
@@ -232,7 +228,7 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
     block fits.
     """
     item = dtype_of(dtype).itemsize
-    psum_dtype = dtype if mode == "passthrough" else _acc_name(dtype)
+    psum_dtype = dtype if mode == "passthrough" else accumulator_dtype(dtype)
     bank_elems = hw.psum.bank_bytes // dtype_of(psum_dtype).itemsize
     budget = hw.sbuf.bytes_per_partition // item
     chunk = min(hw.pe.cols, hw.psum.partitions)
@@ -307,10 +303,6 @@ def _block_cols(n: int, block_rows: int, chunk: int, target: float, run: int, it
     if q >= chunk and even % chunk:
         even += chunk - even % chunk
     return min(q, even) if fits(min(q, even)) else q
-
-
-def _acc_name(dtype: str) -> str:
-    return "int32" if dtype in EXACT_MAC_DTYPES else "float32"
 
 
 class _Emitter:

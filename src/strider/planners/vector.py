@@ -39,7 +39,8 @@ from typing import Any
 import numpy as np
 
 from ..access_pattern import AccessPattern
-from ..hardware import Hardware, dtype_of
+from ..hardware import Hardware
+from ..dtypes import dtype_of
 from ..plan import PermuteRequest, Plan
 from ..program import Program, Ref
 from ._descriptors import Side, Transfer, contiguous_bytes, costed_descriptors, descriptors

@@ -39,7 +39,8 @@ from numpy.lib.stride_tricks import as_strided
 
 from ..access_pattern import AccessPattern
 from ..errors import CapacityError, ProgramError, SimulationError, StriderError
-from ..cost import _itemsize, dma_bytes, instruction_timing, pattern_info
+from ..cost import dma_bytes, instruction_timing, pattern_info
+from ..dtypes import accumulator_dtype, itemsize as _itemsize
 from ..hardware import Hardware
 from ..ttu import TTUConfig, check_fits
 from .memory import footprint
@@ -47,10 +48,6 @@ from ..program import (
     ActCopy, DmaCopy, Instruction, LoadWeights, MatMul, PeTranspose, Program, Ref, Signal,
     VectorCopy, VectorFill, VectorIdentity, VectorTranspose, Wait,
 )
-
-_FLOAT_INPUTS = {"float16", "bfloat16", "float32", "float8_e4m3fn", "float8_e5m2"}
-_INT_INPUTS = {"int8", "uint8", "int16", "uint16"}
-
 
 def describe(k: int, instr: Instruction) -> str:
     """``instruction 3 (DmaCopy on dma1, 'load tile 2')``."""
@@ -61,15 +58,6 @@ def describe(k: int, instr: Instruction) -> str:
 def engine_names(hw: Hardware) -> list[str]:
     """Every engine of ``hw``: the DMA queues, then pe, act and vector."""
     return [f"dma{q}" for q in range(hw.dma.queues)] + ["pe", "act", "vector"]
-
-
-def accumulator_dtype(dtype: str) -> str | None:
-    """The MAC cells' accumulator for an input dtype, or None when the PE cannot take it."""
-    if dtype in _FLOAT_INPUTS:
-        return "float32"
-    if dtype in _INT_INPUTS:
-        return "int32"
-    return None
 
 
 def _partition_elements(ref: Ref, hw: Hardware) -> int:
@@ -794,4 +782,4 @@ def deadlock_chain(program: Program, heads: dict[str, int], finished: Sequence[b
 
 
 __all__ = ["validate", "Table", "RaceDetector", "deadlock_chain", "describe", "engine_names",
-           "accumulator_dtype", "dma_side_pattern"]
+           "dma_side_pattern"]

@@ -33,14 +33,15 @@ import numpy as np
 
 from ..access_pattern import AccessPattern
 from ..errors import ArgumentError, ProgramError, SimulationError
-from ..hardware import Hardware, dtype_of
+from ..hardware import Hardware
+from ..dtypes import accumulator_dtype, dtype_of, raw_dtype
 from ..program import (
     ActCopy, DmaCopy, Instruction, LoadWeights, MatMul, PeTranspose, Program, Ref, Signal,
     VectorCopy, VectorFill, VectorIdentity, VectorTranspose, Wait,
 )
-from .checks import accumulator_dtype, describe
+from .checks import describe
 from .memory import Memory
-from .views import raw_dtype, strided_view
+from .views import strided_view
 
 POISON_MODES = ("raise", "count")
 

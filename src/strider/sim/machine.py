@@ -30,7 +30,8 @@ import numpy as np
 
 from ..cost import roofline_cycles
 from ..errors import ArgumentError, StriderError
-from ..hardware import Hardware, dtype_of
+from ..hardware import Hardware
+from ..dtypes import dtype_of
 from ..program import Program, Signal
 from .checks import RaceDetector, engine_names, validate
 from .execute import Executor

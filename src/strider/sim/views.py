@@ -66,9 +66,4 @@ def byte_view(mask: np.ndarray, itemsize: int, partition_start: int, partitions:
                    (row, *(s * itemsize for s in pattern.strides), 1))
 
 
-def raw_dtype(itemsize: int) -> np.dtype:
-    """The unsigned integer dtype of ``itemsize`` bytes (moves copy bits, never values)."""
-    return np.dtype(f"u{itemsize}")
-
-
-__all__ = ["strided_view", "byte_view", "raw_dtype", "view_of"]
+__all__ = ["strided_view", "byte_view", "view_of"]

@@ -47,6 +47,7 @@ import numpy as np
 
 from ..access_pattern import AccessPattern
 from ..cost import dma_cycles
+from ..data import same_bits
 from ..errors import ArgumentError, DeadlockError, SimulationError
 from ..program import DmaCopy, Ref
 from .pages import PageTable
@@ -375,9 +376,7 @@ class StreamResult:
 
     def verify(self, x: np.ndarray) -> bool:
         """Bit-exact comparison with the NumPy oracle (raw bytes, so NaNs compare)."""
-        from .stats import bit_equal
-
-        return bit_equal(self.output, self.program.reference(x))
+        return same_bits(self.output, self.program.reference(x))
 
     def report(self) -> dict[str, Any]:
         from .stats import build_report

@@ -34,7 +34,8 @@ import numpy as np
 
 from ..access_pattern import AccessPattern
 from ..errors import ArgumentError, ProgramError
-from ..hardware import Hardware, data_dtype
+from ..hardware import Hardware
+from ..dtypes import data_dtype
 
 if TYPE_CHECKING:  # pragma: no cover
     from .kernels import Kernel

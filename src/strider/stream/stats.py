@@ -127,12 +127,6 @@ def collect_stats(program: StreamProgram, core: StreamCore, cycles: float, timel
     )
 
 
-def bit_equal(a: np.ndarray, b: np.ndarray) -> bool:
-    """Same shape, dtype and bytes (so NaN payloads and -0.0 count)."""
-    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
-    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
-
-
 # ---------------------------------------------------------------- report
 def build_report(result: StreamResult, verified: bool | None = None) -> dict[str, Any]:
     """Plain-data report of a stream run (what ``strider stream --json`` prints)."""
