@@ -39,6 +39,7 @@ from ..errors import DeadlockError
 from ..hardware import Hardware
 from ..program import Program, Signal, Wait
 from .checks import Table, deadlock_chain, validate
+from .dram import SharedDram
 
 @dataclass
 class Schedule:
@@ -123,14 +124,11 @@ def schedule(program: Program, hw: Hardware,
     sem: dict[str, int] = {}
     sem_waiters: dict[str, list[int]] = {}
     heap: list[tuple[float, int]] = []   # (time, k) completions; (time, -1 - k) engine free
-    vheap: list[tuple[float, int]] = []  # DMAs touching DRAM, in virtual time
-    vt = vwall = 0.0                     # virtual time and the wall time it was taken at
-    speed, total_demand, active = 1.0, 0.0, 0
+    dram = SharedDram(dram_cap)          # DMAs touching DRAM
     push, pop = heapq.heappush, heapq.heappop
     finished = [False] * n
 
     def try_start(e: int, now: float) -> None:
-        nonlocal vt, vwall, speed, total_demand, active
         p = pos[e]
         if busy[e] or p >= qlen[e]:
             return
@@ -149,12 +147,7 @@ def schedule(program: Program, hw: Hardware,
             on_start(k)
         r = demand[k]
         if r:
-            vt += (now - vwall) * speed
-            vwall = now
-            total_demand += r
-            active += 1
-            speed = dram_cap / total_demand if total_demand > dram_cap else 1.0
-            push(vheap, (vt + lat[k], k))
+            dram.start(now, k, r, lat[k])
         else:
             o, t = occ[k], lat[k]
             if o < t:
@@ -164,21 +157,10 @@ def schedule(program: Program, hw: Hardware,
     for e in range(E):
         try_start(e, 0.0)
     done = 0
-    while heap or vheap:
-        if vheap:
-            t_virt = vwall + (vheap[0][0] - vt) / speed
-            if heap and heap[0][0] <= t_virt:
-                now, k = pop(heap)
-            else:
-                vfin, k = pop(vheap)
-                now = t_virt
-                vt, vwall = vfin, now
-                active -= 1
-                if active == 0:
-                    total_demand, speed = 0.0, 1.0
-                else:
-                    total_demand -= demand[k]
-                    speed = dram_cap / total_demand if total_demand > dram_cap else 1.0
+    while heap or len(dram):
+        nxt = dram.next_finish()
+        if nxt is not None and not (heap and heap[0][0] <= nxt[0]):
+            now, k = dram.pop()
         else:
             now, k = pop(heap)
         if k < 0:  # a pipelined instruction frees its engine before it finishes

@@ -1,0 +1,76 @@
+"""Shared DRAM bandwidth as a fluid, with a virtual clock (as in fair queueing).
+
+Every transfer touching DRAM has an uncontended *demand* (bytes per cycle) and
+*duration* (cycles). While the running transfers together demand more than the DRAM
+delivers, all of them slow down by the same factor; otherwise each runs at its own
+rate. A virtual clock that advances at that factor lets each transfer's finish be fixed
+once, at its start, so an event costs ``O(log n)``. The simulator's event loop and the
+stream processor's both run on this one model.
+
+Examples
+--------
+>>> dram = SharedDram(16.0)
+>>> dram.start(0.0, "a", demand=12.0, duration=10.0)
+>>> dram.start(0.0, "b", demand=12.0, duration=10.0)   # 24 B/cycle asked, 16 given
+>>> dram.next_finish()
+(15.0, 'a')
+>>> dram.pop(), dram.pop()
+((15.0, 'a'), (15.0, 'b'))
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+
+class SharedDram:
+    """The running DRAM transfers and the virtual clock that paces them."""
+
+    def __init__(self, bytes_per_cycle: float):
+        self.capacity = bytes_per_cycle
+        self._heap: list[tuple[float, Any]] = []  # (virtual finish, key)
+        self._demand: dict[Any, float] = {}
+        self.vt = 0.0          # virtual time ...
+        self.vwall = 0.0       # ... and the wall time it was taken at
+        self.speed = 1.0
+        self.total_demand = 0.0
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def _pace(self) -> None:
+        cap, total = self.capacity, self.total_demand
+        self.speed = cap / total if total > cap else 1.0
+
+    def start(self, now: float, key: Any, demand: float, duration: float) -> None:
+        """Start a transfer at wall time ``now`` (keys must be unique and orderable)."""
+        self.vt += (now - self.vwall) * self.speed
+        self.vwall = now
+        self.total_demand += demand
+        self._demand[key] = demand
+        self._pace()
+        heapq.heappush(self._heap, (self.vt + duration, key))
+
+    def next_finish(self) -> tuple[float, Any] | None:
+        """``(wall time, key)`` of the next transfer to finish, or None when idle."""
+        if not self._heap:
+            return None
+        vfin, key = self._heap[0]
+        return self.vwall + (vfin - self.vt) / self.speed, key
+
+    def pop(self) -> tuple[float, Any]:
+        """Finish the next transfer; returns its ``(wall time, key)``."""
+        now, key = self.next_finish()  # type: ignore[misc]
+        vfin, _ = heapq.heappop(self._heap)
+        self.vt, self.vwall = vfin, now
+        demand = self._demand.pop(key)
+        if not self._heap:
+            self.total_demand, self.speed = 0.0, 1.0
+        else:
+            self.total_demand -= demand
+            self._pace()
+        return now, key
+
+
+__all__ = ["SharedDram"]
