@@ -129,10 +129,21 @@ def dma_cycles(instr: DmaCopy, hw: Hardware) -> float:
     136.0
     """
     nbytes = dma_bytes(instr)
-    spec = hw.dma
     if nbytes == 0:
-        return float(spec.descriptor_cycles)
-    chunk = min(chunk_bytes(instr.src), chunk_bytes(instr.dst))
+        return float(hw.dma.descriptor_cycles)
+    return transfer_cycles(nbytes, min(chunk_bytes(instr.src), chunk_bytes(instr.dst)), hw)
+
+
+def transfer_cycles(nbytes: int, chunk: int, hw: Hardware) -> float:
+    """Uncontended cycles of one DMA transfer of ``nbytes`` whose shorter side moves
+    contiguous runs of ``chunk`` bytes: the descriptor's fixed cost plus the bytes at
+    the queue's rate, scaled down for runs shorter than ``dma.efficient_chunk_bytes``.
+
+    >>> from strider import Hardware
+    >>> transfer_cycles(512, 32, Hardware.preset("tiny"))       # 8 + 512 / 8
+    72.0
+    """
+    spec = hw.dma
     efficiency = min(1.0, chunk / spec.efficient_chunk_bytes)
     return spec.descriptor_cycles + nbytes / (spec.bytes_per_cycle * efficiency)
 
@@ -301,6 +312,6 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     return Estimate(float(total), busy)
 
 
-__all__ = ["pattern_info", "dma_cycles", "dma_bytes", "chunk_bytes", "instruction_cycles",
+__all__ = ["pattern_info", "dma_cycles", "transfer_cycles", "dma_bytes", "chunk_bytes", "instruction_cycles",
            "instruction_timing", "estimate",
            "Estimate", "roofline_cycles", "dram_sides"]
