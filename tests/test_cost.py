@@ -5,10 +5,8 @@ import pytest
 
 from strider import AccessPattern as AP
 from strider import Hardware
-from strider.cost import (
-    chunk_bytes, dma_bytes, dma_cycles, estimate, instruction_cycles, pattern_info,
-    roofline_cycles,
-)
+from strider.access_pattern import pattern_facts
+from strider.cost import estimate, instruction_cycles, roofline_cycles
 from strider.errors import DeadlockError
 from strider.program import (
     ActCopy, DmaCopy, LoadWeights, MatMul, PeTranspose, Program, Ref, Signal, VectorCopy,
@@ -42,16 +40,16 @@ def sbuf(p0, parts, pattern, dtype="float32"):
     (dram(AP((0, 4), (4, 1))), sbuf(0, 1, AP((0,), (1,))), 8),
 ])
 def test_dma_cycles_hand_computed(src, dst, expected):
-    assert dma_cycles(DmaCopy(queue=0, src=src, dst=dst), HW) == pytest.approx(expected)
+    assert instruction_cycles(DmaCopy(queue=0, src=src, dst=dst), HW) == pytest.approx(expected)
 
 
 def test_dma_bytes_and_chunks():
     i = DmaCopy(queue=1, src=dram(AP.contiguous((8, 16)), "bfloat16"),
                 dst=sbuf(0, 8, AP.contiguous((16,)), "bfloat16"))
-    assert dma_bytes(i) == 256
-    assert chunk_bytes(i.src) == 256 and chunk_bytes(i.dst) == 32
-    assert pattern_info((3, 0), (1, 1))[0] == 0
-    assert pattern_info((2, 3), (-3, 1)) == (6, -3, 2, 3)
+    assert i.nbytes == 256 and i.dram_traffic() == (256, 0)
+    assert i.src.run_bytes == 256 and i.dst.run_bytes == 32
+    assert pattern_facts((3, 0), (1, 1)).size == 0
+    assert pattern_facts((2, 3), (-3, 1))[:4] == (6, -3, 2, 3)
 
 
 def test_instruction_cycles_every_type():

@@ -9,7 +9,6 @@ from strider import Hardware
 from strider.cost import estimate
 from strider.program import Program, Ref
 from strider.sim import Machine
-from strider.sim.checks import dma_side_pattern
 from strider.sim.execute import Executor
 from strider.ttu import TTU, ttu_row_for
 
@@ -95,7 +94,7 @@ def test_ttu_register_model_walks_the_simulator_view(side):
     for name in ("sbuf", "psum"):  # fill on-chip memories with their own element address
         data = ex.memories[name].data
         data.reshape(-1).view(np.int32)[:] = np.arange(data.size // 4, dtype=np.int32)
-    pattern = dma_side_pattern(side, TINY)
+    pattern = side.ttu_pattern(TINY)
     cfg = TINY.dma.ttu_config()
     ttu = TTU(cfg)
     ttu_row_for(pattern, cfg).load(ttu, 0)

@@ -22,7 +22,7 @@ import math
 import operator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -134,11 +134,7 @@ class AccessPattern:
         (12, 4, 1)
         """
         shape_t = _as_int_tuple(shape, "shape")
-        strides, step = [], 1
-        for n in reversed(shape_t):
-            strides.append(step)
-            step *= max(n, 1)
-        return cls(shape_t, tuple(reversed(strides)), offset)
+        return cls(shape_t, row_major_strides(shape_t), offset)
 
     @classmethod
     def column_major(cls, shape: Sequence[int], offset: int = 0) -> AccessPattern:
@@ -226,10 +222,7 @@ class AccessPattern:
         >>> AccessPattern.contiguous((4, 8)).permute((1, 0)).contiguous_run()
         1
         """
-        if self.size == 0:
-            return 0
-        shape, strides = coalesced_dims(self.shape, self.strides)
-        return shape[-1] if strides[-1] == 1 else 1
+        return pattern_facts(self.shape, self.strides).run
 
     # ----------------------------------------------------------------- addresses
     def __call__(self, *index: int) -> int:
@@ -383,30 +376,108 @@ class AccessPattern:
         return dim
 
 
+# ------------------------------------------------------------------ offset-free rules
+# Everything below depends on (shape, strides) only, never on the offset, so it is
+# cached here, once, for every caller: planners ask the same few layouts at thousands
+# of offsets, the simulator the same few instruction structures thousands of times.
+
+@lru_cache(maxsize=4096)
+def row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Row-major (C order) element strides of ``shape``; a zero extent counts as 1.
+
+    >>> row_major_strides((2, 3, 4)), row_major_strides(())
+    ((12, 4, 1), ())
+    """
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def merge_groups(shape: Sequence[int], strides: Sequence[Sequence[int]],
+                 max_extent: int | None = None) -> tuple[tuple[int, ...], ...]:
+    """The one coalescing rule: which dims merge when several patterns share a loop nest.
+
+    ``strides[r]`` holds pattern ``r``'s stride per dim of ``shape``. Size-1 dims are
+    dropped; a dim merges into the (merged) dim inside it when *every* pattern's stride
+    chains (``outer == inner * inner extent``) and, with ``max_extent``, the merged
+    extent stays within it. Returns the groups of original dims, outermost first (empty
+    when every dim has extent 1). Callers handle a zero extent themselves.
+
+    >>> merge_groups((2, 1, 3, 4), [(12, 12, 4, 1)])
+    ((0, 2, 3),)
+    >>> merge_groups((2, 3, 4), [(12, 4, 1), (0, 0, 1)])    # the second stops at dim 1
+    ((0, 1), (2,))
+    """
+    dims = [k for k, n in enumerate(shape) if n != 1]
+    if not dims:
+        return ()
+    groups = [[dims[-1]]]
+    extent = shape[dims[-1]]
+    for k in reversed(dims[:-1]):
+        inner = groups[-1][0]  # the group's innermost dim: its stride is the group's
+        n = shape[k]
+        fits = max_extent is None or n * extent <= max_extent
+        if fits and all(st[k] == st[inner] * extent for st in strides):
+            groups[-1].append(k)
+            extent *= n
+        else:
+            groups.append([k])
+            extent = n
+    return tuple(tuple(reversed(g)) for g in reversed(groups))
+
+
 @lru_cache(maxsize=1 << 14)
 def coalesced_dims(shape: tuple[int, ...], strides: tuple[int, ...],
                    max_extent: int | None = None) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """``(shape, strides)`` of :meth:`AccessPattern.coalesce` (offset-free, so cached:
-    planners coalesce the same few layouts at thousands of offsets).
+    """``(shape, strides)`` of :meth:`AccessPattern.coalesce` (see :func:`merge_groups`).
 
     >>> coalesced_dims((2, 3, 4), (12, 4, 1))
     ((24,), (1,))
     """
     if 0 in shape:
         return (0,), (1,)
-    dims = [(n, s) for n, s in zip(shape, strides) if n != 1]
-    if not dims:
+    groups = merge_groups(shape, (strides,), max_extent)
+    if not groups:
         return (1,), (1,)
-    merged = [dims[-1]]
-    for n, s in reversed(dims[:-1]):
-        n_in, s_in = merged[-1]
-        fits = max_extent is None or n * n_in <= max_extent
-        if s == s_in * n_in and fits:
-            merged[-1] = (n * n_in, s_in)
-        else:
-            merged.append((n, s))
-    merged.reverse()
-    return tuple(n for n, _ in merged), tuple(s for _, s in merged)
+    return (tuple(math.prod(shape[d] for d in g) for g in groups),
+            tuple(strides[g[-1]] for g in groups))
 
 
-__all__ = ["AccessPattern", "validate_perm"]
+class PatternFacts(NamedTuple):
+    """Offset-free facts of a pattern: ``size``; ``low``/``high``, the lowest/highest
+    address minus the offset; ``run``, the innermost contiguous run in elements;
+    ``extent``, the sum of ``|extent x stride|`` (a bound on every register a walk of it
+    holds); ``walk_dims``, its dims after coalescing."""
+
+    size: int
+    low: int
+    high: int
+    run: int
+    extent: int
+    walk_dims: int
+
+
+@lru_cache(maxsize=1 << 16)
+def pattern_facts(shape: tuple[int, ...], strides: tuple[int, ...]) -> PatternFacts:
+    """:class:`PatternFacts` of ``(shape, strides)``, cached.
+
+    >>> pattern_facts((4, 8), (8, 1))
+    PatternFacts(size=32, low=0, high=31, run=32, extent=40, walk_dims=1)
+    >>> pattern_facts((4, 8), (-8, 2))[:4]
+    (32, -24, 14, 1)
+    """
+    size = math.prod(shape)
+    extent = sum(abs(n * st) for n, st in zip(shape, strides))
+    if size == 0:
+        return PatternFacts(0, 0, -1, 0, extent, 1)
+    low = sum((n - 1) * st for n, st in zip(shape, strides) if st < 0)
+    high = sum((n - 1) * st for n, st in zip(shape, strides) if st > 0)
+    c_shape, c_strides = coalesced_dims(shape, strides)
+    run = c_shape[-1] if c_strides[-1] == 1 else 1
+    return PatternFacts(size, low, high, run, extent, len(c_shape))
+
+
+__all__ = ["AccessPattern", "PatternFacts", "validate_perm", "row_major_strides", "merge_groups",
+           "coalesced_dims", "pattern_facts"]

@@ -1,11 +1,14 @@
 """The cost model: how many clock cycles each instruction takes, without simulating.
 
 Planners call these pure functions to predict a program's run time; the simulator
-(:mod:`strider.sim`) uses the same per-instruction figures and adds contention.
+(:mod:`strider.sim`) uses the same per-instruction figures and adds contention. The
+formulas are the primitives here (:func:`transfer_cycles`, :func:`lane_cycles`,
+:func:`roofline_cycles`); which one an instruction uses, with which operands, is its
+own :meth:`~strider.instructions.Instruction.timing`.
 
 Assumptions
 -----------
-- **DMA** (one descriptor = one :class:`~strider.program.DmaCopy`): ``cycles =
+- **DMA** (one descriptor = one :class:`~strider.instructions.DmaCopy`): ``cycles =
   descriptor_cycles + bytes / (bytes_per_cycle * efficiency)``. ``efficiency =
   min(1, chunk / efficient_chunk_bytes)`` where ``chunk`` is the shorter contiguous
   run (in bytes) of the two sides; on chip a run never crosses a partition. A queue
@@ -48,11 +51,11 @@ Assumptions
 Examples
 --------
 >>> from strider import AccessPattern, Hardware
->>> from strider.program import DmaCopy, Ref
+>>> from strider.instructions import DmaCopy, Ref
 >>> hw = Hardware.preset("tiny")     # 8 B/cycle, 8 cycles/descriptor, 32 B chunks
 >>> src = Ref.dram("x", AccessPattern.contiguous((8, 16)), "float32")
 >>> dst = Ref.sbuf(0, 8, AccessPattern.contiguous((16,)), "float32")
->>> dma_cycles(DmaCopy(queue=0, src=src, dst=dst), hw)   # 8 + 512 / 8
+>>> instruction_cycles(DmaCopy(queue=0, src=src, dst=dst), hw)   # 8 + 512 / 8
 72.0
 >>> roofline_cycles(1024, 1024, hw)                       # 2048 B at 16 B/cycle
 128.0
@@ -62,77 +65,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 
-from .access_pattern import AccessPattern
-from .errors import DeadlockError, ProgramError
+from .errors import DeadlockError
 from .hardware import Hardware
-from .dtypes import itemsize as _itemsize
-from .program import (
-    ActCopy, DmaCopy, Instruction, LoadWeights, MatMul, PeTranspose, Program, Ref, Signal,
-    VectorCopy, VectorFill, VectorIdentity, VectorTranspose, Wait,
-)
-
-
-@lru_cache(maxsize=1 << 16)
-def pattern_info(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, int, int, int]:
-    """``(size, low, high, run)`` of a pattern, independent of its offset (cached).
-
-    ``low``/``high``: lowest/highest address minus the offset; ``run``: the innermost
-    contiguous run in elements (see :meth:`AccessPattern.contiguous_run`).
-
-    >>> pattern_info((4, 8), (8, 1)), pattern_info((4, 8), (-8, 2))
-    ((32, 0, 31, 32), (32, -24, 14, 1))
-    """
-    size = 1
-    low = high = 0
-    for n, st in zip(shape, strides):
-        size *= n
-        if st < 0:
-            low += (n - 1) * st
-        else:
-            high += (n - 1) * st
-    if size == 0:
-        return 0, 0, -1, 0
-    return size, low, high, AccessPattern(shape, strides).contiguous_run()
-
-
-def chunk_bytes(ref: Ref) -> int:
-    """Longest contiguous run of ``ref`` in bytes (on chip: within one partition).
-
-    >>> from strider import AccessPattern
-    >>> chunk_bytes(Ref.dram("x", AccessPattern.contiguous((4, 8)).permute((1, 0)), "int16"))
-    2
-    """
-    pat = ref.pattern
-    return pattern_info(pat.shape, pat.strides)[3] * _itemsize(ref.dtype)
-
-
-def dma_bytes(instr: DmaCopy) -> int:
-    """Bytes one DMA descriptor moves (the source's element count x itemsize)."""
-    r = instr.src
-    pat = r.pattern
-    n = pattern_info(pat.shape, pat.strides)[0] * (r.partitions if r.memory != "dram" else 1)
-    return n * _itemsize(r.dtype)
-
-
-def dma_cycles(instr: DmaCopy, hw: Hardware) -> float:
-    """Uncontended cycles of one DMA descriptor (see the module docstring).
-
-    >>> from strider import AccessPattern, Hardware
-    >>> from strider.program import DmaCopy, Ref
-    >>> hw = Hardware.preset("tiny")
-    >>> col = AccessPattern((8, 4), (1, 8))                  # 4-byte chunks: 1/8 speed
-    >>> i = DmaCopy(queue=0, src=Ref.dram("x", col, "float32"),
-    ...             dst=Ref.sbuf(0, 1, AccessPattern.contiguous((32,)), "float32"))
-    >>> dma_cycles(i, hw)                                     # 8 + 128 / (8 * 4/32)
-    136.0
-    """
-    nbytes = dma_bytes(instr)
-    if nbytes == 0:
-        return float(hw.dma.descriptor_cycles)
-    return transfer_cycles(nbytes, min(chunk_bytes(instr.src), chunk_bytes(instr.dst)), hw)
-
 
 def transfer_cycles(nbytes: int, chunk: int, hw: Hardware) -> float:
     """Uncontended cycles of one DMA transfer of ``nbytes`` whose shorter side moves
@@ -142,39 +77,39 @@ def transfer_cycles(nbytes: int, chunk: int, hw: Hardware) -> float:
     >>> from strider import Hardware
     >>> transfer_cycles(512, 32, Hardware.preset("tiny"))       # 8 + 512 / 8
     72.0
+    >>> transfer_cycles(128, 4, Hardware.preset("tiny"))        # 8 + 128 / (8 * 4/32)
+    136.0
     """
     spec = hw.dma
-    efficiency = min(1.0, chunk / spec.efficient_chunk_bytes)
-    return spec.descriptor_cycles + nbytes / (spec.bytes_per_cycle * efficiency)
+    return spec.descriptor_cycles + nbytes / (spec.bytes_per_cycle * chunk_efficiency(chunk, hw))
 
 
-def _lane_cycles(ref: Ref, lanes: int, fixed: int) -> float:
+def chunk_efficiency(chunk: int, hw: Hardware) -> float:
+    """The share of a DMA queue's rate that runs of ``chunk`` contiguous bytes get.
+
+    >>> from strider import Hardware
+    >>> chunk_efficiency(8, Hardware.preset("tiny")), chunk_efficiency(64, Hardware.preset("tiny"))
+    (0.25, 1.0)
+    """
+    return min(1.0, chunk / hw.dma.efficient_chunk_bytes)
+
+
+def lane_cycles(ref: Ref, lanes: int, fixed: int) -> float:
+    """Cycles of a lane-per-partition engine over ``ref``: ``fixed`` plus one cycle per
+    element per partition, times ``ceil(partitions / lanes)`` passes."""
     passes = math.ceil(ref.partitions / lanes) if ref.partitions else 0
     return float(fixed + passes * ref.pattern.size)
 
 
-def instruction_cycles(instr: Instruction, hw: Hardware) -> float:
-    """Uncontended cycles of any instruction, end to end (its latency; see the module
-    docstring).
-
-    >>> from strider import AccessPattern, Hardware
-    >>> from strider.program import VectorCopy, Ref
-    >>> hw = Hardware.preset("tiny")                          # 8 lanes, 4 cycles/instruction
-    >>> tile = Ref.sbuf(0, 8, AccessPattern.contiguous((10,)), "float32")
-    >>> instruction_cycles(VectorCopy(src=tile, dst=tile), hw)
-    14.0
-    """
-    return instruction_timing(instr, hw)[1]
-
-
 def instruction_timing(instr: Instruction, hw: Hardware) -> tuple[float, float]:
-    """``(occupancy, latency)`` in uncontended cycles (see the module docstring).
+    """``(occupancy, latency)`` in uncontended cycles (see the module docstring and each
+    instruction's :meth:`~strider.instructions.Instruction.timing`).
 
     Occupancy: how long the instruction keeps its engine from starting the next one;
     latency: when its results are ready. They differ only on the pipelined PE array.
 
     >>> from strider import AccessPattern, Hardware
-    >>> from strider.program import LoadWeights, MatMul, Ref
+    >>> from strider.instructions import LoadWeights, MatMul, Ref
     >>> hw = Hardware.preset("trn1-like")                     # 128 x 128 PE array
     >>> block = Ref.sbuf(0, 128, AccessPattern.contiguous((128,)), "bfloat16")
     >>> out = Ref.psum(0, 128, AccessPattern.contiguous((128,)), "float32")
@@ -183,38 +118,24 @@ def instruction_timing(instr: Instruction, hw: Hardware) -> tuple[float, float]:
     >>> instruction_timing(MatMul(moving=block, dst=out), hw)   # 128 columns; + fill, drain
     (128.0, 384.0)
     """
-    if isinstance(instr, DmaCopy):
-        c = dma_cycles(instr, hw)
-        return c, c
-    if isinstance(instr, LoadWeights):
-        c = float(max(instr.src.partitions, 1))
-        return c, c
-    if isinstance(instr, MatMul):
-        n = instr.moving.pattern.size
-        return float(max(n, 1)), float(n + hw.pe.rows + instr.dst.partitions)
-    if isinstance(instr, PeTranspose):
-        k = instr.src.partitions
-        return float(max(k + k, 1)), float(k + k + hw.pe.rows + instr.src.pattern.size)
-    if isinstance(instr, ActCopy):
-        c = _lane_cycles(instr.src, hw.activation.lanes, hw.activation.instruction_cycles)
-    elif isinstance(instr, VectorTranspose):
-        c = float(hw.vector.instruction_cycles + hw.vector.transpose_block)
-    elif isinstance(instr, VectorCopy):
-        c = _lane_cycles(instr.src, hw.vector.lanes, hw.vector.instruction_cycles)
-    elif isinstance(instr, (VectorFill, VectorIdentity)):
-        c = _lane_cycles(instr.dst, hw.vector.lanes, hw.vector.instruction_cycles)
-    elif isinstance(instr, (Signal, Wait)):
-        c = 1.0
-    else:
-        raise ProgramError(f"no cost for instruction type {type(instr).__name__}")
-    return c, c
+    return instr.timing(hw)
 
 
-def dram_sides(instr: Instruction) -> int:
-    """How many sides of a DMA touch DRAM (0, 1 or 2); 0 for other instructions."""
-    if not isinstance(instr, DmaCopy):
-        return 0
-    return (instr.src.memory == "dram") + (instr.dst.memory == "dram")
+def instruction_cycles(instr: Instruction, hw: Hardware) -> float:
+    """Uncontended cycles of any instruction, end to end (its latency).
+
+    >>> from strider import AccessPattern, Hardware
+    >>> from strider.instructions import DmaCopy, VectorCopy, Ref
+    >>> hw = Hardware.preset("tiny")          # 8 lanes, 4 cycles/instruction; 8 B/cycle DMA
+    >>> tile = Ref.sbuf(0, 8, AccessPattern.contiguous((10,)), "float32")
+    >>> instruction_cycles(VectorCopy(src=tile, dst=tile), hw)
+    14.0
+    >>> src = Ref.dram("x", AccessPattern.contiguous((8, 16)), "float32")
+    >>> dst = Ref.sbuf(0, 8, AccessPattern.contiguous((16,)), "float32")
+    >>> instruction_cycles(DmaCopy(queue=0, src=src, dst=dst), hw)   # 8 + 512 / 8
+    72.0
+    """
+    return instr.timing(hw)[1]
 
 
 def roofline_cycles(dram_bytes_read: float, dram_bytes_written: float, hw: Hardware,
@@ -262,7 +183,7 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     """
     instrs = program.instructions
     n = len(instrs)
-    timing = [instruction_timing(i, hw) for i in instrs]
+    timing = [i.timing(hw) for i in instrs]
     end = [0.0] * n
     queues: dict[str, list[int]] = {}
     for k, i in enumerate(instrs):
@@ -285,21 +206,20 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
                 if not all(done[d] for d in i.deps):
                     break
                 start = max([free[e]] + [end[d] for d in i.deps])
-                if isinstance(i, Wait):
-                    ends = signal_ends.get(i.semaphore, [])
-                    if len(ends) < i.count:
+                sync = i.sync()
+                if sync is not None and sync[1]:  # a Wait
+                    ends = signal_ends.get(sync[0], [])
+                    if len(ends) < sync[1]:
                         break
-                    start = max(start, sorted(ends)[i.count - 1])
+                    start = max(start, sorted(ends)[sync[1] - 1])
                 occupancy, latency = timing[k]
                 finish = start + latency
-                sides = dram_sides(i)
-                if sides:
-                    dram_bytes += sides * dma_bytes(i)  # type: ignore[arg-type]
+                dram_bytes += sum(i.dram_traffic())
                 end[k], done[k], free[e] = finish, True, start + occupancy
                 busy[e] += max(0.0, finish - max(start, covered[e]))
                 covered[e] = max(covered[e], finish)
-                if isinstance(i, Signal):
-                    signal_ends.setdefault(i.semaphore, []).append(finish)
+                if sync is not None and not sync[1]:  # a Signal
+                    signal_ends.setdefault(sync[0], []).append(finish)
                 heads[e] += 1
                 remaining -= 1
                 progressed = True
@@ -312,6 +232,5 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     return Estimate(float(total), busy)
 
 
-__all__ = ["pattern_info", "dma_cycles", "transfer_cycles", "dma_bytes", "chunk_bytes", "instruction_cycles",
-           "instruction_timing", "estimate",
-           "Estimate", "roofline_cycles", "dram_sides"]
+__all__ = ["transfer_cycles", "chunk_efficiency", "lane_cycles", "instruction_timing",
+           "instruction_cycles", "roofline_cycles", "Estimate", "estimate"]

@@ -34,6 +34,7 @@ from typing import Any, Callable
 
 from .dtypes import KNOWN_DTYPES
 from .errors import ConfigError
+from .ttu.config import TTUConfig
 
 @dataclass(frozen=True)
 class DramSpec:
@@ -107,10 +108,8 @@ class DmaSpec:
     max_dims: int
     ttu_width_bits: int = 32
 
-    def ttu_config(self):
+    def ttu_config(self) -> TTUConfig:
         """The TTU each queue walks its patterns with: a row per side, a column per dim."""
-        from .ttu import TTUConfig
-
         return TTUConfig(rows=2, dims=self.max_dims, width_bits=self.ttu_width_bits)
 
 
@@ -164,6 +163,14 @@ class Hardware:
     def seconds(self, cycles: float) -> float:
         """Convert clock cycles to seconds."""
         return cycles / self.clock_hz
+
+    def engine_names(self) -> list[str]:
+        """Every engine: the DMA queues, then ``pe``, ``act`` and ``vector``.
+
+        >>> Hardware.preset("tiny").engine_names()
+        ['dma0', 'dma1', 'pe', 'act', 'vector']
+        """
+        return [f"dma{q}" for q in range(self.dma.queues)] + ["pe", "act", "vector"]
 
     def buffer(self, memory: str) -> BufferSpec:
         """The on-chip buffer named ``"sbuf"`` or ``"psum"``.

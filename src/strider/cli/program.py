@@ -36,10 +36,10 @@ def run_show(args: argparse.Namespace) -> int:
     if args.hw:
         from ..cost import estimate
         from ..hardware import Hardware
-        from ..sim.checks import validate
+        from ..sim.lower import lower
 
         hw = Hardware.load(args.hw)
-        validate(program, hw)
+        lower(program, hw)
         est = estimate(program, hw)
         print(f"\nvalid for {hw.name}; predicted {est.cycles:,.0f} cycles "
               f"({hw.seconds(est.cycles) * 1e6:,.3f} us)")

@@ -76,26 +76,13 @@ class Transfer:
         return math.prod(self.shape)
 
 
-def ttu_pattern(ref: Ref, hw: Hardware) -> AccessPattern:
-    """What a queue's TTU walks for one side: DRAM as is; on chip the buffer as one
-    address space (partition-major, a partition = one row of the buffer)."""
-    if not ref.on_chip:
-        return ref.pattern
-    spec = hw.buffer(ref.memory)
-    row = spec.bytes_per_partition // ref.itemsize
-    pat = ref.pattern
-    return AccessPattern((ref.partitions, *pat.shape), (row, *pat.strides),
-                         pat.offset + ref.partition_start * row)
-
-
 def fits_ttu(ref: Ref, hw: Hardware) -> bool:
     """Whether a DMA side fits a queue's TTU: dims after coalescing, and register width."""
-    pattern = ttu_pattern(ref, hw)
+    pattern = ref.ttu_pattern(hw)
     if pattern.size == 0:
         return True
     try:
-        check_fits(pattern, TTUConfig(rows=2, dims=hw.dma.max_dims,
-                                      width_bits=hw.dma.ttu_width_bits))
+        check_fits(pattern, hw.dma.ttu_config())
     except CapacityError:
         return False
     return True
@@ -113,14 +100,14 @@ def descriptors(transfer: Transfer, hw: Hardware, pieces: int = 1) -> list[tuple
 def costed_descriptors(transfer: Transfer, hw: Hardware,
                        pieces: int = 1) -> list[tuple[Ref, Ref, int, int]]:
     """:func:`descriptors` as ``(src, dst, chunk, nbytes)``: ``chunk`` is the shorter
-    :func:`contiguous_bytes` of the two sides, ``nbytes`` the bytes moved."""
+    :attr:`~strider.operands.Ref.run_bytes` of the two sides, ``nbytes`` the bytes moved."""
     if transfer.size == 0:
         return []
     src, dst = transfer.src, transfer.dst
     item = dtype_of(transfer.dtype).itemsize
     cut = _cut(transfer.shape, (src.memory, src.strides, src.pstrides),
                (dst.memory, dst.strides, dst.pstrides), hw.sbuf.bytes_per_partition // item,
-               hw.dma.max_dims, hw.dma.ttu_width_bits)
+               hw.dma.ttu_config())
     s_off, s_pst = int(src.offset), int(src.pstart)
     d_off, d_pst = int(dst.offset), int(dst.pstart)
     config = cut.config
@@ -155,7 +142,7 @@ class _Form:
 
     def __init__(self, memory: str, shape: tuple[int, ...], strides: tuple[int, ...],
                  pstrides: tuple[int, ...], row: int, max_dims: int) -> None:
-        # the side's Ref (partition dims lead, flattened row-major), then ttu_pattern,
+        # the side's Ref (partition dims lead, flattened row-major), then Ref.ttu_pattern,
         # then the column count of check_fits
         self.on_chip = memory != "dram"
         self.row = row
@@ -171,7 +158,7 @@ class _Form:
                     raise PlanError("internal: partition dims must flatten row-major")
                 self.partitions *= shape[k]
         self.shape, self.strides = coalesced_dims(shape[lead:], strides[lead:])
-        # as Ref.size and contiguous_bytes (the pattern is coalesced already)
+        # as Ref.size and Ref.run_bytes (the pattern is coalesced already)
         self.run = self.shape[-1] if self.strides[-1] == 1 else 1
         self.size = math.prod(self.shape) * self.partitions
         trips, steps = self.shape, self.strides
@@ -208,7 +195,7 @@ class _Cut:
     cannot be a descriptor), and per ``(outer, pieces)`` every descriptor as offset
     deltas and forms. Planners cut the same layout at many offsets (one per tile)."""
 
-    def __init__(self, shape, src, dst, row: int, max_dims: int, width: int) -> None:
+    def __init__(self, shape, src, dst, row: int, config: TTUConfig) -> None:
         keep = [k for k, n in enumerate(shape) if n != 1]
         self.shape = tuple(int(shape[k]) for k in keep)
         self.sides = [(memory, tuple(int(strides[k]) for k in keep),
@@ -217,8 +204,8 @@ class _Cut:
         if not self.shape:  # a single element
             self.shape = (1,)
             self.sides = [(memory, (1,), ()) for memory, _, _ in self.sides]
-        self.row, self.max_dims = row, max_dims
-        self.config = _config(max_dims, width)
+        self.row, self.max_dims = row, config.dims
+        self.config = config
         self._forms: dict[tuple[int, int, int], _Form] = {}
         self._templates: dict[tuple[int, int], list] = {}
         self.fit_forms = [(self._form_or_none(0, outer), self._form_or_none(1, outer))
@@ -271,19 +258,8 @@ class _Cut:
 
 
 @lru_cache(maxsize=1024)
-def _cut(shape, src, dst, row: int, max_dims: int, width: int) -> _Cut:
-    return _Cut(shape, src, dst, row, max_dims, width)
+def _cut(shape, src, dst, row: int, config: TTUConfig) -> _Cut:
+    return _Cut(shape, src, dst, row, config)
 
 
-@lru_cache(maxsize=64)
-def _config(max_dims: int, width: int) -> TTUConfig:
-    return TTUConfig(rows=2, dims=max_dims, width_bits=width)
-
-
-def contiguous_bytes(ref: Ref) -> int:
-    """The contiguous run of a side in bytes (on chip: within one partition)."""
-    return ref.pattern.contiguous_run() * ref.itemsize
-
-
-__all__ = ["Side", "Transfer", "descriptors", "costed_descriptors", "fits_ttu",
-           "contiguous_bytes"]
+__all__ = ["Side", "Transfer", "descriptors", "costed_descriptors", "fits_ttu"]

@@ -27,6 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..access_pattern import merge_groups, row_major_strides
 from ..errors import PlanError
 from ..hardware import Hardware
 from ..dtypes import dtype_of
@@ -47,23 +48,18 @@ def coalesce_permutation(shape: Sequence[int], perm: Sequence[int]
     perm = tuple(int(k) for k in perm)
     if any(n == 0 for n in shape):
         return (0,), (0,), (tuple(range(len(shape))),)
-    kept = [d for d in perm if shape[d] != 1]  # target order, size-1 dims gone
-    if not kept:
+    # dims that chain in the source layout and in the target layout move as one
+    target = row_major_strides(tuple(shape[d] for d in perm))
+    target_strides = [0] * len(shape)
+    for position, d in enumerate(perm):
+        target_strides[d] = target[position]
+    groups = merge_groups(shape, (row_major_strides(shape), target_strides))
+    if not groups:
         return (1,), (0,), (tuple(range(len(shape))),)
-    # runs of consecutive source dims (ignoring size-1 dims) that are consecutive in target
-    runs: list[list[int]] = [[kept[0]]]
-    nontrivial = [d for d in range(len(shape)) if shape[d] != 1]
-    nxt = {a: b for a, b in zip(nontrivial, nontrivial[1:])}
-    for d in kept[1:]:
-        if nxt.get(runs[-1][-1]) == d:
-            runs[-1].append(d)
-        else:
-            runs.append([d])
-    by_source = sorted(runs, key=lambda r: r[0])
-    new_index = {tuple(r): k for k, r in enumerate(by_source)}
-    new_shape = tuple(math.prod(shape[d] for d in r) for r in by_source)
-    new_perm = tuple(new_index[tuple(r)] for r in runs)
-    return new_shape, new_perm, tuple(tuple(r) for r in by_source)
+    new_shape = tuple(math.prod(shape[d] for d in g) for g in groups)
+    # the target order of the groups: by their stride in the target, largest first
+    by_target = sorted(range(len(groups)), key=lambda k: -target_strides[groups[k][-1]])
+    return new_shape, tuple(by_target), groups
 
 
 def split_dim(shape: Sequence[int], perm: Sequence[int], dim: int, inner: int

@@ -45,11 +45,6 @@ class DmaStrategy:
             count = emit_direct(program, w, hw, "strided")
             run = (w.shape[-1] if w.perm[-1] == len(w.shape) - 1 else 1) * w.itemsize
         eff = min(1.0, run / hw.dma.efficient_chunk_bytes) if run else 1.0
-        cycles = 0.0
-        if w.size:
-            total = w.size * w.itemsize
-            queue = total / (hw.dma.bytes_per_cycle * eff * hw.dma.queues)
-            cycles = max(queue + hw.dma.descriptor_cycles, 2 * total / hw.dram_bytes_per_cycle)
         lines = [
             f"request: {request.describe()} ({request.nbytes:,} bytes)",
             *w.carrier_note(),
@@ -60,7 +55,7 @@ class DmaStrategy:
         details = {"mode": "strided", "descriptors": count, "chunk_in_bytes": run,
                    "chunk_out_bytes": run, "carrier_dtype": w.dtype,
                    "sbuf_bytes_per_partition": 0, "sbuf_bytes": 0}
-        return make_plan(request, hw, program, self.name, lines, details, cycles)
+        return make_plan(request, hw, program, self.name, lines, details)
 
 
 STRATEGY = DmaStrategy()

@@ -38,12 +38,13 @@ from typing import Any
 
 import numpy as np
 
-from ..access_pattern import AccessPattern
+from ..access_pattern import AccessPattern, row_major_strides
+from ..cost import estimate
 from ..hardware import Hardware
 from ..dtypes import dtype_of
 from ..plan import PermuteRequest, Plan
 from ..program import Program, Ref
-from ._descriptors import Side, Transfer, contiguous_bytes, costed_descriptors, descriptors
+from ._descriptors import Side, Transfer, costed_descriptors, descriptors
 from ._groups import Groups, carrier_dtype, carrier_why_not, coalesce_permutation
 from ._inbuffer import in_buffer_steps
 from ._tiling import Tiling, rank_tilings, score, tile_boxes
@@ -92,14 +93,9 @@ def declare_tensors(program: Program, w: Working) -> None:
 
 
 def make_plan(request: PermuteRequest, hw: Hardware, program: Program, strategy: str,
-              explanation: list[str], details: dict[str, Any], fallback_cycles: float) -> Plan:
-    """A Plan with the cost model's prediction (or the planner's own when unavailable)."""
-    try:
-        from ..cost import estimate
-    except ImportError:  # the cost model is optional for planning
-        predicted = fallback_cycles
-    else:
-        predicted = float(estimate(program, hw).cycles)
+              explanation: list[str], details: dict[str, Any]) -> Plan:
+    """A Plan with the cost model's prediction."""
+    predicted = float(estimate(program, hw).cycles)
     details.setdefault("dram_bytes_read", request.nbytes)
     details.setdefault("dram_bytes_written", request.nbytes)
     return Plan(
@@ -118,7 +114,7 @@ class QueueBalancer:
         self.load = [0.0] * hw.dma.queues
 
     def pick(self, queues: range, src: Ref, dst: Ref) -> int:
-        return self.pick_for(queues, min(contiguous_bytes(src), contiguous_bytes(dst)),
+        return self.pick_for(queues, min(src.run_bytes, dst.run_bytes),
                              src.nbytes)
 
     def pick_for(self, queues: range, chunk: int, nbytes: int) -> int:
@@ -232,7 +228,7 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
                 yield (_tile_transfer(t, w, origin, ext, base, "in"), base,
                        base + math.prod(block))
                 continue
-            st = c_strides(block)[pos[d]]
+            st = row_major_strides(block)[pos[d]]
             yield (_tile_transfer(t, w, origin, ext, base, "in", (d, a, b)),
                    base + a * st, base + b * st)
 
@@ -242,9 +238,9 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
         # steps' source pattern) and writes it contiguously
         fs = tuple(ext[d] for d in t.free)
         ft = tuple(ext[d] for d in free_t)
-        cs = c_strides(fs)
+        cs = row_major_strides(fs)
         src = AccessPattern.unchecked(ft, tuple(cs[pos[d]] for d in free_t), s_in * slot_elems)
-        dst = AccessPattern.unchecked(ft, c_strides(ft), s_out * slot_elems)
+        dst = AccessPattern.unchecked(ft, row_major_strides(ft), s_out * slot_elems)
         if cut is not None:
             d, a, b = cut
             at = free_t.index(d)
@@ -266,7 +262,7 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
         if d is None:
             yield _tile_transfer(t, w, origin, ext, base, "out"), base, base + math.prod(block)
             return
-        st = c_strides(block)[order[d]]
+        st = row_major_strides(block)[order[d]]
         for a, b in _cuts(ext[d], t.pieces):
             yield (_tile_transfer(t, w, origin, ext, base, "out", (d, a, b)),
                    base + a * st, base + b * st)
@@ -320,8 +316,8 @@ def _tile_transfer(t: Tiling, w: Working, origin, ext, slot_offset: int, way: st
     free = t.free if way == "in" else t.free_target
     dims = t.part + free
     zeros = (0,) * len(t.part)
-    chip_strides = zeros + c_strides(tuple(ext[d] for d in free))
-    chip_pstrides = (c_strides(tuple(ext[d] for d in t.part)) if t.part else ()) \
+    chip_strides = zeros + row_major_strides(tuple(ext[d] for d in free))
+    chip_pstrides = (row_major_strides(tuple(ext[d] for d in t.part)) if t.part else ()) \
         + (0,) * len(free)
     strides = t.source_strides() if way == "in" else t.target_strides()
     dram_strides = tuple(strides[d] for d in dims)
@@ -341,16 +337,6 @@ def _tile_transfer(t: Tiling, w: Working, origin, ext, slot_offset: int, way: st
     return Transfer(tuple(shape), w.dtype, src, dst)
 
 
-@lru_cache(maxsize=4096)
-def c_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
-    """Row-major element strides of ``shape`` (as :meth:`AccessPattern.contiguous`)."""
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
-
-
 def _pieces(transfer: Transfer, hw: Hardware) -> int:
     """Descriptors per transfer: a share for every queue, each worth its overhead."""
     nbytes = transfer.size * dtype_of(transfer.dtype).itemsize
@@ -363,13 +349,6 @@ def direct_is_fine(w: Working, hw: Hardware) -> bool:
     if len(w.shape) == 0 or w.perm[-1] != len(w.shape) - 1:
         return False
     return w.shape[-1] * w.itemsize >= hw.dma.efficient_chunk_bytes or w.size == w.shape[-1]
-
-
-def direct_cycles(w: Working, hw: Hardware) -> float:
-    total = w.size * w.itemsize
-    eff = min(1.0, w.shape[-1] * w.itemsize / hw.dma.efficient_chunk_bytes)
-    queue = total / (hw.dma.bytes_per_cycle * eff * hw.dma.queues) + hw.dma.descriptor_cycles
-    return max(queue, 2 * total / hw.dram_bytes_per_cycle)
 
 
 class VectorStrategy:
@@ -402,7 +381,7 @@ class VectorStrategy:
         if w.size == 0:
             lines.append("empty tensor: nothing to move")
             details["mode"] = "empty"
-            return make_plan(request, hw, program, self.name, lines, details, 0.0)
+            return make_plan(request, hw, program, self.name, lines, details)
         if direct_is_fine(w, hw) or len(w.shape) == 1:
             count = emit_direct(program, w, hw, "direct")
             run = w.shape[-1] * w.itemsize
@@ -415,8 +394,7 @@ class VectorStrategy:
             ]
             details.update(mode="direct", descriptors=count, chunk_in_bytes=run,
                            chunk_out_bytes=run)
-            return make_plan(request, hw, program, self.name, lines, details,
-                             direct_cycles(w, hw))
+            return make_plan(request, hw, program, self.name, lines, details)
         tiling, program, counts = best_sbuf_program(w, hw, program)
         lines += explain_tiling(tiling, w, hw, counts)
         est = tiling.estimate
@@ -430,41 +408,37 @@ class VectorStrategy:
             chunk_in_bytes=est["chunk_in_bytes"], chunk_out_bytes=est["chunk_out_bytes"],
             descriptors=counts["dma_in"] + counts["dma_out"], vector_instructions=counts["vector"],
         )
-        return make_plan(request, hw, program, self.name, lines, details, est["cycles"])
+        return make_plan(request, hw, program, self.name, lines, details)
 
 
 def best_sbuf_program(w: Working, hw: Hardware, empty: Program, keep: int = 6):
     """Emit the few best tilings by the analytic score; keep the cheapest by the cost model."""
-    try:
-        from ..cost import estimate
-    except ImportError:
-        estimate = None
     best = None
     tried = []
-    for tiling in rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep if estimate else 1):
+    for tiling in rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep):
         tried.append(tiling)
-        if estimate and tiling.slots == 2 and tiling.tiles > 1:
+        if tiling.slots == 2 and tiling.tiles > 1:
             # the score prices the two-slot hand-over between tiles roughly: fewer, larger
             # slices often hand over better
             tried += [replace(tiling, pieces=m) for m in (4, 8) if m < tiling.pieces]
     emitted: dict[Tiling, tuple] = {}  # the same tiling is never emitted twice
     for tiling in tried:
-        cycles, program, counts = _emitted(emitted, tiling, w, hw, empty, estimate)
+        cycles, program, counts = _emitted(emitted, tiling, w, hw, empty)
         if best is None or cycles < best[0]:
             best = (cycles, tiling, program, counts)
     assert best is not None
-    if estimate and best[1].tiles >= FEWER_PIECES_MIN_TILES:
-        best = _fewer_pieces(best, w, hw, empty, estimate, emitted)
+    if best[1].tiles >= FEWER_PIECES_MIN_TILES:
+        best = _fewer_pieces(best, w, hw, empty, emitted)
     return best[1], best[2], best[3]
 
 
-def _emitted(emitted: dict, tiling: Tiling, w: Working, hw: Hardware, empty: Program,
-             estimate) -> tuple[float, Program, dict[str, int]]:
+def _emitted(emitted: dict, tiling: Tiling, w: Working, hw: Hardware,
+             empty: Program) -> tuple[float, Program, dict[str, int]]:
     """(predicted cycles, program, counts) of ``tiling``, emitted once per planning."""
     if tiling not in emitted:
         program = Program(empty.name, dict(empty.tensors), [])
         counts = emit_sbuf(program, w, hw, tiling)
-        cycles = estimate(program, hw).cycles if estimate else tiling.estimate["cycles"]
+        cycles = estimate(program, hw).cycles
         emitted[tiling] = (cycles, program, counts)
     return emitted[tiling]
 
@@ -474,7 +448,7 @@ def _emitted(emitted: dict, tiling: Tiling, w: Working, hw: Hardware, empty: Pro
 FEWER_PIECES_MIN_TILES = 32
 
 
-def _fewer_pieces(best, w: Working, hw: Hardware, empty: Program, estimate, emitted: dict):
+def _fewer_pieces(best, w: Working, hw: Hardware, empty: Program, emitted: dict):
     """The winner with the fewest slices per tile that the cost model rates no slower:
     fewer, larger DMA descriptors and vector steps (same DRAM traffic), which also
     simulate faster. Tried from one slice up, so the first tie is the fewest."""
@@ -483,7 +457,7 @@ def _fewer_pieces(best, w: Working, hw: Hardware, empty: Program, estimate, emit
         if m >= tiling.pieces:
             break
         fewer = replace(tiling, pieces=m)
-        fewer_cycles, program, counts = _emitted(emitted, fewer, w, hw, empty, estimate)
+        fewer_cycles, program, counts = _emitted(emitted, fewer, w, hw, empty)
         if fewer_cycles <= cycles:
             fewer = replace(fewer, estimate=score(fewer, hw, w.size * w.itemsize))
             return (cycles, fewer, program, counts)

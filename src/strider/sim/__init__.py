@@ -1,14 +1,19 @@
 """The simulator: ``Machine(hw).run(program, inputs)`` with real data, timing and checks.
 
-- functional (:mod:`~strider.sim.execute`): memories hold real bytes; every instruction
-  moves or computes whole blocks with NumPy, bit-exact;
-- timing (:mod:`~strider.sim.timing`): discrete events, per-engine in-order queues,
-  dependencies, semaphores and shared DRAM bandwidth, with the costs of
-  :mod:`strider.cost`;
-- checks (:mod:`~strider.sim.checks`): bounds and capacity, TTU fit of DMA patterns,
-  poisoned reads, races between unordered engines, deadlock with the chain of waiters;
-- results (:mod:`~strider.sim.machine`): outputs, :class:`SimStats`, a
-  :class:`Timeline`, and a Perfetto trace.
+A pipeline, one stage per module:
+
+- :mod:`~strider.sim.machine`: the entry point; runs the stages below and gathers the
+  results (outputs, :class:`SimStats`, a :class:`Timeline`, a Perfetto trace);
+- :mod:`~strider.sim.lower`: checks the program against the hardware (bounds and
+  capacity, TTU fit of DMA patterns, PSUM banks, each instruction's own rules) while
+  lowering it into the timing table;
+- :mod:`~strider.sim.timing`: discrete events, per-engine in-order queues,
+  dependencies, semaphores and shared DRAM bandwidth (:mod:`~strider.sim.dram`); a
+  deadlock is reported with the chain of waiters;
+- :mod:`~strider.sim.execute` (functional): memories hold real bytes; each
+  instruction's effect moves or computes whole blocks with NumPy, bit-exact, and
+  reads of never-written bytes are caught;
+- :mod:`~strider.sim.races`: unordered engines touching the same on-chip bytes.
 
 Examples
 --------

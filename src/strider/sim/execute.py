@@ -1,11 +1,12 @@
 """Functional semantics: what each instruction does to the bytes of the machine.
 
 One :class:`Executor` holds the memories (SBUF, PSUM and one per DRAM tensor, see
-:class:`~strider.sim.memory.Memory`) and the PE array's loaded weights, and executes
-one instruction at a time with whole-block NumPy operations on strided views
-(:mod:`strider.sim.views`). Moves copy raw bits (NaN payloads and -0.0 survive);
-``ActCopy`` casts with ``astype``; ``MatMul`` computes ``W.T @ X`` in the accumulator
-dtype (float32 or int32) plus +0.0, as the multiply-accumulate cells do.
+:class:`~strider.sim.memory.Memory`) and the PE array's loaded weights. What each
+instruction does is its own :meth:`~strider.instructions.Instruction.execute`, written
+with the executor's primitives: :meth:`~Executor.read` (checks for poisoned bytes),
+:meth:`~Executor.view`, :meth:`~Executor.wrote` and :meth:`~Executor.move` (a raw-bit
+copy), all whole-block NumPy operations on strided views (:mod:`strider.sim.views`).
+Moves copy raw bits (NaN payloads and -0.0 survive).
 
 Reading bytes nothing has written is a *poisoned read*: with ``poison="raise"`` (the
 default) a :class:`~strider.errors.SimulationError` names the instruction and the first
@@ -32,14 +33,13 @@ from typing import Mapping
 import numpy as np
 
 from ..access_pattern import AccessPattern
-from ..errors import ArgumentError, ProgramError, SimulationError
+from ..errors import ArgumentError, SimulationError
 from ..hardware import Hardware
-from ..dtypes import accumulator_dtype, dtype_of, raw_dtype
-from ..program import (
-    ActCopy, DmaCopy, Instruction, LoadWeights, MatMul, PeTranspose, Program, Ref, Signal,
-    VectorCopy, VectorFill, VectorIdentity, VectorTranspose, Wait,
-)
-from .checks import describe
+from ..dtypes import dtype_of, raw_dtype
+from ..instructions import Instruction
+from ..numerics import copy_between
+from ..operands import Ref
+from ..program import Program
 from .memory import Memory
 from .views import strided_view
 
@@ -75,8 +75,7 @@ class Executor:
                 m.data.fill(0xFF)
         written = set()  # DRAM tensors the program writes (only DMAs can)
         for i in program.instructions:
-            if isinstance(i, DmaCopy) and i.dst.memory == "dram":
-                written.add(i.dst.tensor)
+            written.update(r.tensor for r in i.writes() if r.memory == "dram")
         for name, decl in program.tensors.items():
             nbytes = decl.nbytes
             if decl.role == "input":
@@ -113,7 +112,7 @@ class Executor:
                 first = tuple(int(v) for v in np.argwhere(~ok)[0])
                 where = ref.tensor if ref.memory == "dram" else ref.memory
                 raise SimulationError(
-                    f"{describe(k, instr)}: poisoned read: {name} {ref.describe()} reads "
+                    f"{instr.describe(k)}: poisoned read: {name} {ref.describe()} reads "
                     f"{bad} of {ok.size} element(s) of {where} that nothing wrote (first at "
                     f"index {first}); make an earlier instruction write them, or run with "
                     "poison='count' to count such reads instead"
@@ -131,8 +130,9 @@ class Executor:
             return self.memories[ref.tensor], 0, 1  # type: ignore[index]
         return self.memories[ref.memory], ref.partition_start, ref.partitions
 
-    def _move(self, k: int, instr: DmaCopy | VectorCopy) -> None:
-        """A copy of raw bits (the hot path: the same steps as ``read``/``view``/``wrote``)."""
+    def move(self, k: int, instr: Instruction) -> None:
+        """``dst[i] = src[i]`` as raw bits (the hot path of DmaCopy and VectorCopy: the same
+        steps as ``read``/``view``/``wrote``)."""
         src, dst = instr.src, instr.dst
         dt = _dtype(src.dtype, True)
         item = dt.itemsize
@@ -146,71 +146,14 @@ class Executor:
             a = a[0]
         if dst.memory == "dram":
             b = b[0]
-        _copy(b, a)
+        copy_between(b, a)
         dmem.mark(dp0, dparts, dst.pattern, item)
 
     # ------------------------------------------------------------ semantics
     def execute(self, k: int, instr: Instruction) -> None:
-        """Apply instruction ``k`` to the machine state."""
-        if isinstance(instr, (DmaCopy, VectorCopy)):
-            self._move(k, instr)
-        elif isinstance(instr, ActCopy):
-            src = self.read(k, instr, "src", instr.src)
-            dst = self.view(instr.dst)
-            with np.errstate(invalid="ignore", over="ignore"):
-                dst[...] = src.reshape(dst.shape).astype(dst.dtype)
-            self.wrote(instr.dst)
-        elif isinstance(instr, (VectorTranspose, PeTranspose)):
-            src = self.read(k, instr, "src", instr.src, raw=True)
-            rows, cols = instr.src.partitions, instr.src.pattern.size
-            dst = self.view(instr.dst, raw=True)
-            dst[...] = src.reshape(rows, cols).T.reshape(dst.shape)
-            self.wrote(instr.dst)
-        elif isinstance(instr, LoadWeights):
-            src = self.read(k, instr, "src", instr.src)
-            self.weights = src.reshape(instr.src.partitions, instr.src.pattern.size).copy()
-        elif isinstance(instr, MatMul):
-            self._matmul(k, instr)
-        elif isinstance(instr, VectorFill):
-            dst = self.view(instr.dst)
-            dst[...] = _fill_value(k, instr, dst.dtype)
-            self.wrote(instr.dst)
-        elif isinstance(instr, VectorIdentity):
-            dst = self.view(instr.dst)
-            n = instr.dst.partitions
-            dst[...] = np.eye(n, dtype=np.float32).astype(dst.dtype).reshape(dst.shape)
-            self.wrote(instr.dst)
-        elif not isinstance(instr, (Signal, Wait)):
-            raise ProgramError(f"{describe(k, instr)}: the simulator cannot execute it")
-
-    def _matmul(self, k: int, instr: MatMul) -> None:
-        w = self.weights
-        if w is None:
-            raise SimulationError(f"{describe(k, instr)}: no weights are loaded; run a "
-                                  "LoadWeights on the PE array before it")
-        rows, cols = w.shape
-        moving = self.read(k, instr, "moving", instr.moving)
-        if instr.moving.partitions != rows:
-            raise ProgramError(f"{describe(k, instr)}: moving has {instr.moving.partitions} "
-                               f"partitions but the loaded weights have {rows} rows")
-        if instr.dst.partitions != cols:
-            raise ProgramError(f"{describe(k, instr)}: dst has {instr.dst.partitions} "
-                               f"partitions but the loaded weights have {cols} columns")
-        acc = accumulator_dtype(str(instr.moving.dtype))
-        if accumulator_dtype(w.dtype.name) != acc:
-            raise ProgramError(f"{describe(k, instr)}: weights ({w.dtype.name}) and "
-                               f"moving data ({instr.moving.dtype}) accumulate in different "
-                               "dtypes; use float inputs on both or integers on both")
-        out = _mac(w, moving.reshape(rows, -1), np.dtype(acc))
-        dst = self.view(instr.dst)
-        out = out.reshape(dst.shape)
-        if instr.accumulate:
-            old = self.read(k, instr, "dst (accumulate)", instr.dst)
-            with np.errstate(all="ignore"):
-                dst[...] = old + out
-        else:
-            dst[...] = out
-        self.wrote(instr.dst)
+        """Apply instruction ``k`` to the machine state (its own
+        :meth:`~strider.instructions.Instruction.execute`)."""
+        instr.execute(k, self)
 
     # ------------------------------------------------------------ results
     def outputs(self) -> tuple[dict[str, np.ndarray], dict[str, int]]:
@@ -237,103 +180,6 @@ class Executor:
                     arr.view(np.uint8).reshape(*decl.shape, dt.itemsize)[~ok] = 0xFF
             outs[name] = arr
         return outs, unwritten
-
-
-def _selection(m: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(row, hit)`` when every column of ``m`` holds at most one non-zero and it is 1:
-    column ``i`` picks row ``row[i]`` (``hit[i]`` False for an all-zero column)."""
-    nz = m != 0
-    if np.count_nonzero(nz) > m.shape[1]:
-        return None
-    hit = nz.any(axis=0)
-    if np.count_nonzero(nz) != np.count_nonzero(hit):
-        return None
-    row = nz.argmax(axis=0)
-    picked = m[row, np.arange(m.shape[1])]
-    if not (picked[hit] == 1).all():
-        return None
-    return row, hit
-
-
-def _mac(w: np.ndarray, x: np.ndarray, acc: np.dtype) -> np.ndarray:
-    """``W.T @ X`` in the accumulator dtype ``acc``, sums starting at +0.0.
-
-    When one operand only selects (columns of 0s and a single 1, as an identity does) and
-    the other is finite, every output is one product plus zeros, so a gather gives the
-    same bits as the matmul (with -0.0 -> +0.0) at a fraction of the cost: NumPy has no
-    BLAS for integer matmul.
-    """
-    floating = acc.kind == "f"
-    if not w.size or not x.size:
-        return w.astype(acc).T @ x.astype(acc)
-    sel = _selection(x)
-    if sel is not None and (not floating or np.isfinite(w).all()):
-        row, hit = sel
-        out = w.T[:, row].astype(acc)  # out[j, i] = W[row[i], j]
-        if not hit.all():
-            out[:, ~hit] = 0
-    else:
-        sel = _selection(w)
-        if sel is not None and (not floating or np.isfinite(x).all()):
-            row, hit = sel
-            out = x[row, :].astype(acc)  # out[j, :] = X[row[j], :]
-            if not hit.all():
-                out[~hit, :] = 0
-        else:
-            with np.errstate(all="ignore"):
-                out = w.astype(acc).T @ x.astype(acc)
-    if floating:
-        with np.errstate(all="ignore"):
-            out += acc.type(0.0)  # sums start at +0.0: -0.0 comes out as +0.0
-    return out
-
-
-def _reshaped(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
-    """``a`` as ``shape`` without copying, or None when its strides do not allow it."""
-    v = a.view()
-    try:
-        v.shape = shape
-    except AttributeError:
-        return None
-    return v
-
-
-def _copy(dst: np.ndarray, src: np.ndarray) -> None:
-    """``dst[i] = src[i]`` in row-major order of each: one strided copy, no temporary
-    unless neither side can be viewed in the other's shape."""
-    if src.shape != dst.shape:
-        dst, src = _one_shape(dst, src)
-    np.copyto(dst, src)
-
-
-def _one_shape(dst: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Both in one shape. The side with fewer dims is viewed in the other's shape first:
-    splitting dims always works, merging strided ones often does not (a failed try costs
-    an exception)."""
-    if dst.ndim <= src.ndim:
-        v = _reshaped(dst, src.shape)
-        if v is not None:
-            return v, src
-    w = _reshaped(src, dst.shape)
-    if w is not None:
-        return dst, w
-    v = _reshaped(dst, src.shape)
-    if v is not None:
-        return v, src
-    return dst, src.reshape(dst.shape)  # neither side can be viewed: a temporary
-
-
-def _fill_value(k: int, instr: VectorFill, dt: np.dtype):
-    value = instr.value
-    if dt.kind in "iub":
-        if not float(value).is_integer():
-            raise ProgramError(f"{describe(k, instr)}: cannot fill {dt} with {value!r}")
-        info = np.iinfo(dt) if dt.kind != "b" else None
-        if info is not None and not info.min <= int(value) <= info.max:
-            raise ProgramError(f"{describe(k, instr)}: {value!r} is outside the range of {dt}")
-        return np.array(int(value)).astype(dt)
-    with np.errstate(over="ignore"):
-        return np.array(float(value), dtype=np.float64).astype(dt)
 
 
 __all__ = ["Executor", "POISON_MODES"]

@@ -32,8 +32,9 @@ from ..cost import roofline_cycles
 from ..errors import ArgumentError, StriderError
 from ..hardware import Hardware
 from ..dtypes import dtype_of
-from ..program import Program, Signal
-from .checks import RaceDetector, engine_names, validate
+from ..program import Program
+from .lower import lower
+from .races import RaceDetector
 from .execute import Executor
 from .timing import Schedule, schedule
 
@@ -183,7 +184,7 @@ class Machine:
             returns them.
         """
         hw = self.hw
-        table = validate(program, hw)
+        table = lower(program, hw)
         inputs = dict(inputs or {})
         if functional:
             _check_inputs(program, inputs)
@@ -195,7 +196,7 @@ class Machine:
         races = check_races if check_races is not None else functional
         detector = None
         if races:
-            detector = RaceDetector(program, hw, engine_names(hw))
+            detector = RaceDetector(program, hw, hw.engine_names())
         instrs = program.instructions
         on_start = on_finish = None
         if executor is not None or detector is not None:
@@ -206,7 +207,7 @@ class Machine:
                 if executor is not None:
                     executor.execute(k, i)
 
-            if detector is not None and any(isinstance(i, Signal) for i in instrs):
+            if detector is not None and any(i.sync() is not None for i in instrs):
                 def on_finish(k: int) -> None:
                     detector.on_finish(k, instrs[k])
         try:

@@ -5,7 +5,7 @@ order. The head of a queue starts as soon as its engine is free, its dependencie
 finished and, for a ``Wait``, its semaphore has been signalled often enough (Signals
 count when they finish; a Wait does not consume the count). An engine is free again
 after the running instruction's *occupancy*; the instruction finishes after its
-*latency* (they differ on the pipelined PE array, see :func:`strider.cost.instruction_timing`).
+*latency* (they differ on the pipelined PE array, see :meth:`strider.instructions.Instruction.timing`).
 
 DRAM bandwidth is shared as a fluid: a running DMA touching DRAM demands ``sides *
 bytes / cycles`` bytes per cycle (its uncontended rate, see :mod:`strider.cost`); when
@@ -31,14 +31,14 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
 from ..errors import DeadlockError
 from ..hardware import Hardware
-from ..program import Program, Signal, Wait
-from .checks import Table, deadlock_chain, validate
+from ..program import Program
+from .lower import Table, lower
 from .dram import SharedDram
 
 @dataclass
@@ -88,8 +88,9 @@ def schedule(program: Program, hw: Hardware,
     Raises :class:`~strider.errors.DeadlockError` (with the chain of waiters) when
     instructions remain but none can ever start.
     """
-    tab = table if table is not None else validate(program, hw)
-    engines, eng, lat, occ, read, written, deps, sync = tab[:8]
+    tab = table if table is not None else lower(program, hw)
+    engines, eng, lat, occ = tab.engines, tab.engine, tab.latency, tab.occupancy
+    read, written, deps, sync = tab.dram_read, tab.dram_written, tab.deps, tab.sync
     n = len(eng)
     E = len(engines)
     queues: list[list[int]] = [[] for _ in range(E)]
@@ -203,4 +204,57 @@ def schedule(program: Program, hw: Hardware,
                     np.array(occ, dtype=np.float64))
 
 
-__all__ = ["schedule", "Schedule"]
+def deadlock_chain(program: Program, heads: dict[str, int], finished: Sequence[bool],
+                   sem_counts: dict[str, int]) -> list[str]:
+    """The chain of waiters from the first blocked engine, each as a readable line.
+
+    ``heads`` maps each engine with work left to its next instruction.
+    """
+    instrs = program.instructions
+    pending_signals: dict[str, list[int]] = {}
+    for e, k in heads.items():
+        for j in range(k, len(instrs)):
+            i = instrs[j]
+            s = i.sync()
+            if s is not None and not s[1] and i.engine == e and not finished[j]:
+                pending_signals.setdefault(s[0], []).append(j)
+    head_of = {e: k for e, k in heads.items()}
+    chain: list[str] = []
+    seen: set[int] = set()
+    k = min(heads.values())
+    while k not in seen:
+        seen.add(k)
+        instr = instrs[k]
+        engine = instr.engine
+        if head_of.get(engine) != k:
+            blocker = head_of[engine]
+            chain.append(f"{instr.describe(k)} has not run: {engine} is stuck at instruction "
+                         f"{blocker}")
+            k = blocker
+            continue
+        missing = [d for d in instr.deps if not finished[d]]
+        if missing:
+            chain.append(f"{instr.describe(k)} waits for instruction {missing[0]}")
+            k = missing[0]
+            continue
+        sync = instr.sync()
+        if sync is not None and sync[1]:  # a Wait
+            semaphore, count = sync
+            have = sem_counts.get(semaphore, 0)
+            signals = pending_signals.get(semaphore, [])
+            if not signals or have + len(signals) < count:
+                chain.append(f"{instr.describe(k)} waits for semaphore {semaphore!r} >= "
+                             f"{count} (now {have}, {len(signals)} signal(s) left in the "
+                             "program): nobody will signal it")
+                return chain
+            chain.append(f"{instr.describe(k)} waits for semaphore {semaphore!r} >= "
+                         f"{count} (now {have}); next signal is instruction {signals[0]}")
+            k = signals[0]
+            continue
+        chain.append(f"{instr.describe(k)} is blocked")
+        return chain
+    chain.append(f"... back to instruction {k}: a cycle")
+    return chain
+
+
+__all__ = ["schedule", "Schedule", "deadlock_chain"]

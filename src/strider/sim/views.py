@@ -5,7 +5,7 @@ tensor is one partition of its ``nbytes``). A ref becomes a view of shape
 ``(partitions, *pattern.shape)`` whose byte strides are ``(bytes_per_partition,
 *pattern.strides * itemsize)``, anchored at the address of element ``(0, ..., 0)``;
 zero and negative strides are views too, so no instruction copies more than it moves.
-Bounds are the caller's business (:mod:`strider.sim.checks` runs first).
+Bounds are the caller's business (:mod:`strider.sim.lower` runs first).
 
 Examples
 --------

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from ..access_pattern import AccessPattern
-from ..cost import dma_cycles
+from ..cost import instruction_cycles as dma_cycles
 from ..data import same_bits
 from ..errors import ArgumentError, DeadlockError, SimulationError
 from ..program import DmaCopy, Ref

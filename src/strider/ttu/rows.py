@@ -18,10 +18,11 @@ Examples
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..access_pattern import AccessPattern
+from ..access_pattern import AccessPattern, merge_groups
 from ..errors import CapacityError
 from .config import TTUConfig
 from .registers import TTU, row_problems
@@ -85,21 +86,11 @@ def coalesce_loops(trips: Sequence[int], strides: Sequence[Sequence[int]],
         return trips, rows
     if any(t == 0 for t in trips):
         return (0,), [(0,) for _ in rows]
-    keep = [k for k, t in enumerate(trips) if t != 1]
-    if not keep:
+    groups = merge_groups(trips, rows)
+    if not groups:
         return (1,), [(0,) for _ in rows]
-    merged_t = [trips[keep[-1]]]
-    merged_s = [[r[keep[-1]]] for r in rows]
-    for k in reversed(keep[:-1]):
-        t_in = merged_t[-1]
-        if all(r[k] == ms[-1] * t_in for r, ms in zip(rows, merged_s)):
-            merged_t[-1] = trips[k] * t_in
-        else:
-            merged_t.append(trips[k])
-            for r, ms in zip(rows, merged_s):
-                ms.append(r[k])
-    merged_t.reverse()
-    return tuple(merged_t), [tuple(reversed(ms)) for ms in merged_s]
+    return (tuple(math.prod(trips[k] for k in g) for g in groups),
+            [tuple(r[g[-1]] for g in groups) for r in rows])
 
 
 def row_values(trips: Sequence[int], strides: Sequence[int], base: int,

@@ -1,0 +1,350 @@
+"""Lowering: check a program against a machine and turn it into the timing :class:`Table`.
+
+The first stage of the simulator's pipeline (``machine`` -> ``lower`` -> ``timing`` ->
+``execute`` | ``races``). Every rule is checked here, each error naming the offending
+instruction: engines exist, operands live in memories their engine can reach, shapes
+and dtypes agree, every access stays inside its buffer, partition range and DRAM
+tensor (:class:`~strider.errors.CapacityError`), every DMA side fits the queue's TTU
+(too many dims after merging chained dims is a :class:`~strider.errors.ProgramError`; a
+register overflow a ``CapacityError``), and PE writes stay inside one PSUM bank. Which
+rules an instruction obeys is its own :meth:`~strider.instructions.Instruction.check`;
+the rules themselves are the methods of :class:`Rules`.
+
+Checks that do not depend on the operands' offsets run once per distinct structure
+(type, scalar fields, memories, partitions, shapes, strides, dtypes); the
+offset-dependent ones (bounds, TTU register width, PSUM banks) run for all
+instructions at once with NumPy, and an instruction flagged there is re-checked in
+full, which raises the same error as checking it alone.
+
+Examples
+--------
+>>> from strider import AccessPattern, Hardware
+>>> from strider.program import Program, Ref
+>>> p = Program()
+>>> _ = p.vector_fill(Ref.sbuf(6, 4, AccessPattern.contiguous((4,)), "float32"), 1.0)
+>>> lower(p, Hardware.preset("tiny"))
+Traceback (most recent call last):
+...
+strider.errors.CapacityError: instruction 0 (VectorFill on vector): dst uses partitions 6..9 but the sbuf has 8 (0..7); use partitions inside the buffer
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, fields
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+from ..access_pattern import AccessPattern, pattern_facts
+from ..errors import CapacityError, ProgramError, StriderError
+from ..hardware import Hardware
+from ..instructions import Instruction
+from ..operands import Ref
+from ..program import Program
+from ..ttu import check_fits
+
+
+def _ttu_problem(shape: tuple[int, ...], strides: tuple[int, ...], offset: int,
+                 hw: Hardware) -> tuple[str, str] | None:
+    """Why a queue's TTU cannot walk the pattern: ``("dims", text)``, ``("width", text)``,
+    or None when it fits."""
+    if 0 in shape:
+        return None
+    facts = pattern_facts(shape, strides)
+    dims = hw.dma.max_dims
+    if facts.walk_dims > dims:
+        return ("dims", f"needs {facts.walk_dims} dims even after merging dims whose strides "
+                        f"chain, but a descriptor has at most {dims} (dma.max_dims); split "
+                        "the transfer into several descriptors")
+    if abs(offset) + facts.extent < 1 << (hw.dma.ttu_width_bits - 1):
+        return None  # every register value and address is smaller than this bound
+    try:
+        check_fits(AccessPattern(shape, strides, offset), hw.dma.ttu_config())
+    except CapacityError as exc:
+        return ("width", str(exc))
+    return None
+
+
+@dataclass(frozen=True)
+class Table:
+    """The lowered program the timing model runs, per instruction (lists by id).
+
+    ``engine`` indexes ``engines``; ``latency`` and ``occupancy`` are uncontended cycles;
+    ``dram_read`` / ``dram_written`` bytes; ``deps`` the dependencies; ``sync`` maps each
+    Signal / Wait to ``(semaphore, count)`` (count 0 for a Signal). ``dst_rect`` locates
+    each on-chip destination for the occupancy counters: int64 arrays ``(memory, first
+    partition, partition stop, first byte, byte stop)``, memory 0 when there is none, 1
+    for SBUF, 2 for PSUM.
+    """
+
+    engines: list[str]
+    engine: list[int]
+    latency: list[float]
+    occupancy: list[float]
+    dram_read: list[int]
+    dram_written: list[int]
+    deps: list[tuple[int, ...]]
+    sync: dict[int, tuple[str, int]]
+    dst_rect: tuple[np.ndarray, ...]
+
+
+_MEM_ID = {"sbuf": 1, "psum": 2}
+_NO_SLOT = (1, 0, -1, -1, -1, 0, 0)
+
+
+class _Entry(NamedTuple):
+    """What lowering learned from the first instruction of one structure (everything
+    but the operands' offsets), and how to check the offsets of the others."""
+
+    engine: int
+    latency: float
+    occupancy: float
+    read: int
+    written: int
+    # per operand slot (up to 2): (itemsize, low, high, byte limit or -1 for no bounds
+    # check, TTU extent or -1, TTU base offset, PSUM bank bytes or 0)
+    slots: tuple[tuple[int, int, int, int, int, int, int], ...]
+    rect: tuple[int, int, int, int, int, int]  # (memory id, p0, p1, item, low, high)
+
+
+@functools.cache
+def _layout(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """An instruction class's operand fields and its other fields that shape its
+    structure (everything but the operands, ``deps`` and ``label``)."""
+    operands = cls.operand_names()
+    scalars = tuple(f.name for f in fields(cls)
+                    if f.name not in operands and f.name not in ("deps", "label"))
+    return operands, scalars
+
+
+class Rules:
+    """The hardware's rules, as the checks an instruction's ``check`` calls; each raises
+    a typed error naming the instruction."""
+
+    def __init__(self, program: Program, hw: Hardware):
+        self.program, self.hw = program, hw
+        self.tensor_bytes = {t.name: t.nbytes for t in program.tensors.values()}
+
+    def instruction(self, k: int, instr: Instruction) -> None:
+        """Check instruction ``k`` in full: its engine exists, then its own rules."""
+        problem = instr.engine_problem(self.hw)
+        if problem is not None:
+            self.fail(k, instr, problem)
+        instr.check(k, self)
+
+    def fail(self, k: int, instr: Instruction, message: str, cls: type = ProgramError):
+        raise cls(f"{instr.describe(k)}: {message}")
+
+    def ref(self, k: int, instr: Instruction, name: str, ref: Ref,
+            memories: Sequence[str]) -> tuple[int, int, int]:
+        """Check bounds; return (elements, contiguous run in elements, itemsize)."""
+        memory = ref.memory
+        if memory not in memories:
+            self.fail(k, instr, f"{name} is in {memory}, but {type(instr).__name__} takes "
+                                f"it from {' or '.join(memories)}")
+        pat = ref.pattern
+        size, low, high, run = ref.facts[:4]
+        item = ref.itemsize
+        lo, hi = (pat.offset + low) * item, (pat.offset + high + 1) * item
+        if memory == "dram":
+            nbytes = self.tensor_bytes[ref.tensor]
+            if size and (lo < 0 or hi > nbytes):
+                self.fail(k, instr, f"{name} reaches bytes {lo}..{hi - 1} of DRAM tensor "
+                                    f"{ref.tensor!r}, which has {nbytes} bytes; keep the "
+                                    "pattern inside the tensor", CapacityError)
+            return size, run, item
+        spec = self.hw.buffer(memory)
+        if ref.partition_start + ref.partitions > spec.partitions:
+            self.fail(k, instr, f"{name} uses partitions {ref.partition_start}.."
+                                f"{ref.partition_stop - 1} but the {memory} has "
+                                f"{spec.partitions} (0..{spec.partitions - 1}); use "
+                                "partitions inside the buffer", CapacityError)
+        if size and ref.partitions and (lo < 0 or hi > spec.bytes_per_partition):
+            self.fail(k, instr, f"{name} reaches bytes {lo}..{hi - 1} of each partition, past "
+                                f"the {memory}'s {spec.bytes_per_partition} bytes per "
+                                "partition; keep the pattern inside one partition",
+                      CapacityError)
+        if spec.bytes_per_partition % item:
+            self.fail(k, instr, f"{name}'s dtype {ref.dtype} does not tile the {memory} "
+                                f"partition ({spec.bytes_per_partition} bytes)")
+        return size * ref.partitions, run, item
+
+    def ttu(self, k: int, instr: Instruction, name: str, ref: Ref) -> None:
+        walk = ref.ttu_pattern(self.hw)
+        problem = _ttu_problem(walk.shape, walk.strides, walk.offset, self.hw)
+        if problem is not None:
+            cls = ProgramError if problem[0] == "dims" else CapacityError
+            self.fail(k, instr, f"{name} pattern {problem[1]}", cls)
+
+    def same_size(self, k, instr, a: Ref, b: Ref) -> None:
+        if a.size != b.size:
+            self.fail(k, instr, f"src has {a.size} elements {a.shape} but dst has {b.size} "
+                                f"{b.shape}; both sides must move the same number of elements")
+
+    def same_itemsize(self, k, instr, a: Ref, b: Ref) -> None:
+        if a.dtype != b.dtype and a.itemsize != b.itemsize:
+            self.fail(k, instr, f"src is {a.dtype} but dst is {b.dtype}: a move copies bytes, "
+                                "so both sides need the same element size (ActCopy casts)")
+
+    def pe_block(self, k, instr, ref: Ref, what: str, fit_cols: bool = False) -> tuple[int, int]:
+        """Check the block fits the PE array's rows (and columns, for weights)."""
+        rows, cols = ref.partitions, ref.pattern.size
+        if rows > self.hw.pe.rows:
+            self.fail(k, instr, f"{what} has {rows} partitions but the PE array has "
+                                f"{self.hw.pe.rows} rows", CapacityError)
+        if fit_cols and cols > self.hw.pe.cols:
+            self.fail(k, instr, f"{what} has {cols} elements per partition but the PE array "
+                                f"has {self.hw.pe.cols} columns", CapacityError)
+        return rows, cols
+
+    def transposed_dst(self, k, instr, rows: int, cols: int) -> None:
+        if instr.dst.partitions != cols or instr.dst.pattern.size != rows:
+            self.fail(k, instr, f"dst must be ({cols} partitions, {rows} elements) to hold "
+                                f"the transpose of src ({rows}, {cols}); got "
+                                f"({instr.dst.partitions}, {instr.dst.pattern.size})")
+
+    def psum_bank(self, k, instr, ref: Ref) -> None:
+        span = ref.byte_span()
+        bank = self.hw.psum.bank_bytes
+        if span is not None and span[0] // bank != (span[1] - 1) // bank:
+            self.fail(k, instr, f"dst spans bytes {span[0]}..{span[1] - 1} of each PSUM "
+                                f"partition, crossing a bank boundary (banks of {bank} bytes); "
+                                "the PE array writes one bank at a time", CapacityError)
+
+    def same_partitions(self, k, instr) -> None:
+        src, dst = instr.src, instr.dst
+        if (src.partition_start, src.partitions) != (dst.partition_start, dst.partitions):
+            self.fail(k, instr, f"src uses partitions {src.partition_start}.."
+                                f"{src.partition_stop - 1} but dst {dst.partition_start}.."
+                                f"{dst.partition_stop - 1}: this engine has one lane per "
+                                "partition and cannot move data across partitions")
+        if src.pattern.size != dst.pattern.size:
+            self.fail(k, instr, f"src has {src.pattern.size} elements per partition but dst "
+                                f"{dst.pattern.size}")
+
+
+class _Lowering(Rules):
+    def run(self) -> Table:
+        instrs = self.program.instructions
+        n = len(instrs)
+        names = self.hw.engine_names()
+        self.eidx = {e: q for q, e in enumerate(names)}
+        cache: dict[tuple, int] = {}
+        entries: list[_Entry] = []
+        ent = [0] * n
+        off0 = [0] * n
+        off1 = [0] * n
+        deps: list[tuple[int, ...]] = [()] * n
+        sync: dict[int, tuple[str, int]] = {}
+        k = 0
+        try:
+            for k, instr in enumerate(instrs):
+                t = type(instr)
+                operands, scalars = _layout(t)
+                key = [t, *[getattr(instr, f) for f in scalars]]
+                for slot, name in enumerate(operands):
+                    r = getattr(instr, name)
+                    p = r.pattern
+                    key += (r.memory, r.tensor, r.partition_start, r.partitions, p.shape,
+                            p.strides, r.dtype)
+                    if slot == 0:
+                        off0[k] = p.offset
+                    else:
+                        off1[k] = p.offset
+                s = instr.sync()
+                if s is not None:
+                    sync[k] = s
+                key = tuple(key)
+                e = cache.get(key)
+                if e is None:
+                    e = cache[key] = len(entries)
+                    entries.append(self.entry(k, instr))
+                ent[k] = e
+                if instr.deps:
+                    deps[k] = instr.deps
+        except StriderError:
+            # an earlier instruction may break an offset-dependent rule: it comes first
+            self.recheck(instrs, entries, ent[:k], off0[:k], off1[:k])
+            raise
+        self.recheck(instrs, entries, ent, off0, off1)
+        ent_a = np.array(ent, dtype=np.int64)
+        rect = np.array([x.rect for x in entries] or [(0,) * 6], dtype=np.int64)[ent_a]
+        item, low, high = rect[:, 3], rect[:, 4], rect[:, 5]
+        offs = np.array(off1 if n else [], dtype=np.int64)
+        # the destination is the last operand (slot 1, or slot 0 for one-operand types)
+        one = np.array([len(x.slots) == 1 for x in entries] or [False], dtype=bool)[ent_a]
+        if one.any():
+            offs = np.where(one, np.array(off0, dtype=np.int64), offs)
+        dst_rect = (rect[:, 0], rect[:, 1], rect[:, 2], (offs + low) * item,
+                    (offs + high + 1) * item)
+        return Table(names, [entries[x].engine for x in ent], [entries[x].latency for x in ent],
+                     [entries[x].occupancy for x in ent], [entries[x].read for x in ent],
+                     [entries[x].written for x in ent], deps, sync, dst_rect)
+
+    def entry(self, k: int, instr: Instruction) -> _Entry:
+        """Check ``instr`` in full and describe its structure for the others like it."""
+        self.instruction(k, instr)
+        hw = self.hw
+        occupancy, latency = instr.timing(hw)
+        read, written = instr.dram_traffic()
+        refs = list(instr.refs().values())
+        slots = []
+        for ref in refs:
+            facts = ref.facts
+            size, low, high = facts.size, facts.low, facts.high
+            limit = -1
+            if size and (ref.memory == "dram" or ref.partitions):
+                limit = (self.tensor_bytes[ref.tensor] if ref.memory == "dram" else
+                         hw.buffer(ref.memory).bytes_per_partition)
+            extent, base = -1, 0
+            if instr.walks_with_ttu and size:
+                extent = facts.extent
+                if ref.on_chip:
+                    row = ref.partition_elements(hw)
+                    extent += ref.partitions * row
+                    base = ref.partition_start * row
+            bank = hw.psum.bank_bytes if instr.psum_banked and ref is refs[-1] and size else 0
+            slots.append((ref.itemsize, low, high, limit, extent, base, bank))
+        rect = (0, 0, 0, 1, 0, -1)
+        dst = getattr(instr, "dst", None)
+        if dst is not None and dst.on_chip and dst.partitions and dst.pattern.size:
+            facts = dst.facts
+            rect = (_MEM_ID[dst.memory], dst.partition_start, dst.partition_stop,
+                    dst.itemsize, facts.low, facts.high)
+        return _Entry(self.eidx[instr.engine], latency, occupancy, read, written,
+                      tuple(slots), rect)
+
+    def recheck(self, instrs, entries: list[_Entry], ent: list[int], off0: list[int],
+                off1: list[int]) -> None:
+        """Check every instruction's offset-dependent rules at once; re-check suspects."""
+        if not ent:
+            return
+        ent_a = np.array(ent, dtype=np.int64)
+        suspect = np.zeros(len(ent), dtype=bool)
+        half = 1 << (self.hw.dma.ttu_width_bits - 1)
+        for slot, offs in ((0, off0), (1, off1)):
+            rows = [x.slots[slot] if len(x.slots) > slot else _NO_SLOT for x in entries]
+            spec = np.array(rows, dtype=np.int64)[ent_a]
+            item, low, high, limit, extent, base, bank = spec.T
+            off = np.array(offs, dtype=np.int64)
+            lo, hi = (off + low) * item, (off + high + 1) * item
+            checked = limit >= 0
+            suspect |= checked & ((lo < 0) | (hi > limit))
+            suspect |= (extent >= 0) & (np.abs(off + base) + extent >= half)
+            banked = bank > 0
+            if banked.any():
+                b = np.maximum(bank, 1)
+                suspect |= banked & (lo // b != (hi - 1) // b)
+        for k in np.flatnonzero(suspect).tolist():
+            self.instruction(k, instrs[k])  # raises when the rule is really broken
+
+
+def lower(program: Program, hw: Hardware) -> Table:
+    """Check ``program`` against ``hw`` (see the module docstring) and lower it into the
+    per-instruction :class:`Table` (engine, uncontended latency and occupancy, DRAM
+    bytes, dependencies, semaphores) the timing model runs on."""
+    return _Lowering(program, hw).run()
+
+
+__all__ = ["lower", "Table", "Rules"]
