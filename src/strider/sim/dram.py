@@ -29,15 +29,12 @@ class SharedDram:
 
     def __init__(self, bytes_per_cycle: float):
         self.capacity = bytes_per_cycle
-        self._heap: list[tuple[float, Any]] = []  # (virtual finish, key)
+        self.heap: list[tuple[float, Any]] = []  # (virtual finish, key); empty: idle
         self._demand: dict[Any, float] = {}
         self.vt = 0.0          # virtual time ...
         self.vwall = 0.0       # ... and the wall time it was taken at
         self.speed = 1.0
         self.total_demand = 0.0
-
-    def __len__(self) -> int:
-        return len(self._heap)
 
     def _pace(self) -> None:
         cap, total = self.capacity, self.total_demand
@@ -50,22 +47,22 @@ class SharedDram:
         self.total_demand += demand
         self._demand[key] = demand
         self._pace()
-        heapq.heappush(self._heap, (self.vt + duration, key))
+        heapq.heappush(self.heap, (self.vt + duration, key))
 
     def next_finish(self) -> tuple[float, Any] | None:
         """``(wall time, key)`` of the next transfer to finish, or None when idle."""
-        if not self._heap:
+        if not self.heap:
             return None
-        vfin, key = self._heap[0]
+        vfin, key = self.heap[0]
         return self.vwall + (vfin - self.vt) / self.speed, key
 
     def pop(self) -> tuple[float, Any]:
         """Finish the next transfer; returns its ``(wall time, key)``."""
-        now, key = self.next_finish()  # type: ignore[misc]
-        vfin, _ = heapq.heappop(self._heap)
+        vfin, key = heapq.heappop(self.heap)
+        now = self.vwall + (vfin - self.vt) / self.speed
         self.vt, self.vwall = vfin, now
         demand = self._demand.pop(key)
-        if not self._heap:
+        if not self.heap:
             self.total_demand, self.speed = 0.0, 1.0
         else:
             self.total_demand -= demand

@@ -30,9 +30,9 @@ strider.errors.CapacityError: instruction 0 (VectorFill on vector): dst uses par
 
 from __future__ import annotations
 
-import functools
+import operator
 from dataclasses import dataclass, fields
-from typing import NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -108,14 +108,21 @@ class _Entry(NamedTuple):
     rect: tuple[int, int, int, int, int, int]  # (memory id, p0, p1, item, low, high)
 
 
-@functools.cache
-def _layout(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """An instruction class's operand fields and its other fields that shape its
-    structure (everything but the operands, ``deps`` and ``label``)."""
+def _layout(cls: type) -> tuple[int, Callable, Callable, bool]:
+    """How lowering reads an instruction class: its operand count (at most 2), a getter
+    of its operands, a getter of the other fields that shape its structure (everything
+    but the operands, ``deps`` and ``label``), and whether it synchronises."""
     operands = cls.operand_names()
+    if len(operands) > 2:
+        raise ProgramError(f"{cls.__name__} has {len(operands)} operands; the simulator "
+                           "takes instructions of at most 2")
     scalars = tuple(f.name for f in fields(cls)
                     if f.name not in operands and f.name not in ("deps", "label"))
-    return operands, scalars
+    refs_of = operator.attrgetter(*operands) if operands else (lambda i: ())
+    scalars_of = ((lambda i: ()) if not scalars else
+                  operator.attrgetter(scalars[0]) if len(scalars) == 1 else
+                  operator.attrgetter(*scalars))
+    return len(operands), refs_of, scalars_of, cls.sync is not Instruction.sync
 
 
 class Rules:
@@ -237,25 +244,33 @@ class _Lowering(Rules):
         off1 = [0] * n
         deps: list[tuple[int, ...]] = [()] * n
         sync: dict[int, tuple[str, int]] = {}
+        layout: dict[type, tuple] = {}
         k = 0
         try:
             for k, instr in enumerate(instrs):
                 t = type(instr)
-                operands, scalars = _layout(t)
-                key = [t, *[getattr(instr, f) for f in scalars]]
-                for slot, name in enumerate(operands):
-                    r = getattr(instr, name)
-                    p = r.pattern
-                    key += (r.memory, r.tensor, r.partition_start, r.partitions, p.shape,
-                            p.strides, r.dtype)
-                    if slot == 0:
-                        off0[k] = p.offset
-                    else:
-                        off1[k] = p.offset
-                s = instr.sync()
-                if s is not None:
-                    sync[k] = s
-                key = tuple(key)
+                spec = layout.get(t)
+                if spec is None:
+                    spec = layout[t] = _layout(t)
+                count, refs_of, scalars_of, syncs = spec
+                if count == 2:
+                    a, b = refs_of(instr)
+                    pa, pb = a.pattern, b.pattern
+                    key = (t, scalars_of(instr), a.memory, a.tensor, a.partition_start,
+                           a.partitions, pa.shape, pa.strides, a.dtype, b.memory, b.tensor,
+                           b.partition_start, b.partitions, pb.shape, pb.strides, b.dtype)
+                    off0[k] = pa.offset
+                    off1[k] = pb.offset
+                elif count == 1:
+                    a = refs_of(instr)
+                    pa = a.pattern
+                    key = (t, scalars_of(instr), a.memory, a.tensor, a.partition_start,
+                           a.partitions, pa.shape, pa.strides, a.dtype)
+                    off0[k] = pa.offset
+                else:
+                    key = (t, scalars_of(instr))
+                if syncs:
+                    sync[k] = instr.sync()
                 e = cache.get(key)
                 if e is None:
                     e = cache[key] = len(entries)

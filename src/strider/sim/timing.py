@@ -158,9 +158,9 @@ def schedule(program: Program, hw: Hardware,
     for e in range(E):
         try_start(e, 0.0)
     done = 0
-    while heap or len(dram):
-        nxt = dram.next_finish()
-        if nxt is not None and not (heap and heap[0][0] <= nxt[0]):
+    dram_running = dram.heap
+    while heap or dram_running:
+        if dram_running and not (heap and heap[0][0] <= dram.next_finish()[0]):
             now, k = dram.pop()
         else:
             now, k = pop(heap)
