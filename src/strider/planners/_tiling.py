@@ -28,6 +28,7 @@ from typing import Sequence
 import numpy as np
 
 from ..access_pattern import AccessPattern
+from ..cost import chunk_efficiency
 from ..hardware import Hardware
 from ._groups import divisors, split_dim
 
@@ -135,12 +136,11 @@ def _tile_costs(t: Tiling, hw: Hardware, ext: Sequence[int]) -> tuple[float, ...
     of one tile of extents ``ext``, without descriptor overheads."""
     block = math.prod(ext[d] for d in t.free)
     nbytes = math.prod(ext[d] for d in t.part) * block * t.itemsize
-    eff = hw.dma.efficient_chunk_bytes
     chunk_in = min(t.run_elements("in", ext), block) * t.itemsize
     chunk_out = min(t.run_elements("out", ext), block) * t.itemsize
     bpc = hw.dma.bytes_per_cycle
-    return (nbytes, nbytes / (bpc * min(1.0, chunk_in / eff)),
-            nbytes / (bpc * min(1.0, chunk_out / eff)), block, chunk_in, chunk_out)
+    return (nbytes, nbytes / (bpc * chunk_efficiency(chunk_in, hw)),
+            nbytes / (bpc * chunk_efficiency(chunk_out, hw)), block, chunk_in, chunk_out)
 
 
 def score(t: Tiling, hw: Hardware, total_bytes: int, classes: list | None = None) -> dict:
@@ -169,7 +169,6 @@ def _scores(t: Tiling, hw: Hardware, total_bytes: int, classes: list | None,
     two = t.slots == 2 and needs_vector and tiles > 1
     dram_cycles = 2 * total_bytes / dram
     full = classes[0][0]
-    eff = hw.dma.efficient_chunk_bytes
     out = []
     for m in pieces:
         total = 0.0
@@ -196,8 +195,8 @@ def _scores(t: Tiling, hw: Hardware, total_bytes: int, classes: list | None,
         else:  # one tile's steady step is replaced by the fill and the drain
             total += alone_in + vec / m + alone_out - step
         out.append({"cycles": max(total, dram_cycles), "chunk_in_bytes": full[4],
-                    "chunk_out_bytes": full[5], "efficiency_in": min(1.0, full[4] / eff),
-                    "efficiency_out": min(1.0, full[5] / eff), "dram_cycles": dram_cycles})
+                    "chunk_out_bytes": full[5], "efficiency_in": chunk_efficiency(full[4], hw),
+                    "efficiency_out": chunk_efficiency(full[5], hw), "dram_cycles": dram_cycles})
     return out
 
 

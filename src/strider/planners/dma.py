@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..cost import chunk_efficiency
 from ..hardware import Hardware
 from ..plan import PermuteRequest, Plan
 from ..program import Program
@@ -44,7 +45,7 @@ class DmaStrategy:
         if w.size:
             count = emit_direct(program, w, hw, "strided")
             run = (w.shape[-1] if w.perm[-1] == len(w.shape) - 1 else 1) * w.itemsize
-        eff = min(1.0, run / hw.dma.efficient_chunk_bytes) if run else 1.0
+        eff = chunk_efficiency(run, hw) if run else 1.0
         lines = [
             f"request: {request.describe()} ({request.nbytes:,} bytes)",
             *w.carrier_note(),

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from ..access_pattern import AccessPattern, row_major_strides
-from ..cost import estimate
+from ..cost import estimate, transfer_cycles
 from ..hardware import Hardware
 from ..dtypes import dtype_of
 from ..plan import PermuteRequest, Plan
@@ -126,9 +126,7 @@ class QueueBalancer:
             q = queues.start + window.index(min(window))
         else:
             q = min(queues, key=lambda k: (load[k], k))
-        dma = self.hw.dma
-        eff = min(1.0, max(1, chunk) / dma.efficient_chunk_bytes)
-        load[q] += dma.descriptor_cycles + nbytes / (dma.bytes_per_cycle * eff)
+        load[q] += transfer_cycles(nbytes, max(1, chunk), self.hw)
         return q
 
 

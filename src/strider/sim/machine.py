@@ -159,7 +159,7 @@ class Machine:
         }
 
     def run(self, program: Program, inputs: Mapping[str, np.ndarray] | None = None, *,
-            functional: bool = True, trace: bool = True, poison: str = "raise",
+            functional: bool = True, poison: str = "raise",
             check_races: bool | None = None,
             out: Mapping[str, np.ndarray] | None = None) -> SimResult:
         """Execute ``program``; see the package docstring for what is checked.
@@ -171,8 +171,6 @@ class Machine:
             One array per tensor of role "input", of its declared shape and dtype.
         functional : bool
             Move real data (default). ``False`` runs the timing model only (no outputs).
-        trace : bool
-            Kept for interface symmetry: the trace is built lazily by ``result.trace``.
         poison : {"raise", "count"}
             What a read of never-written bytes does (and outputs not fully written).
         check_races : bool, optional
