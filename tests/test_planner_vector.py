@@ -16,7 +16,7 @@ from strider.dtypes import dtype_of
 from strider.plan import PermuteRequest
 from strider.planners._descriptors import Side, Transfer, descriptors, fits_ttu
 from strider.planners._groups import Groups, carrier_dtype, coalesce_permutation, split_dim
-from strider.planners._inbuffer import in_buffer_steps
+from strider.inbuffer import in_buffer_steps
 from strider.planners.vector import STRATEGY
 from strider.program import DmaCopy, VectorCopy
 

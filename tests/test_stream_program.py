@@ -13,7 +13,8 @@ from strategies import shapes
 from strider import Hardware
 from strider.errors import ArgumentError, CapacityError, ProgramError
 from strider.stream import DefineSegment, Load, choose_page_shape, scale_bias, stream
-from strider.stream.program import PageLayout, StreamProgram
+from strider.stream.layout import PageLayout
+from strider.stream.program import StreamProgram
 
 TINY = Hardware.preset("tiny")
 

@@ -8,7 +8,8 @@ import pytest
 from strider import Hardware
 from strider.errors import CapacityError, DeadlockError
 from strider.stream import DefineSegment, Load, check_working_set, scale_bias, stream
-from strider.stream.program import PageLayout, StreamProgram
+from strider.stream.layout import PageLayout
+from strider.stream.program import StreamProgram
 from strider.stream.safety import working_set_pages
 
 TINY = Hardware.preset("tiny")

@@ -9,7 +9,7 @@ Steps, as in seed 003, mapped onto a partitioned state buffer:
    order, so group 1 arrives in long contiguous runs; the descriptors' TTUs walk the
    inside of a tile (inner loop), the planner's odometer steps over tiles (outer loop);
 3. the vector engine re-orders the block in the free dim: permute inside group 1,
-   transpose group 1 x group 2, permute inside group 2 (:mod:`._inbuffer`), fused into
+   transpose group 1 x group 2, permute inside group 2 (:mod:`strider.inbuffer`), fused into
    one strided ``VectorCopy`` over all partitions;
 4. DMA the block out in target order, so group 2 leaves in long contiguous runs.
 
@@ -46,7 +46,7 @@ from ..plan import PermuteRequest, Plan
 from ..program import Program, Ref
 from ._descriptors import Side, Transfer, costed_descriptors, descriptors
 from ._groups import Groups, carrier_dtype, carrier_why_not, coalesce_permutation
-from ._inbuffer import in_buffer_steps
+from ..inbuffer import in_buffer_steps
 from ._tiling import Tiling, rank_tilings, score, tile_boxes
 
 

@@ -3,8 +3,11 @@
 A stream processor loads pages of a DRAM tensor into a small pool of on-chip pages
 while processing engines run a kernel over them along a streaming dim; each page has
 a load counter, a reference counter and an epoch, and a page that is loaded and no
-longer referenced is refilled by the next load. See :mod:`.program` (building a
-stream), :mod:`.processor` (running it), :mod:`.kernels`, :mod:`.safety`, :mod:`.stats`.
+longer referenced is refilled by the next load. The modules, bottom up: :mod:`.layout`
+(pages), :mod:`.instructions` (segments, loads, anchors), :mod:`.pages` (the page
+table), :mod:`.kernels`, :mod:`.safety`, :mod:`.processor` (the untimed state machine),
+:mod:`.stats`, :mod:`.runner` (the timed run, on the simulator's DRAM model) and
+:mod:`.program` (a stream program and the :func:`stream` builder).
 
 Examples
 --------
@@ -19,10 +22,11 @@ Examples
 
 from .kernels import Kernel, block_permute, reduce, scale_bias, user_kernel
 from .pages import PageTable
-from .processor import StreamCore, StreamResult, run_stream
-from .program import (
-    DefineSegment, Load, PageLayout, Segment, StreamProgram, choose_page_shape, stream,
-)
+from .instructions import DefineSegment, Load, Segment
+from .layout import PageLayout, choose_page_shape
+from .processor import StreamCore
+from .program import StreamProgram, stream
+from .runner import StreamResult, run_stream
 from .safety import check_working_set, deadlock_witness
 from .stats import StreamStats, build_report, format_report
 

@@ -38,6 +38,7 @@ import numpy as np
 from ..access_pattern import validate_perm
 from ..errors import ArgumentError, LayoutError
 from ..hardware import Hardware
+from ..inbuffer import in_buffer_steps
 
 Index = tuple[slice, ...]
 Emit = tuple[Index, np.ndarray, "str | None"]
@@ -296,8 +297,6 @@ def permute_block(block: np.ndarray, perm: Sequence[int]) -> np.ndarray:
     >>> permute_block(np.arange(6).reshape(2, 3), (1, 0)).tolist()
     [[0, 3], [1, 4], [2, 5]]
     """
-    from ..planners._inbuffer import in_buffer_steps
-
     return in_buffer_steps(block.shape, perm).apply(block)
 
 

@@ -1,8 +1,8 @@
-"""The stream processor and its processing engines (seed 004), untimed core + timed loop.
+"""The stream processor and its processing engines (seed 004), without time.
 
 :class:`StreamCore` is the state machine, without time: the stream processor (SP)
-runs its program one instruction at a time (a :class:`~.program.Load` takes the lowest
-free page and starts a DMA; a :class:`~.program.DefineSegment` makes a segment
+runs its program one instruction at a time (a :class:`~.instructions.Load` takes the lowest
+free page and starts a DMA; a :class:`~.instructions.DefineSegment` makes a segment
 visible), DMA loads complete, and each engine repeatedly
 
 1. waits until its segment is defined and every page under its tile is loaded,
@@ -15,12 +15,7 @@ visible), DMA loads complete, and each engine repeatedly
    terminal segment the engine stops.
 
 Any interleaving of these actions is legal (the stateful tests drive random ones);
-:func:`run_stream` drives them in time: loads and result stores go through
-``hw.dma.queues`` DMA queues priced by :func:`strider.cost.dma_cycles` and share DRAM
-bandwidth (when the running transfers demand more than ``hw.dram_bytes_per_cycle`` all
-slow down by the same factor, as in the simulator), engines compute for their
-kernel's declared cycles plus ``hw.stream.update_cycles`` per update, and loads
-overlap compute.
+:func:`strider.stream.runner.run_stream` drives them in time.
 
 Examples
 --------
@@ -37,23 +32,18 @@ False
 
 from __future__ import annotations
 
-import heapq
 import math
-from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..access_pattern import AccessPattern
-from ..cost import instruction_cycles as dma_cycles
 from ..data import same_bits
-from ..errors import ArgumentError, DeadlockError, SimulationError
-from ..program import DmaCopy, Ref
+from ..errors import ArgumentError, SimulationError
+from .instructions import Load, Segment
+from .kernels import COMBINE
+from .layout import PageId, contiguous_run_bytes, fmt_index
 from .pages import PageTable
-from .program import (
-    Load, PageId, Segment, StreamProgram, _fmt, contiguous_run_bytes, region_pattern,
-)
 
 _POISON = 0xA5
 
@@ -89,7 +79,7 @@ class Tile:
 class StreamCore:
     """Untimed state of a running stream; every method is one atomic action."""
 
-    def __init__(self, program: StreamProgram, x: np.ndarray, *, record: bool = False):
+    def __init__(self, program: "StreamProgram", x: np.ndarray, *, record: bool = False):
         x = np.asarray(x)
         if x.shape != program.shape:
             raise ArgumentError(f"input has shape {x.shape}, the stream was built for "
@@ -286,7 +276,7 @@ class StreamCore:
         for page in t.pages:
             slot, epoch = self.where[page]
             if not self.table.ready(slot, epoch):
-                raise SimulationError(f"engine pe{t.engine} read page {_fmt(page)} before it "
+                raise SimulationError(f"engine pe{t.engine} read page {fmt_index(page)} before it "
                                       "was loaded")
             box = lay.page_region(page)
             inter = tuple(slice(max(a.start, b.start), min(a.stop, b.stop))
@@ -307,8 +297,6 @@ class StreamCore:
         return tile
 
     def _write(self, emits) -> list[tuple[int, int]]:
-        from .kernels import COMBINE
-
         stores = []
         item = self.out.dtype.itemsize
         for index, values, combine in emits:
@@ -351,171 +339,4 @@ class StreamCore:
             raise SimulationError(f"{missing} output element(s) never written, first at {first}")
 
 
-# ---------------------------------------------------------------- timed run
-@dataclass
-class Transfer:
-    kind: str                # "load" or "store"
-    key: Any                 # page id (load) or engine index (store)
-    nbytes: int
-    cycles: float            # uncontended duration
-    queue: int = -1
-    start: float = 0.0
-    progress: float = 0.0    # fraction done
-
-
-@dataclass
-class StreamResult:
-    """Output tensor, statistics, timeline and counters of one simulated stream."""
-
-    program: StreamProgram
-    output: np.ndarray
-    stats: Any
-    timeline: list[tuple[str, float, float, str, str]] = field(repr=False)
-    counters: dict[str, list[tuple[float, float]]] = field(repr=False)
-    log: list[tuple] = field(default_factory=list, repr=False)
-
-    def verify(self, x: np.ndarray) -> bool:
-        """Bit-exact comparison with the NumPy oracle (raw bytes, so NaNs compare)."""
-        return same_bits(self.output, self.program.reference(x))
-
-    def report(self) -> dict[str, Any]:
-        from .stats import build_report
-
-        return build_report(self)
-
-    def write_trace(self, path) -> None:
-        from .stats import write_trace
-
-        write_trace(self, path)
-
-    def plot(self, path) -> None:
-        from .stats import plot_result
-
-        plot_result(self, path)
-
-
-def run_stream(program: StreamProgram, x: np.ndarray, *, record: bool = False) -> StreamResult:
-    """Simulate ``program`` on ``x`` in time; see the module docstring for the model."""
-    from .safety import deadlock_witness
-    from .stats import collect_stats
-
-    core = StreamCore(program, x, record=record)
-    hw = program.hw
-    dt = program.dtype.name if program.dtype.name != "bool" else "uint8"
-    lay = program.layout
-    cap = hw.dram_bytes_per_cycle
-    now = 0.0
-    running: list[Transfer] = []
-    waiting: deque[Transfer] = deque()
-    free_queues = list(range(hw.dma.queues))
-    heap: list[tuple[float, int, int]] = []
-    seq = 0
-    timeline: list[tuple[str, float, float, str, str]] = []  # track, start, end, kind, detail
-    issued_at: dict[PageId, float] = {}
-    defined_at: dict[int, float] = {}
-    idle_since = [0.0] * program.engines
-    wait_load = [0.0] * program.engines
-    wait_free = [0.0] * program.engines
-    busy = [0.0] * program.engines
-    occupancy: list[tuple[float, int, int, int]] = []
-    bytes_read = bytes_written = 0
-    store_cost: dict[tuple[int, int], float] = {}
-
-    def load_cycles(page: PageId) -> float:
-        region = lay.page_region(page)
-        n = math.prod(s.stop - s.start for s in region)
-        instr = DmaCopy(queue=0, src=Ref.dram("x", region_pattern(lay.shape, region), dt),
-                        dst=Ref.sbuf(0, 1, AccessPattern.contiguous((n,)), dt))
-        return dma_cycles(instr, hw)
-
-    def store_cycles(nbytes: int, chunk: int) -> float:
-        key = (nbytes, chunk)
-        if key not in store_cost:  # a transfer with that size and run length
-            runs = max(1, nbytes // max(chunk, 1))
-            src = Ref.sbuf(0, 1, AccessPattern.contiguous((nbytes,)), "uint8")
-            dst = Ref.dram("y", AccessPattern((runs, nbytes // runs), (nbytes, 1)), "uint8")
-            store_cost[key] = dma_cycles(DmaCopy(queue=0, src=src, dst=dst), hw)
-        return store_cost[key]
-
-    def settle() -> None:
-        nonlocal seq
-        progress = True
-        while progress:
-            progress = False
-            while (ev := core.sp_step()) is not None:
-                progress = True
-                if ev[0] == "load":
-                    issued_at[ev[1]] = now
-                    nbytes = lay.page_elements(ev[1]) * program.dtype.itemsize
-                    waiting.append(Transfer("load", ev[1], nbytes, load_cycles(ev[1])))
-                else:
-                    defined_at[ev[1]] = now
-            for e in range(program.engines):
-                if core.can_start(e):
-                    t = core.tile(e)
-                    wait = now - idle_since[e]
-                    ready = max([issued_at[p] for p in t.pages] + [defined_at[t.segment]])
-                    free_part = min(max(ready - idle_since[e], 0.0), wait)
-                    wait_free[e] += free_part
-                    wait_load[e] += wait - free_part
-                    cycles, stores = core.begin(e)
-                    heapq.heappush(heap, (now + cycles, seq, e))
-                    seq += 1
-                    busy[e] += cycles
-                    timeline.append((f"pe{e}", now, now + cycles, "compute",
-                                     f"segment {t.segment} offset {t.offset}"))
-                    pending_stores[e] = stores
-            while free_queues and waiting:
-                t = waiting.popleft()
-                t.queue, t.start = free_queues.pop(0), now
-                running.append(t)
-        occupancy.append((now, *core.table.occupancy()))
-
-    pending_stores: dict[int, list] = {}
-    settle()
-    while True:
-        if not running and not heap:
-            break
-        demand = sum(t.nbytes / t.cycles for t in running if t.cycles > 0)
-        factor = 1.0 if demand <= cap else cap / demand
-        t_next = heap[0][0] if heap else math.inf
-        for t in running:
-            t_next = min(t_next, now + (1.0 - t.progress) * t.cycles / factor)
-        dt_ = t_next - now
-        for t in running:
-            t.progress += dt_ * factor / t.cycles if t.cycles > 0 else 1.0
-        now = t_next
-        done = [t for t in running if t.progress >= 1.0 - 1e-9]
-        for t in done:
-            running.remove(t)
-            free_queues.append(t.queue)
-            free_queues.sort()
-            label = (f"page {_fmt(t.key)}" if t.kind == "load" else f"results of pe{t.key}")
-            timeline.append((f"dma{t.queue}", t.start, now, t.kind, label))
-            if t.kind == "load":
-                core.complete_load(t.key)
-                bytes_read += t.nbytes
-            else:
-                bytes_written += t.nbytes
-        while heap and heap[0][0] <= now + 1e-9:
-            _, _, e = heapq.heappop(heap)
-            final = core.end(e)
-            for nbytes, chunk in pending_stores.pop(e, []) + final:
-                waiting.append(Transfer("store", e, nbytes, store_cycles(nbytes, chunk)))
-            idle_since[e] = now
-        settle()
-    if not core.finished:
-        raise DeadlockError(f"the stream deadlocked at cycle {now:,.0f}",
-                            deadlock_witness(core))
-    core.check_drained()
-    stats = collect_stats(program, core, now, timeline, occupancy, busy, wait_load, wait_free,
-                          bytes_read, bytes_written)
-    counters = {
-        "pages loading": [(t, a) for t, a, _, _ in occupancy],
-        "pages in use": [(t, b) for t, _, b, _ in occupancy],
-        "pages free": [(t, c) for t, _, _, c in occupancy],
-    }
-    return StreamResult(program, core.out, stats, timeline, counters, core.log)
-
-
-__all__ = ["StreamCore", "EngineState", "Tile", "StreamResult", "run_stream"]
+__all__ = ["StreamCore", "EngineState", "Tile"]

@@ -28,184 +28,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from ..access_pattern import AccessPattern
+from ..dtypes import data_dtype
 from ..errors import ArgumentError, ProgramError
 from ..hardware import Hardware
-from ..dtypes import data_dtype
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .kernels import Kernel
-    from .processor import StreamResult
-
-PageId = tuple[int, ...]  # coordinates in the page grid (every dim, streaming dim included)
-
-
-# ---------------------------------------------------------------- layout
-@dataclass(frozen=True)
-class PageLayout:
-    """How a tensor is cut into pages: page shape, grid and the streaming dim.
-
-    >>> lay = PageLayout((10, 6), np.dtype("int16"), (4, 6), 0)
-    >>> lay.grid, lay.page_region((2, 0)), lay.page_elements((2, 0))
-    ((3, 1), (slice(8, 10, None), slice(0, 6, None)), 12)
-    """
-
-    shape: tuple[int, ...]
-    dtype: np.dtype
-    page_shape: tuple[int, ...]
-    streaming_dim: int
-
-    @property
-    def grid(self) -> tuple[int, ...]:
-        """Pages per dim (edge pages are cut short)."""
-        return tuple(-(-n // p) for n, p in zip(self.shape, self.page_shape))
-
-    @property
-    def page_nbytes(self) -> int:
-        """Bytes of one full page (the on-chip page slot size actually used)."""
-        return math.prod(self.page_shape) * self.dtype.itemsize
-
-    def columns(self) -> list[PageId]:
-        """Page coordinates in the non-streaming dims (streaming coord set to 0), row-major."""
-        grid = list(self.grid)
-        grid[self.streaming_dim] = 1
-        return [tuple(int(i) for i in c) for c in np.ndindex(*grid)]
-
-    def page_region(self, page: PageId) -> tuple[slice, ...]:
-        """The page's box in the tensor, clipped at the tensor's edges."""
-        return tuple(slice(i * p, min((i + 1) * p, n))
-                     for i, p, n in zip(page, self.page_shape, self.shape))
-
-    def page_elements(self, page: PageId) -> int:
-        return math.prod(s.stop - s.start for s in self.page_region(page))
-
-    def row_range(self, row: int) -> tuple[int, int]:
-        """Element range [start, stop) of page row ``row`` along the streaming dim."""
-        p, n = self.page_shape[self.streaming_dim], self.shape[self.streaming_dim]
-        return row * p, min((row + 1) * p, n)
-
-
-def contiguous_run_bytes(shape: Sequence[int], region: Sequence[slice], itemsize: int) -> int:
-    """Bytes of the longest contiguous run of a box inside a row-major tensor.
-
-    >>> contiguous_run_bytes((4, 8), (slice(0, 2), slice(0, 8)), 4)
-    64
-    >>> contiguous_run_bytes((4, 8), (slice(0, 2), slice(2, 6)), 4)
-    16
-    """
-    return region_pattern(shape, region).contiguous_run() * itemsize
-
-
-def region_pattern(shape: Sequence[int], region: Sequence[slice]) -> AccessPattern:
-    """The element pattern of a box inside a row-major tensor of ``shape``.
-
-    >>> region_pattern((4, 8), (slice(1, 3), slice(2, 6)))
-    AccessPattern(shape=(2, 4), strides=(8, 1), offset=10)
-    """
-    pattern = AccessPattern.contiguous(tuple(shape))
-    for dim, s in enumerate(region):
-        pattern = pattern.slice(dim, s.start, s.stop)
-    return pattern
-
-
-def choose_page_shape(shape: Sequence[int], itemsize: int, page_bytes: int,
-                      streaming_dim: int, *, square: bool = False) -> tuple[int, ...]:
-    """The largest page that keeps DRAM runs long: whole inner dims, then a cut.
-
-    Fills dims from the innermost outwards while the page stays within ``page_bytes``;
-    the first dim that does not fit whole gets as many elements as fit, outer dims 1.
-    With ``square`` (for block permutes, whose stores need long runs on both sides) the
-    two innermost dims get about equal power-of-two sides first.
-
-    >>> choose_page_shape((8192, 6144), 4, 65536, 0)
-    (2, 6144)
-    >>> choose_page_shape((3, 100000), 2, 1024, 0)
-    (1, 512)
-    >>> choose_page_shape((49152, 1024), 4, 65536, 0, square=True)
-    (128, 128)
-    """
-    if page_bytes < itemsize:
-        raise ArgumentError(f"a page of {page_bytes} bytes cannot hold one {itemsize}-byte element")
-    cap = page_bytes // itemsize
-    page = [1] * len(shape)
-    room = cap
-    if square and len(shape) >= 2:
-        side = 1 << (math.isqrt(cap).bit_length() - 1)
-        inner = min(max(1, shape[-1]), side)
-        outer = min(max(1, shape[-2]), cap // inner)
-        inner = min(max(1, shape[-1]), cap // outer)
-        page[-2:] = [outer, inner]
-        return tuple(page)
-    for dim in reversed(range(len(shape))):
-        n = max(1, shape[dim])
-        if n <= room:
-            page[dim], room = n, room // n
-        else:
-            page[dim] = max(1, room)
-            break
-    return tuple(page)
-
-
-# ---------------------------------------------------------------- program pieces
-@dataclass(frozen=True)
-class Segment:
-    """A segment: page rows ``[row_start, row_stop)`` along the streaming dim.
-
-    ``start`` is the segment's first element along the streaming dim; ``sizes`` its
-    dims and sizes (the tensor's shape with the streaming extent of the segment).
-    """
-
-    index: int
-    pages: tuple[PageId, ...]
-    row_start: int
-    row_stop: int
-    start: int
-    sizes: tuple[int, ...]
-    streaming_dim: int
-    terminal: bool
-
-    @property
-    def extent(self) -> int:
-        """Elements along the streaming dim."""
-        return self.sizes[self.streaming_dim]
-
-
-@dataclass(frozen=True)
-class Load:
-    """Non-blocking load of one page from DRAM into a free on-chip page (through a DMA queue)."""
-
-    page: PageId
-
-    def describe(self) -> str:
-        return f"load page {_fmt(self.page)}"
-
-
-@dataclass(frozen=True)
-class DefineSegment:
-    """Make a segment visible to the processing engines."""
-
-    segment: int
-
-    def describe(self) -> str:
-        return f"define segment {self.segment}"
-
-
-Instruction = Load | DefineSegment
-
-
-@dataclass(frozen=True)
-class Anchor:
-    """A box in the non-streaming dims that one engine processes at every offset.
-
-    ``region`` has one slice per dim; the streaming dim's slice is ``slice(None)``.
-    """
-
-    region: tuple[slice, ...]
-    column: PageId
+from .instructions import Anchor, DefineSegment, Instruction, Load, Segment
+from .kernels import Kernel
+from .layout import PageId, PageLayout, choose_page_shape, fmt_index
+from .runner import StreamResult, run_stream
+from .safety import check_working_set
 
 
 # ---------------------------------------------------------------- the program
@@ -271,7 +105,7 @@ class StreamProgram:
         for seg in self.segments:
             for page in seg.pages:
                 if page in owner:
-                    raise ProgramError(f"page {_fmt(page)} is in segments {owner[page]} and "
+                    raise ProgramError(f"page {fmt_index(page)} is in segments {owner[page]} and "
                                        f"{seg.index}; a page belongs to one segment")
                 owner[page] = seg.index
             if not seg.terminal and seg.extent % self.step:
@@ -288,10 +122,10 @@ class StreamProgram:
         for pc, ins in enumerate(self.instructions):
             if isinstance(ins, Load):
                 if ins.page not in owner:
-                    raise ProgramError(f"instruction {pc} loads page {_fmt(ins.page)}, "
+                    raise ProgramError(f"instruction {pc} loads page {fmt_index(ins.page)}, "
                                        "which no segment contains")
                 if ins.page in loaded:
-                    raise ProgramError(f"page {_fmt(ins.page)} is loaded twice (instructions "
+                    raise ProgramError(f"page {fmt_index(ins.page)} is loaded twice (instructions "
                                        f"{loaded[ins.page]} and {pc}); load each page once")
                 loaded[ins.page] = pc
             else:
@@ -299,7 +133,7 @@ class StreamProgram:
         missing = [p for p in owner if p not in loaded]
         if missing:
             raise ProgramError(f"{len(missing)} page(s) are never loaded, e.g. page "
-                               f"{_fmt(missing[0])} of segment {owner[missing[0]]}")
+                               f"{fmt_index(missing[0])} of segment {owner[missing[0]]}")
         if defined != list(range(len(self.segments))):
             raise ProgramError(f"segments must each be defined once, in order 0..."
                                f"{len(self.segments) - 1}; the program defines {defined}")
@@ -308,14 +142,12 @@ class StreamProgram:
         self.refs = {p: len(self.page_users(p)) for p in owner}
         unused = [p for p, n in self.refs.items() if n == 0]
         if unused:
-            raise ProgramError(f"page {_fmt(unused[0])} is used by no engine; every page "
+            raise ProgramError(f"page {fmt_index(unused[0])} is used by no engine; every page "
                                "column needs an anchor")
 
     # ------------------------------------------------------------ running
     def run(self, x: np.ndarray, *, record: bool = False) -> StreamResult:
         """Simulate the stream on ``x`` (timed, functional) and return the result."""
-        from .processor import run_stream
-
         return run_stream(self, x, record=record)
 
     def reference(self, x: np.ndarray) -> np.ndarray:
@@ -324,10 +156,10 @@ class StreamProgram:
 
     def listing(self, limit: int = 12) -> str:
         """The SP program as text (first ``limit`` instructions)."""
-        lines = [f"stream: {_fmt(self.shape)} {self.dtype.name}, streaming dim "
+        lines = [f"stream: {fmt_index(self.shape)} {self.dtype.name}, streaming dim "
                  f"{self.streaming_dim}, kernel {self.kernel.name}",
-                 f"pages: {_fmt(self.layout.page_shape)} ({self.layout.page_nbytes} B), grid "
-                 f"{_fmt(self.layout.grid)}, pool {self.pool_pages}, "
+                 f"pages: {fmt_index(self.layout.page_shape)} ({self.layout.page_nbytes} B), grid "
+                 f"{fmt_index(self.layout.grid)}, pool {self.pool_pages}, "
                  f"{len(self.segments)} segment(s), {self.engines} engine(s), step {self.step}"]
         for pc, ins in enumerate(self.instructions[:limit]):
             lines.append(f"{pc:5d}  {ins.describe()}")
@@ -338,10 +170,6 @@ class StreamProgram:
 
 def _column_of(page: PageId, sd: int) -> PageId:
     return page[:sd] + (0,) + page[sd + 1:]
-
-
-def _fmt(t: Sequence[int]) -> str:
-    return "(" + ",".join(str(int(v)) for v in t) + ")"
 
 
 # ---------------------------------------------------------------- builder
@@ -392,7 +220,6 @@ def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware, *,
     >>> s.pool_pages, s.layout.page_shape, s.engines
     (3, (4, 16), 2)
     """
-    from .safety import check_working_set
 
     shape = _as_shape(shape)
     dt = data_dtype(dtype)

@@ -26,15 +26,10 @@ strider.errors.CapacityError: the stream's working set does not fit on chip: a s
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 from ..errors import CapacityError
 from ..hardware import Hardware
-from .program import _fmt
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .processor import StreamCore
-    from .program import PageLayout
+from .layout import fmt_index
 
 
 def working_set_pages(layout: PageLayout, segment_rows: int) -> int:
@@ -50,7 +45,7 @@ def check_working_set(layout: PageLayout, hw: Hardware, pool: int, segment_rows:
     slot = hw.stream.page_bytes
     problems = []
     if layout.page_nbytes > slot:
-        problems.append(f"a page of {_fmt(layout.page_shape)} x {layout.dtype.itemsize} B = "
+        problems.append(f"a page of {fmt_index(layout.page_shape)} x {layout.dtype.itemsize} B = "
                         f"{layout.page_nbytes} B exceeds the {slot} B page size of {hw.name}; "
                         "use a smaller page_shape")
     if pool * slot > hw.sbuf.capacity_bytes:
@@ -87,7 +82,7 @@ def deadlock_witness(core: StreamCore) -> list[str]:
         else:
             loc = core.where.get(what)
             state = ("is loading" if loc else "is not loaded yet: its load has not been issued")
-            lines.append(f"pe{eng.index} waits for page {_fmt(what)} of segment "
+            lines.append(f"pe{eng.index} waits for page {fmt_index(what)} of segment "
                          f"{core.segment_of[what]}, which {state}")
     if core.sp_blocked():
         ins = core.p.instructions[core.pc]
@@ -98,7 +93,7 @@ def deadlock_witness(core: StreamCore) -> list[str]:
             page = core.table.page[slot]
             holders = core.holders(page) if page is not None else []
             names = ", ".join(f"pe{e}" for e in holders) or "nobody"
-            lines.append(f"  page slot {slot} holds page {_fmt(page)} of segment "
+            lines.append(f"  page slot {slot} holds page {fmt_index(page)} of segment "
                          f"{core.segment_of[page]} with {int(core.table.refs[slot])} "
                          f"reference(s), held by {names}")
     return lines

@@ -22,16 +22,12 @@ Examples
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from ..cost import roofline_cycles
 from ..text import format_table
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .processor import StreamCore, StreamResult
-    from .program import StreamProgram
 
 
 @dataclass

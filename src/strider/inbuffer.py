@@ -29,8 +29,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..access_pattern import AccessPattern, validate_perm
-from ..errors import ArgumentError, LayoutError
+from .access_pattern import AccessPattern, validate_perm
+from .errors import ArgumentError, LayoutError
 
 
 @dataclass(frozen=True)
