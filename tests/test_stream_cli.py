@@ -33,3 +33,17 @@ def test_errors_are_clean(capsys):
     assert "exceed the SBUF" in capsys.readouterr().err
     assert main(["stream", "--hw", "tiny", "--kernel", "reduce", "--op", "sum"]) == 2
     assert "summation order" in capsys.readouterr().err
+
+
+def test_a_stream_that_fails_verification_exits_1(capsys, monkeypatch):
+    # every verb maps a wrong result to 1 (a typo or a refusal is 2)
+    from strider.stream.runner import StreamResult
+
+    def disagree(self, x):
+        return False  # as if the streamed output differed from NumPy's
+
+    monkeypatch.setattr(StreamResult, "verify", disagree)
+    rc = main(["stream", "--hw", "tiny", "--shape", "64,8", "--dtype", "int32", "--json"])
+    captured = capsys.readouterr()
+    assert rc == 1 and json.loads(captured.out)["verified"] is False
+    assert "verification failed" in captured.err

@@ -12,7 +12,7 @@ import importlib
 import pkgutil
 import sys
 
-from ..errors import StriderError
+from ..errors import StriderError, VerificationError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,11 +32,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; typed Strider errors become a one-paragraph message and exit code 2."""
+    """Run the CLI: exit 0 on success, 1 when a result failed verification, 2 on bad input
+    or a refusal (a typed Strider error, printed as one paragraph), 130 on Ctrl-C."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)
+    except VerificationError as exc:  # the run happened; its result is wrong
+        print(f"strider {args.command}: verification failed: {exc}", file=sys.stderr)
+        return 1
     except StriderError as exc:
         print(f"strider {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -23,22 +23,21 @@ True
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, NamedTuple
 
 import numpy as np
 
-from ..cost import roofline_cycles
 from ..errors import ArgumentError, StriderError
 from ..hardware import Hardware
 from ..dtypes import dtype_of
 from ..program import Program
 from .lower import lower
+from .stats import SimStats, sim_stats
 from .races import RaceDetector
 from .execute import Executor
 from .timing import Schedule, schedule
 
-_COMPUTE_ENGINES = ("pe", "act", "vector")
 _INF = float("inf")
 
 
@@ -73,35 +72,6 @@ class Timeline:
         for e, s, t, name in zip(self.engine.tolist(), self.start.tolist(), self.end.tolist(),
                                  self.names):
             yield TimelineEntry(self.engines[e], s, t, name)
-
-
-@dataclass
-class SimStats:
-    """What one simulated run measured (cycles unless the name says otherwise)."""
-
-    cycles: float
-    seconds: float
-    instructions: int
-    engine_busy: dict[str, float]
-    utilisation: dict[str, float]
-    dram_bytes_read: int
-    dram_bytes_written: int
-    achieved_bandwidth_bytes_per_s: float
-    peak_sbuf_bytes: int
-    peak_psum_bytes: int
-    roofline_cycles: float
-    roofline_seconds: float
-    roofline_ratio: float
-    poisoned_reads: int = 0
-    unwritten_outputs: dict[str, int] = field(default_factory=dict)
-    #: DRAM-only bound: every input read once and every output written once at the DRAM
-    #: bandwidth (what the transpose/permute targets compare with), and cycles / it.
-    dram_roofline_cycles: float = 0.0
-    dram_roofline_seconds: float = 0.0
-    dram_roofline_ratio: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass
@@ -221,7 +191,7 @@ class Machine:
         if executor is not None:
             outputs, unwritten = executor.outputs()
         occupancy = _occupancy(table, hw, sched)
-        stats = _stats(program, hw, sched, occupancy,
+        stats = sim_stats(program, hw, sched, occupancy,
                        executor.poisoned_reads if executor else 0, unwritten)
         timeline = Timeline(sched.engines, sched.engine, sched.start, sched.end,
                             [type(i).__name__ for i in instrs], hw.clock_hz)
@@ -305,44 +275,6 @@ def _occupancy(table, hw: Hardware, sched: Schedule):
         out[name] = (np.array(times), np.array(values, dtype=np.int64))
     return out
 
-
-def _stats(program, hw, sched: Schedule, occupancy, poisoned: int, unwritten) -> SimStats:
-    cycles = sched.cycles
-    seconds = hw.seconds(cycles)
-    busy_arr = sched.engine_busy()
-    used = set(np.unique(sched.engine).tolist())
-    busy = {e: float(busy_arr[n]) for n, e in enumerate(sched.engines) if n in used}
-    util = {e: (b / cycles if cycles else 0.0) for e, b in busy.items()}
-    read = int(sched.dram_read.sum())
-    written = int(sched.dram_written.sum())
-    compute = max((busy.get(e, 0.0) for e in _COMPUTE_ENGINES), default=0.0)
-    bound = roofline_cycles(read, written, hw, compute)
-    once = sum(t.nbytes for t in program.tensors.values() if t.role in ("input", "output"))
-    dram_bound = roofline_cycles(once, 0, hw)
-    return SimStats(
-        cycles=cycles,
-        seconds=seconds,
-        instructions=len(program.instructions),
-        engine_busy=busy,
-        utilisation=util,
-        dram_bytes_read=read,
-        dram_bytes_written=written,
-        achieved_bandwidth_bytes_per_s=(read + written) / seconds if seconds else 0.0,
-        peak_sbuf_bytes=int(occupancy["sbuf"][1][-1]),
-        peak_psum_bytes=int(occupancy["psum"][1][-1]),
-        roofline_cycles=bound,
-        roofline_seconds=hw.seconds(bound),
-        roofline_ratio=_ratio(cycles, bound),
-        poisoned_reads=poisoned,
-        unwritten_outputs=dict(unwritten),
-        dram_roofline_cycles=dram_bound,
-        dram_roofline_seconds=hw.seconds(dram_bound),
-        dram_roofline_ratio=_ratio(cycles, dram_bound),
-    )
-
-
-def _ratio(cycles: float, bound: float) -> float:
-    return cycles / bound if bound else (1.0 if not cycles else float("inf"))
 
 
 __all__ = ["Machine", "SimResult", "SimStats", "Timeline", "TimelineEntry"]

@@ -21,31 +21,23 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
-from ..cost import roofline_cycles
+from ..sim.stats import RunStats, run_figures
 from ..text import format_table
 
 
 @dataclass
-class StreamStats:
-    """Figures of one simulated stream (cycles unless named otherwise)."""
+class StreamStats(RunStats):
+    """Figures of one simulated stream (cycles unless named otherwise); the shared run
+    figures come first (:class:`~strider.sim.stats.RunStats`)."""
 
-    cycles: float
-    seconds: float
-    roofline_cycles: float
-    roofline_seconds: float
-    roofline_ratio: float
-    dram_bytes_read: int
-    dram_bytes_written: int
-    achieved_bandwidth_bytes_per_s: float
     overlap_pct: float
     dma_active_cycles: float
     compute_active_cycles: float
-    engine_busy: dict[str, float]
     stall_wait_load: dict[str, float]
     stall_wait_free_page: dict[str, float]
     pages_loaded: int
@@ -55,9 +47,6 @@ class StreamStats:
     peak_pages_loading: int
     mean_pages_loading: float
     oob_elements: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def merge_intervals(intervals: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -98,22 +87,16 @@ def collect_stats(program: StreamProgram, core: StreamCore, cycles: float, timel
     pe = merge_intervals([(t[1], t[2]) for t in timeline if t[0].startswith("pe")])
     shorter = min(_length(dma), _length(pe))
     overlap = 100.0 * overlap_length(dma, pe) / shorter if shorter > 0 else 0.0
-    roof = roofline_cycles(bytes_read, bytes_written, hw, compute_cycles=max(busy, default=0))
     occ = np.asarray(occupancy, dtype=float).reshape(-1, 4)
     if len(occ) > 1 and cycles > 0:
         widths = np.diff(np.append(occ[:, 0], cycles))
         mean_loading = float((occ[:, 1] * widths).sum() / cycles)
     else:
         mean_loading = 0.0
-    seconds = hw.seconds(cycles)
     return StreamStats(
-        cycles=float(cycles), seconds=seconds, roofline_cycles=roof,
-        roofline_seconds=hw.seconds(roof),
-        roofline_ratio=float(cycles / roof) if roof > 0 else 1.0,
-        dram_bytes_read=int(bytes_read), dram_bytes_written=int(bytes_written),
-        achieved_bandwidth_bytes_per_s=(bytes_read + bytes_written) / seconds if seconds else 0.0,
+        **run_figures(hw, cycles, {f"pe{e}": float(v) for e, v in enumerate(busy)},
+                      bytes_read, bytes_written, max(busy, default=0)),
         overlap_pct=overlap, dma_active_cycles=_length(dma), compute_active_cycles=_length(pe),
-        engine_busy={f"pe{e}": float(v) for e, v in enumerate(busy)},
         stall_wait_load={f"pe{e}": float(v) for e, v in enumerate(wait_load)},
         stall_wait_free_page={f"pe{e}": float(v) for e, v in enumerate(wait_free)},
         pages_loaded=len(core.loaded), segments=len(program.segments),
