@@ -15,7 +15,7 @@ from strategies import DTYPES, random_array, shapes
 from strider.errors import ArgumentError
 from strider.host import _loader, permute
 from strider.host import blocking
-from strider.host.blocking import coalesce, plan_permute
+from strider.host.blocking import coalesce, plan_blocks
 
 impl = importlib.import_module("strider.host.permute")
 
@@ -314,7 +314,7 @@ def test_groups_split_dims_too_long_for_the_tables(shape, strides, perm, monkeyp
 
 def check_plan(shape, strides, itemsize, perm):
     """Assert the plan's addresses and groups against NumPy's view; return the plan."""
-    plan = plan_permute(shape, strides, itemsize, perm)
+    plan = plan_blocks(shape, strides, itemsize, perm)
     want = np.zeros(shape, np.int64)
     for k, (n, s) in enumerate(zip(shape, strides)):
         want = want + (np.arange(n) * s).reshape([n if j == k else 1 for j in range(len(shape))])

@@ -8,10 +8,10 @@ Python's per-call overhead small; NumPy then copies each block in cache.
 Examples
 --------
 >>> import numpy as np
->>> from strider.host.blocking import plan_permute
+>>> from strider.host.blocking import plan_blocks
 >>> a = np.arange(12, dtype=np.int32).reshape(3, 4)
 >>> out = np.empty((4, 3), np.int32)
->>> run_plan(plan_permute(a.shape, a.strides, a.itemsize, (1, 0)), a, out)
+>>> run_blocks(plan_blocks(a.shape, a.strides, a.itemsize, (1, 0)), a, out)
 >>> bool((out == a.T).all())
 True
 """
@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from .blocking import Plan
+from .blocking import BlockPlan
 
 #: Bytes one NumPy block copy should move (overhead vs. cache residency).
 BLOCK_BYTES = 1 << 18
@@ -49,7 +49,7 @@ def raw_view(array: np.ndarray, shape, strides, elem: int) -> np.ndarray:
     return np.asarray(_Buffer(array, shape, strides, elem))
 
 
-def run_plan(plan: Plan, src: np.ndarray, dst: np.ndarray) -> None:
+def run_blocks(plan: BlockPlan, src: np.ndarray, dst: np.ndarray) -> None:
     """Copy ``src`` into ``dst`` as ``plan`` says (both as laid out when planned)."""
     s = raw_view(src, plan.shape, plan.src_strides, plan.elem)
     d = raw_view(dst, plan.shape, plan.dst_strides, plan.elem)

@@ -1,4 +1,4 @@
-"""Plan a permutation copy: coalesce dims, pick the tile dims and the tile sizes.
+"""BlockPlan a permutation copy: coalesce dims, pick the tile dims and the tile sizes.
 
 A plan describes the copy as a loop nest (outermost first) with byte strides, so
 both executors (the compiled kernel and the NumPy fallback) walk the same thing:
@@ -33,10 +33,10 @@ it stays in L2 while its output rows are written as 1 KiB runs). Measured on the
 
 Examples
 --------
->>> p = plan_permute((64, 32), (128, 4), 4, (1, 0))   # a 64x32 float32 transpose
+>>> p = plan_blocks((64, 32), (128, 4), 4, (1, 0))   # a 64x32 float32 transpose
 >>> p.shape, p.src_strides, p.dst_strides, p.tile_dim
 ((32, 64), (4, 128), (256, 4), 0)
->>> plan_permute((8, 6, 2), (48, 8, 4), 4, (1, 0, 2)).elem   # float32 pairs: 8 bytes
+>>> plan_blocks((8, 6, 2), (48, 8, 4), 4, (1, 0, 2)).elem   # float32 pairs: 8 bytes
 8
 """
 
@@ -45,6 +45,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from typing import Sequence
+
+from ..access_pattern import merge_groups
 
 #: A contiguous innermost run up to this many bytes becomes one element.
 MAX_FOLD_BYTES = 64
@@ -55,7 +57,7 @@ TILE_B_BYTES = 1024
 TILE_TARGET_BYTES = TILE_A_BYTES * TILE_B_BYTES // 4
 #: Chunk of a long row given to one work item in rows mode (lets threads share a row).
 ROW_CHUNK_BYTES = 1 << 16
-#: A or B runs shorter than this grow into the dims that continue them (see Plan).
+#: A or B runs shorter than this grow into the dims that continue them (see BlockPlan).
 GROUP_RUN_BYTES = 1024
 #: Elements a group may span at most (the kernel keeps a table of their offsets).
 GROUP_MAX = 1 << 16
@@ -68,7 +70,7 @@ ROWS_INPUT_ORDER_BYTES = 1024
 
 
 @dataclass(frozen=True, slots=True)
-class Plan:
+class BlockPlan:
     """A permutation copy in output order: what the kernel and the fallback execute.
 
     Attributes
@@ -113,28 +115,20 @@ class Plan:
 
 
 def coalesce(extents: Sequence[int], strides: Sequence[int]) -> tuple[list[int], list[int]]:
-    """Drop size-1 dims and merge neighbours where ``stride[k] == extent[k+1] * stride[k+1]``.
+    """Drop size-1 dims and merge neighbours where ``stride[k] == extent[k+1] * stride[k+1]``
+    (the algebra's one rule, :func:`strider.access_pattern.merge_groups`).
 
     >>> coalesce((2, 1, 3, 4), (48, 7, 16, 4))
     ([24], [4])
     """
-    n_out: list[int] = []
-    s_out: list[int] = []
-    for n, s in zip(extents, strides):
-        if n == 1:
-            continue
-        if n_out and s_out[-1] == n * s:
-            n_out[-1] *= n
-            s_out[-1] = s
-        else:
-            n_out.append(n)
-            s_out.append(s)
-    return n_out, s_out
+    groups = merge_groups(extents, (strides,))
+    return ([math.prod(extents[k] for k in g) for g in groups],
+            [strides[g[-1]] for g in groups])
 
 
-def plan_permute(shape: Sequence[int], strides: Sequence[int], itemsize: int,
-                 perm: Sequence[int]) -> Plan:
-    """Plan ``out = ascontiguousarray(transpose(a, perm))`` for a non-empty array.
+def plan_blocks(shape: Sequence[int], strides: Sequence[int], itemsize: int,
+                 perm: Sequence[int]) -> BlockPlan:
+    """BlockPlan ``out = ascontiguousarray(transpose(a, perm))`` for a non-empty array.
 
     Parameters
     ----------
@@ -147,7 +141,7 @@ def plan_permute(shape: Sequence[int], strides: Sequence[int], itemsize: int,
 
     Returns
     -------
-    Plan
+    BlockPlan
     """
     n, s = coalesce([shape[p] for p in perm], [strides[p] for p in perm])
     elem = itemsize
@@ -177,7 +171,7 @@ def plan_permute(shape: Sequence[int], strides: Sequence[int], itemsize: int,
         if n[last] * elem < ROWS_INPUT_ORDER_BYTES:
             order.sort(key=lambda k: (-abs(s[k]), k))
         order.append(last)
-        return Plan(tuple(n[k] for k in order), tuple(s[k] for k in order),
+        return BlockPlan(tuple(n[k] for k in order), tuple(s[k] for k in order),
                     tuple(dst[k] for k in order), elem, -1, 1, tb)
     # Groups: a short A run continues into the dim whose input stride is A's extent
     # (and so on), a short B run into the dim whose output stride is B's extent.
@@ -214,7 +208,7 @@ def plan_permute(shape: Sequence[int], strides: Sequence[int], itemsize: int,
     others = sorted((k for k in range(last) if k not in a_grp and k not in b_grp),
                     key=lambda k: (-min(abs(s[k]), dst[k]), k))
     order = others + a_grp + b_grp
-    return Plan(tuple(n[k] for k in order), tuple(s[k] for k in order),
+    return BlockPlan(tuple(n[k] for k in order), tuple(s[k] for k in order),
                 tuple(dst[k] for k in order), elem, len(order) - len(b_grp) - 1, ta, tb,
                 len(a_grp), len(b_grp))
 

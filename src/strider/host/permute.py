@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import ArgumentError
 from . import _fallback, _loader
-from .blocking import Plan, plan_permute
+from .blocking import BlockPlan, plan_blocks
 
 #: Arrays up to this many bytes are copied by NumPy directly (call overhead wins:
 #: measured even or better up to 64 KiB).
@@ -35,7 +35,7 @@ THREADS = max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaf
 BACKENDS = ("auto", "kernel", "numpy")
 
 _PERMS: dict[tuple[Any, int], tuple[int, ...]] = {}
-_PLANS: dict[tuple, tuple[Plan, Any, Any, Any]] = {}
+_PLANS: dict[tuple, tuple[BlockPlan, Any, Any, Any]] = {}
 _CACHE_LIMIT = 512
 _SIMD_LEVEL = _loader.SIMD_LEVEL  # tests lower it to reach the kernel's scalar tiles
 
@@ -116,7 +116,7 @@ def permute(a: Any, perm: Sequence[int] | None = None, out: np.ndarray | None = 
     key = (a.shape, a.strides, a.itemsize, perm_t)
     entry = _PLANS.get(key)
     if entry is None:
-        entry = _plan_entry(plan_permute(a.shape, a.strides, a.itemsize, perm_t))
+        entry = _plan_entry(plan_blocks(a.shape, a.strides, a.itemsize, perm_t))
         if len(_PLANS) >= _CACHE_LIMIT:
             _PLANS.clear()
         _PLANS[key] = entry
@@ -126,7 +126,7 @@ def permute(a: Any, perm: Sequence[int] | None = None, out: np.ndarray | None = 
         # steps (measured: 12 vs 17 us for a 256 KiB head split)
         np.copyto(out, a.transpose(perm_t))
     elif backend == "numpy":
-        _fallback.run_plan(plan, a, out)
+        _fallback.run_blocks(plan, a, out)
     else:
         _run_kernel(entry, a, out, fresh)
     return out
@@ -169,7 +169,7 @@ def _run_kernel(entry: tuple, a: np.ndarray, out: np.ndarray, fresh: bool) -> No
         raise ArgumentError(f"the permute kernel rejected plan {plan} (status {status})")
 
 
-def _plan_entry(plan: Plan) -> tuple[Plan, Any, Any, Any]:
+def _plan_entry(plan: BlockPlan) -> tuple[BlockPlan, Any, Any, Any]:
     """The plan plus its ctypes arrays, built once and cached."""
     arr = ctypes.c_int64 * len(plan.shape)
     return plan, arr(*plan.shape), arr(*plan.src_strides), arr(*plan.dst_strides)
