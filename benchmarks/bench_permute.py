@@ -26,7 +26,7 @@ from strider.host import permute
 
 # the module (the package attribute of the same name is the function)
 _impl = importlib.import_module("strider.host.permute")
-from strider.cli._common import format_table
+from strider.text import format_table
 
 # (name, shape, perm): ~200 MB float32 each (HPTT/TTC-style 3- to 6-d, NCHW <-> NHWC,
 # attention head split, square 2-d transposes, full reversals).

@@ -9,7 +9,7 @@
    timing) against NumPy doing the same permutation, side by side, medians of
    ``--repeat`` runs. Target: simulator <= 3x NumPy.
 
-Run: ``strider bench permute_sim [--repeat N] [--skip-suite] [--skip-big]``.
+Run: ``strider bench permute_sim [--repeat N] [--skip-suite] [--skip-big] [--quick]``.
 """
 
 from __future__ import annotations
@@ -22,10 +22,11 @@ import time
 import numpy as np
 
 
-def suite() -> bool:
-    from strider.demo_suite import format_rows, run_suite
+def suite(quick: bool = False) -> bool:
+    from strider.demo_suite import CASES, Case, format_rows, run_suite
 
-    rows = run_suite(strategies=("auto", "vector", "dma"),
+    cases = CASES if not quick else [Case("smoke NCHW->NHWC", (2, 64, 8, 8), (0, 2, 3, 1))]
+    rows = run_suite(cases=cases, strategies=("auto", "vector", "dma"),
                      progress=lambda s: print(s, file=sys.stderr, flush=True))
     print(format_rows(rows))
     ok = True
@@ -39,11 +40,11 @@ def suite() -> bool:
     return ok and all(r["verified"] for r in rows)
 
 
-def big(repeat: int) -> bool:
+def big(repeat: int, shape: tuple[int, ...] = (64, 256, 64, 64)) -> bool:
     from strider.api import same_bits, simulate
     from strider.strategy import plan_permute
 
-    shape, perm = (64, 256, 64, 64), (0, 2, 3, 1)  # 256 MiB of float32
+    perm = (0, 2, 3, 1)  # NCHW -> NHWC; 256 MiB of float32 by default
     plan = plan_permute(shape, perm, "float32", "trn1-like", "vector")
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     sims, nps = [], []
@@ -69,12 +70,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-suite", action="store_true")
     parser.add_argument("--skip-big", action="store_true")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke test: one small suite case, a 4 MiB permutation")
     args = parser.parse_args(argv)
     ok = True
     if not args.skip_suite:
-        ok &= suite()
+        ok &= suite(args.quick)
     if not args.skip_big:
-        ok &= big(args.repeat)
+        ok &= big(1 if args.quick else args.repeat,
+                  (4, 64, 64, 64) if args.quick else (64, 256, 64, 64))
     return 0 if ok else 1
 
 

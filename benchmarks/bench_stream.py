@@ -49,7 +49,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pages", default="1,2,3,4,6,8,12,16", help="pages for the curve")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", default=".", help="folder for the PNG files")
+    ap.add_argument("--quick", action="store_true",
+                    help="a smoke test: the tiny preset, a short page curve, one run")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.hw, args.pages, args.repeats = "tiny", "1,4", 1
 
     hw = Hardware.load(args.hw)
     dtype = np.dtype("float32")

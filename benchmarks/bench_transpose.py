@@ -64,7 +64,10 @@ def main(argv=None) -> int:
                              "8192,2048,float32")
     parser.add_argument("--strategies", default="pe,vector,dma")
     parser.add_argument("--repeat", type=int, default=1, help="simulations per strategy")
+    parser.add_argument("--quick", action="store_true", help="a smoke test: small cases")
     args = parser.parse_args(argv)
+    if args.quick and not args.case:
+        args.case = ["256,128,bfloat16", "128,96,float32"]
 
     from strider.api import mismatches, random_inputs, simulate
     from strider.cost import roofline_cycles

@@ -90,7 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5, help="repeats per figure (median)")
     parser.add_argument("--python-seconds", type=float, default=1.5,
                         help="time budget per repeat of the Python generator")
+    parser.add_argument("--quick", action="store_true", help="a smoke test: small nests")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.side, args.run_side, args.repeats, args.python_seconds = 16, 8, 1, 0.05
 
     program, layout = _program(args.side)
     n = program.size

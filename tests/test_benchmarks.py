@@ -1,0 +1,33 @@
+"""Every benchmark runs: ``strider bench NAME --quick`` for each ``benchmarks/bench_*.py``.
+
+The figures of a quick run mean nothing (tiny sizes, one repeat, a busy test machine);
+what this guards is that a refactor cannot break a benchmark unnoticed. A benchmark
+exits 0 (targets met) or 1 (a target missed, which quick sizes may do), never 2 or a
+traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from strider.cli import main
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+NAMES = sorted(p.stem.removeprefix("bench_") for p in BENCHMARKS.glob("bench_*.py"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_quick_run(name, monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("STRIDER_BENCHMARKS", str(BENCHMARKS))
+    monkeypatch.chdir(tmp_path)  # benchmarks that write figures write them here
+    extra = ["--out", str(tmp_path)] if name == "stream" else []
+    rc = main(["bench", name, "--quick", *extra])
+    out = capsys.readouterr().out
+    assert rc in (0, 1), f"strider bench {name} --quick exited {rc}"
+    assert out.strip(), f"strider bench {name} --quick printed nothing"
+
+
+def test_every_benchmark_is_covered():
+    assert {"permute", "permute_sim", "sim", "stream", "transpose", "ttu"} <= set(NAMES)
