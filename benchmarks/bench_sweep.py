@@ -1,0 +1,54 @@
+"""Sweep throughput: rows per minute, predicted and simulated, at 1 and 2 workers.
+
+    strider bench sweep [--quick] [--points N]
+
+1. ``--predict`` over the built-in suite on ``trn1-like`` with ``dma.queues`` varied:
+   rows (point x workload) per minute; target >= 1000 a minute on a 2-core machine.
+2. Simulating sweeps (plan, simulate, verify) of small permutations on ``tiny``: rows
+   per minute with 1 and 2 local workers, and the speed-up.
+Wall-clock figures of whole sweeps (process pool start included), one run each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+from strider.sweep import parse_permute, run, suite_workloads
+
+
+def _rate(fn) -> tuple[float, int]:
+    t = time.perf_counter()
+    rows = fn()
+    return len(rows) / (time.perf_counter() - t) * 60, len(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="strider bench sweep", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--points", type=int, default=8, help="dma.queues values (points)")
+    ap.add_argument("--quick", action="store_true", help="a smoke test: few points, small cases")
+    args = ap.parse_args(argv)
+    points = 2 if args.quick else args.points
+    queues = {"dma.queues": list(range(1, 17))[:points]}
+    suite = suite_workloads()[:2] if args.quick else suite_workloads()
+    cpus = os.cpu_count() or 1
+
+    rate, n = _rate(lambda: run("trn1-like", suite, queues, predict=True, workers=cpus))
+    print(f"predict, the suite on trn1-like: {n} rows at {rate:,.0f} rows/minute with {cpus} "
+          f"workers (target >= 1000)")
+    small = [parse_permute(s) for s in ("64,48:1,0:bfloat16", "8,16,12:2,0,1:int8",
+                                        "16,8,24:0,2,1:float32", "96,40:1,0:int16")]
+    tiny_queues = {"dma.queues": [1, 2] if args.quick else [1, 2], "pe.cols": [4, 8]}
+    rates = {}
+    for workers in (1, 2):
+        rates[workers], n = _rate(lambda: run("tiny", small, tiny_queues, workers=workers))
+        print(f"simulate + verify, small permutations on tiny: {n} rows at "
+              f"{rates[workers]:,.0f} rows/minute with {workers} worker(s)")
+    print(f"speed-up with 2 workers: {rates[2] / rates[1]:.2f}x")
+    return 0 if rate >= 1000 or args.quick else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

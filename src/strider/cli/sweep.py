@@ -1,0 +1,108 @@
+"""``strider sweep``: many hardware variants x many workloads, one tidy row each.
+
+Vary dotted hardware fields (as ``strider hw show --toml`` names them) over lists or
+integer ranges; run permutations (``auto``), the built-in suite or streams on every
+point; simulate and verify each (default) or predict with the cost model
+(``--predict``). A point the hardware validation refuses, or a workload it cannot
+plan, is a row whose ``refused`` column says why.
+
+Examples::
+
+    strider sweep --hw trn1-like --vary dma.queues=4,8,16 \\
+        --vary sbuf.bytes_per_partition=65536,196608 --suite --predict --out rows.csv
+    strider sweep --hw tiny --vary pe.cols=4:9:4 --permute 64,48:1,0:bfloat16 --json
+    strider sweep ... --engine dask --address tcp://scheduler:8786
+
+With ``--out`` a rerun skips the rows already in the file (same hardware, workload,
+mode and Strider version), so an interrupted sweep resumes where it stopped.
+Exit status: 0 when every simulated row verified, 1 when one did not, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import ArgumentError
+from ._common import print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sweep", help="sweep hardware variants x workloads (design space)",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--hw", default="trn1-like", help="the base: a preset or a TOML file")
+    p.add_argument("--vary", action="append", default=[], metavar="FIELD=V1,V2,...",
+                   help="a varied field and its values (repeatable; ranges a:b[:step])")
+    p.add_argument("--sample", type=int, metavar="N", help="N random points of the grid")
+    p.add_argument("--seed", type=int, default=0, help="seed of --sample")
+    p.add_argument("--permute", action="append", default=[], metavar="SHAPE:PERM[:DTYPE]",
+                   help="a permutation workload (repeatable)")
+    p.add_argument("--suite", action="store_true", help="the built-in permutation suite")
+    p.add_argument("--stream", action="append", default=[], metavar="SHAPE:KERNEL",
+                   help="a stream workload: scale-bias, reduce-max or permute (repeatable)")
+    p.add_argument("--predict", action="store_true",
+                   help="cost model only: no simulation (fast, for large spaces)")
+    p.add_argument("--engine", default="local", help="local (default), dask or ray")
+    p.add_argument("--workers", type=int, help="local processes or cluster workers")
+    p.add_argument("--address", help="an existing Dask scheduler or Ray cluster")
+    p.add_argument("--out", metavar="ROWS.csv|.jsonl|.parquet",
+                   help="write the rows (and resume from them)")
+    p.add_argument("--plot", metavar="OUT.png", help="plot time against each varied field")
+    p.add_argument("--metric", default="seconds", choices=("seconds", "dram_roofline_ratio"),
+                   help="what --plot draws (default seconds)")
+    p.add_argument("--json", action="store_true", help='print {"rows": [...]} as JSON')
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..hardware import Hardware
+    from ..sweep import (
+        parse_permute, parse_stream, parse_vary, plot_sweep, suite_workloads, terminal_progress,
+    )
+    from ..sweep import run as run_sweep
+    from ..sweep.output import flat
+
+    base = Hardware.load(args.hw)
+    vary = parse_vary(args.vary, base)
+    workloads = [parse_permute(s) for s in args.permute] + [parse_stream(s) for s in args.stream]
+    if args.suite:
+        workloads += suite_workloads()
+    if args.plot and not args.plot.lower().endswith(".png"):
+        raise ArgumentError(f"--plot {args.plot}: write a .png file")
+    progress = terminal_progress() if sys.stderr.isatty() and not args.json else None
+    rows = run_sweep(base, workloads, vary, sample_points=args.sample, seed=args.seed,
+                     predict=args.predict, engine=args.engine, workers=args.workers,
+                     address=args.address, out=args.out, progress=progress)
+    if args.plot:
+        plot_sweep(rows, args.plot, args.metric)
+    if args.json:
+        print_json({"rows": rows})
+    else:
+        _print_table(rows, flat)
+        if args.out:
+            print(f"rows written to {args.out}")
+        if args.plot:
+            print(f"plot written to {args.plot}")
+    failed = [r for r in rows if r.get("verified") is False]
+    return 1 if failed else 0
+
+
+def _print_table(rows, flat) -> None:
+    from ..text import format_table
+
+    if not rows:
+        print("no rows")
+        return
+    fields = [k for k in flat(rows[0]) if k.startswith("hw.")]
+    table = []
+    for r in rows:
+        f = flat(r)
+        cycles = f"{r['cycles']:,.0f}" if r["cycles"] is not None else "-"
+        ratio = (f"{r['dram_roofline_ratio']:.2f}x" if r["dram_roofline_ratio"] is not None
+                 else "-")
+        verified = {True: "yes", False: "NO", None: "predicted" if r["predicted"] else "-"}
+        table.append([*(f[k] for k in fields), r["workload"][:44], r["strategy"] or "-",
+                      cycles, ratio, verified[r["verified"]], (r["refused"] or "")[:60]])
+    print(format_table([k[3:] for k in fields] + ["workload", "strategy", "cycles",
+                                                  "x DRAM roofline", "verified", "refused"],
+                       table))

@@ -1,0 +1,138 @@
+"""``strider.sweep.run``: many hardware points x many workloads, one tidy row each.
+
+Examples
+--------
+>>> from strider.sweep import parse_permute, run
+>>> rows = run("tiny", [parse_permute("64,32:1,0:float32")], {"dma.queues": [1, 2]},
+...            predict=True, workers=1)
+>>> [(r["hw"]["dma.queues"], r["strategy"] != "", r["refused"]) for r in rows]
+[(1, True, ''), (2, True, '')]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from .. import __version__
+from ..errors import ArgumentError, StriderError
+from ..hardware import Hardware
+from .engines import open_engine
+from .output import append_rows, check_path, read_rows, write_rows
+from .space import Point, apply, grid, parse_vary, sample
+from .workloads import Workload, empty_row, evaluate, refusal
+
+Progress = Callable[[int, int], None]
+
+
+def row_key(base: Hardware, point: Point, workload: Workload, predict: bool) -> str:
+    """What identifies a row across runs: the hardware, the workload, the mode, Strider's
+    version."""
+    text = json.dumps([base.to_dict(), sorted(point.items()), workload.kind,
+                       list(map(str, workload.spec)), predict, __version__],
+                      sort_keys=True, default=str)
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+def _point_task(task: tuple) -> list[dict[str, Any]]:
+    """Evaluate every workload on one hardware point (runs in a worker)."""
+    base, point, workloads, predict = task
+    try:
+        hw = apply(base, point)
+    except StriderError as exc:  # an invalid point is data too
+        hw, why = None, refusal(exc)
+    rows = []
+    for w in workloads:
+        if hw is None:
+            row = empty_row(w)
+            row["refused"] = why
+        else:
+            row = evaluate(hw, w, predict)
+            row["sbuf_capacity_bytes"] = hw.sbuf.capacity_bytes
+        rows.append(row)
+    return rows
+
+
+def run(base_hw: Hardware | str, workloads: Sequence[Workload],
+        vary: dict[str, list[Any]] | Sequence[str] | None = None, *,
+        sample_points: int | None = None, seed: int = 0, predict: bool = False,
+        engine: str = "local", workers: int | None = None, address: str | None = None,
+        out: str | Path | None = None, progress: Progress | None = None) -> list[dict[str, Any]]:
+    """Run ``workloads`` on every point of the design space; one row per (point, workload).
+
+    Parameters
+    ----------
+    base_hw : Hardware or str
+        The hardware the points start from (a preset name or TOML path is loaded).
+    workloads : sequence of Workload
+        From :func:`parse_permute`, :func:`parse_stream` or :func:`suite_workloads`.
+    vary : dict or list of "FIELD=V1,V2" strings
+        The varied dotted fields and their values; the grid is their product.
+    sample_points, seed : int
+        Draw this many random points of the grid instead of all of them.
+    predict : bool
+        Cost model only (no simulation, ``verified`` None), for large spaces.
+    engine, workers, address
+        Where the points run (see :mod:`strider.sweep.engines`).
+    out : path, optional
+        CSV / JSON Lines / Parquet; rows already there (same key) are not recomputed.
+    progress : callable, optional
+        ``progress(done, total)`` after each finished point.
+    """
+    base = base_hw if isinstance(base_hw, Hardware) else Hardware.load(base_hw)
+    workloads = list(workloads)
+    if not workloads:
+        raise ArgumentError("a sweep needs at least one workload (--permute, --suite, --stream)")
+    if vary is None:
+        vary = {}
+    elif not isinstance(vary, dict):
+        vary = parse_vary(vary, base)
+    points = (sample(vary, sample_points, seed) if sample_points is not None else grid(vary))
+    path = check_path(out) if out is not None else None
+    done_rows = {r["key"]: r for r in read_rows(path)} if path else {}
+    keys = [[row_key(base, p, w, predict) for w in workloads] for p in points]
+    todo = [i for i, ks in enumerate(keys) if not all(k in done_rows for k in ks)]
+    if path is not None and path.suffix == ".jsonl" and not path.exists():
+        path.write_text("")
+    total, finished = len(todo), 0
+    with open_engine(engine, workers, address) as pool:
+        tasks = [(base, points[i], tuple(workloads), predict) for i in todo]
+        for i, rows in zip(todo, pool.map(_point_task, tasks)):
+            fresh = []
+            for key, row in zip(keys[i], rows):
+                row = {"key": key, "hw": points[i], **row, "version": __version__}
+                done_rows[key] = row
+                fresh.append(row)
+            if path is not None and path.suffix == ".jsonl":
+                append_rows(path, fresh)
+            finished += 1
+            if progress is not None:
+                progress(finished, total)
+    result = [done_rows[k] for ks in keys for k in ks]
+    if path is not None:
+        write_rows(path, result)
+    return result
+
+
+def terminal_progress(stream=sys.stderr) -> Progress:
+    """A one-line progress bar with points done / total and an ETA."""
+    started = time.perf_counter()
+
+    def show(done: int, total: int) -> None:
+        elapsed = time.perf_counter() - started
+        eta = elapsed / done * (total - done) if done else 0.0
+        bar = "#" * int(30 * done / max(total, 1))
+        stream.write(f"\r[{bar:<30}] {done}/{total} points, {elapsed:,.0f} s, "
+                     f"ETA {eta:,.0f} s")
+        if done == total:
+            stream.write("\n")
+        stream.flush()
+
+    return show
+
+
+__all__ = ["run", "row_key", "terminal_progress"]

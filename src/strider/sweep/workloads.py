@@ -1,0 +1,172 @@
+"""What a sweep runs on each hardware point: workloads, and one row per (point, workload).
+
+A workload is a small picklable value with a ``kind`` and a ``spec``; :data:`KINDS` maps
+each kind to the function that evaluates it on one :class:`~strider.Hardware`. Adding a
+kind (an ONNX model's layout ops, say) is one function registered here and one CLI
+option that builds the workloads.
+
+- ``permute``: ``SHAPE:PERM:DTYPE`` (``32,256,56,56:0,2,3,1:bfloat16``), planned with
+  ``auto``; simulated on random data and verified bit-exact (or predicted by the cost
+  model with ``predict``), exactly as ``strider permute --json`` does;
+- ``stream``: ``SHAPE:KERNEL`` (``4096,1024:scale-bias``), a seed-004 stream with the
+  hardware's default pages (streams are always simulated: they have no cost model).
+
+Examples
+--------
+>>> from strider import Hardware
+>>> w = parse_permute("64,32:1,0:float32")
+>>> row = evaluate(Hardware.preset("tiny"), w, predict=True)
+>>> row["workload"], row["strategy"] in ("vector", "dma", "pe"), row["refused"]
+('permute 64x32 (1,0) float32', True, '')
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import ArgumentError, StriderError
+from ..hardware import Hardware
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One workload of a sweep: its kind, its parameters and a readable name."""
+
+    kind: str
+    spec: tuple
+    name: str
+
+
+def _ints(text: str, what: str, spec: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise ArgumentError(f"{spec!r}: {what} must be comma-separated integers") from None
+    if not values:
+        raise ArgumentError(f"{spec!r}: {what} is empty")
+    return values
+
+
+def parse_permute(spec: str) -> Workload:
+    """``SHAPE:PERM:DTYPE`` (dtype optional, float32) to a permute workload."""
+    parts = spec.split(":")
+    if len(parts) not in (2, 3):
+        raise ArgumentError(f"--permute {spec!r}: write SHAPE:PERM[:DTYPE], e.g. "
+                            "32,256,56,56:0,2,3,1:bfloat16")
+    shape, perm = _ints(parts[0], "the shape", spec), _ints(parts[1], "the perm", spec)
+    dtype = parts[2] if len(parts) == 3 else "float32"
+    if sorted(perm) != list(range(len(shape))):
+        raise ArgumentError(f"--permute {spec!r}: the perm must be a permutation of "
+                            f"0..{len(shape) - 1}")
+    name = f"permute {'x'.join(map(str, shape))} ({','.join(map(str, perm))}) {dtype}"
+    return Workload("permute", (shape, perm, dtype), name)
+
+
+STREAM_KERNELS = ("scale-bias", "reduce-max", "permute")
+
+
+def parse_stream(spec: str) -> Workload:
+    """``SHAPE:KERNEL`` (kernel: scale-bias, reduce-max, permute) to a stream workload."""
+    shape_text, sep, kernel = spec.partition(":")
+    if not sep or kernel not in STREAM_KERNELS:
+        raise ArgumentError(f"--stream {spec!r}: write SHAPE:KERNEL with a kernel of "
+                            f"{', '.join(STREAM_KERNELS)}")
+    shape = _ints(shape_text, "the shape", spec)
+    return Workload("stream", (shape, kernel), f"stream {'x'.join(map(str, shape))} {kernel}")
+
+
+def suite_workloads() -> list[Workload]:
+    """The built-in permutation suite (:mod:`strider.demo_suite`) as permute workloads."""
+    from ..demo_suite import CASES
+
+    return [Workload("permute", (tuple(c.shape), tuple(c.perm), c.dtype), c.name)
+            for c in CASES]
+
+
+def empty_row(workload: Workload) -> dict[str, Any]:
+    return {"workload": workload.name, "strategy": "", "cycles": None, "seconds": None,
+            "dram_roofline_ratio": None, "peak_sbuf_bytes": None, "peak_psum_bytes": None,
+            "instructions": None, "verified": None, "predicted": False, "refused": ""}
+
+
+def _permute(hw: Hardware, workload: Workload, predict: bool) -> dict[str, Any]:
+    from ..api import mismatches, random_inputs, simulate
+    from ..cost import roofline_cycles
+    from ..strategy import plan_permute
+
+    shape, perm, dtype = workload.spec
+    plan = plan_permute(shape, perm, dtype, hw, "auto")
+    row = empty_row(workload)
+    row.update(strategy=plan.strategy, instructions=len(plan.program.instructions))
+    if predict:
+        cycles = plan.predicted_cycles
+        once = sum(t.nbytes for t in plan.program.tensors.values()
+                   if t.role in ("input", "output"))
+        bound = roofline_cycles(once, 0, hw)
+        row.update(cycles=cycles, seconds=hw.seconds(cycles), predicted=True,
+                   dram_roofline_ratio=cycles / bound if bound else 1.0,
+                   peak_sbuf_bytes=plan.details.get("sbuf_bytes"))
+        return row
+    inputs = random_inputs(plan, 0)  # seed 0, as `strider permute` by default
+    result = simulate(plan, inputs)
+    s = result.stats
+    row.update(cycles=s.cycles, seconds=s.seconds, dram_roofline_ratio=s.dram_roofline_ratio,
+               peak_sbuf_bytes=s.peak_sbuf_bytes, peak_psum_bytes=s.peak_psum_bytes,
+               verified=not mismatches(plan, inputs, result))
+    return row
+
+
+def _stream(hw: Hardware, workload: Workload, predict: bool) -> dict[str, Any]:
+    from ..data import random_array
+    from ..stream import block_permute, reduce, scale_bias, stream
+
+    shape, kernel_name = workload.spec
+    kernel = {"scale-bias": lambda: scale_bias(2, 1), "reduce-max": lambda: reduce(0, "max"),
+              "permute": lambda: block_permute(tuple(reversed(range(len(shape)))))}[kernel_name]()
+    program = stream(shape, "float32", kernel, hw)
+    x = random_array(shape, "float32", np.random.default_rng(0))
+    result = program.run(x)
+    s = result.stats
+    row = empty_row(workload)
+    row.update(strategy="stream", cycles=s.cycles, seconds=s.seconds,
+               dram_roofline_ratio=s.roofline_ratio,
+               peak_sbuf_bytes=s.pool_pages * s.page_bytes, verified=result.verify(x))
+    return row
+
+
+#: Workload kinds and how to evaluate one on a hardware point.
+KINDS: dict[str, Callable[[Hardware, Workload, bool], dict[str, Any]]] = {
+    "permute": _permute,
+    "stream": _stream,
+}
+
+
+def refusal(exc: BaseException) -> str:
+    """An exception as one line: its type and its message with line breaks folded."""
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+
+
+def evaluate(hw: Hardware, workload: Workload, predict: bool = False) -> dict[str, Any]:
+    """One row: the workload planned and simulated (or predicted) on ``hw``. A refusal
+    (the hardware cannot run it) is data: ``refused`` says why; an unexpected failure is
+    too, with its exception."""
+    try:
+        return KINDS[workload.kind](hw, workload, predict)
+    except StriderError as exc:
+        row = empty_row(workload)
+        row["refused"] = refusal(exc)
+        return row
+    except Exception as exc:  # noqa: BLE001 -- a sweep of 1000 points must not die of one
+        row = empty_row(workload)
+        last = traceback.extract_tb(exc.__traceback__)[-1]
+        row["refused"] = (f"error {type(exc).__name__}: {exc} (at {last.filename}:"
+                          f"{last.lineno}; please report it)")
+        return row
+
+
+__all__ = ["Workload", "KINDS", "empty_row", "refusal", "parse_permute", "parse_stream", "suite_workloads", "evaluate",
+           "STREAM_KERNELS"]
