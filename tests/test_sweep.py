@@ -155,3 +155,16 @@ def test_pareto_front_is_exactly_the_undominated_points(points):
     for p in set(points):
         dominated = any(q[0] <= p[0] and q[1] <= p[1] and q != p for q in points)
         assert (p in front) == (not dominated and p == min(x for x in points if x[0] == p[0]))
+
+
+def test_a_model_is_one_workload():
+    pytest.importorskip("onnx")
+    from strider.sweep import parse_model
+
+    rows = run("trn1-like", [parse_model("espcn"), parse_model("swin_window")],
+               {"dma.queues": [8]}, workers=1)
+    assert [r["workload"] for r in rows] == ["model espcn (as-written)",
+                                             "model swin_window (as-written)"]
+    assert all(r["verified"] and r["seconds"] > 0 and r["instructions"] >= 1 for r in rows)
+    with pytest.raises(ArgumentError):
+        parse_model("resnet50:nchw")

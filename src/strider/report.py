@@ -22,13 +22,19 @@ from .plan import Plan
 from .sim import SimResult
 
 
-def candidates_summary(candidates: Sequence[tuple[str, Any]] | None) -> list[dict[str, Any]]:
-    """``[(name, Plan or reason)]`` as plain dicts: predicted cycles, or why not."""
+def candidates_summary(candidates: Sequence[tuple[str, Any]] | dict[str, Any] | None,
+                       hw: Any = None) -> list[dict[str, Any]]:
+    """``[(name, Plan or reason)]``, or a plan's ``details["candidates"]`` (``{name:
+    predicted cycles or "n/a: reason"}``), as plain dicts: predicted cycles, or why not."""
     out = []
-    for name, item in candidates or ():
+    items = candidates.items() if isinstance(candidates, dict) else (candidates or ())
+    for name, item in items:
         if isinstance(item, Plan):
             out.append({"strategy": name, "predicted_cycles": float(item.predicted_cycles),
                         "predicted_seconds": item.predicted_seconds})
+        elif isinstance(item, (int, float)) and hw is not None:
+            out.append({"strategy": name, "predicted_cycles": float(item),
+                        "predicted_seconds": hw.seconds(float(item))})
         else:
             out.append({"strategy": name, "why_not": str(item)})
     return out
@@ -70,7 +76,7 @@ def build_report(plan: Plan | None, result: SimResult, verified: bool | None,
         "poisoned_reads": s.poisoned_reads,
         "unwritten_outputs": dict(s.unwritten_outputs),
         "hardware": hw.name,
-        "candidates": candidates_summary(candidates),
+        "candidates": candidates_summary(candidates, hw),
     }
 
 

@@ -57,8 +57,29 @@ def _permute_suite(args: argparse.Namespace) -> int:
     return 0 if all(r["verified"] for r in rows) else 1
 
 
+def _model(args: argparse.Namespace) -> int:
+    """A real model end to end: ResNet-50 under a channels-last backend."""
+    import sys
+
+    from ..model import analyse, format_report, load_onnx, zoo
+
+    print("ResNet-50 (weight-free, from its published definition) as a channels-last backend "
+          "runs it:\nthe NCHW <-> NHWC conversions it inserts around each run of conv / pool "
+          "/ batch-norm ops,\neach distinct one simulated and verified, then the graph "
+          "simplified (and checked equal).\n")
+    report = analyse(load_onnx(zoo.path("resnet50")), "trn1-like", layout_policy="nhwc",
+                     progress=lambda s: print(s + " ...", file=sys.stderr, flush=True))
+    lines = format_report(report).splitlines()
+    total = next(k for k, ln in enumerate(lines) if ln.startswith("\ntotal") or
+                 ln.startswith("total"))
+    shown = lines[:12] + [f"... ({total - 13} more rows)"] if total > 14 else lines[:total]
+    print("\n".join(shown + [ln for ln in lines[total - 1:] if not ln.startswith("  ")]))
+    return 0 if all(r["verified"] for r in report.ops) else 1
+
+
 #: (name, function) pairs, run in order by ``strider demo``.
-SECTIONS: list[tuple[str, Section]] = [("permute-suite", _permute_suite)] + [
+SECTIONS: list[tuple[str, Section]] = [("permute-suite", _permute_suite),
+                                       ("model-resnet50", _model)] + [
     (f"ttu-{ex.name}", _golden_section(ex)) for ex in EXAMPLES
 ]
 

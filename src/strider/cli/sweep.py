@@ -40,6 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--suite", action="store_true", help="the built-in permutation suite")
     p.add_argument("--stream", action="append", default=[], metavar="SHAPE:KERNEL",
                    help="a stream workload: scale-bias, reduce-max or permute (repeatable)")
+    p.add_argument("--model", action="append", default=[], metavar="FILE.onnx[:nhwc]",
+                   help="a model's layout ops as one workload (a file or a shipped model: "
+                        "resnet50, bert_attention, ...; :nhwc for channels-last)")
     p.add_argument("--predict", action="store_true",
                    help="cost model only: no simulation (fast, for large spaces)")
     p.add_argument("--engine", default="local", help="local (default), dask or ray")
@@ -57,14 +60,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..hardware import Hardware
     from ..sweep import (
-        parse_permute, parse_stream, parse_vary, plot_sweep, suite_workloads, terminal_progress,
+        parse_model, parse_permute, parse_stream, parse_vary, plot_sweep, suite_workloads,
+        terminal_progress,
     )
     from ..sweep import run as run_sweep
     from ..sweep.output import flat
 
     base = Hardware.load(args.hw)
     vary = parse_vary(args.vary, base)
-    workloads = [parse_permute(s) for s in args.permute] + [parse_stream(s) for s in args.stream]
+    workloads = ([parse_permute(s) for s in args.permute] + [parse_stream(s) for s in args.stream]
+                 + [parse_model(s) for s in args.model])
     if args.suite:
         workloads += suite_workloads()
     if args.plot and not args.plot.lower().endswith(".png"):

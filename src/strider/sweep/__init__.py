@@ -22,10 +22,12 @@ from .output import read_rows, write_rows
 from .plot import pareto_front, plot_sweep
 from .runner import row_key, run, terminal_progress
 from .space import apply, grid, parse_vary, sample
-from .workloads import KINDS, Workload, evaluate, parse_permute, parse_stream, suite_workloads
+from .workloads import (
+    KINDS, Workload, evaluate, parse_model, parse_permute, parse_stream, suite_workloads,
+)
 
 __all__ = [
-    "run", "Workload", "KINDS", "parse_permute", "parse_stream", "suite_workloads", "evaluate",
+    "run", "Workload", "KINDS", "parse_model", "parse_permute", "parse_stream", "suite_workloads", "evaluate",
     "parse_vary", "grid", "sample", "apply", "ENGINES", "open_engine", "read_rows",
     "write_rows", "plot_sweep", "pareto_front", "row_key", "terminal_progress",
 ]

@@ -9,7 +9,10 @@ option that builds the workloads.
   ``auto``; simulated on random data and verified bit-exact (or predicted by the cost
   model with ``predict``), exactly as ``strider permute --json`` does;
 - ``stream``: ``SHAPE:KERNEL`` (``4096,1024:scale-bias``), a seed-004 stream with the
-  hardware's default pages (streams are always simulated: they have no cost model).
+  hardware's default pages (streams are always simulated: they have no cost model);
+- ``model``: ``FILE.onnx[:nhwc]`` or a shipped model name: every activation layout op of
+  the model (:mod:`strider.model`), one row with their total time per inference
+  (``instructions`` counts the layout ops).
 
 Examples
 --------
@@ -28,7 +31,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import ArgumentError, StriderError
+from ..errors import ArgumentError, PlanError, StriderError
 from ..hardware import Hardware
 
 
@@ -138,10 +141,46 @@ def _stream(hw: Hardware, workload: Workload, predict: bool) -> dict[str, Any]:
     return row
 
 
+def parse_model(spec: str) -> Workload:
+    """``FILE.onnx`` or a shipped model name, optionally ``:nhwc`` (the layout policy)."""
+    from ..model import POLICIES, zoo
+
+    source, _, policy = spec.partition(":")
+    policy = policy or "as-written"
+    if policy not in POLICIES:
+        raise ArgumentError(f"--model {spec!r}: the layout policy after ':' must be one of "
+                            f"{', '.join(POLICIES)}")
+    path = zoo.path(source) if source in zoo.names() else source
+    from pathlib import Path
+
+    if not Path(path).is_file():
+        raise ArgumentError(f"--model {spec!r}: no such file or shipped model")
+    return Workload("model", (str(path), policy), f"model {Path(path).stem} ({policy})")
+
+
+def _model(hw: Hardware, workload: Workload, predict: bool) -> dict[str, Any]:
+    from ..model import analyse, load_onnx
+
+    path, policy = workload.spec
+    report = analyse(load_onnx(path), hw, predict=predict, layout_policy=policy)
+    refused = [r["refused"] for r in report.ops if r["refused"]]
+    if refused:
+        raise PlanError(f"{len(refused)} layout op(s) cannot be planned: {refused[0]}")
+    row = empty_row(workload)
+    bound = sum(r["dram_roofline_seconds"] * r["count"] for r in report.ops)
+    row.update(strategy="model", seconds=report.total_seconds,
+               cycles=report.total_seconds * hw.clock_hz, predicted=predict,
+               dram_roofline_ratio=report.total_seconds / bound if bound else 1.0,
+               verified=None if predict else all(r["verified"] for r in report.ops),
+               instructions=sum(r["count"] for r in report.ops))
+    return row
+
+
 #: Workload kinds and how to evaluate one on a hardware point.
 KINDS: dict[str, Callable[[Hardware, Workload, bool], dict[str, Any]]] = {
     "permute": _permute,
     "stream": _stream,
+    "model": _model,
 }
 
 
@@ -168,5 +207,6 @@ def evaluate(hw: Hardware, workload: Workload, predict: bool = False) -> dict[st
         return row
 
 
-__all__ = ["Workload", "KINDS", "empty_row", "refusal", "parse_permute", "parse_stream", "suite_workloads", "evaluate",
+__all__ = ["Workload", "KINDS", "empty_row", "refusal", "parse_permute", "parse_stream",
+           "parse_model", "suite_workloads", "evaluate",
            "STREAM_KERNELS"]

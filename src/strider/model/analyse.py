@@ -1,0 +1,136 @@
+"""Analysis: every layout op of a model planned, simulated and verified on one Hardware.
+
+Identical ops (same input shape, perm and dtype) are planned and simulated once and
+counted; ``predict`` uses the cost model only. Activation ops (run every inference) and
+constant ops (a transposed weight: once, offline) are reported apart; totals count
+activations. The simplified graph (:mod:`.simplify`) is timed from the same results.
+
+Examples
+--------
+>>> from strider.model.graph import Graph, Node
+>>> g = Graph("m", inputs=["x"], outputs=["y"])
+>>> g.add_tensor("x", (64, 32), "float32"); g.add_tensor("y", (32, 64), "float32")
+>>> g.add(Node("t", "Transpose", ["x"], ["y"], {"perm": (1, 0)}))
+>>> r = analyse(g, "tiny")
+>>> r.ops[0]["verified"], r.ops[0]["count"], r.simplified["ops"]
+(True, 1, 1)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..dtypes import dtype_of
+from ..errors import StriderError
+from ..hardware import Hardware
+from .evaluate import check_equivalent
+from .graph import Graph
+from .ops import LayoutOp, find_layout_ops
+from .policy import apply_policy
+from .simplify import simplify
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class ModelReport:
+    """The analysis: ``ops`` (activation layout ops, one row per distinct op),
+    ``constant_ops``, totals, and the ``simplified`` graph's figures."""
+
+    model: str
+    hardware: str
+    layout_policy: str
+    predicted: bool
+    ops: list[dict[str, Any]]
+    constant_ops: list[dict[str, Any]]
+    total_seconds: float
+    simplified: dict[str, Any]
+    by_strategy: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "hardware": self.hardware,
+                "layout_policy": self.layout_policy, "predicted": self.predicted,
+                "ops": self.ops, "constant_ops": self.constant_ops,
+                "total_seconds": self.total_seconds, "by_strategy": self.by_strategy,
+                "simplified": self.simplified}
+
+
+def _time_op(op: LayoutOp, hw: Hardware, predict: bool, seed: int) -> dict[str, Any]:
+    from ..api import run_plan
+    from ..strategy import plan_permute
+
+    row: dict[str, Any] = {"strategy": "", "cycles": None, "seconds": None, "verified": None,
+                           "refused": ""}
+    try:
+        plan = plan_permute(op.input_shape, op.perm, op.dtype, hw, "auto")
+        row["strategy"] = plan.strategy
+        if predict:
+            row["cycles"] = plan.predicted_cycles
+        else:
+            result, report = run_plan(plan, seed)
+            row["cycles"], row["verified"] = result.stats.cycles, bool(report["verified"])
+        row["seconds"] = hw.seconds(row["cycles"])
+    except StriderError as exc:
+        row["refused"] = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+    return row
+
+
+def _rows(ops: list[LayoutOp], timed: dict, hw: Hardware) -> list[dict[str, Any]]:
+    groups: dict[tuple, list[LayoutOp]] = {}
+    for op in ops:
+        groups.setdefault((op.op_type, *op.key), []).append(op)
+    rows = []
+    for (op_type, shape, perm, dtype), members in groups.items():
+        try:
+            item = dtype_of(dtype).itemsize
+        except TypeError:
+            item = 0
+        nbytes = 2 * math.prod(shape) * item  # read once, written once
+        rows.append({"name": members[0].name, "names": [m.name for m in members],
+                     "op_type": op_type, "input_shape": list(shape), "perm": list(perm),
+                     "dtype": dtype, "count": len(members), **timed[(shape, perm, dtype)],
+                     "dram_roofline_seconds": nbytes / hw.dram.bandwidth_bytes_per_s})
+    return rows
+
+
+def _total(rows: list[dict[str, Any]]) -> float:
+    return sum((r["seconds"] or 0.0) * r["count"] for r in rows)
+
+
+def analyse(graph: Graph, hw: Hardware | str = "trn1-like", *, predict: bool = False,
+            layout_policy: str = "as-written", seed: int = 0,
+            progress: Progress | None = None) -> ModelReport:
+    """Plan, simulate (or predict) and verify every layout op of ``graph`` on ``hw``,
+    before and after simplification; see the module docstring."""
+    hw = hw if isinstance(hw, Hardware) else Hardware.load(hw)
+    graph = apply_policy(graph, layout_policy)
+    ops = find_layout_ops(graph)
+    simple, removed = simplify(graph)
+    problems = check_equivalent(graph, simple, seed)
+    if problems:  # never report a rewrite that changed the results
+        raise StriderError(f"internal: simplification changed the graph's results: "
+                           f"{problems[:3]}; please report it")
+    kept = find_layout_ops(simple)
+    timed: dict[tuple, dict[str, Any]] = {}
+    for op in ops + kept:
+        if op.key not in timed:
+            if progress:
+                progress(f"{'predicting' if predict else 'simulating'} {op.op_type} "
+                         f"{list(op.input_shape)} perm {list(op.perm)} {op.dtype}")
+            timed[op.key] = _time_op(op, hw, predict, seed)
+    act = _rows([o for o in ops if not o.constant], timed, hw)
+    const = _rows([o for o in ops if o.constant], timed, hw)
+    after = _rows([o for o in kept if not o.constant], timed, hw)
+    by_strategy: dict[str, float] = {}
+    for r in act:
+        by_strategy[r["strategy"] or "refused"] = (by_strategy.get(r["strategy"] or "refused", 0.0)
+                                                   + (r["seconds"] or 0.0) * r["count"])
+    simplified = {"ops": sum(r["count"] for r in after), "total_seconds": _total(after),
+                  "removed": removed, "checked_equal": True}
+    return ModelReport(graph.name, hw.name, layout_policy, predict, act, const, _total(act),
+                       simplified, by_strategy)
+
+
+__all__ = ["analyse", "ModelReport"]

@@ -1,0 +1,120 @@
+"""A NumPy evaluator for layout and elementwise ops, and the equivalence check.
+
+:func:`check_equivalent` runs two graphs that differ only in layout and elementwise
+ops on the same random inputs. Every other op (convolutions, matmuls, ...) is opaque:
+both graphs keep it unchanged, so its *inputs* are compared (they must be equal) and its
+outputs are the same random data in both. Equal at every opaque input and every graph
+output means the graphs compute the same thing, whatever the opaque ops do.
+
+Examples
+--------
+>>> from strider.model.graph import Graph, Node
+>>> from strider.model.simplify import simplify
+>>> g = Graph("m", inputs=["x"], outputs=["z"])
+>>> g.add_tensor("x", (2, 3), "float32"); g.add_tensor("y", (3, 2), "float32")
+>>> g.add_tensor("z", (2, 3), "float32")
+>>> g.add(Node("t1", "Transpose", ["x"], ["y"], {"perm": (1, 0)}))
+>>> g.add(Node("t2", "Transpose", ["y"], ["z"], {"perm": (1, 0)}))
+>>> check_equivalent(g, simplify(g)[0])
+[]
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+import numpy as np
+
+from ..data import random_array, same_bits
+from ..dtypes import dtype_of
+from .graph import Graph, Node
+from .ops import depth_space_view, transpose_perm
+
+_UNARY = {
+    "Relu": lambda x: np.maximum(x, np.zeros((), x.dtype)), "Abs": np.abs, "Neg": np.negative,
+    "Sigmoid": lambda x: (1 / (1 + np.exp(-x))).astype(x.dtype), "Tanh": np.tanh,
+    "Exp": np.exp, "Identity": lambda x: x, "Floor": np.floor, "Ceil": np.ceil,
+    "Sign": np.sign,
+}
+_BINARY = {"Add": np.add, "Sum": np.add, "Sub": np.subtract, "Mul": np.multiply, "Max": np.maximum,
+           "Min": np.minimum}
+
+
+def _seeded(name: str, seed: int) -> np.random.Generator:
+    return np.random.default_rng([seed, zlib.crc32(name.encode())])
+
+
+def _random(graph: Graph, tensor: str, seed: int, key: str | None = None) -> np.ndarray | None:
+    """Random data of ``tensor``'s shape and dtype, drawn from ``key`` (default: its name)."""
+    shape = graph.shapes.get(tensor)
+    if shape is None or not all(isinstance(d, int) for d in shape):
+        return None
+    dtype = graph.dtypes.get(tensor, "float32")
+    try:
+        dtype_of(dtype)
+    except TypeError:
+        return None
+    return random_array(shape, dtype, _seeded(key or tensor, seed))
+
+
+def _run(graph: Graph, node: Node, args: list[np.ndarray]) -> np.ndarray | None:
+    op = node.op_type
+    with np.errstate(all="ignore"):
+        if op == "Transpose":
+            return np.transpose(args[0], transpose_perm(node, args[0].ndim))
+        if op in ("DepthToSpace", "SpaceToDepth"):
+            shape, perm = depth_space_view(node, args[0].shape)
+            return np.transpose(args[0].reshape(shape), perm).reshape(graph.shapes[node.outputs[0]])
+        if op == "Reshape":
+            out = graph.shapes.get(node.outputs[0])
+            return args[0].reshape(out) if out and all(isinstance(d, int) for d in out) else None
+        if op == "Cast":
+            return args[0].astype(dtype_of(graph.dtypes[node.outputs[0]]))
+        if op in _UNARY:
+            return np.asarray(_UNARY[op](args[0]))
+        if op in _BINARY and len(args) == 2:
+            return np.asarray(_BINARY[op](args[0], args[1])).astype(np.result_type(*args))
+    return None
+
+
+def observe(graph: Graph, seed: int = 0) -> dict[Any, np.ndarray]:
+    """Values at every opaque node's inputs (keyed by node name and input index) and at
+    the graph outputs, for random graph inputs and opaque outputs drawn by name."""
+    env: dict[str, np.ndarray] = {}
+    for t in graph.inputs + sorted(graph.constants):
+        value = graph.values.get(t)
+        env[t] = np.asarray(value) if value is not None else _random(graph, t, seed)
+    seen: dict[Any, np.ndarray] = {}
+    for node in graph.nodes:
+        args = [env.get(t) for t in node.inputs if t]
+        out = None if any(a is None for a in args) else _run(graph, node, args)
+        if out is None:  # opaque: compare what goes in, invent what comes out
+            for i, a in enumerate(args):
+                if a is not None:
+                    seen[(node.name, i)] = a
+            for j, t in enumerate(node.outputs):
+                env[t] = _random(graph, t, seed, key=f"{node.name}:{j}")
+        else:
+            env[node.outputs[0]] = out
+    for t in graph.outputs:
+        if env.get(t) is not None:
+            seen[("output", t)] = env[t]
+    return seen
+
+
+def check_equivalent(a: Graph, b: Graph, seed: int = 0) -> list[str]:
+    """Differences between what ``a`` and ``b`` compute (empty: the same)."""
+    va, vb = observe(a, seed), observe(b, seed)
+    problems = [f"{key} is observed in one graph only" for key in set(va) ^ set(vb)]
+    for key in va.keys() & vb.keys():
+        if va[key].shape != vb[key].shape or not same_bits(va[key], vb[key]):
+            problems.append(f"{key[0]}[{key[1]}] differs")
+    return sorted(problems)
+
+
+#: The ops this evaluator runs (everything else is opaque).
+EVALUATED = frozenset(_UNARY) | frozenset(_BINARY) | {"Transpose", "DepthToSpace",
+                                                     "SpaceToDepth", "Reshape", "Cast"}
+
+__all__ = ["check_equivalent", "observe", "EVALUATED"]
