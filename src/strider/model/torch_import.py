@@ -7,15 +7,15 @@ that needs a dense layout) -- those become ``Transpose`` layout ops. A view cons
 only by a matrix multiply becomes a ``TransposeView`` node: free if the hardware loads
 the operand transposed, so it is listed apart (:func:`free_views`) and not timed.
 
-Examples
---------
->>> import pytest; torch = pytest.importorskip("torch")
->>> class Heads(torch.nn.Module):
-...     def forward(self, x):
-...         return x.view(2, 8, 4, 16).permute(0, 2, 1, 3).contiguous()
->>> g = from_torch(Heads(), (torch.randn(2, 8, 64),))
->>> [(n.op_type, n.attrs.get("perm")) for n in g.nodes if "Transpose" in n.op_type]
-[('Transpose', (0, 2, 1, 3))]
+Example (needs torch, so not run as a doctest; ``tests/test_model.py`` runs it)::
+
+    class Heads(torch.nn.Module):
+        def forward(self, x):
+            return x.view(2, 8, 4, 16).permute(0, 2, 1, 3).contiguous()
+
+    g = from_torch(Heads(), (torch.randn(2, 8, 64),))
+    [(n.op_type, n.attrs.get("perm")) for n in g.nodes if "Transpose" in n.op_type]
+    # [('Transpose', (0, 2, 1, 3))]
 """
 
 from __future__ import annotations
