@@ -12,7 +12,10 @@ import importlib
 import pkgutil
 import sys
 
-from ..errors import StriderError
+from ..errors import StriderError, VerificationError
+
+#: Exit statuses, the same for every verb.
+EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,14 +35,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; typed Strider errors become a one-paragraph message and exit code 2."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run the CLI and return its exit status: 0 success, 1 a result that failed
+    verification, 2 bad input or a refusal (typed errors become one line per problem on
+    stderr), 130 when interrupted (Ctrl-C; outputs are never left half-written)."""
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     try:
         return int(args.handler(args) or 0)
+    except VerificationError as exc:
+        _error(args.command, exc)
+        return EXIT_MISMATCH
     except StriderError as exc:
-        print(f"strider {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        _error(args.command, exc)
+        return EXIT_BAD_INPUT
     except BrokenPipeError:  # e.g. `strider ... | head`: the reader left, not an error
         sys.stderr.close()
         return 0
@@ -52,7 +64,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+
+
+def _error(command: str, exc: StriderError) -> None:
+    """One ``strider VERB: error: ...`` line per problem the error lists."""
+    lines = getattr(exc, "problems", None) or [str(exc)]
+    for line in lines:
+        print(f"strider {command}: error: {line}", file=sys.stderr)
 
 
 def _version() -> str:

@@ -26,6 +26,17 @@ def int_list(text: str) -> tuple[int, ...]:
         ) from None
 
 
+def non_negative_int(text: str) -> int:
+    """An integer >= 0 as an argparse type (``--seed``, ``--limit``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
 def print_json(data: Any) -> None:
     """Print ``data`` as indented JSON (NumPy scalars and arrays converted)."""
     json.dump(data, sys.stdout, indent=2, default=_json_default)

@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-from ._common import print_json
+from ._common import non_negative_int, print_json
 
 
 def add_run_options(p: argparse.ArgumentParser, strategies: str | None = None) -> None:
@@ -23,11 +23,24 @@ def add_run_options(p: argparse.ArgumentParser, strategies: str | None = None) -
                        help=f"{strategies} or auto (fastest predicted; default)")
         p.add_argument("--explain", action="store_true",
                        help="print the plan's whole explanation")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random input")
+    p.add_argument("--seed", type=non_negative_int, default=0,
+                   help="seed of the random input (an integer >= 0)")
     p.add_argument("--trace", metavar="OUT.json",
                    help="write a Chrome/Perfetto trace of the simulated run")
-    p.add_argument("--plot", metavar="OUT.png", help="write an engine-timeline plot")
+    p.add_argument("--plot", metavar="OUT.png",
+                   help="write an engine-timeline plot (.png, .svg or .pdf)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse unwritable --trace/--plot paths before any planning or simulation."""
+    from ..files import check_writable
+    from ..plot import PLOT_SUFFIXES
+
+    if getattr(args, "trace", None):
+        check_writable(args.trace, "--trace")
+    if getattr(args, "plot", None):
+        check_writable(args.plot, "--plot", PLOT_SUFFIXES)
 
 
 def run_planned(args: argparse.Namespace, plan: Any, found: list) -> tuple[dict, Any, list[str]]:
@@ -35,6 +48,7 @@ def run_planned(args: argparse.Namespace, plan: Any, found: list) -> tuple[dict,
     from ..api import mismatches, random_inputs, simulate
     from ..report import build_report
 
+    check_outputs(args)
     progress(args, f"simulating {len(plan.program.instructions):,} instructions "
                    f"({plan.strategy} on {plan.hardware.name}) ...")
     inputs = random_inputs(plan, args.seed)
