@@ -69,14 +69,19 @@ def available_bytes() -> int:
         return 1 << 62  # unknown: do not refuse
 
 
-def simulation_bytes(program: Any, hw: Any) -> int:
+def simulation_bytes(program: Any, hw: Any, inputs_allocated: bool = False) -> int:
     """Host bytes a functional simulation of ``program`` needs: every DRAM tensor once,
-    inputs the program writes twice (they are copied), the on-chip buffers, overhead."""
+    inputs the program writes twice (they are copied), the on-chip buffers and some
+    overhead; with ``inputs_allocated`` the caller's input arrays are not counted."""
     written = set()
     for i in program.instructions:
         written.update(r.tensor for r in i.writes() if r.memory == "dram")
-    need = sum(t.nbytes * (2 if t.role == "input" and t.name in written else 1)
-               for t in program.tensors.values())
+    need = 0
+    for t in program.tensors.values():
+        copies = 1
+        if t.role == "input":
+            copies = int(t.name in written) + (0 if inputs_allocated else 1)
+        need += t.nbytes * copies
     on_chip = hw.sbuf.partitions * hw.sbuf.bytes_per_partition + \
         hw.psum.partitions * hw.psum.bytes_per_partition
     return need + on_chip + OVERHEAD_BYTES

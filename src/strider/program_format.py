@@ -22,7 +22,7 @@ Traceback (most recent call last):
 ...
 strider.errors.ProgramError: p.json: tensors[0]: unknown field "stirdes"; known fields: dtype, name, role, shape
 >>> sorted(program_schema()["$defs"])[:3]
-['ActCopy', 'DmaCopy', 'DramRef']
+['AccessPattern', 'ActCopy', 'DmaCopy']
 """
 
 from __future__ import annotations

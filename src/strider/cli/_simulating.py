@@ -8,6 +8,7 @@ write the trace and the timeline plot on request and print text or JSON.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Any
 
@@ -41,6 +42,18 @@ def check_outputs(args: argparse.Namespace) -> None:
         check_writable(args.trace, "--trace")
     if getattr(args, "plot", None):
         check_writable(args.plot, "--plot", PLOT_SUFFIXES)
+
+
+def check_request(request: Any, option: str) -> None:
+    """Refuse a request over the documented limits, or whose input and output would not
+    fit in host memory, before planning (a refusal takes well under a second)."""
+    from ..dtypes import itemsize
+    from ..limits import OVERHEAD_BYTES, check_host_memory, check_shape
+
+    check_shape(request.shape, option)
+    nbytes = math.prod(request.shape) * itemsize(request.dtype)
+    check_host_memory(2 * nbytes + OVERHEAD_BYTES,
+                      f"simulating {request.describe()} (input plus output)")
 
 
 def run_planned(args: argparse.Namespace, plan: Any, found: list) -> tuple[dict, Any, list[str]]:
