@@ -49,14 +49,16 @@ def simulate(plan: Plan, inputs: Mapping[str, np.ndarray] | np.ndarray, *,
 
 
 def mismatches(plan: Plan, inputs: Mapping[str, np.ndarray] | np.ndarray,
-               result: SimResult) -> list[str]:
-    """Readable differences between the simulated outputs and the plan's NumPy oracle.
+               result: SimResult, expected: Mapping[str, np.ndarray] | None = None
+               ) -> list[str]:
+    """Readable differences between the simulated outputs and the plan's NumPy oracle
+    (or ``expected``, the outputs by name, e.g. views such as ``numpy.transpose(x, perm)``).
 
-    The oracle's outputs are compared block by block (:func:`~strider.data.first_difference`),
-    so an oracle that returns a view (a permutation's ``numpy.transpose``) never becomes a
-    second full copy of the output in host memory.
+    Outputs are compared block by block (:func:`~strider.data.first_difference`), so an
+    expected output given as a view never becomes a second full copy in host memory.
     """
-    expected = plan.reference(plan.normalise_inputs(inputs))
+    if expected is None:
+        expected = plan.reference(plan.normalise_inputs(inputs))
     problems = []
     for name in plan.outputs:
         want = np.asarray(expected[name])

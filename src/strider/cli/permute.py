@@ -21,6 +21,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+import numpy as np
+
 from ..errors import ArgumentError
 from ._common import int_list
 from ._simulating import (
@@ -65,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
     # every strategy planned once: the report lists them
     found = candidates(request, hw, allow_inexact=args.allow_inexact)
     plan = choose(found, request, hw, args.strategy)
-    report, result, problems = run_planned(args, plan, found)
+    report, result, problems = run_planned(
+        args, plan, found, oracle=lambda ins: {"y": np.transpose(ins["x"], request.perm)})
     report["request"] = request.describe()
     report["plan"] = plan.explain().splitlines()
     write_artifacts(args, report, result, title=f"{request.describe()} on {hw.name}")
