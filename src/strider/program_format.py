@@ -78,6 +78,7 @@ class _Checker:
     def __init__(self, source: str):
         self.source = source
         self.problems: list[str] = []
+        self.tensor_names: set[str] = set()  # declared, even with a bad field (no cascade)
 
     def fail(self, place: str, message: str) -> None:
         self.problems.append(f"{self.source}: {place}: {message}" if place
@@ -196,9 +197,9 @@ class _Checker:
             if "tensor" not in d:
                 return None
             tensor = self.str(d["tensor"], f"{place}.tensor", nonempty=True)
-            if tensor is not None and tensor not in tensors:
+            if tensor is not None and tensor not in self.tensor_names:
                 self.fail(f"{place}.tensor", f"no tensor named {_quote(tensor)} is declared"
-                                             f"{_did_you_mean(tensor, tuple(tensors))}")
+                                             f"{_did_you_mean(tensor, sorted(self.tensor_names))}")
                 return None
             if pattern is None or dtype is None or tensor is None:
                 return None
@@ -230,12 +231,11 @@ def load_program_dict(data: Any, source: str = "program") -> Any:
     program = Program(name if name is not None else "program")
     for k, t in enumerate(check.list(top.get("tensors", []), "tensors") or []):
         _load_tensor(check, program, t, f"tensors[{k}]")
-    for k, d in enumerate(check.list(top.get("instructions", []), "instructions") or []):
-        instruction = _load_instruction(check, program, d, k)
-        if instruction is not None:
-            _guarded(check, f"instructions[{k}]", lambda: program.add(instruction))
-        else:  # keep ids aligned so later deps are judged against the right count
-            program.instructions.append(None)  # type: ignore[arg-type]
+    loaded = [_load_instruction(check, program, d, k) for k, d in
+              enumerate(check.list(top.get("instructions", []), "instructions") or [])]
+    _raise(check)  # the checks above cover what add() checks: it runs on clean input only
+    for k, instruction in enumerate(loaded):
+        _guarded(check, f"instructions[{k}]", lambda: program.add(instruction))
     _raise(check)
     return program
 
@@ -245,13 +245,15 @@ def _load_tensor(check: _Checker, program: Any, value: Any, place: str) -> None:
     if t is None or not set(_TENSOR_FIELDS) <= t.keys():
         return
     name = check.str(t["name"], f"{place}.name", nonempty=True)
+    if name is not None and name in check.tensor_names:
+        check.fail(f"{place}.name", f"tensor {_quote(name)} is declared twice")
+        return
+    if name is not None:
+        check.tensor_names.add(name)
     shape = check.int_list(t["shape"], f"{place}.shape", minimum=0)
     dtype = check.str(t["dtype"], f"{place}.dtype", KNOWN_DTYPES)
     role = check.str(t["role"], f"{place}.role", ROLES)
     if None in (name, shape, dtype, role):
-        return
-    if name in program.tensors:
-        check.fail(f"{place}.name", f"tensor {_quote(name)} is declared twice")
         return
     _guarded(check, place, lambda: program.tensor(name, shape, dtype, role))
 
