@@ -101,8 +101,9 @@ class Program:
                                "are supported")
         try:
             dtype = data_dtype(dtype).name
-        except StriderError as exc:
-            raise ProgramError(f"tensor {name!r}: {exc}") from None
+        except (StriderError, TypeError, ValueError, SyntaxError) as exc:
+            raise ProgramError(f"tensor {name!r}: unknown or unusable dtype {dtype!r} "
+                               f"({exc})") from None
         decl = TensorDecl(name, shape_t, dtype, role)
         self.tensors[name] = decl
         return decl

@@ -267,7 +267,7 @@ def _load_instruction(check: _Checker, program: Any, value: Any, k: int) -> Inst
         check.fail(place, f'missing field "op" (the instruction: {", ".join(INSTRUCTION_TYPES)})')
         return None
     op = value["op"]
-    if op not in INSTRUCTION_TYPES:
+    if not isinstance(op, str) or op not in INSTRUCTION_TYPES:
         check.fail(f"{place}.op", f"unknown instruction {_show(op)}"
                                   f"{_did_you_mean(str(op), tuple(INSTRUCTION_TYPES))}; known: "
                                   f"{', '.join(INSTRUCTION_TYPES)}")

@@ -37,6 +37,20 @@ def non_negative_int(text: str) -> int:
     return value
 
 
+def dtype_arg(text: str) -> str:
+    """An element type name as an argparse type: any name NumPy or ml_dtypes knows that
+    holds numbers or bools (``float32``, ``bfloat16``, ``int8``, ...)."""
+    from ..dtypes import data_dtype
+    from ..errors import StriderError
+
+    try:
+        return data_dtype(text).name
+    except (StriderError, TypeError, ValueError, SyntaxError):  # numpy parses "," as code
+        raise argparse.ArgumentTypeError(
+            f"unknown element type {text!r}; use e.g. float32, bfloat16, float16, int8, "
+            "uint16 or bool") from None
+
+
 def print_json(data: Any) -> None:
     """Print ``data`` as indented JSON (NumPy scalars and arrays converted)."""
     json.dump(data, sys.stdout, indent=2, default=_json_default)

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ArgumentError
-from ._common import int_list
+from ._common import dtype_arg, int_list
 from ._simulating import (
     add_run_options, check_outputs, check_request, finish, progress, run_planned, write_artifacts,
 )
@@ -41,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the source tensor's extents, outermost first")
     p.add_argument("--perm", type=int_list, required=True, metavar="P0,P1,...",
                    help="target dim k is source dim perm[k] (as numpy.transpose)")
-    p.add_argument("--dtype", default="float32", help="element type (default float32)")
+    p.add_argument("--dtype", type=dtype_arg, default="float32",
+                   help="element type (default float32)")
     p.add_argument("--allow-inexact", action="store_true",
                    help="let the PE array move floats by multiply-accumulate (NaN and -0.0 "
                         "are not kept)")

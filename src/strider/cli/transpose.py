@@ -20,7 +20,7 @@ import argparse
 from typing import Any
 
 from ..errors import ArgumentError
-from ._common import int_list
+from ._common import dtype_arg, int_list
 from ._simulating import add_run_options, finish, progress, run_planned, write_artifacts
 
 
@@ -35,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the matrix: rows M and columns N")
     p.add_argument("--batch", type=int_list, default=(), metavar="B,...",
                    help="leading batch dims, kept in order (default: none)")
-    p.add_argument("--dtype", default="float32", help="element type (default float32)")
+    p.add_argument("--dtype", type=dtype_arg, default="float32",
+                   help="element type (default float32)")
     p.add_argument("--allow-inexact", action="store_true",
                    help="let the PE array transpose floats by multiply-accumulate")
     p.add_argument("--compare", action="store_true",
