@@ -38,16 +38,16 @@ def non_negative_int(text: str) -> int:
 
 
 def dtype_arg(text: str) -> str:
-    """An element type name as an argparse type: any name NumPy or ml_dtypes knows that
-    holds numbers or bools (``float32``, ``bfloat16``, ``int8``, ...)."""
+    """``--dtype``'s canonical name: any name NumPy or ml_dtypes knows that holds numbers
+    or bools (``float32``, ``bfloat16``, ``int8``, ...), else ``ArgumentError``."""
     from ..dtypes import data_dtype
-    from ..errors import StriderError
+    from ..errors import ArgumentError, StriderError
 
     try:
         return data_dtype(text).name
     except (StriderError, TypeError, ValueError, SyntaxError):  # numpy parses "," as code
-        raise argparse.ArgumentTypeError(
-            f"unknown element type {text!r}; use e.g. float32, bfloat16, float16, int8, "
+        raise ArgumentError(
+            f"--dtype: unknown or non-numeric element type {text!r}; use e.g. float32, bfloat16, float16, int8, "
             "uint16 or bool") from None
 
 

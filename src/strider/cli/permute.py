@@ -41,8 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the source tensor's extents, outermost first")
     p.add_argument("--perm", type=int_list, required=True, metavar="P0,P1,...",
                    help="target dim k is source dim perm[k] (as numpy.transpose)")
-    p.add_argument("--dtype", type=dtype_arg, default="float32",
-                   help="element type (default float32)")
+    p.add_argument("--dtype", default="float32", help="element type (default float32)")
     p.add_argument("--allow-inexact", action="store_true",
                    help="let the PE array move floats by multiply-accumulate (NaN and -0.0 "
                         "are not kept)")
@@ -61,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
                             f"{len(args.shape)} dims: give one entry per dim")
     check_outputs(args)
     hw = resolve_hardware(args.hw)
-    request = PermuteRequest(args.shape, args.perm, args.dtype)
+    request = PermuteRequest(args.shape, args.perm, dtype_arg(args.dtype))
     check_request(request, "--shape")
     started = time.perf_counter()
     progress(args, f"planning {request.describe()} on {hw.name} ...")

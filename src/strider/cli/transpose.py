@@ -35,8 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the matrix: rows M and columns N")
     p.add_argument("--batch", type=int_list, default=(), metavar="B,...",
                    help="leading batch dims, kept in order (default: none)")
-    p.add_argument("--dtype", type=dtype_arg, default="float32",
-                   help="element type (default float32)")
+    p.add_argument("--dtype", default="float32", help="element type (default float32)")
     p.add_argument("--allow-inexact", action="store_true",
                    help="let the PE array transpose floats by multiply-accumulate")
     p.add_argument("--compare", action="store_true",
@@ -65,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     shape, perm = request_of(args)
     hw = resolve_hardware(args.hw)
     options: dict[str, Any] = {"allow_inexact": args.allow_inexact}
-    request = PermuteRequest(shape, perm, args.dtype)
+    request = PermuteRequest(shape, perm, dtype_arg(args.dtype))
     found = candidates(request, hw, **options)  # every strategy planned once
     plan = choose(found, request, hw, args.strategy)
     report, result, problems = run_planned(args, plan, found)
