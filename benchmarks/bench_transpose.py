@@ -82,7 +82,10 @@ def main(argv=None) -> int:
     for m, n, dtype in cases:
         request = PermuteRequest((m, n), (1, 0), dtype)
         roof = roofline_cycles(request.nbytes, request.nbytes, hw)
-        auto = plan_permute((m, n), (1, 0), dtype, hw, "auto", allow_inexact=True).strategy
+        # what `strider transpose` picks by default, and with --allow-inexact
+        auto = plan_permute((m, n), (1, 0), dtype, hw, "auto").strategy
+        auto_inexact = plan_permute((m, n), (1, 0), dtype, hw, "auto",
+                                    allow_inexact=True).strategy
         rows = []
         best = float("inf")
         for name in names:
@@ -103,7 +106,9 @@ def main(argv=None) -> int:
             note = plan.details.get("mode", "") if name == "pe" else ""
             if name == "pe":
                 note += ", bit-exact" if plan.details.get("bit_exact") else ", inexact on NaN/-0"
-            rows.append((name + (" (auto)" if name == auto else ""),
+            label = name + (" (auto)" if name == auto else "") + (
+                " (auto with --allow-inexact)" if name == auto_inexact != auto else "")
+            rows.append((label,
                          f"{plan.predicted_cycles:,.0f}", f"{cycles:,.0f}",
                          f"{hw.seconds(cycles) * 1e6:,.1f}", f"{cycles / roof:.3f}x",
                          f"{statistics.median(walls):.2f}",

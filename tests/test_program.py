@@ -92,7 +92,7 @@ def test_builder_rules():
 @pytest.mark.parametrize("data, words", [
     ({"format": "other"}, "not a Strider program"),
     ({"format": "strider-program/1", "instructions": [{"op": "Jump"}]}, "unknown instruction"),
-    ({"format": "strider-program/1", "instructions": [{"op": "Signal"}]}, "is malformed"),
+    ({"format": "strider-program/1", "instructions": [{"op": "Signal"}]}, "missing field"),
 ])
 def test_bad_program_data(data, words):
     with pytest.raises(ProgramError, match=words):

@@ -73,7 +73,7 @@ def test_run_plan_report_fields_and_text():
     assert report["candidates"][1] == {"strategy": "other", "why_not": "too big"}
     json.dumps(report)
     text = format_report(report)
-    assert "yes (bit-exact with NumPy)" in text and "dma0" in text and "n/a: too big" in text
+    assert "yes (bit-exact with NumPy)" in text and "dma0" in text and "n/a (2)" in text and "(2) too big" in text
     assert f"{result.stats.cycles:,.0f} cycles" in text
 
 

@@ -28,6 +28,9 @@ import numpy as np
 
 from .errors import LayoutError
 
+#: ``addresses()`` lists at most this many elements (2 GiB of int64).
+ADDRESSES_LIMIT = 2**28
+
 # Above this many elements, is_injective() refuses the exact (sort-based) check.
 _EXACT_INJECTIVITY_LIMIT = 1 << 26
 
@@ -242,7 +245,21 @@ class AccessPattern:
 
         >>> AccessPattern((2, 2), (-1, 10), offset=1).addresses().tolist()
         [1, 11, 0, 10]
+        >>> AccessPattern((2,), (2**62,), 2**62).addresses()
+        Traceback (most recent call last):
+        ...
+        strider.errors.LayoutError: addresses of AccessPattern(shape=(2,), strides=(4611686018427387904,), offset=4611686018427387904) reach 9223372036854775808, beyond int64; use smaller strides or offset
         """
+        if self.size:  # Python ints: the true extremes, never wrapped
+            steps = [(n - 1) * abs(st) for n, st in zip(self.shape, self.strides)]
+            for end in (self.min_address, self.max_address, max(steps, default=0)):
+                if not -2**63 <= end < 2**63:  # type: ignore[operator]
+                    raise LayoutError(f"addresses of {self!r} reach {end}, beyond int64; use "
+                                      "smaller strides or offset")
+        if self.size > ADDRESSES_LIMIT:
+            raise LayoutError(f"{self!r} has {self.size:,} elements; addresses() lists at most "
+                              f"{ADDRESSES_LIMIT:,} (8 bytes each): walk it in blocks, or use "
+                              "min_address/max_address/span for its extent")
         acc = np.array([self.offset], dtype=np.int64)
         for n, s in zip(self.shape, self.strides):
             step = np.arange(n, dtype=np.int64) * np.int64(s)

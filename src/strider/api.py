@@ -26,7 +26,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .errors import ArgumentError, VerificationError
-from .data import random_array, same_bits
+from .data import first_difference, random_array, same_bits
 from .plan import Plan
 from .program import Program
 from .sim import Machine, SimResult
@@ -49,9 +49,16 @@ def simulate(plan: Plan, inputs: Mapping[str, np.ndarray] | np.ndarray, *,
 
 
 def mismatches(plan: Plan, inputs: Mapping[str, np.ndarray] | np.ndarray,
-               result: SimResult) -> list[str]:
-    """Readable differences between the simulated outputs and the plan's NumPy oracle."""
-    expected = plan.reference(plan.normalise_inputs(inputs))
+               result: SimResult, expected: Mapping[str, np.ndarray] | None = None
+               ) -> list[str]:
+    """Readable differences between the simulated outputs and the plan's NumPy oracle
+    (or ``expected``, the outputs by name, e.g. views such as ``numpy.transpose(x, perm)``).
+
+    Outputs are compared block by block (:func:`~strider.data.first_difference`), so an
+    expected output given as a view never becomes a second full copy in host memory.
+    """
+    if expected is None:
+        expected = plan.reference(plan.normalise_inputs(inputs))
     problems = []
     for name in plan.outputs:
         want = np.asarray(expected[name])
@@ -61,15 +68,13 @@ def mismatches(plan: Plan, inputs: Mapping[str, np.ndarray] | np.ndarray,
         elif got.shape != want.shape or got.dtype != want.dtype:
             problems.append(f"output {name!r} is {got.dtype}{list(got.shape)}, expected "
                             f"{want.dtype}{list(want.shape)}")
-        elif not same_bits(got, want):
-            item = want.dtype.itemsize
-            gb = np.ascontiguousarray(got).view(np.uint8).reshape(-1, item)
-            wb = np.ascontiguousarray(want).view(np.uint8).reshape(-1, item)
-            bad = np.nonzero((gb != wb).any(axis=1))[0]
-            first = np.unravel_index(int(bad[0]), want.shape)
-            problems.append(f"output {name!r}: {bad.size} of {want.size} element(s) differ, "
-                            f"first at {tuple(int(i) for i in first)}: got {got[first]!r}, "
-                            f"expected {want[first]!r}")
+        else:
+            found = first_difference(got, want)
+            if found is not None:
+                count, first = found
+                problems.append(f"output {name!r}: {count} of {want.size} element(s) differ, "
+                                f"first at {first}: got {got[first]!r}, expected "
+                                f"{want[first]!r}")
     return problems
 
 
@@ -96,8 +101,11 @@ def run_plan(plan: Plan, seed: int = 0, *, check: bool = False) -> tuple[SimResu
 
     ``check=True`` raises :class:`~strider.errors.VerificationError` on a mismatch.
     """
+    from .limits import check_host_memory, simulation_bytes
     from .report import build_report
 
+    check_host_memory(simulation_bytes(plan.program, plan.hardware),
+                      f"simulating {plan.program.name} with real data")
     inputs = random_inputs(plan, seed)
     result = simulate(plan, inputs)
     problems = mismatches(plan, inputs, result)

@@ -30,7 +30,21 @@ def random_array(shape: Sequence[int], dtype: Any, rng: np.random.Generator) -> 
         return rng.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True)
     if dt.kind == "b":
         return rng.integers(0, 2, size=shape).astype(dt)
-    return np.asarray((rng.standard_normal(size=shape) * 100).astype(dt))
+    # floats: float64 normals x 100, cast; drawn in blocks so the float64 temporaries
+    # stay small (one draw of 2**27 float32 would hold 4x the output in float64). The
+    # draws are sequential, so the values equal one whole-array draw's.
+    out = np.empty(tuple(shape), dt)
+    flat = out.reshape(-1)
+    for lo in range(0, flat.size, _BLOCK):
+        block = rng.standard_normal(size=min(_BLOCK, flat.size - lo))
+        block *= 100
+        with np.errstate(over="ignore"):  # float16 / fp8 saturate to inf: expected
+            flat[lo:lo + block.size] = block.astype(dt)
+    return out
+
+
+#: Elements per block of the blockwise helpers (8 MiB of float64).
+_BLOCK = 1 << 20
 
 
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
@@ -44,7 +58,57 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     a, b = np.asarray(a), np.asarray(b)
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
-    return np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+    return first_difference(a, b, count=False) is None
 
 
-__all__ = ["random_array", "same_bits"]
+def first_difference(got: np.ndarray, want: np.ndarray, count: bool = True
+                     ) -> tuple[int, tuple[int, ...]] | None:
+    """``(number of differing elements, index of the first)`` comparing bits, or None when
+    equal; shapes and dtypes must match. Works block by block along the flat row-major
+    order, so neither array is ever copied whole (``want`` may be any strided view).
+
+    >>> first_difference(np.array([[1, 2], [3, 4]]), np.array([[1, 2], [0, 4]]))
+    (1, (1, 0))
+    """
+    raw = np.dtype(f"u{got.dtype.itemsize}") if got.dtype.itemsize in (1, 2, 4, 8) else None
+    total, first = 0, None
+    for block in _blocks(got.shape, max(1, _BLOCK // max(got.dtype.itemsize, 1))):
+        g, w = np.ascontiguousarray(got[block]), np.ascontiguousarray(want[block])
+        if raw is not None:
+            diff = (g.view(raw) != w.view(raw)).reshape(-1)
+        else:  # e.g. complex256: compare the bytes of each element
+            diff = (g.view(np.uint8).reshape(-1, got.dtype.itemsize)
+                    != w.view(np.uint8).reshape(-1, got.dtype.itemsize)).any(axis=1)
+        if not diff.any():
+            continue
+        if first is None:
+            start = tuple(i if isinstance(i, int) else i.start for i in block)
+            start += (0,) * (got.ndim - len(start))
+            offset = int(np.ravel_multi_index(start, got.shape)) if got.ndim else 0
+            first = tuple(int(i) for i in np.unravel_index(offset + int(np.argmax(diff)),
+                                                           got.shape))
+            if not count:
+                return 1, first
+        total += int(np.count_nonzero(diff))
+    return None if first is None else (total, first)
+
+
+def _blocks(shape: tuple[int, ...], elements: int, prefix: tuple = ()):
+    """Index tuples cutting an array of ``shape`` into row-major blocks of at most
+    ``elements`` elements (or one run of the last axis)."""
+    if not shape:
+        yield prefix
+        return
+    per_row = 1
+    for n in shape[1:]:
+        per_row *= n
+    if per_row <= elements or len(shape) == 1 or per_row == 0:
+        step = max(1, elements // max(per_row, 1))
+        for lo in range(0, shape[0], step):
+            yield prefix + (slice(lo, min(lo + step, shape[0])),)
+    else:
+        for i in range(shape[0]):
+            yield from _blocks(shape[1:], elements, prefix + (i,))
+
+
+__all__ = ["random_array", "same_bits", "first_difference"]

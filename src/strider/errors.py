@@ -40,13 +40,16 @@ class ConfigError(StriderError, ValueError):
 class ProgramError(StriderError, ValueError):
     """A program (loop program, instruction stream, stream program) is malformed.
 
-    ``line`` and ``col`` locate the problem in source text when there is one.
+    ``line`` and ``col`` locate the problem in source text when there is one;
+    ``problems`` lists every problem of a file, one line each, naming its place.
     """
 
-    def __init__(self, message: str, *, line: int | None = None, col: int | None = None):
+    def __init__(self, message: str, *, line: int | None = None, col: int | None = None,
+                 problems: list[str] | None = None):
         self.line, self.col = line, col
         where = f"line {line}, column {col}: " if line is not None else ""
         super().__init__(where + message)
+        self.problems = list(problems) if problems else [where + message]
 
 
 class CapacityError(StriderError):
@@ -74,7 +77,12 @@ class DeadlockError(SimulationError):
 
 
 class VerificationError(StriderError):
-    """A result differs from the NumPy oracle."""
+    """A result differs from the NumPy oracle (the CLI exits with status 1, not 2)."""
+
+
+class ResourceError(StriderError):
+    """The request needs more of the host than it has or than Strider allows (memory,
+    dims, elements); the message names the need, what is available and what to do."""
 
 
 __all__ = [
@@ -88,4 +96,5 @@ __all__ = [
     "SimulationError",
     "DeadlockError",
     "VerificationError",
+    "ResourceError",
 ]

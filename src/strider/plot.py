@@ -19,6 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from .files import atomic_path, check_writable
+
 #: Above this many bars on one engine, touching bars are merged so drawing stays fast.
 _MERGE_ABOVE = 5000
 
@@ -27,6 +29,10 @@ def _engine_key(name: str) -> tuple[int, int, str]:
     if name.startswith("dma") and name[3:].isdigit():
         return (0, int(name[3:]), name)
     return (1, 0, name)
+
+
+#: File types the plot can be written as (the suffix picks the format).
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 
 
 def plot_timeline(timeline: Iterable[Sequence], path: str | Path,
@@ -80,7 +86,9 @@ def plot_timeline(timeline: Iterable[Sequence], path: str | Path,
     ax.set_title(title or "engine timeline")
     handles = [plt.Rectangle((0, 0), 1, 1, color=colour[n]) for n in names]
     if handles:
-        ax.legend(handles, names, loc="upper right", fontsize="small", ncols=min(4, len(names)))
+        # beside the axes, never over the first engine's row (dma0)
+        ax.legend(handles, names, loc="upper left", bbox_to_anchor=(1.005, 1.0),
+                  fontsize="small", borderaxespad=0.0)
     ax.grid(axis="x", alpha=0.3)
     end = max((start + width for r in rows.values() for bars in r.values()
                for start, width in bars), default=0.0)
@@ -92,13 +100,17 @@ def plot_timeline(timeline: Iterable[Sequence], path: str | Path,
                 t, v = t + [end], list(v) + [v[-1]]
             cax.step(t, v, where="post", label=name)
         cax.set_ylabel(label)
-        cax.legend(fontsize="small", loc="upper right")
+        cax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.005, 1.0),
+                   borderaxespad=0.0)
         cax.grid(alpha=0.3)
     axes[-1][0].set_xlabel(f"time ({unit})")
     fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    path = check_writable(path, "plot path", PLOT_SUFFIXES)
+    try:
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=110, format=path.suffix[1:].lower())
+    finally:
+        plt.close(fig)
     return path
 
 

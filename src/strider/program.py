@@ -42,16 +42,14 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from .dtypes import dtype_of
-from .errors import ProgramError
+from .dtypes import data_dtype, dtype_of
+from .errors import ProgramError, StriderError
 from .instructions import (
     INSTRUCTION_TYPES, ActCopy, DmaCopy, Instruction, LoadWeights, MatMul, PeTranspose,
     Signal, VectorCopy, VectorFill, VectorIdentity, VectorTranspose, Wait,
 )
 from .operands import MEMORIES, Ref
-
-ROLES = ("input", "output", "scratch")
-FORMAT = "strider-program/1"
+from .program_format import FORMAT, MAX_DIMS, ROLES, load_program_dict
 
 
 @dataclass(frozen=True)
@@ -82,16 +80,31 @@ class Program:
     instructions: list[Instruction] = field(default_factory=list)
 
     def tensor(self, name: str, shape: Sequence[int], dtype: str, role: str = "scratch") -> TensorDecl:
-        """Declare a DRAM tensor; returns its declaration."""
+        """Declare a DRAM tensor; returns its declaration.
+
+        >>> Program().tensor("x", (2.5,), "float32")
+        Traceback (most recent call last):
+        ...
+        strider.errors.ProgramError: tensor 'x': shape entries must be integers, got (2.5,)
+        """
+        if not isinstance(name, str) or not name:
+            raise ProgramError(f"a tensor name must be a non-empty string, got {name!r}")
         if role not in ROLES:
             raise ProgramError(f"tensor {name!r}: role must be one of {ROLES}, got {role!r}")
         if name in self.tensors:
             raise ProgramError(f"tensor {name!r} is declared twice")
-        shape_t = tuple(int(n) for n in shape)
+        shape_t = _int_tuple(name, shape)
         if any(n < 0 for n in shape_t):
             raise ProgramError(f"tensor {name!r}: negative extent in shape {shape_t}")
-        dtype_of(str(dtype))
-        decl = TensorDecl(name, shape_t, str(dtype), role)
+        if len(shape_t) > MAX_DIMS:
+            raise ProgramError(f"tensor {name!r} has {len(shape_t)} dims; at most {MAX_DIMS} "
+                               "are supported")
+        try:
+            dtype = data_dtype(dtype).name
+        except (StriderError, TypeError, ValueError, SyntaxError) as exc:
+            raise ProgramError(f"tensor {name!r}: unknown or unusable dtype {dtype!r} "
+                               f"({exc})") from None
+        decl = TensorDecl(name, shape_t, dtype, role)
         self.tensors[name] = decl
         return decl
 
@@ -175,40 +188,42 @@ class Program:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Program:
-        if data.get("format") != FORMAT:
-            raise ProgramError(f"not a Strider program (format {data.get('format')!r}, "
-                               f"expected {FORMAT!r})")
-        program = cls(data.get("name", "program"))
-        for t in data.get("tensors", []):
-            program.tensor(t["name"], t["shape"], t["dtype"], t["role"])
-        for k, d in enumerate(data.get("instructions", [])):
-            try:
-                program.add(_instruction_from_dict(d))
-            except (KeyError, TypeError) as exc:
-                raise ProgramError(f"instruction {k} is malformed ({exc}): {d}") from None
-        return program
+    def from_dict(cls, data: Any, source: str = "program") -> Program:
+        """A program from decoded JSON, checked field by field
+        (:func:`strider.program_format.load_program_dict`): every problem is reported
+        in one :class:`~strider.errors.ProgramError`, each naming its place."""
+        return load_program_dict(data, source)
 
     def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
     @classmethod
-    def from_json(cls, text: str) -> Program:
+    def from_json(cls, text: str, source: str = "program") -> Program:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ProgramError(f"program file is not valid JSON: {exc}") from None
-        return cls.from_dict(data)
+            raise ProgramError(f"{source}: not valid JSON: {exc}") from None
+        except RecursionError:
+            raise ProgramError(f"{source}: nested too deeply to be a program") from None
+        return cls.from_dict(data, source)
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(self.to_json(indent=1))
+        from .files import atomic_path
+
+        with atomic_path(path) as tmp:
+            Path(tmp).write_text(self.to_json(indent=1))
 
     @classmethod
     def load(cls, path: str | Path) -> Program:
         try:
-            return cls.from_json(Path(path).read_text())
+            text = Path(path).read_text(encoding="utf-8")
         except FileNotFoundError:
             raise ProgramError(f"program file {path} does not exist") from None
+        except UnicodeDecodeError:
+            raise ProgramError(f"{path}: not a text file (it cannot be decoded as utf-8 JSON)") from None
+        except OSError as exc:
+            raise ProgramError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        return cls.from_json(text, Path(path).name)
 
     def listing(self, limit: int | None = None) -> str:
         """A readable listing: tensors, then one line per instruction."""
@@ -247,23 +262,19 @@ def _instruction_to_dict(i: Instruction) -> dict[str, Any]:
     return d
 
 
-def _instruction_from_dict(d: dict[str, Any]) -> Instruction:
-    d = dict(d)
-    op = d.pop("op")
-    cls = INSTRUCTION_TYPES.get(op)
-    if cls is None:
-        raise ProgramError(f"unknown instruction {op!r}; known: {', '.join(INSTRUCTION_TYPES)}")
-    kwargs = {}
-    for f in fields(cls):
-        if f.name not in d:
-            continue
-        value = d[f.name]
-        if isinstance(value, dict) and "memory" in value:
-            value = Ref.from_dict(value)
-        elif f.name == "deps":
-            value = tuple(value)
-        kwargs[f.name] = value
-    return cls(**kwargs)
+def _int_tuple(name: str, shape: Any) -> tuple[int, ...]:
+    """``shape`` as a tuple of ints; floats (even 2.0), bools and strings are refused."""
+    import numbers
+
+    try:
+        items = tuple(shape)
+    except TypeError:
+        raise ProgramError(f"tensor {name!r}: shape must be a sequence of integers, "
+                           f"got {shape!r}") from None
+    if isinstance(shape, str) or not all(
+            isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in items):
+        raise ProgramError(f"tensor {name!r}: shape entries must be integers, got {items!r}")
+    return tuple(int(n) for n in items)
 
 
 __all__ = [

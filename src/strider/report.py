@@ -16,27 +16,35 @@ roofline bound      0.500 us (simulated / bound = 2.00x; max of DRAM traffic and
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import textwrap
+from typing import Any, Mapping, Sequence
 
 from .plan import Plan
 from .sim import SimResult
 
 
-def candidates_summary(candidates: Sequence[tuple[str, Any]] | dict[str, Any] | None,
-                       hw: Any = None) -> list[dict[str, Any]]:
-    """``[(name, Plan or reason)]``, or a plan's ``details["candidates"]`` (``{name:
-    predicted cycles or "n/a: reason"}``), as plain dicts: predicted cycles, or why not."""
-    out = []
-    items = candidates.items() if isinstance(candidates, dict) else (candidates or ())
+def candidates_summary(candidates: Sequence[tuple[str, Any]] | Mapping[str, Any] | None
+                       ) -> list[dict[str, Any]]:
+    """Candidates as plain dicts: predicted cycles, or why not.
+
+    ``candidates`` is ``[(name, Plan or reason)]`` (what :func:`strider.strategy.candidates`
+    returns) or a plan's ``details["candidates"]``, ``{name: predicted cycles or reason}``.
+
+    >>> candidates_summary({"dma": 1200.0, "pe": "n/a: float32 is not exact"})
+    [{'strategy': 'dma', 'predicted_cycles': 1200.0}, {'strategy': 'pe', 'why_not': 'float32 is not exact'}]
+    """
+    items = candidates.items() if isinstance(candidates, Mapping) else (candidates or ())
+    out: list[dict[str, Any]] = []
     for name, item in items:
         if isinstance(item, Plan):
             out.append({"strategy": name, "predicted_cycles": float(item.predicted_cycles),
                         "predicted_seconds": item.predicted_seconds})
-        elif isinstance(item, (int, float)) and hw is not None:
-            out.append({"strategy": name, "predicted_cycles": float(item),
-                        "predicted_seconds": hw.seconds(float(item))})
+        elif isinstance(item, (int, float)) and not isinstance(item, bool):
+            out.append({"strategy": name, "predicted_cycles": float(item)})
         else:
-            out.append({"strategy": name, "why_not": str(item)})
+            reason = str(item)
+            out.append({"strategy": name,
+                        "why_not": reason[5:] if reason.startswith("n/a: ") else reason})
     return out
 
 
@@ -76,7 +84,7 @@ def build_report(plan: Plan | None, result: SimResult, verified: bool | None,
         "poisoned_reads": s.poisoned_reads,
         "unwritten_outputs": dict(s.unwritten_outputs),
         "hardware": hw.name,
-        "candidates": candidates_summary(candidates, hw),
+        "candidates": candidates_summary(candidates),
     }
 
 
@@ -143,10 +151,14 @@ def format_report(report: dict[str, Any]) -> str:
     cands = get("candidates") or []
     if cands:
         simulated = any("simulated_cycles" in c for c in cands)
-        rows_c = []
+        rows_c, notes = [], []
         for c in cands:
-            row = [c["strategy"], f"{c['predicted_cycles']:,.0f} cycles"
-                   if "predicted_cycles" in c else f"n/a: {c['why_not']}"]
+            if "predicted_cycles" in c:
+                predicted = f"{c['predicted_cycles']:,.0f} cycles"
+            else:  # the reason goes under the table, wrapped, so the column stays narrow
+                notes.append(c["why_not"])
+                predicted = f"n/a ({len(notes)})"
+            row = [c["strategy"], predicted]
             if simulated:
                 row.append(f"{c['simulated_cycles']:,.0f} cycles" if "simulated_cycles" in c
                            else "-")
@@ -154,6 +166,9 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append("")
         lines.append(format_table(["candidate", "predicted"] + (["simulated"] if simulated
                                                                  else []), rows_c))
+        for k, note in enumerate(notes, 1):
+            lines.extend(textwrap.wrap(note, 88, initial_indent=f"  ({k}) ",
+                                       subsequent_indent="      "))
     return "\n".join(lines)
 
 

@@ -64,8 +64,11 @@ class Trace:
 
     def write(self, path: str | Path) -> Path:
         """Save as JSON; open it in https://ui.perfetto.dev or chrome://tracing."""
+        from .files import atomic_path
+
         path = Path(path)
-        path.write_text(json.dumps(self.to_dict(), default=_plain))
+        with atomic_path(path) as tmp:
+            Path(tmp).write_text(json.dumps(self.to_dict(), default=_plain))
         return path
 
     def __len__(self) -> int:

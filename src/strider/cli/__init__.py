@@ -14,6 +14,9 @@ import sys
 
 from ..errors import StriderError, VerificationError
 
+#: Exit statuses, the same for every verb.
+EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser with every discovered verb."""
@@ -32,18 +35,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI: exit 0 on success, 1 when a result failed verification, 2 on bad input
-    or a refusal (a typed Strider error, printed as one paragraph), 130 on Ctrl-C."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run the CLI and return its exit status: 0 success, 1 a result that failed
+    verification, 2 bad input or a refusal (typed errors become one line per problem on
+    stderr), 130 when interrupted (Ctrl-C; outputs are never left half-written)."""
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     try:
         return int(args.handler(args) or 0)
-    except VerificationError as exc:  # the run happened; its result is wrong
-        print(f"strider {args.command}: verification failed: {exc}", file=sys.stderr)
-        return 1
+    except VerificationError as exc:
+        _error(args.command, exc)
+        return EXIT_MISMATCH
     except StriderError as exc:
-        print(f"strider {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        _error(args.command, exc)
+        return EXIT_BAD_INPUT
     except BrokenPipeError:  # e.g. `strider ... | head`: the reader left, not an error
         sys.stderr.close()
         return 0
@@ -56,7 +64,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+
+
+def _error(command: str, exc: StriderError) -> None:
+    """One ``strider VERB: error: ...`` line per problem the error lists."""
+    lines = getattr(exc, "problems", None) or [str(exc)]
+    for line in lines:
+        print(f"strider {command}: error: {line}", file=sys.stderr)
 
 
 def _version() -> str:

@@ -26,6 +26,31 @@ def int_list(text: str) -> tuple[int, ...]:
         ) from None
 
 
+def non_negative_int(text: str) -> int:
+    """An integer >= 0 as an argparse type (``--seed``, ``--limit``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def dtype_arg(text: str) -> str:
+    """``--dtype``'s canonical name: any name NumPy or ml_dtypes knows that holds numbers
+    or bools (``float32``, ``bfloat16``, ``int8``, ...), else ``ArgumentError``."""
+    from ..dtypes import data_dtype
+    from ..errors import ArgumentError, StriderError
+
+    try:
+        return data_dtype(text).name
+    except (StriderError, TypeError, ValueError, SyntaxError):  # numpy parses "," as code
+        raise ArgumentError(
+            f"--dtype: unknown or non-numeric element type {text!r}; use e.g. float32, bfloat16, float16, int8, "
+            "uint16 or bool") from None
+
+
 def print_json(data: Any) -> None:
     """Print ``data`` as indented JSON (NumPy scalars and arrays converted)."""
     json.dump(data, sys.stdout, indent=2, default=_json_default)

@@ -8,10 +8,11 @@ write the trace and the timeline plot on request and print text or JSON.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Any
 
-from ._common import print_json
+from ._common import non_negative_int, print_json
 
 
 def add_run_options(p: argparse.ArgumentParser, strategies: str | None = None) -> None:
@@ -23,24 +24,55 @@ def add_run_options(p: argparse.ArgumentParser, strategies: str | None = None) -
                        help=f"{strategies} or auto (fastest predicted; default)")
         p.add_argument("--explain", action="store_true",
                        help="print the plan's whole explanation")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random input")
+    p.add_argument("--seed", type=non_negative_int, default=0,
+                   help="seed of the random input (an integer >= 0)")
     p.add_argument("--trace", metavar="OUT.json",
                    help="write a Chrome/Perfetto trace of the simulated run")
-    p.add_argument("--plot", metavar="OUT.png", help="write an engine-timeline plot")
+    p.add_argument("--plot", metavar="OUT.png",
+                   help="write an engine-timeline plot (.png, .svg or .pdf)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
-def run_planned(args: argparse.Namespace, plan: Any, found: list) -> tuple[dict, Any, list[str]]:
-    """Simulate ``plan`` on random data, verify it, and build the shared report."""
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse unwritable --trace/--plot paths before any planning or simulation."""
+    from ..files import check_writable
+    from ..plot import PLOT_SUFFIXES
+
+    if getattr(args, "trace", None):
+        check_writable(args.trace, "--trace")
+    if getattr(args, "plot", None):
+        check_writable(args.plot, "--plot", PLOT_SUFFIXES)
+
+
+def check_request(request: Any, option: str) -> None:
+    """Refuse a request over the documented limits, or whose input and output would not
+    fit in host memory, before planning (a refusal takes well under a second)."""
+    from ..dtypes import itemsize
+    from ..limits import OVERHEAD_BYTES, check_host_memory, check_shape
+
+    check_shape(request.shape, option)
+    nbytes = math.prod(request.shape) * itemsize(request.dtype)
+    check_host_memory(2 * nbytes + OVERHEAD_BYTES,
+                      f"simulating {request.describe()} (input plus output)")
+
+
+def run_planned(args: argparse.Namespace, plan: Any, found: list, oracle: Any = None
+                ) -> tuple[dict, Any, list[str]]:
+    """Simulate ``plan`` on random data, verify it, and build the shared report.
+
+    ``oracle`` (inputs -> expected outputs, by name) replaces the plan's reference; a
+    permutation passes ``numpy.transpose`` views so no second full copy is made.
+    """
     from ..api import mismatches, random_inputs, simulate
     from ..report import build_report
 
+    check_outputs(args)
     progress(args, f"simulating {len(plan.program.instructions):,} instructions "
                    f"({plan.strategy} on {plan.hardware.name}) ...")
     inputs = random_inputs(plan, args.seed)
     result = simulate(plan, inputs)
     progress(args, "verifying against NumPy ...")
-    problems = mismatches(plan, inputs, result)
+    problems = mismatches(plan, inputs, result, oracle(inputs) if oracle else None)
     report = build_report(plan, result, not problems, found)
     for candidate in report["candidates"]:
         if candidate["strategy"] == plan.strategy:

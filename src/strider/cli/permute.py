@@ -21,9 +21,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+import numpy as np
+
 from ..errors import ArgumentError
-from ._common import int_list
-from ._simulating import add_run_options, finish, progress, run_planned, write_artifacts
+from ._common import dtype_arg, int_list
+from ._simulating import (
+    add_run_options, check_outputs, check_request, finish, progress, run_planned, write_artifacts,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,6 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--perm", type=int_list, required=True, metavar="P0,P1,...",
                    help="target dim k is source dim perm[k] (as numpy.transpose)")
     p.add_argument("--dtype", default="float32", help="element type (default float32)")
+    p.add_argument("--allow-inexact", action="store_true",
+                   help="let the PE array move floats by multiply-accumulate (NaN and -0.0 "
+                        "are not kept)")
     add_run_options(p, strategies="vector, dma, pe")
     p.set_defaults(handler=run)
 
@@ -51,13 +58,17 @@ def run(args: argparse.Namespace) -> int:
     if len(args.perm) != len(args.shape):
         raise ArgumentError(f"--perm has {len(args.perm)} entries but --shape has "
                             f"{len(args.shape)} dims: give one entry per dim")
+    check_outputs(args)
     hw = resolve_hardware(args.hw)
-    request = PermuteRequest(args.shape, args.perm, args.dtype)
+    request = PermuteRequest(args.shape, args.perm, dtype_arg(args.dtype))
+    check_request(request, "--shape")
     started = time.perf_counter()
     progress(args, f"planning {request.describe()} on {hw.name} ...")
-    found = candidates(request, hw)  # every strategy planned once: the report lists them
+    # every strategy planned once: the report lists them
+    found = candidates(request, hw, allow_inexact=args.allow_inexact)
     plan = choose(found, request, hw, args.strategy)
-    report, result, problems = run_planned(args, plan, found)
+    report, result, problems = run_planned(
+        args, plan, found, oracle=lambda ins: {"y": np.transpose(ins["x"], request.perm)})
     report["request"] = request.describe()
     report["plan"] = plan.explain().splitlines()
     write_artifacts(args, report, result, title=f"{request.describe()} on {hw.name}")

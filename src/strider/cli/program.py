@@ -2,6 +2,7 @@
 
     strider program show examples/copy_blocks.json
     strider program show prog.json --limit 20 --hw tiny     # also validate for a machine
+    strider program schema > docs/program.schema.json       # the format as a JSON Schema
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from ..program import Program
-from ._common import print_json
+from ._common import non_negative_int, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -18,13 +19,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     verbs = p.add_subparsers(dest="program_command", metavar="ACTION", required=True)
     show = verbs.add_parser("show", help="print the tensors and instructions of a program")
     show.add_argument("file", help="a program JSON file (format strider-program/1)")
-    show.add_argument("--limit", type=int, default=None,
+    show.add_argument("--limit", type=non_negative_int, default=None,
                       help="print at most this many instructions")
     show.add_argument("--hw", default=None, metavar="NAME|FILE",
                       help="also check the program against this hardware and print its "
                            "predicted cycles")
     show.add_argument("--json", action="store_true", help="print the program's JSON")
     show.set_defaults(handler=run_show)
+    schema = verbs.add_parser("schema", help="print the program format as a JSON Schema "
+                                             "(what docs/program.schema.json holds)")
+    schema.set_defaults(handler=run_schema)
+
+
+def run_schema(args: argparse.Namespace) -> int:
+    from ..program_format import program_schema
+
+    print_json(program_schema())
+    return 0
 
 
 def run_show(args: argparse.Namespace) -> int:

@@ -15,9 +15,11 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ArgumentError
+from ..files import atomic_path
 from ..hardware import Hardware
 from ..program import Program
-from ._simulating import finish, write_artifacts
+from ._common import non_negative_int
+from ._simulating import check_outputs, finish, write_artifacts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,13 +32,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="an input tensor from a .npy file (repeatable)")
     p.add_argument("--expect", action="append", default=[], metavar="NAME=FILE.npy",
                    help="compare an output bit for bit with a .npy file (repeatable)")
-    p.add_argument("--seed", type=int, default=0, help="seed for inputs not given")
+    p.add_argument("--seed", type=non_negative_int, default=0,
+                   help="seed for inputs not given (an integer >= 0)")
     p.add_argument("--timing-only", action="store_true",
                    help="run the timing model only (no data, no data checks)")
     p.add_argument("--poison", choices=("raise", "count"), default="raise",
                    help="reads of never-written bytes: fail (default) or count them")
     p.add_argument("--trace", metavar="OUT.json", help="write a Chrome/Perfetto trace")
-    p.add_argument("--plot", metavar="OUT.png", help="write an engine-timeline plot")
+    p.add_argument("--plot", metavar="OUT.png",
+                   help="write an engine-timeline plot (.png, .svg or .pdf)")
     p.add_argument("--save-outputs", metavar="DIR", help="save each output as DIR/NAME.npy")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(handler=run)
@@ -48,11 +52,25 @@ def _pairs(items: list[str], what: str) -> dict[str, np.ndarray]:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
             raise ArgumentError(f"{what} must look like NAME=FILE.npy, got {item!r}")
+        if name in out:
+            raise ArgumentError(f"{what} {name}: given twice")
         try:
-            out[name] = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise ArgumentError(f"cannot read {path} for {name!r}: {exc}") from None
+            arr = np.load(path, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as exc:
+            raise ArgumentError(f"{what} {name}: cannot read {path} as a .npy array: "
+                                f"{exc}") from None
+        if not isinstance(arr, np.ndarray):  # an .npz archive
+            raise ArgumentError(f"{what} {name}: {path} is an .npz archive; give one .npy array")
+        out[name] = arr
     return out
+
+
+def _check_names(given: dict[str, np.ndarray], allowed: list[str], what: str,
+                 role: str) -> None:
+    unknown = [n for n in given if n not in allowed]
+    if unknown:
+        raise ArgumentError(f"{what} {', '.join(unknown)}: not an {role} of the program; its "
+                            f"{role}s are {', '.join(allowed) or '(none)'}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,22 +78,28 @@ def run(args: argparse.Namespace) -> int:
     from ..report import build_report
     from ..sim import Machine
 
+    check_outputs(args)
+    if args.save_outputs and Path(args.save_outputs).exists() \
+            and not Path(args.save_outputs).is_dir():
+        raise ArgumentError(f"--save-outputs: {args.save_outputs!r} is a file; give a folder")
     program = Program.load(args.program)
     hw = Hardware.load(args.hw)
     inputs = _pairs(args.input, "--input")
-    unknown = [n for n in inputs if n not in program.role("input")]
-    if unknown:
-        raise ArgumentError(f"--input {unknown}: the program's inputs are "
-                            f"{program.role('input')}")
+    _check_names(inputs, program.role("input"), "--input", "input")
+    expect = _pairs(args.expect, "--expect")
+    _check_names(expect, program.role("output"), "--expect", "output")
+    if expect and args.timing_only:
+        raise ArgumentError("--expect needs real data; drop --timing-only")
     generated = [name for name in program.role("input") if name not in inputs]
     inputs.update(random_tensors(program, generated, args.seed))
     result = Machine(hw).run(program, inputs, functional=not args.timing_only,
                              poison=args.poison)
     problems = []
-    for name, want in _pairs(args.expect, "--expect").items():
-        got = result.outputs.get(name)
-        if got is None:
-            problems.append(f"{name}: not an output of the program")
+    for name, want in expect.items():
+        got = result.outputs[name]
+        if got.shape != want.shape or got.dtype != want.dtype:
+            problems.append(f"{name}: is {got.dtype}{list(got.shape)}, the expected array "
+                            f"{want.dtype}{list(want.shape)}")
         elif not same_bits(got, want):
             problems.append(f"{name}: differs from the expected array")
     verified = None if not args.expect else not problems
@@ -85,7 +109,10 @@ def run(args: argparse.Namespace) -> int:
         folder = Path(args.save_outputs)
         folder.mkdir(parents=True, exist_ok=True)
         for name, arr in result.outputs.items():
-            np.save(folder / f"{name}.npy", arr)
+            if "/" in name or "\\" in name or name in (".", ".."):
+                raise ArgumentError(f"--save-outputs: output {name!r} is not a file name")
+            with atomic_path(folder / f"{name}.npy") as tmp, open(tmp, "wb") as f:
+                np.save(f, arr)
         report["saved_outputs"] = str(folder)
     write_artifacts(args, report, result, title=f"{program.name} on {hw.name}")
     if problems:

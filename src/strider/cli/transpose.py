@@ -20,7 +20,7 @@ import argparse
 from typing import Any
 
 from ..errors import ArgumentError
-from ._common import int_list
+from ._common import dtype_arg, int_list
 from ._simulating import add_run_options, finish, progress, run_planned, write_artifacts
 
 
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     shape, perm = request_of(args)
     hw = resolve_hardware(args.hw)
     options: dict[str, Any] = {"allow_inexact": args.allow_inexact}
-    request = PermuteRequest(shape, perm, args.dtype)
+    request = PermuteRequest(shape, perm, dtype_arg(args.dtype))
     found = candidates(request, hw, **options)  # every strategy planned once
     plan = choose(found, request, hw, args.strategy)
     report, result, problems = run_planned(args, plan, found)

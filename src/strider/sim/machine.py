@@ -31,6 +31,7 @@ import numpy as np
 from ..errors import ArgumentError, StriderError
 from ..hardware import Hardware
 from ..dtypes import dtype_of
+from ..limits import check_host_memory, simulation_bytes
 from ..program import Program
 from .lower import lower
 from .stats import SimStats, sim_stats
@@ -155,6 +156,8 @@ class Machine:
         table = lower(program, hw)
         inputs = dict(inputs or {})
         if functional:
+            check_host_memory(simulation_bytes(program, hw, inputs_allocated=True),
+                              f"simulating {program.name} with real data")
             _check_inputs(program, inputs)
             out = _check_out(program, inputs, out or {})
         elif out:

@@ -1,0 +1,105 @@
+"""Documented limits, checked before any work starts.
+
+=====================  ==========================================================
+limit                  value and why
+=====================  ==========================================================
+dims of a tensor       at most :data:`MAX_DIMS` (16): a TTU walks at most a few loop
+                       levels, and planning cost grows quickly with the dim count
+                       (22 dims took 9 s to plan before this limit)
+elements of a tensor   at most :data:`MAX_ELEMENTS` (2**40): addresses stay far
+                       inside int64 at any stride the hardware can express
+host memory            a simulation holds the tensors' real data: inputs, outputs and
+                       scratch, plus on-chip buffers; it must fit in the memory the
+                       host has available (``MemAvailable``), else it is refused
+=====================  ==========================================================
+
+``STRIDER_HOST_MEMORY`` (bytes) overrides the available memory, to try a refusal.
+
+Examples
+--------
+>>> check_shape((4, 8), "--shape")
+>>> check_shape((2,) * 17, "--shape")
+Traceback (most recent call last):
+...
+strider.errors.ResourceError: --shape has 17 dims; at most 16 are supported (merge dims that stay adjacent, or use the host permute strider.permute)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any, Sequence
+
+from .errors import ResourceError
+
+MAX_DIMS = 16
+MAX_ELEMENTS = 2**40
+#: Host bytes a simulation needs beyond its tensors (interpreter, NumPy, tables).
+OVERHEAD_BYTES = 256 * 2**20
+
+
+def check_shape(shape: Sequence[int], what: str) -> None:
+    """Refuse a shape over the dim or element limit (a :class:`ResourceError`)."""
+    if len(shape) > MAX_DIMS:
+        raise ResourceError(f"{what} has {len(shape)} dims; at most {MAX_DIMS} are supported "
+                            "(merge dims that stay adjacent, or use the host permute "
+                            "strider.permute)")
+    size = math.prod(int(n) for n in shape)
+    if size > MAX_ELEMENTS:
+        raise ResourceError(f"{what} has {size:,} elements; at most {MAX_ELEMENTS:,} (2**40) "
+                            "are supported")
+
+
+def available_bytes() -> int:
+    """Host memory available to a new allocation: ``MemAvailable`` from /proc/meminfo,
+    else free pages from ``sysconf`` (``STRIDER_HOST_MEMORY`` overrides both)."""
+    override = os.environ.get("STRIDER_HOST_MEMORY")
+    if override:
+        return int(override)
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 62  # unknown: do not refuse
+
+
+def simulation_bytes(program: Any, hw: Any, inputs_allocated: bool = False) -> int:
+    """Host bytes a functional simulation of ``program`` needs: every DRAM tensor once,
+    inputs the program writes twice (they are copied), the on-chip buffers and some
+    overhead; with ``inputs_allocated`` the caller's input arrays are not counted."""
+    written = set()
+    for i in program.instructions:
+        written.update(r.tensor for r in i.writes() if r.memory == "dram")
+    need = 0
+    for t in program.tensors.values():
+        copies = 1
+        if t.role == "input":
+            copies = int(t.name in written) + (0 if inputs_allocated else 1)
+        need += t.nbytes * copies
+    on_chip = hw.sbuf.partitions * hw.sbuf.bytes_per_partition + \
+        hw.psum.partitions * hw.psum.bytes_per_partition
+    return need + on_chip + OVERHEAD_BYTES
+
+
+def check_host_memory(need: int, what: str) -> None:
+    """Refuse (:class:`ResourceError`) when ``need`` bytes would not fit in the host."""
+    have = available_bytes()
+    if need > have:
+        raise ResourceError(
+            f"{what} needs about {_gib(need)} of host memory but {_gib(have)} is available; "
+            "use a smaller shape, stream it with `strider stream` (bounded memory), or "
+            "permute on the host with strider.permute (input plus output only)")
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:,.2f} GiB" if n >= 2**30 else f"{n / 2**20:,.1f} MiB"
+
+
+__all__ = ["MAX_DIMS", "MAX_ELEMENTS", "check_shape", "available_bytes", "simulation_bytes",
+           "check_host_memory"]
