@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from strider import Hardware
 from strider.cli import main
 from strider.cli.stream import default_shape
@@ -47,3 +49,20 @@ def test_a_stream_that_fails_verification_exits_1(capsys, monkeypatch):
     captured = capsys.readouterr()
     assert rc == 1 and json.loads(captured.out)["verified"] is False
     assert "differs from NumPy" in captured.err
+
+
+def test_stream_inputs_are_checked(capsys):
+    from strider.errors import ArgumentError
+    from strider.stream import scale_bias, stream
+
+    assert stream((64, 8), "int32", scale_bias(2, 1), "tiny").hw.name == "tiny"  # a name
+    with pytest.raises(ArgumentError, match="processing engines"):
+        stream((64, 8), "int32", scale_bias(2, 1), "tiny", engines=99)
+    assert main(["stream", "--hw", "tiny", "--engines", "99"]) == 2
+    assert "stream.processing_engines" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:  # an argparse usage error
+        main(["stream", "--hw", "tiny", "--seed", "-1"])
+    assert exit_.value.code == 2
+    rc = main(["stream", "--hw", "tiny", "--shape", "64,8", "--dtype", "int8"])
+    out = capsys.readouterr()
+    assert rc == 0 and "0.0 MiB" not in out.out + out.err and "512 B" in out.err

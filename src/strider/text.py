@@ -29,6 +29,18 @@ def format_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
+def format_bytes(n: float) -> str:
+    """A byte count in the largest binary unit that keeps it >= 1 (B, KiB, MiB, GiB, TiB).
+
+    >>> format_bytes(512), format_bytes(24_576), format_bytes(3 * 2**30)
+    ('512 B', '24.0 KiB', '3.0 GiB')
+    """
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(n) >= size:
+            return f"{n / size:,.1f} {unit}"
+    return f"{n:,.0f} B"
+
+
 def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:,.3g}" if abs(value) < 1e-2 and value else f"{value:,.2f}"

@@ -23,24 +23,29 @@ from ..errors import ArgumentError, VerificationError
 from ..hardware import Hardware
 from ..data import random_array
 from ..dtypes import dtype_of
-from ._common import int_list, print_json
+from ..text import format_bytes
+from ._common import int_list, non_negative_int, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "stream", help="stream a large tensor through a kernel on the seed-004 stream processor",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--kernel", choices=("scale-bias", "reduce", "permute"), default="scale-bias")
+    p.add_argument("--kernel", choices=("scale-bias", "reduce", "permute"), default="scale-bias",
+                   help="what the engines compute (default scale-bias)")
     p.add_argument("--shape", type=int_list, default=None,
                    help="tensor shape, e.g. 8192,6144 (default: 8x the SBUF)")
-    p.add_argument("--dtype", default="float32")
+    p.add_argument("--dtype", default="float32", help="element type (default float32)")
     p.add_argument("--hw", default="trn1-like", help="preset name or TOML file")
     p.add_argument("--pages", type=int, default=None, help="on-chip pages (default: hw's)")
-    p.add_argument("--streaming-dim", type=int, default=0)
-    p.add_argument("--page-shape", type=int_list, default=None)
+    p.add_argument("--streaming-dim", type=int, default=0,
+                   help="the dim the engines walk (default 0; negative counts from the end)")
+    p.add_argument("--page-shape", type=int_list, default=None,
+                   help="page box per dim (default: chosen from the page size)")
     p.add_argument("--segment-rows", type=int, default=None, help="page rows per segment")
     p.add_argument("--step", type=int, default=None, help="elements per update instruction")
-    p.add_argument("--engines", type=int, default=None, help="processing engines to use")
+    p.add_argument("--engines", type=int, default=None,
+                   help="processing engines to use (default and maximum: the hardware's)")
     p.add_argument("--scale", type=float, default=2.0, help="scale-bias: scale")
     p.add_argument("--bias", type=float, default=1.0, help="scale-bias: bias")
     p.add_argument("--op", choices=("max", "min", "sum"), default="max", help="reduce: op")
@@ -50,7 +55,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="permute: dim order (default: reversed)")
     p.add_argument("--oob-fill", type=float, default=None,
                    help="value read past the terminal segment (default NaN / 0)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=non_negative_int, default=0,
+                   help="seed of the random input (an integer >= 0)")
     p.add_argument("--trace", metavar="OUT.json", help="write a Chrome/Perfetto trace")
     p.add_argument("--plot", metavar="OUT.png", help="write the timeline + occupancy plot")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -98,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
                      oob_fill=args.oob_fill)
     x = random_array(shape, dtype, np.random.default_rng(args.seed))
     if not args.json:
-        print(f"streaming {np.prod(shape) * dtype.itemsize / 2**20:,.1f} MiB through "
+        print(f"streaming {format_bytes(math.prod(shape) * dtype.itemsize)} through "
               f"{kernel.name} ...", file=sys.stderr)
     result = program.run(x)
     verified = result.verify(x)

@@ -24,7 +24,7 @@ import argparse
 import sys
 
 from ..errors import ArgumentError
-from ._common import print_json
+from ._common import non_negative_int, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--vary", action="append", default=[], metavar="FIELD=V1,V2,...",
                    help="a varied field and its values (repeatable; ranges a:b[:step])")
     p.add_argument("--sample", type=int, metavar="N", help="N random points of the grid")
-    p.add_argument("--seed", type=int, default=0, help="seed of --sample")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of --sample (>= 0)")
     p.add_argument("--permute", action="append", default=[], metavar="SHAPE:PERM[:DTYPE]",
                    help="a permutation workload (repeatable)")
     p.add_argument("--suite", action="store_true", help="the built-in permutation suite")

@@ -173,7 +173,7 @@ def _column_of(page: PageId, sd: int) -> PageId:
 
 
 # ---------------------------------------------------------------- builder
-def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware, *,
+def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware | str, *,
            streaming_dim: int = 0, pages: int | None = None,
            page_shape: Sequence[int] | None = None, segment_rows: int | None = None,
            step: int | None = None, engines: int | None = None,
@@ -188,7 +188,8 @@ def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware, *,
         A :class:`~strider.stream.kernels.Kernel` (``scale_bias``, ``reduce``,
         ``block_permute`` or ``user_kernel``).
     hw
-        The hardware; ``hw.stream`` gives the page size, pool and engine count.
+        The hardware (or a preset name / TOML path); ``hw.stream`` gives the page size,
+        pool and engine count.
     streaming_dim
         The dim the engines walk (negative counts from the end).
     pages
@@ -221,6 +222,11 @@ def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware, *,
     (3, (4, 16), 2)
     """
 
+    if isinstance(hw, str):
+        hw = Hardware.load(hw)
+    elif not isinstance(hw, Hardware):
+        raise ArgumentError(f"hw must be a Hardware or a preset name / TOML path, got "
+                            f"{type(hw).__name__}")
     shape = _as_shape(shape)
     dt = data_dtype(dtype)
     ndim = len(shape)
@@ -232,6 +238,10 @@ def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware, *,
     kernel.check(shape, dt, sd, hw)
     pool = hw.stream.pages if pages is None else _positive(pages, "pages")
     n_engines = hw.stream.processing_engines if engines is None else _positive(engines, "engines")
+    if n_engines > hw.stream.processing_engines:
+        raise ArgumentError(f"engines={n_engines}: {hw.name} has "
+                            f"{hw.stream.processing_engines} processing engines "
+                            "(stream.processing_engines); use at most that many")
     if page_shape is None:
         page = choose_page_shape(shape, dt.itemsize, hw.stream.page_bytes, sd,
                                  square=kernel.prefers_square_pages)

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..sim.stats import RunStats, run_figures
-from ..text import format_table
+from ..text import format_bytes, format_table
 
 
 @dataclass
@@ -131,21 +131,20 @@ def build_report(result: StreamResult, verified: bool | None = None) -> dict[str
 def format_report(report: dict[str, Any]) -> str:
     """Readable text of :func:`build_report`'s dict."""
     r = report
-    mib = 2**20
     ver = {True: "yes (bit-exact against NumPy)", False: "NO", None: "not checked"}[r["verified"]]
     lines = [
         f"stream {r['kernel']} over {r['dtype']}{r['shape']} "
-        f"({r['tensor_bytes'] / mib:,.1f} MiB = {r['tensor_bytes'] / r['sbuf_bytes']:.1f}x the "
+        f"({format_bytes(r['tensor_bytes'])} = {r['tensor_bytes'] / r['sbuf_bytes']:.1f}x the "
         f"SBUF) on {r['hardware']}",
-        f"  pages: {r['pages']} x {r['page_bytes'] / 1024:g} KiB {tuple(r['page_shape'])}, "
+        f"  pages: {r['pages']} x {format_bytes(r['page_bytes'])} {tuple(r['page_shape'])}, "
         f"{r['segments']} segments along dim {r['streaming_dim']}, {r['engines']} engines, "
         f"step {r['step']}",
         f"  verified:          {ver}",
         f"  simulated time:    {r['cycles']:,.0f} cycles = {r['seconds'] * 1e6:,.1f} us",
         f"  DRAM roofline:     {r['roofline_cycles']:,.0f} cycles -> ratio "
         f"{r['roofline_ratio']:.3f}x",
-        f"  DRAM traffic:      {r['dram_bytes_read'] / mib:,.1f} MiB read, "
-        f"{r['dram_bytes_written'] / mib:,.1f} MiB written, "
+        f"  DRAM traffic:      {format_bytes(r['dram_bytes_read'])} read, "
+        f"{format_bytes(r['dram_bytes_written'])} written, "
         f"{r['achieved_bandwidth_gb_s']:,.1f} GB/s",
         f"  overlap:           {r['overlap_pct']:.1f}% (DMA active {r['dma_active_cycles']:,.0f}, "
         f"compute active {r['compute_active_cycles']:,.0f} cycles)",
