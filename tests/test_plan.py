@@ -21,7 +21,7 @@ def test_reference_is_numpy_transpose(shape, data, dtype):
     x = random_array(np.random.default_rng(0), shape, request.dtype if dtype != "bfloat16"
                      else "bfloat16")
     y = request.reference(x)
-    assert y.flags.c_contiguous
+    assert y.size == 0 or np.shares_memory(y, x)  # a view: verifying holds no second copy
     assert y.shape == request.out_shape == tuple(shape[k] for k in perm)
     assert y.tobytes() == np.transpose(x, perm).tobytes()  # C-order bytes of NumPy's view
     assert request.nbytes == x.nbytes

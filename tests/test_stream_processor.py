@@ -18,10 +18,12 @@ from strider.stream import StreamCore, block_permute, reduce, scale_bias, stream
 from strider.data import same_bits as bit_equal
 
 TINY = Hardware.preset("tiny")
+# tiny with four processing engines, for tests that share columns among up to four
+TINY4 = TINY.with_changes(stream={"processing_engines": 4})
 
 
 def build(case, seed=0):
-    program = stream(case["shape"], case["dtype"], case["kernel"], TINY, **case["kwargs"])
+    program = stream(case["shape"], case["dtype"], case["kernel"], TINY4, **case["kwargs"])
     x = random_array(np.random.default_rng(seed), case["shape"], case["dtype"])
     return program, x
 
@@ -186,7 +188,7 @@ def test_reduce_ignores_the_fill():
 
 def test_engines_sharing_a_page_count_references():
     x = np.random.default_rng(3).integers(-100, 100, (16, 8)).astype(np.int32)
-    program = stream(x.shape, x.dtype, scale_bias(3, 1), TINY, page_shape=(2, 8), engines=4,
+    program = stream(x.shape, x.dtype, scale_bias(3, 1), TINY4, page_shape=(2, 8), engines=4,
                      pages=4)
     assert {program.refs[p] for p in program.refs} == {4}
     result = program.run(x)

@@ -17,6 +17,8 @@ from strider.stream.layout import PageLayout
 from strider.stream.program import StreamProgram
 
 TINY = Hardware.preset("tiny")
+# tiny with four processing engines, for tests that share columns among up to four
+TINY4 = TINY.with_changes(stream={"processing_engines": 4})
 
 
 @given(shape=shapes(1, 6, 9), itemsize=st.sampled_from([1, 2, 4, 8]),
@@ -49,7 +51,7 @@ def test_segments_cover_the_streaming_dim_in_order():
 
 
 def test_columns_are_shared_round_robin():
-    s = stream((8, 40), "int8", scale_bias(1, 0), TINY, page_shape=(2, 10), engines=3, pages=8,
+    s = stream((8, 40), "int8", scale_bias(1, 0), TINY4, page_shape=(2, 10), engines=3, pages=8,
                segment_rows=1)
     cols = [[a.column for a in anchors] for anchors in s.anchors]
     assert cols == [[(0, 0), (0, 3)], [(0, 1)], [(0, 2)]]
