@@ -61,3 +61,20 @@ def test_demo_runs_every_section(capsys):
     assert main(["demo", "--only", "ttu-seed001"]) == 0
     assert "ttu-seed000" not in capsys.readouterr().out
     assert main(["demo", "--only", "nope"]) == 2
+
+
+def test_a_long_stream_shows_its_first_addresses_without_building_it(tmp_path, capsys):
+    big = tmp_path / "big.py"
+    big.write_text("# array: A=4096,4096,64\nfor i in range(4096):\n    for j in range(4096):\n"
+                   "        for k in range(64):\n            A[i, j, k]\n")
+    assert main(["ttu", str(big), "--limit", "5"]) == 0  # 2**30 addresses: a prefix only
+    out = capsys.readouterr().out
+    assert "Address stream (1073741824 addresses, first 5 shown)" in out
+    assert "for the first 5 addresses" in out
+    assert main(["ttu", str(big), "--json"]) == 2
+    assert "--json lists them all" in capsys.readouterr().err
+    small = tmp_path / "small.py"
+    small.write_text("# array: A=3,5\nfor i in range(3):\n    for j in range(5):\n"
+                     "        A[i, j]\n")
+    assert main(["ttu", str(small), "--limit", "4"]) == 0
+    assert "15 addresses, first 4 shown" in capsys.readouterr().out

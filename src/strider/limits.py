@@ -87,14 +87,17 @@ def simulation_bytes(program: Any, hw: Any, inputs_allocated: bool = False) -> i
     return need + on_chip + OVERHEAD_BYTES
 
 
-def check_host_memory(need: int, what: str) -> None:
-    """Refuse (:class:`ResourceError`) when ``need`` bytes would not fit in the host."""
+_ADVICE = ("use a smaller shape, stream it with `strider stream` (bounded memory), or "
+           "permute on the host with strider.permute (input plus output only)")
+
+
+def check_host_memory(need: int, what: str, advice: str = _ADVICE) -> None:
+    """Refuse (:class:`ResourceError`) when ``need`` bytes would not fit in the host;
+    the message ends with ``advice`` (what to do instead)."""
     have = available_bytes()
     if need > have:
-        raise ResourceError(
-            f"{what} needs about {_gib(need)} of host memory but {_gib(have)} is available; "
-            "use a smaller shape, stream it with `strider stream` (bounded memory), or "
-            "permute on the host with strider.permute (input plus output only)")
+        raise ResourceError(f"{what} needs about {_gib(need)} of host memory but "
+                            f"{_gib(have)} is available; {advice}")
 
 
 def _gib(n: int) -> str:

@@ -22,7 +22,8 @@ from ..errors import ArgumentError, LayoutError
 from ..ttu import TTUConfig, TTUProgram, compile_program
 from ..ttu.program import AddressStream
 from ..text import format_table
-from ._common import parse_ints, print_json
+from ..limits import check_host_memory
+from ._common import non_negative_int, parse_ints, print_json
 
 _SPEC = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*([^@]+?)\s*(?:@\s*(-?\d+))?\s*$")
 _DIRECTIVE = re.compile(r"^\s*#\s*array:\s*(.+?)\s*$")
@@ -94,7 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--engine", choices=("registers", "vectorised"), default="registers",
                    help="register model run() (default, also checked against the "
                         "vectorised path) or the vectorised path only")
-    p.add_argument("--limit", type=int, default=64,
+    p.add_argument("--limit", type=non_negative_int, default=64,
                    help="show at most this many addresses (default 64; 0 = all)")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.set_defaults(handler=run)
@@ -108,6 +109,20 @@ def run(args: argparse.Namespace) -> int:
     arrays = arrays_from(source, args.array)
     config = TTUConfig(rows=args.rows, dims=args.dims, width_bits=args.width_bits)
     program = compile_program(source, arrays, config)
+    total = program.size
+    if args.json and total > MAX_LISTED:
+        raise ArgumentError(f"the stream has {total:,} addresses and --json lists them all "
+                            f"(at most {MAX_LISTED:,}); use smaller --array shapes, or drop "
+                            "--json to see the registers and the first --limit addresses")
+    if args.limit and total > max(args.limit, MAX_CHECKED) and not args.json:
+        # too long to build whole: show the register model's first addresses only
+        stream = program.prefix(args.limit)
+        print(render(program, stream, args.limit, title=str(args.program), total=total))
+        return 0
+    # the whole stream: addresses, row ids and the register model's list, ~24 B each
+    check_host_memory(24 * total, f"the whole {total:,}-address stream",
+                      "use --limit N to show the first N addresses only (the register model "
+                      "walks just those), or smaller --array shapes")
     fast = program.addresses()
     stream = fast
     if args.engine == "registers":
@@ -123,8 +138,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def render(program: TTUProgram, stream: AddressStream, limit: int = 64, title: str = "") -> str:
-    """Readable text: the nests, the register file, the stream and the operation counts."""
+#: Streams up to this many addresses are built whole and checked (register model against
+#: the vectorised path); longer ones show the register model's first ``--limit`` only.
+MAX_CHECKED = 1 << 22
+#: ``--json`` lists every address: at most this many.
+MAX_LISTED = 1 << 24
+
+
+def render(program: TTUProgram, stream: AddressStream, limit: int = 64, title: str = "",
+           total: int | None = None) -> str:
+    """Readable text: the nests, the register file, the stream and the operation counts
+    (``total``: the whole stream's length when ``stream`` is only its first addresses)."""
     out: list[str] = []
     if title:
         out += [title, "=" * len(title)]
@@ -145,15 +169,16 @@ def render(program: TTUProgram, stream: AddressStream, limit: int = 64, title: s
     out += ["", f"Register file (column c0 outermost, c{program.config.dims - 1} innermost; "
                 f"base folded into the initial values{note})",
             format_table(headers, rows), ""]
-    n = len(stream)
-    shown = n if limit <= 0 else min(n, limit)
+    n = len(stream) if total is None else total
+    shown = min(len(stream), n) if limit <= 0 else min(len(stream), n, limit)
     names = stream.names
     table: list[list[Any]] = [[k, int(stream.rows[k]), str(names[k]), int(stream.addresses[k])]
                               for k in range(shown)]
     out.append(f"Address stream ({n} addresses" + (f", first {shown} shown)" if shown < n else ")"))
     out.append(format_table(["#", "row", "array", "address"], table))
     if stream.counts is not None:
-        out += ["", "Operations (adders and comparators only; no multiplier)",
+        scope = "" if len(stream) == n else f", for the first {len(stream):,} addresses"
+        out += ["", f"Operations (adders and comparators only; no multiplier{scope})",
                 format_table(["instruction", "issued", "adds", "compares"],
                              [[k, v.issued, v.adds, v.compares] for k, v in stream.counts.items()])]
     return "\n".join(out)

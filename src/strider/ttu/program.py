@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, islice
 from typing import Any, Iterator, Mapping
 
 import numpy as np
@@ -278,6 +278,16 @@ class TTUProgram:
                 wrapped = [ttu.iterate_tensor(r) for r in rows]
                 if wrapped[0]:
                     break
+
+    def prefix(self, n: int) -> AddressStream:
+        """The first ``n`` addresses from the register model (:meth:`steps`), without
+        walking the rest: what a display of a long stream needs. ``counts`` hold the
+        operations of those steps only."""
+        ttu = TTU(self.config)
+        pairs = list(islice(self.steps(ttu), max(n, 0)))
+        rows = np.array([r for r, _ in pairs], dtype=np.int32)
+        addrs = np.array([a for _, a in pairs], dtype=np.int64)
+        return AddressStream(addrs, rows, self.row_names, _counts_of(ttu))
 
     def run_steps(self) -> AddressStream:
         """:meth:`steps` collected into an :class:`AddressStream` (slow reference)."""
