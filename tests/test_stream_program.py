@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from strategies import shapes
@@ -14,7 +14,7 @@ from strider import Hardware
 from strider.errors import ArgumentError, CapacityError, ProgramError
 from strider.stream import DefineSegment, Load, choose_page_shape, scale_bias, stream
 from strider.stream.layout import PageLayout
-from strider.stream.program import StreamProgram
+from strider.stream.program import StreamProgram, columnar_page
 
 TINY = Hardware.preset("tiny")
 # tiny with four processing engines, for tests that share columns among up to four
@@ -97,13 +97,49 @@ def test_builder_rejects_bad_arguments():
 
 def test_working_set_is_checked_before_running():
     with pytest.raises(CapacityError, match=r"= 8 pages .* pool holds 4 page"):
-        stream((64, 64), "float32", scale_bias(1, 0), TINY, page_shape=(2, 8))
+        stream((64, 64), "float32", scale_bias(1, 0), TINY, page_shape=(2, 8), pages=4)
     with pytest.raises(CapacityError, match="exceed the SBUF"):
         stream((64, 4), "float32", scale_bias(1, 0), TINY, pages=9)
     with pytest.raises(CapacityError, match="exceeds the 256 B page size"):
         stream((64, 64), "float32", scale_bias(1, 0), TINY, page_shape=(2, 64))
 
 
+def test_the_default_pool_grows_to_two_page_rows_within_the_sbuf_share():
+    s = stream((64, 64), "float32", scale_bias(1, 0), TINY, page_shape=(2, 8))
+    assert s.pool_pages == 8 and 8 * 256 <= TINY.sbuf.capacity_bytes  # 8 columns
+    x = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+    assert np.array_equal(s.run(x).output, x)
+
+
 def test_listing_shows_the_program():
     text = stream((8, 4), "float32", scale_bias(1, 0), TINY, page_shape=(2, 4)).listing()
     assert "load page (0,0)" in text and "define segment 0" in text
+
+
+@settings(max_examples=25, deadline=None)
+@given(dims=st.lists(st.integers(1, 9), min_size=1, max_size=4), dtype=st.sampled_from(
+    ["int8", "int16", "float32", "float64"]))
+def test_default_options_stream_any_shape_of_eight_sbufs(dims, dtype):
+    # the builder picks the streaming dim, page shape and pool itself (tiny: 2 KiB SBUF)
+    item = np.dtype(dtype).itemsize
+    last = max(1, 8 * TINY.sbuf.capacity_bytes // (item * math.prod(dims)))
+    shape = (*dims, last)
+    x = (np.arange(math.prod(shape)) % 97 + 1).astype(dtype).reshape(shape)
+    try:
+        program = stream(shape, dtype, scale_bias(3, 1), TINY)
+    except CapacityError:
+        # refused only when no streaming dim's page row fits the whole SBUF (tiny's 2 KiB)
+        rows = [len(PageLayout(shape, np.dtype(dtype),
+                               columnar_page(shape, item, TINY.stream.page_bytes, sd),
+                               sd).columns()) for sd in range(len(shape))]
+        assert min(rows) * TINY.stream.page_bytes > TINY.sbuf.capacity_bytes
+        return
+    assert program.run(x).verify(x)
+
+
+@pytest.mark.parametrize("shape", [(64, 1024, 768), (8, 8, 64, 64, 192), (2, 3072, 8192)])
+def test_trn1_streams_of_eight_sbufs_reach_the_roofline(shape):
+    hw = Hardware.preset("trn1-like")
+    x = np.ones(shape, np.float32)
+    r = stream(shape, "float32", scale_bias(2, 1), hw).run(x)
+    assert r.verify(x) and r.stats.roofline_ratio <= 1.15

@@ -38,8 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dtype", default="float32", help="element type (default float32)")
     p.add_argument("--hw", default="trn1-like", help="preset name or TOML file")
     p.add_argument("--pages", type=int, default=None, help="on-chip pages (default: hw's)")
-    p.add_argument("--streaming-dim", type=int, default=0,
-                   help="the dim the engines walk (default 0; negative counts from the end)")
+    p.add_argument("--streaming-dim", type=int, default=None,
+                   help="the dim the engines walk (default: the outermost whose page row fits "
+                        "half the SBUF; negative counts from the end)")
     p.add_argument("--page-shape", type=int_list, default=None,
                    help="page box per dim (default: chosen from the page size)")
     p.add_argument("--segment-rows", type=int, default=None, help="page rows per segment")
@@ -81,7 +82,7 @@ def make_kernel(args: argparse.Namespace, ndim: int):
     if args.kernel == "scale-bias":
         return scale_bias(args.scale, args.bias)
     if args.kernel == "reduce":
-        dim = args.streaming_dim if args.reduce_dim is None else args.reduce_dim
+        dim = args.reduce_dim if args.reduce_dim is not None else (args.streaming_dim or 0)
         return reduce(dim, args.op)
     perm = args.perm if args.perm is not None else tuple(reversed(range(ndim)))
     return block_permute(perm)

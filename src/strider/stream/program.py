@@ -174,7 +174,7 @@ def _column_of(page: PageId, sd: int) -> PageId:
 
 # ---------------------------------------------------------------- builder
 def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware | str, *,
-           streaming_dim: int = 0, pages: int | None = None,
+           streaming_dim: int | None = None, pages: int | None = None,
            page_shape: Sequence[int] | None = None, segment_rows: int | None = None,
            step: int | None = None, engines: int | None = None,
            oob_fill: Any = None) -> StreamProgram:
@@ -191,9 +191,13 @@ def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware | str,
         The hardware (or a preset name / TOML path); ``hw.stream`` gives the page size,
         pool and engine count.
     streaming_dim
-        The dim the engines walk (negative counts from the end).
+        The dim the engines walk (negative counts from the end). Default (with the page
+        shape): the outermost dim whose page row (every page of one step along it) fits
+        the pool's share of the SBUF (see ``_default_layout``).
     pages
-        On-chip pages in the pool (default ``hw.stream.pages``); must fit the SBUF.
+        On-chip pages in the pool. Default (the policy): ``hw.stream.pages``, grown to two
+        page rows of the tensor (one computed while the next loads) when those need more,
+        up to :data:`POOL_SHARE` of the SBUF; a value given must fit the SBUF.
     page_shape
         Page box per dim (default: :func:`choose_page_shape`).
     segment_rows
@@ -232,17 +236,23 @@ def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware | str,
     ndim = len(shape)
     if ndim == 0:
         raise ArgumentError("a stream needs a tensor with at least one dim")
+    auto_page = None
+    if streaming_dim is None:
+        streaming_dim = 0
+        if page_shape is None and math.prod(shape):
+            streaming_dim, auto_page = _default_layout(shape, dt, kernel, hw)
     if not -ndim <= streaming_dim < ndim:
         raise ArgumentError(f"streaming_dim {streaming_dim} is out of range for a {ndim}-d tensor")
     sd = streaming_dim % ndim
     kernel.check(shape, dt, sd, hw)
-    pool = hw.stream.pages if pages is None else _positive(pages, "pages")
     n_engines = hw.stream.processing_engines if engines is None else _positive(engines, "engines")
     if n_engines > hw.stream.processing_engines:
         raise ArgumentError(f"engines={n_engines}: {hw.name} has "
                             f"{hw.stream.processing_engines} processing engines "
                             "(stream.processing_engines); use at most that many")
-    if page_shape is None:
+    if auto_page is not None:
+        page = auto_page
+    elif page_shape is None:
         page = choose_page_shape(shape, dt.itemsize, hw.stream.page_bytes, sd,
                                  square=kernel.prefers_square_pages)
     else:
@@ -252,6 +262,7 @@ def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware | str,
         page = tuple(min(p, max(n, 1)) for p, n in zip(page, shape))
     layout = PageLayout(shape, dt, page, sd)
     columns = layout.columns() if math.prod(shape) else []
+    pool = (default_pool(len(columns), hw) if pages is None else _positive(pages, "pages"))
     anchors = _assign_anchors(layout, columns, n_engines)
     rows_total = layout.grid[sd] if columns else 0
     if segment_rows is None:
@@ -274,6 +285,71 @@ def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware | str,
         oob_fill = default_fill(dt)
     return StreamProgram(hw, layout, kernel, segments, instructions, anchors, step, pool,
                          oob_fill)
+
+
+#: The share of the SBUF the default page pool may grow to.
+POOL_SHARE = 0.5
+
+
+def pool_cap(hw: Hardware) -> int:
+    """The most pages the default pool takes: :data:`POOL_SHARE` of the SBUF."""
+    return max(1, int(hw.sbuf.capacity_bytes * POOL_SHARE) // hw.stream.page_bytes)
+
+
+def default_pool(columns: int, hw: Hardware) -> int:
+    """The pool policy: ``hw.stream.pages``, or two page rows of ``columns`` pages when
+    that is more (double buffering along the streaming dim), capped at :func:`pool_cap`
+    -- but never below one page row, which the stream cannot do without.
+
+    >>> hw = Hardware.preset("trn1-like")          # 16 pages of 64 KiB, 24 MiB SBUF
+    >>> default_pool(4, hw), default_pool(64, hw), default_pool(150, hw)
+    (16, 128, 192)
+    """
+    return max(hw.stream.pages, min(2 * columns, pool_cap(hw)), columns)
+
+
+def columnar_page(shape: tuple[int, ...], itemsize: int, page_bytes: int,
+                   sd: int) -> tuple[int, ...]:
+    """A page that covers as much of the non-streaming dims as fits (innermost first),
+    then as much of the streaming dim: the fewest pages per page row.
+
+    >>> columnar_page((2, 3, 6, 56), 8, 256, 3)         # 32 elements a page
+    (1, 3, 6, 1)
+    """
+    budget = max(1, page_bytes // itemsize)
+    page = [1] * len(shape)
+    filled = 1
+    for k in reversed([k for k in range(len(shape)) if k != sd]):
+        take = min(shape[k], max(1, budget // filled))
+        page[k] = take
+        filled *= take
+        if take < shape[k]:
+            break
+    page[sd] = max(1, min(shape[sd], budget // filled))
+    return tuple(page)
+
+
+def _default_layout(shape: tuple[int, ...], dt: np.dtype, kernel: Kernel,
+                    hw: Hardware) -> tuple[int, tuple[int, ...]]:
+    """The streaming dim and page shape of the default policy: the outermost dim whose
+    page row (every page of one step along it) fits :func:`pool_cap`, with the page of
+    :func:`choose_page_shape` (long DRAM runs) -- or, where that page row is too wide,
+    :func:`columnar_page`'s (the fewest pages per row). Else the layout with the fewest
+    pages per row (whose refusal then says why)."""
+    page_bytes, cap = hw.stream.page_bytes, pool_cap(hw)
+    best: tuple[int, int, tuple[int, ...]] | None = None
+    for sd in range(len(shape)):
+        pages = [choose_page_shape(shape, dt.itemsize, page_bytes, sd,
+                                   square=kernel.prefers_square_pages)]
+        pages.append(columnar_page(shape, dt.itemsize, page_bytes, sd))
+        for page in pages:
+            columns = len(PageLayout(shape, dt, page, sd).columns())
+            if columns <= cap:
+                return sd, page
+            if best is None or columns < best[0]:
+                best = (columns, sd, page)
+    assert best is not None
+    return best[1], best[2]
 
 
 def default_fill(dtype: np.dtype) -> Any:

@@ -17,7 +17,7 @@ Examples
 >>> from strider import Hardware
 >>> from strider.stream import stream, scale_bias
 >>> stream((64, 64), "float32", scale_bias(1, 0), Hardware.preset("tiny"),
-...        page_shape=(4, 8), segment_rows=1)
+...        page_shape=(4, 8), segment_rows=1, pages=4)
 Traceback (most recent call last):
 ...
 strider.errors.CapacityError: the stream's working set does not fit on chip: a segment of 1 page row(s) x 8 page column(s) = 8 pages of 256 B, but the pool holds ...
