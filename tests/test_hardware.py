@@ -86,7 +86,7 @@ def test_every_violation_at_once():
 @pytest.mark.parametrize("data, words", [
     ({"base": "tiny", "colour": "red"}, "colour: unknown field"),
     ({"base": "tiny", "dma": {"speed": 1}}, "dma.speed: unknown field"),
-    ({"base": "tiny", "dma": {"queues": "two"}}, "dma.queues = 'two': must be a number"),
+    ({"base": "tiny", "dma": {"queues": "two"}}, "dma.queues = 'two': must be an integer"),
     ({"name": "x", "clock_hz": 1e9}, "sbuf: missing section [sbuf]"),
     ({"clock_hz": 1e9}, "name: missing"),
     ({**Hardware.preset("tiny").to_dict(), "pe": {"rows": 8}}, "pe.cols: missing"),
@@ -136,3 +136,19 @@ def test_cli_hw_show_and_list(capsys, tmp_path):
     assert "trn1-like" in capsys.readouterr().out
     assert main(["hw", "show", "nonsense"]) == 2
     assert "no preset named" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"dma": {"queues": 2.5}}, "dma.queues = 2.5: must be an integer"),
+    ({"dma": {"queues": float("inf")}}, "dma.queues = inf: must be an integer"),
+    ({"sbuf": {"partitions": True}}, "sbuf.partitions = True: must be an integer"),
+    ({"clock_hz": float("inf")}, "clock_hz = inf: must be a finite number"),
+    ({"dram": {"bandwidth_bytes_per_s": float("nan")}}, "must be a finite number"),
+    ({"pe": {"passthrough_transpose": 1}}, "must be true or false"),
+    ({"dtypes": "float32"}, "must be a list of dtype names"),
+    ({"sbuf": 5}, "sbuf = 5: must be a table"),
+])
+def test_fields_are_typed(changes, message):
+    with pytest.raises(ConfigError) as err:
+        Hardware.preset("tiny").with_changes(**changes)
+    assert message in str(err.value) and len(err.value.violations) == 1

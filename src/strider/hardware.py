@@ -27,6 +27,7 @@ strider.errors.ConfigError: 1 problem(s) in the hardware description:
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -352,6 +353,39 @@ def _validate(hw: Hardware) -> list[str]:
     return problems
 
 
+def _type_problem(where: str, value: Any, kind: Any) -> str | None:
+    """Why ``value`` is not of the field's type: counts and sizes are integers, rates
+    finite numbers, flags booleans (a bool is not a count, a float not an integer)."""
+    kind = getattr(kind, "__name__", kind)
+    if kind == "bool":
+        ok, want = isinstance(value, bool), "must be true or false"
+    elif kind == "int":
+        ok, want = isinstance(value, int) and not isinstance(value, bool), "must be an integer"
+    elif kind == "float":
+        ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
+              and math.isfinite(value))
+        want = "must be a finite number"
+    else:
+        return None
+    return None if ok else f"{where} = {value!r}: {want}"
+
+
+def _top_level_type_problems(data: dict[str, Any]) -> list[str]:
+    problems = []
+    if "name" in data and not isinstance(data["name"], str):
+        problems.append(f"name = {data['name']!r}: must be a string")
+    if "clock_hz" in data:
+        problem = _type_problem("clock_hz", data["clock_hz"], "float")
+        if problem:
+            problems.append(problem)
+    if "dtypes" in data:
+        dtypes = data["dtypes"]
+        if not isinstance(dtypes, (list, tuple)) or not all(isinstance(d, str) for d in dtypes):
+            problems.append(f"dtypes = {dtypes!r}: must be a list of dtype names, e.g. "
+                            '["bfloat16", "float32"]')
+    return problems
+
+
 def _from_plain(data: dict[str, Any]) -> Hardware:
     problems: list[str] = []
     top = {f.name for f in fields(Hardware)}
@@ -365,10 +399,17 @@ def _from_plain(data: dict[str, Any]) -> Hardware:
     for key in ("name", "clock_hz"):
         if key not in data:
             problems.append(f"{key}: missing (give it, or start from a preset with base = ...)")
+    top_problems = _top_level_type_problems(data)
+    problems += top_problems
+    for bad in {t.split(" = ")[0] for t in top_problems}:
+        kwargs.pop(bad, None)  # reported once, not again by the value rules
     for section, spec_type in _SECTIONS.items():
         raw = data.get(section)
-        if not isinstance(raw, dict):
+        if raw is None:
             problems.append(f"{section}: missing section [{section}]")
+            continue
+        if not isinstance(raw, dict):
+            problems.append(f"{section} = {raw!r}: must be a table ([{section}] with its fields)")
             continue
         known = {f.name: f for f in fields(spec_type)}
         for key in raw:
@@ -377,10 +418,11 @@ def _from_plain(data: dict[str, Any]) -> Hardware:
         missing = [n for n, f in known.items()
                    if n not in raw and f.default is dataclasses.MISSING]
         problems += [f"{section}.{n}: missing" for n in missing]
-        for n, value in raw.items():
-            if n in known and not isinstance(value, (int, float, bool)):
-                problems.append(f"{section}.{n} = {value!r}: must be a number")
-        if not missing:
+        typed = [_type_problem(f"{section}.{n}", value, known[n].type)
+                 for n, value in raw.items() if n in known]
+        typed = [t for t in typed if t]
+        problems += typed
+        if not missing and not typed:
             kwargs[section] = spec_type(**{k: v for k, v in raw.items() if k in known})
     if len(kwargs) == len(top) - ("description" not in kwargs) - ("dtypes" not in kwargs):
         try:  # value rules too, so that every violation is reported at once
