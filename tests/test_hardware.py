@@ -152,3 +152,13 @@ def test_fields_are_typed(changes, message):
     with pytest.raises(ConfigError) as err:
         Hardware.preset("tiny").with_changes(**changes)
     assert message in str(err.value) and len(err.value.violations) == 1
+
+
+def test_sizes_the_simulator_cannot_hold_are_refused():
+    with pytest.raises(ConfigError) as err:
+        Hardware.preset("tiny").with_changes(sbuf={"partitions": 10**30})
+    assert err.value.violations == [
+        "sbuf.partitions = 1000000000000000000000000000000: must be <= 65,536 (a simulated "
+        "unit each)"]
+    with pytest.raises(ConfigError, match="partitions x bytes_per_partition must be <="):
+        Hardware.preset("tiny").with_changes(sbuf={"bytes_per_partition": 2**40})

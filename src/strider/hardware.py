@@ -309,6 +309,12 @@ class Hardware:
 
 
 # ---------------------------------------------------------------- validation
+#: Upper bounds of a description (documented in ``strider hw show``'s fields): units
+#: the simulator models one by one, and on-chip bytes it holds in host memory.
+MAX_UNITS = 1 << 16
+MAX_ON_CHIP_BYTES = 1 << 34
+
+
 def _validate(hw: Hardware) -> list[str]:
     problems: list[str] = []
 
@@ -329,6 +335,23 @@ def _validate(hw: Hardware) -> list[str]:
             elif isinstance(value, (int, float)):
                 need(value >= 1 if f.type in ("int", int) else value > 0, where, value,
                      "must be >= 1" if f.type in ("int", int) else "must be > 0")
+    # upper bounds: the simulator holds every buffer in host memory, and loops run per unit
+    for where, value, cap in (("sbuf.partitions", hw.sbuf.partitions, MAX_UNITS),
+                              ("psum.partitions", hw.psum.partitions, MAX_UNITS),
+                              ("pe.rows", hw.pe.rows, MAX_UNITS), ("pe.cols", hw.pe.cols, MAX_UNITS),
+                              ("dma.queues", hw.dma.queues, MAX_UNITS),
+                              ("stream.processing_engines", hw.stream.processing_engines,
+                               MAX_UNITS)):
+        need(not isinstance(value, int) or value <= cap, where, value,
+             f"must be <= {cap:,} (a simulated unit each)")
+    for name in ("sbuf", "psum"):
+        spec = getattr(hw, name)
+        if (isinstance(spec.partitions, int) and spec.partitions <= MAX_UNITS
+                and isinstance(spec.bytes_per_partition, int)):
+            need(spec.capacity_bytes <= MAX_ON_CHIP_BYTES, f"{name}.bytes_per_partition",
+                 spec.bytes_per_partition,
+                 f"partitions x bytes_per_partition must be <= {MAX_ON_CHIP_BYTES:,} bytes "
+                 "(the simulator holds the buffer in host memory)")
     need(hw.psum.bytes_per_partition % max(hw.psum.banks, 1) == 0, "psum.banks", hw.psum.banks,
          f"must divide psum.bytes_per_partition ({hw.psum.bytes_per_partition})")
     need(hw.pe.rows <= hw.sbuf.partitions, "pe.rows", hw.pe.rows,
