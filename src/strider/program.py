@@ -192,7 +192,7 @@ class Program:
         """A program from decoded JSON, checked field by field
         (:func:`strider.program_format.load_program_dict`): every problem is reported
         in one :class:`~strider.errors.ProgramError`, each naming its place."""
-        return load_program_dict(data, source)
+        return load_program_dict(data, source, cls)
 
     def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(), indent=indent)

@@ -16,7 +16,8 @@ Schema validator agree on mutated files.
 
 Examples
 --------
->>> load_program_dict({"format": FORMAT, "tensors": [{"name": "x", "shape": [4],
+>>> from strider.program import Program
+>>> Program.from_dict({"format": FORMAT, "tensors": [{"name": "x", "shape": [4],
 ...     "dtype": "float32", "role": "input", "stirdes": [1]}]}, source="p.json")
 Traceback (most recent call last):
 ...
@@ -211,14 +212,16 @@ class _Checker:
         return Ref(memory, pattern, dtype, None, start, count)
 
 
-def load_program_dict(data: Any, source: str = "program") -> Any:
-    """Check a decoded program file and build its :class:`~strider.program.Program`.
+def load_program_dict(data: Any, source: str = "program", program_type: Any = None) -> Any:
+    """Check a decoded program file and build it as ``program_type`` (the
+    :class:`~strider.program.Program` class, which calls this: passed in, so this module
+    does not import it back).
 
     Raises :class:`~strider.errors.ProgramError` listing every problem found (its
     ``problems`` attribute holds one line per problem, each naming its place).
     """
-    from .program import Program
-
+    if program_type is None:
+        raise TypeError("load_program_dict needs program_type (use Program.from_dict)")
     check = _Checker(source)
     top = check.object(data, "", _TOP_FIELDS, ("format",))
     if top is None:
@@ -228,7 +231,7 @@ def load_program_dict(data: Any, source: str = "program") -> Any:
                              f"got {_show(top['format'])}")
         _raise(check)
     name = check.str(top.get("name", "program"), "name")
-    program = Program(name if name is not None else "program")
+    program = program_type(name if name is not None else "program")
     for k, t in enumerate(check.list(top.get("tensors", []), "tensors") or []):
         _load_tensor(check, program, t, f"tensors[{k}]")
     loaded = [_load_instruction(check, program, d, k) for k, d in
