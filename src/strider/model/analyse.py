@@ -19,6 +19,8 @@ Examples
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -77,6 +79,37 @@ def _time_op(op: LayoutOp, hw: Hardware, predict: bool, seed: int) -> dict[str, 
     return row
 
 
+#: Distinct ops from which analysis runs in a process pool (below, the pool's start-up
+#: costs more than it saves).
+POOL_MIN_OPS = 8
+
+
+def _time_one(task: tuple) -> dict[str, Any]:
+    return _time_op(*task)
+
+
+def _time_all(ops: list[LayoutOp], hw: Hardware, predict: bool, seed: int,
+              workers: int | None, progress: Progress | None) -> list[dict[str, Any]]:
+    """Each distinct op planned and simulated (or predicted), over ``workers`` processes
+    (default: every core) when there are enough of them; results in ``ops`` order."""
+    verb = "predicting" if predict else "simulating"
+    workers = workers or os.cpu_count() or 1
+    tasks = [(op, hw, predict, seed) for op in ops]
+    if workers > 1 and len(ops) >= POOL_MIN_OPS:
+        if progress:
+            progress(f"{verb} {len(ops)} distinct layout ops on {workers} processes")
+        with ProcessPoolExecutor(max_workers=min(workers, len(ops))) as pool:
+            return list(pool.map(_time_one, tasks))
+    out = []
+    for task in tasks:
+        op = task[0]
+        if progress:
+            progress(f"{verb} {op.op_type} {list(op.input_shape)} perm {list(op.perm)} "
+                     f"{op.dtype}")
+        out.append(_time_one(task))
+    return out
+
+
 def _rows(ops: list[LayoutOp], timed: dict, hw: Hardware) -> list[dict[str, Any]]:
     groups: dict[tuple, list[LayoutOp]] = {}
     for op in ops:
@@ -100,10 +133,11 @@ def _total(rows: list[dict[str, Any]]) -> float:
 
 
 def analyse(graph: Graph, hw: Hardware | str = "trn1-like", *, predict: bool = False,
-            layout_policy: str = "as-written", seed: int = 0,
+            layout_policy: str = "as-written", seed: int = 0, workers: int | None = None,
             progress: Progress | None = None) -> ModelReport:
     """Plan, simulate (or predict) and verify every layout op of ``graph`` on ``hw``,
-    before and after simplification; see the module docstring."""
+    before and after simplification; see the module docstring. ``workers`` processes
+    (default: every core) share the distinct ops when there are enough of them."""
     hw = hw if isinstance(hw, Hardware) else Hardware.load(hw)
     graph = apply_policy(graph, layout_policy)
     ops = find_layout_ops(graph)
@@ -113,13 +147,9 @@ def analyse(graph: Graph, hw: Hardware | str = "trn1-like", *, predict: bool = F
         raise StriderError(f"internal: simplification changed the graph's results: "
                            f"{problems[:3]}; please report it")
     kept = find_layout_ops(simple)
-    timed: dict[tuple, dict[str, Any]] = {}
-    for op in ops + kept:
-        if op.key not in timed:
-            if progress:
-                progress(f"{'predicting' if predict else 'simulating'} {op.op_type} "
-                         f"{list(op.input_shape)} perm {list(op.perm)} {op.dtype}")
-            timed[op.key] = _time_op(op, hw, predict, seed)
+    distinct = list({op.key: op for op in ops + kept}.values())
+    timed = dict(zip((op.key for op in distinct),
+                     _time_all(distinct, hw, predict, seed, workers, progress)))
     act = _rows([o for o in ops if not o.constant], timed, hw)
     const = _rows([o for o in ops if o.constant], timed, hw)
     after = _rows([o for o in kept if not o.constant], timed, hw)
