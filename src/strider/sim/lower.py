@@ -5,14 +5,15 @@ The first stage of the simulator's pipeline (``machine`` -> ``lower`` -> ``timin
 instruction: engines exist, operands live in memories their engine can reach, shapes
 and dtypes agree, every access stays inside its buffer, partition range and DRAM
 tensor (:class:`~strider.errors.CapacityError`), every DMA side fits the queue's TTU
+as a descriptor walks it -- offsets from the descriptor's base, see :func:`walk_problem`
 (too many dims after merging chained dims is a :class:`~strider.errors.ProgramError`; a
 register overflow a ``CapacityError``), and PE writes stay inside one PSUM bank. Which
 rules an instruction obeys is its own :meth:`~strider.instructions.Instruction.check`;
 the rules themselves are the methods of :class:`Rules`.
 
 Checks that do not depend on the operands' offsets run once per distinct structure
-(type, scalar fields, memories, partitions, shapes, strides, dtypes); the
-offset-dependent ones (bounds, TTU register width, PSUM banks) run for all
+(type, scalar fields, memories, partitions, shapes, strides, dtypes), the TTU rule
+among them; the offset-dependent ones (bounds, PSUM banks) run for all
 instructions at once with NumPy, and an instruction flagged there is re-checked in
 full, which raises the same error as checking it alone.
 
@@ -32,38 +33,88 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass, fields
+from functools import lru_cache
 from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from ..access_pattern import AccessPattern, pattern_facts
+from ..access_pattern import AccessPattern, coalesced_dims, pattern_facts
 from ..errors import CapacityError, ProgramError, StriderError
 from ..hardware import Hardware
 from ..instructions import Instruction
 from ..operands import Ref
 from ..program import Program
-from ..ttu import check_fits
+from ..ttu import TTUConfig, check_fits
 
 
-def _ttu_problem(shape: tuple[int, ...], strides: tuple[int, ...], offset: int,
-                 hw: Hardware) -> tuple[str, str] | None:
-    """Why a queue's TTU cannot walk the pattern: ``("dims", text)``, ``("width", text)``,
-    or None when it fits."""
+@lru_cache(maxsize=1 << 14)
+def walk_problem(shape: tuple[int, ...], strides: tuple[int, ...], partitions: int, row: int,
+                 max_dims: int, width_bits: int) -> tuple[str, str] | None:
+    """Why one descriptor side cannot be walked by a queue's TTU: ``("dims", text)``,
+    ``("width", text)``, or None when it fits. Offsets do not matter (the descriptor model).
+
+    A descriptor holds a wide *base* -- a DRAM byte address, or an SBUF/PSUM partition and
+    byte offset -- at the lowest address its side touches, and the TTU walks *offsets
+    from that base*: ``shape``/``strides`` (in elements, within one partition on chip)
+    relative to the walk's lowest address, plus on chip an index over ``partitions``
+    partitions (step one partition). The dims the walk needs are counted as the TTU
+    walks the buffer, partition-major (``row`` elements per partition), after merging
+    dims whose strides chain; every register (initial, step, end, wrap value) and
+    relative address of the walk, and the partition count, must fit ``width_bits``
+    (signed). None of this depends on where the tensor is, only on the walk's shape.
+
+    >>> walk_problem((4, 8), (1000, 1), 0, 0, 3, 16) is None
+    True
+    >>> kind, why = walk_problem((40, 8), (1000, 1), 0, 0, 3, 16)
+    >>> kind, why.endswith("needs dma.ttu_width_bits >= 17, or several descriptors")
+    ('width', True)
+    """
     if 0 in shape:
         return None
-    facts = pattern_facts(shape, strides)
-    dims = hw.dma.max_dims
-    if facts.walk_dims > dims:
+    walk_shape, walk_strides = shape, strides
+    if partitions:
+        walk_shape, walk_strides = (partitions, *shape), (row, *strides)
+    facts = pattern_facts(walk_shape, walk_strides)
+    if facts.walk_dims > max_dims:
         return ("dims", f"needs {facts.walk_dims} dims even after merging dims whose strides "
-                        f"chain, but a descriptor has at most {dims} (dma.max_dims); split "
-                        "the transfer into several descriptors")
-    if abs(offset) + facts.extent < 1 << (hw.dma.ttu_width_bits - 1):
-        return None  # every register value and address is smaller than this bound
+                        f"chain, but a descriptor has at most {max_dims} (dma.max_dims); "
+                        "split the transfer into several descriptors")
+    problem = _width_problem(shape, strides, partitions, width_bits)
+    if problem is None:
+        return None
+    need = next((w for w in range(width_bits + 1, 65)
+                 if _width_problem(shape, strides, partitions, w) is None), None)
+    change = (f"needs dma.ttu_width_bits >= {need}, or several descriptors" if need else
+              "cut it into several descriptors")
+    return ("width", f"{problem}; {change}")
+
+
+def _width_problem(shape: tuple[int, ...], strides: tuple[int, ...], partitions: int,
+                   width_bits: int) -> str | None:
+    half = 1 << (width_bits - 1)
+    if partitions >= half:
+        return (f"walks {partitions} partitions, more than the {width_bits}-bit "
+                f"registers count ({half - 1})")
+    facts = pattern_facts(shape, strides)
+    if facts.extent - facts.low < half:
+        return None  # every register value and relative address is below this bound
+    c_shape, c_strides = coalesced_dims(shape, strides)
+    relative = AccessPattern(c_shape, c_strides, -facts.low)
     try:
-        check_fits(AccessPattern(shape, strides, offset), hw.dma.ttu_config())
+        check_fits(relative, TTUConfig(rows=1, dims=len(c_shape), width_bits=width_bits))
     except CapacityError as exc:
-        return ("width", str(exc))
+        return f"walked from its base, {exc}".replace(
+            "; use wider registers (width_bits) or a smaller layout", "")
     return None
+
+
+def ttu_problem(ref: Ref, hw: Hardware) -> tuple[str, str] | None:
+    """:func:`walk_problem` of one DMA side on ``hw``'s queues."""
+    pat = ref.pattern
+    partitions = ref.partitions if ref.on_chip else 0
+    row = ref.partition_elements(hw) if ref.on_chip else 0
+    return walk_problem(pat.shape, pat.strides, partitions, row, hw.dma.max_dims,
+                        hw.dma.ttu_width_bits)
 
 
 @dataclass(frozen=True)
@@ -90,7 +141,7 @@ class Table:
 
 
 _MEM_ID = {"sbuf": 1, "psum": 2}
-_NO_SLOT = (1, 0, -1, -1, -1, 0, 0)
+_NO_SLOT = (1, 0, -1, -1, 0)
 
 
 class _Entry(NamedTuple):
@@ -103,8 +154,8 @@ class _Entry(NamedTuple):
     read: int
     written: int
     # per operand slot (up to 2): (itemsize, low, high, byte limit or -1 for no bounds
-    # check, TTU extent or -1, TTU base offset, PSUM bank bytes or 0)
-    slots: tuple[tuple[int, int, int, int, int, int, int], ...]
+    # check, PSUM bank bytes or 0); the TTU rule does not depend on offsets
+    slots: tuple[tuple[int, int, int, int, int], ...]
     rect: tuple[int, int, int, int, int, int]  # (memory id, p0, p1, item, low, high)
 
 
@@ -178,8 +229,7 @@ class Rules:
         return size * ref.partitions, run, item
 
     def ttu(self, k: int, instr: Instruction, name: str, ref: Ref) -> None:
-        walk = ref.ttu_pattern(self.hw)
-        problem = _ttu_problem(walk.shape, walk.strides, walk.offset, self.hw)
+        problem = ttu_problem(ref, self.hw)
         if problem is not None:
             cls = ProgramError if problem[0] == "dims" else CapacityError
             self.fail(k, instr, f"{name} pattern {problem[1]}", cls)
@@ -312,15 +362,8 @@ class _Lowering(Rules):
             if size and (ref.memory == "dram" or ref.partitions):
                 limit = (self.tensor_bytes[ref.tensor] if ref.memory == "dram" else
                          hw.buffer(ref.memory).bytes_per_partition)
-            extent, base = -1, 0
-            if instr.walks_with_ttu and size:
-                extent = facts.extent
-                if ref.on_chip:
-                    row = ref.partition_elements(hw)
-                    extent += ref.partitions * row
-                    base = ref.partition_start * row
             bank = hw.psum.bank_bytes if instr.psum_banked and ref is refs[-1] and size else 0
-            slots.append((ref.itemsize, low, high, limit, extent, base, bank))
+            slots.append((ref.itemsize, low, high, limit, bank))
         rect = (0, 0, 0, 1, 0, -1)
         dst = getattr(instr, "dst", None)
         if dst is not None and dst.on_chip and dst.partitions and dst.pattern.size:
@@ -337,16 +380,14 @@ class _Lowering(Rules):
             return
         ent_a = np.array(ent, dtype=np.int64)
         suspect = np.zeros(len(ent), dtype=bool)
-        half = 1 << (self.hw.dma.ttu_width_bits - 1)
         for slot, offs in ((0, off0), (1, off1)):
             rows = [x.slots[slot] if len(x.slots) > slot else _NO_SLOT for x in entries]
             spec = np.array(rows, dtype=np.int64)[ent_a]
-            item, low, high, limit, extent, base, bank = spec.T
+            item, low, high, limit, bank = spec.T
             off = np.array(offs, dtype=np.int64)
             lo, hi = (off + low) * item, (off + high + 1) * item
             checked = limit >= 0
             suspect |= checked & ((lo < 0) | (hi > limit))
-            suspect |= (extent >= 0) & (np.abs(off + base) + extent >= half)
             banked = bank > 0
             if banked.any():
                 b = np.maximum(bank, 1)
@@ -362,4 +403,4 @@ def lower(program: Program, hw: Hardware) -> Table:
     return _Lowering(program, hw).run()
 
 
-__all__ = ["lower", "Table", "Rules"]
+__all__ = ["lower", "Table", "Rules", "walk_problem", "ttu_problem"]
