@@ -86,7 +86,7 @@ def test_every_violation_at_once():
 @pytest.mark.parametrize("data, words", [
     ({"base": "tiny", "colour": "red"}, "colour: unknown field"),
     ({"base": "tiny", "dma": {"speed": 1}}, "dma.speed: unknown field"),
-    ({"base": "tiny", "dma": {"queues": "two"}}, "dma.queues = 'two': must be a number"),
+    ({"base": "tiny", "dma": {"queues": "two"}}, "dma.queues = 'two': must be an integer"),
     ({"name": "x", "clock_hz": 1e9}, "sbuf: missing section [sbuf]"),
     ({"clock_hz": 1e9}, "name: missing"),
     ({**Hardware.preset("tiny").to_dict(), "pe": {"rows": 8}}, "pe.cols: missing"),
@@ -136,3 +136,29 @@ def test_cli_hw_show_and_list(capsys, tmp_path):
     assert "trn1-like" in capsys.readouterr().out
     assert main(["hw", "show", "nonsense"]) == 2
     assert "no preset named" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"dma": {"queues": 2.5}}, "dma.queues = 2.5: must be an integer"),
+    ({"dma": {"queues": float("inf")}}, "dma.queues = inf: must be an integer"),
+    ({"dma": {"bytes_per_cycle": float("nan")}}, "dma.bytes_per_cycle = nan: must be a finite"),
+    ({"dram": {"bandwidth_bytes_per_s": float("inf")}}, "bandwidth_bytes_per_s = inf: must be a finite"),
+    ({"dma": {"max_dims": True}}, "dma.max_dims = True: must be an integer"),
+    ({"pe": {"passthrough_transpose": 1}}, "pe.passthrough_transpose = 1: must be true or false"),
+    ({"sbuf": 5}, "sbuf = 5: must be a table"),
+    ({"dma": {"quees": 3}}, "dma.quees: unknown field; did you mean 'queues'?"),
+    ({"clock_hz": "fast"}, "clock_hz = 'fast': must be a number"),
+])
+def test_typed_fields(changes, message):
+    with pytest.raises(ConfigError) as info:
+        Hardware.preset("tiny").with_changes(**changes)
+    assert message in str(info.value)
+
+
+def test_typed_field_problems_are_reported_together(tmp_path):
+    path = tmp_path / "hw.toml"
+    path.write_text('base = "tiny"\n[dma]\nqueues = 2.5\nmax_dims = 1e400\n[pe]\nrows = "8"\n')
+    with pytest.raises(ConfigError) as info:
+        Hardware.from_toml(path)
+    text = str(info.value)
+    assert "dma.queues = 2.5" in text and "dma.max_dims = inf" in text and "pe.rows = '8'" in text

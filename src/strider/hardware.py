@@ -27,6 +27,8 @@ strider.errors.ConfigError: 1 problem(s) in the hardware description:
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import math
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -315,12 +317,21 @@ def _validate(hw: Hardware) -> list[str]:
         if not ok:
             problems.append(f"{where} = {value!r}: {rule}")
 
+    bad = _type_problem("clock_hz", hw.clock_hz, "float")
+    if bad:
+        return [bad]
     need(hw.clock_hz > 0, "clock_hz", hw.clock_hz, "must be > 0")
+    mistyped = False
     for section in _SECTIONS:
         spec = getattr(hw, section)
         for f in fields(spec):
             value = getattr(spec, f.name)
             where = f"{section}.{f.name}"
+            bad = _type_problem(where, value, str(f.type))
+            if bad:
+                problems.append(bad)
+                mistyped = True
+                continue
             if isinstance(value, bool):
                 continue
             if f.name == "latency_ns":
@@ -328,6 +339,8 @@ def _validate(hw: Hardware) -> list[str]:
             elif isinstance(value, (int, float)):
                 need(value >= 1 if f.type in ("int", int) else value > 0, where, value,
                      "must be >= 1" if f.type in ("int", int) else "must be > 0")
+    if mistyped:
+        return problems  # the rules between fields need numbers
     need(hw.psum.bytes_per_partition % max(hw.psum.banks, 1) == 0, "psum.banks", hw.psum.banks,
          f"must divide psum.bytes_per_partition ({hw.psum.bytes_per_partition})")
     need(hw.pe.rows <= hw.sbuf.partitions, "pe.rows", hw.pe.rows,
@@ -352,12 +365,32 @@ def _validate(hw: Hardware) -> list[str]:
     return problems
 
 
+def _type_problem(where: str, value: Any, kind: str) -> str | None:
+    """Why ``value`` is not a valid ``kind`` (``"int"``, ``"float"``, ``"bool"``) field."""
+    if kind == "bool":
+        return None if isinstance(value, bool) else f"{where} = {value!r}: must be true or false"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        what = "an integer" if kind == "int" else "a number"
+        return f"{where} = {value!r}: must be {what}"
+    if kind == "int" and not isinstance(value, int):
+        return f"{where} = {value!r}: must be an integer (a count or a size)"
+    if not math.isfinite(value):
+        return f"{where} = {value!r}: must be a finite number"
+    return None
+
+
+def _unknown(where: str, key: str, known: Any) -> str:
+    close = difflib.get_close_matches(key, list(known), n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"{where}{key}: unknown field; {hint}known: {', '.join(known)}"
+
+
 def _from_plain(data: dict[str, Any]) -> Hardware:
     problems: list[str] = []
     top = {f.name for f in fields(Hardware)}
     for key in data:
         if key not in top:
-            problems.append(f"{key}: unknown field; known fields are {', '.join(sorted(top))}")
+            problems.append(_unknown("", key, sorted(top)))
     kwargs: dict[str, Any] = {}
     for key in top - set(_SECTIONS):
         if key in data:
@@ -365,22 +398,31 @@ def _from_plain(data: dict[str, Any]) -> Hardware:
     for key in ("name", "clock_hz"):
         if key not in data:
             problems.append(f"{key}: missing (give it, or start from a preset with base = ...)")
+    if "clock_hz" in data:
+        bad = _type_problem("clock_hz", data["clock_hz"], "float")
+        if bad:
+            problems.append(bad)
+            kwargs.pop("clock_hz")
     for section, spec_type in _SECTIONS.items():
         raw = data.get(section)
-        if not isinstance(raw, dict):
+        if raw is None:
             problems.append(f"{section}: missing section [{section}]")
+            continue
+        if not isinstance(raw, dict):
+            problems.append(f"{section} = {raw!r}: must be a table ([{section}] with its fields)")
             continue
         known = {f.name: f for f in fields(spec_type)}
         for key in raw:
             if key not in known:
-                problems.append(f"{section}.{key}: unknown field; known: {', '.join(known)}")
+                problems.append(_unknown(f"{section}.", key, known))
         missing = [n for n, f in known.items()
                    if n not in raw and f.default is dataclasses.MISSING]
         problems += [f"{section}.{n}: missing" for n in missing]
-        for n, value in raw.items():
-            if n in known and not isinstance(value, (int, float, bool)):
-                problems.append(f"{section}.{n} = {value!r}: must be a number")
-        if not missing:
+        typed = [_type_problem(f"{section}.{n}", value, str(known[n].type))
+                 for n, value in raw.items() if n in known]
+        typed = [t for t in typed if t]
+        problems += typed
+        if not missing and not typed:
             kwargs[section] = spec_type(**{k: v for k, v in raw.items() if k in known})
     if len(kwargs) == len(top) - ("description" not in kwargs) - ("dtypes" not in kwargs):
         try:  # value rules too, so that every violation is reported at once
