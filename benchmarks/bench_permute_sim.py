@@ -22,10 +22,10 @@ import time
 import numpy as np
 
 
-def suite() -> bool:
-    from strider.demo_suite import format_rows, run_suite
+def suite(quick: bool = False) -> bool:
+    from strider.demo_suite import CASES, format_rows, run_suite
 
-    rows = run_suite(strategies=("auto", "vector", "dma"),
+    rows = run_suite(cases=CASES[:2] if quick else CASES, strategies=("auto", "vector", "dma"),
                      progress=lambda s: print(s, file=sys.stderr, flush=True))
     print(format_rows(rows))
     ok = True
@@ -69,10 +69,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-suite", action="store_true")
     parser.add_argument("--skip-big", action="store_true")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke run: the suite's checks only, no big tensors")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.skip_big, args.repeat = True, 1
     ok = True
     if not args.skip_suite:
-        ok &= suite()
+        ok &= suite(args.quick)
     if not args.skip_big:
         ok &= big(args.repeat)
     return 0 if ok else 1

@@ -82,7 +82,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--instructions", type=int, default=300_000)
     ap.add_argument("--mib", type=int, default=256)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--quick", action="store_true",
+                    help="a seconds-long smoke run (3 k instructions, 1 MiB, one repeat)")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.instructions, args.mib, args.repeat = 3000, 1, 1
     hw = Hardware.preset("trn1-like")
     machine = Machine(hw)
 

@@ -64,7 +64,11 @@ def main(argv=None) -> int:
                              "8192,2048,float32")
     parser.add_argument("--strategies", default="pe,vector,dma")
     parser.add_argument("--repeat", type=int, default=1, help="simulations per strategy")
+    parser.add_argument("--quick", action="store_true",
+                        help="a seconds-long smoke run (one small case)")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.case, args.repeat = args.case or ["256,512,bfloat16"], 1
 
     from strider.api import mismatches, random_inputs, simulate
     from strider.cost import roofline_cycles

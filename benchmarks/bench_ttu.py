@@ -90,7 +90,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5, help="repeats per figure (median)")
     parser.add_argument("--python-seconds", type=float, default=1.5,
                         help="time budget per repeat of the Python generator")
+    parser.add_argument("--quick", action="store_true",
+                        help="a seconds-long smoke run (small nests, one repeat)")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.side, args.run_side, args.repeats, args.python_seconds = 12, 8, 1, 0.05
 
     program, layout = _program(args.side)
     n = program.size
@@ -147,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
         (f"register model >= {TARGET_RUN_RATE / 1e3:.0f} k addr/s", run_rate >= TARGET_RUN_RATE),
         ("streams identical", same and prefix_ok),
     ]
+    if args.quick:  # rates on a 20 k-address nest say nothing: only correctness counts
+        checks = [(f"{label} (not judged in --quick)", True) if "/s" in label or "x the" in label
+                  else (label, ok) for label, ok in checks]
     for label, ok in checks:
         print(f"  [{'PASS' if ok else 'FAIL'}] {label}")
     return 0 if all(ok for _, ok in checks) else 1
