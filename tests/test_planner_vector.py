@@ -173,18 +173,44 @@ def test_every_descriptor_fits_the_registers_not_only_the_first(offset):
     assert np.array_equal(moved, offset + np.arange(6 * 7 * 8))
 
 
-def test_data_past_the_register_range_is_refused_not_cut_into_unfit_descriptors():
-    # the last elements sit above 32767: no descriptor can address them
+def _covers(pairs, transfer):
+    """The descriptors move exactly the transfer's elements, in its row-major order."""
+    src = np.concatenate([s.pattern.addresses().ravel() for s, _ in pairs])
+    dst = np.concatenate([d.pattern.addresses().ravel() for _, d in pairs])
+    idx = np.indices(transfer.shape).reshape(len(transfer.shape), -1)
+    want_src = transfer.src.offset + np.tensordot(transfer.src.strides, idx, 1)
+    want_dst = transfer.dst.offset + np.tensordot(transfer.dst.strides, idx, 1)
+    return np.array_equal(src, want_src) and np.array_equal(dst, want_dst)
+
+
+def test_data_past_the_register_range_is_reached_from_a_wide_base():
+    # the last elements sit above 32767: the base is wide, the walk's offsets are small
     t = Transfer((6, 7, 8), "int8", Side.dram("x", (56, 8, 1), 32500),
                  Side.dram("y", (1, 6, 42), 0))
-    with pytest.raises(PlanError, match="16-bit registers"):
-        descriptors(t, HW["tiny"])
+    pairs = descriptors(t, HW["tiny"])
+    assert all(fits_ttu(s, HW["tiny"]) and fits_ttu(d, HW["tiny"]) for s, d in pairs)
+    assert _covers(pairs, t)
 
 
-def test_descriptor_of_one_element_too_far_for_the_registers():
-    t = Transfer((2,), "int8", Side.dram("x", (1,), 40000), Side.dram("y", (1,), 0))
-    with pytest.raises(PlanError, match="16-bit registers"):
-        descriptors(t, HW["tiny"])
+def test_a_walk_longer_than_the_registers_is_cut_into_several_descriptors():
+    # 50000 contiguous int8: the end register would hold 50000 > 32767
+    t = Transfer((50000,), "int8", Side.dram("x", (1,), 7), Side.dram("y", (1,), 0))
+    pairs = descriptors(t, HW["tiny"])
+    assert len(pairs) == 2 and all(fits_ttu(s, HW["tiny"]) for s, _ in pairs)
+    assert _covers(pairs, t)
+
+
+def test_a_step_wider_than_the_registers_becomes_an_outer_loop():
+    t = Transfer((3, 4), "int16", Side.dram("x", (40000, 1), 0), Side.dram("y", (4, 1), 0))
+    pairs = descriptors(t, HW["tiny"])
+    assert [s.pattern.offset for s, _ in pairs] == [0, 40000, 80000]
+    assert _covers(pairs, t)
+
+
+def test_a_walk_that_cannot_fit_names_the_field():
+    from strider.descriptor_fit import walk_problem
+    kind, why = walk_problem((3, 4), (40000, 1), 0, 0, 3, 16)
+    assert kind == "width" and "needs dma.ttu_width_bits >= 18" in why
 
 
 # ------------------------------------------------------------------ plans, simulated

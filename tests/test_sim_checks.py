@@ -53,13 +53,27 @@ def test_ttu_dims_and_register_width():
     p.dma(1, Ref.dram("x", four, "float32"), Ref.sbuf(0, 1, AP.contiguous((16,)), "float32"))
     with pytest.raises(ProgramError, match="instruction 0 .*needs 4 dims.*at most 3"):
         run(p, {"x": x})
-    # 16-bit registers cannot address element 40000 of a big tensor
+    # the registers hold offsets from the descriptor's base: element 40000 is reachable
+    # by 16-bit registers (the base is wide) ...
+    data = np.random.default_rng(1).integers(-128, 127, 50000).astype(np.int8)
     q = Program()
     q.tensor("x", (50000,), "int8", role="input")
     q.dma(0, Ref.dram("x", AP.contiguous((4,), offset=40000), "int8"),
           Ref.sbuf(0, 1, AP.contiguous((4,)), "int8"))
-    with pytest.raises(CapacityError, match="16-bit"):
-        run(q, {"x": np.ones(50000, np.int8)})
+    run(q, {"x": data})
+    # ... but a walk of 40 rows 1000 apart spans 39008 elements from its base
+    q = Program()
+    q.tensor("x", (50000,), "int8", role="input")
+    q.dma(0, Ref.dram("x", AP((40, 8), (1000, 1), offset=9000), "int8"),
+          Ref.sbuf(0, 8, AP.contiguous((40,)), "int8"))
+    with pytest.raises(CapacityError, match="16-bit.*needs dma.ttu_width_bits >= 17"):
+        run(q, {"x": data})
+    # a reversed walk starts at its highest address: its base is the lowest
+    q = Program()
+    q.tensor("x", (50000,), "int8", role="input")
+    q.dma(0, Ref.dram("x", AP((8, 4), (-4000, 1), offset=48000), "int8"),
+          Ref.sbuf(0, 8, AP.contiguous((4,)), "int8"))
+    run(q, {"x": data})
 
 
 def test_psum_bank_and_pe_limits():

@@ -5,9 +5,11 @@ element stride for every logical dim (on chip: the free-dim stride, plus a parti
 stride for the leading partition dims). :func:`descriptors` cuts it into
 ``(src Ref, dst Ref)`` pairs such that every side fits the DMA's TTU -- at most
 ``hw.dma.max_dims`` dims after coalescing (the partition range counts as one on chip)
-and every register value within ``hw.dma.ttu_width_bits`` -- looping the planner's
-odometer over the outer dims that do not fit (the outer loop), and cutting the
-outermost remaining dim into ``pieces`` ranges so that several queues share the work.
+and every register value of the walk, counted from the descriptor's base, within
+``hw.dma.ttu_width_bits`` (the simulator's rule, :func:`strider.descriptor_fit.walk_problem`)
+-- looping the planner's odometer over the outer dims that do not fit (the outer loop),
+and cutting the outermost remaining dim into ranges short enough to fit and into at
+least ``pieces`` ranges so that several queues share the work.
 
 Examples
 --------
@@ -27,13 +29,11 @@ from functools import lru_cache
 from typing import Sequence
 
 from ..access_pattern import AccessPattern, coalesced_dims
-from ..errors import CapacityError, PlanError
+from ..errors import PlanError
 from ..hardware import Hardware
 from ..dtypes import dtype_of
 from ..program import Ref
-from ..ttu import TTUConfig, check_fits, coalesce_loops
-from ..ttu.rows import row_values
-from ..ttu.registers import row_problems
+from ..descriptor_fit import ttu_problem, walk_problem
 
 
 @dataclass(frozen=True)
@@ -77,15 +77,10 @@ class Transfer:
 
 
 def fits_ttu(ref: Ref, hw: Hardware) -> bool:
-    """Whether a DMA side fits a queue's TTU: dims after coalescing, and register width."""
-    pattern = ref.ttu_pattern(hw)
-    if pattern.size == 0:
-        return True
-    try:
-        check_fits(pattern, hw.dma.ttu_config())
-    except CapacityError:
-        return False
-    return True
+    """Whether a DMA side fits a queue's TTU as one descriptor (the simulator's rule,
+    :func:`strider.descriptor_fit.ttu_problem`): dims after coalescing, and the register width
+    of the walk relative to the descriptor's base."""
+    return ref.size == 0 or ttu_problem(ref, hw) is None
 
 
 def descriptors(transfer: Transfer, hw: Hardware, pieces: int = 1) -> list[tuple[Ref, Ref]]:
@@ -107,25 +102,10 @@ def costed_descriptors(transfer: Transfer, hw: Hardware,
     item = dtype_of(transfer.dtype).itemsize
     cut = _cut(transfer.shape, (src.memory, src.strides, src.pstrides),
                (dst.memory, dst.strides, dst.pstrides), hw.sbuf.bytes_per_partition // item,
-               hw.dma.ttu_config())
+               hw.dma.max_dims, hw.dma.ttu_width_bits)
+    plan = cut.plan(pieces, hw)
     s_off, s_pst = int(src.offset), int(src.pstart)
     d_off, d_pst = int(dst.offset), int(dst.pstart)
-    config = cut.config
-    for outer, (fs, fd) in enumerate(cut.fit_forms):
-        # the register-width check depends on the offsets: every descriptor's, since the
-        # later ones of the outer loop start at higher (or lower) addresses than the first
-        if fs is None or fd is None:
-            continue
-        plan = cut.template(outer, pieces)
-        if all(fs.fits_at(s_off + so, s_pst + sp, config)
-               and fd.fits_at(d_off + do, d_pst + dp, config)
-               for so, sp, fs, do, dp, fd in plan):
-            break
-    else:
-        raise PlanError(
-            f"a DMA descriptor of one element does not fit the TTU of {hw.name} "
-            f"({hw.dma.ttu_width_bits}-bit registers): the tensor is too large for it"
-        )
     dtype, s_name, d_name = transfer.dtype, src.tensor, dst.tensor
     return [(fs.ref(s_name, s_off + so, s_pst + sp, dtype),
              fd.ref(d_name, d_off + do, d_pst + dp, dtype),
@@ -135,17 +115,16 @@ def costed_descriptors(transfer: Transfer, hw: Hardware,
 
 class _Form:
     """One side of a descriptor with its offsets left open: the coalesced pattern, the
-    partition count (on chip) and the loops its TTU walks (None: too many columns)."""
+    partition count (on chip), and why the TTU cannot walk it (None: it fits). Whether a
+    descriptor fits does not depend on its offsets (the registers hold offsets from the
+    descriptor's base), so one form answers for every descriptor of its shape."""
 
-    __slots__ = ("on_chip", "shape", "strides", "partitions", "loops", "row", "bound", "run",
-                 "size")
+    __slots__ = ("on_chip", "shape", "strides", "partitions", "problem", "run", "size")
 
     def __init__(self, memory: str, shape: tuple[int, ...], strides: tuple[int, ...],
-                 pstrides: tuple[int, ...], row: int, max_dims: int) -> None:
-        # the side's Ref (partition dims lead, flattened row-major), then Ref.ttu_pattern,
-        # then the column count of check_fits
+                 pstrides: tuple[int, ...], row: int, max_dims: int, width_bits: int) -> None:
+        # the side's Ref: partition dims lead, flattened row-major
         self.on_chip = memory != "dram"
-        self.row = row
         lead = 0
         self.partitions = 1
         if self.on_chip:
@@ -161,26 +140,9 @@ class _Form:
         # as Ref.size and Ref.run_bytes (the pattern is coalesced already)
         self.run = self.shape[-1] if self.strides[-1] == 1 else 1
         self.size = math.prod(self.shape) * self.partitions
-        trips, steps = self.shape, self.strides
-        if self.on_chip:
-            trips, steps = (self.partitions, *trips), (row, *steps)
-        if len(trips) > max_dims:
-            trips, (steps,) = coalesce_loops(trips, [steps], max_dims)
-        self.loops = (trips, steps) if len(trips) <= max_dims else None
-        # every register value and address of the row is within |base| + bound
-        self.bound = (sum(abs(t * s) for t, s in zip(trips, steps)) + max(trips)
-                      if self.loops else 0)
-
-    def fits_at(self, offset: int, pstart: int, config: TTUConfig) -> bool:
-        """Whether the TTU row for these offsets fits the registers (as check_fits)."""
-        if self.loops is None:
-            return False
-        base = offset + pstart * self.row if self.on_chip else offset
-        if abs(base) + self.bound <= config.max_value:
-            return True
-        trips, steps = self.loops
-        row = row_values(trips, steps, base, config)
-        return not row_problems(config, row.initial, row.step, row.end, row.trips)
+        self.problem = walk_problem(self.shape, self.strides,
+                                    self.partitions if self.on_chip else 0, row, max_dims,
+                                    width_bits)
 
     def ref(self, tensor: str | None, offset: int, pstart: int, dtype: str) -> Ref:
         pattern = AccessPattern.unchecked(self.shape, self.strides, offset)
@@ -191,11 +153,14 @@ class _Form:
 
 class _Cut:
     """How a transfer's layout (offsets aside) is cut into descriptors: the shape with
-    size-1 dims dropped, the forms each outer-loop depth would give (None where a side
-    cannot be a descriptor), and per ``(outer, pieces)`` every descriptor as offset
-    deltas and forms. Planners cut the same layout at many offsets (one per tile)."""
+    size-1 dims dropped and, per ``pieces``, every descriptor as offset deltas and forms.
+    Planners cut the same layout at many offsets (one per tile).
 
-    def __init__(self, shape, src, dst, row: int, config: TTUConfig) -> None:
+    The cut fixes the fewest outer dims (the outer loop, in the planner's odometer) such
+    that ranges of the next dim fit the TTU: the whole dim when it fits, else the longest
+    range that does (the walk's extent and steps shrink with it)."""
+
+    def __init__(self, shape, src, dst, row: int, max_dims: int, width_bits: int) -> None:
         keep = [k for k, n in enumerate(shape) if n != 1]
         self.shape = tuple(int(shape[k]) for k in keep)
         self.sides = [(memory, tuple(int(strides[k]) for k in keep),
@@ -204,40 +169,61 @@ class _Cut:
         if not self.shape:  # a single element
             self.shape = (1,)
             self.sides = [(memory, (1,), ()) for memory, _, _ in self.sides]
-        self.row, self.max_dims = row, config.dims
-        self.config = config
-        self._forms: dict[tuple[int, int, int], _Form] = {}
-        self._templates: dict[tuple[int, int], list] = {}
-        self.fit_forms = [(self._form_or_none(0, outer), self._form_or_none(1, outer))
-                          for outer in range(len(self.shape))]
+        self.row, self.max_dims, self.width_bits = row, max_dims, width_bits
+        self._forms: dict[tuple[int, int, int], _Form | None] = {}
+        self._plans: dict[int, list] = {}
 
-    def form(self, side: int, outer: int, length: int) -> _Form:
+    def form(self, side: int, outer: int, length: int) -> _Form | None:
         """The form of side ``side`` (0: src, 1: dst) with the dims before ``outer`` fixed
-        and ``length`` indices of dim ``outer``."""
+        and ``length`` indices of dim ``outer`` (None: no descriptor can hold it)."""
         key = (side, outer, length)
         if key not in self._forms:
             memory, strides, pstrides = self.sides[side]
-            self._forms[key] = _Form(memory, (length, *self.shape[outer + 1:]),
-                                     strides[outer:], pstrides[outer:], self.row,
-                                     self.max_dims)
+            try:
+                self._forms[key] = _Form(memory, (length, *self.shape[outer + 1:]),
+                                         strides[outer:], pstrides[outer:], self.row,
+                                         self.max_dims, self.width_bits)
+            except PlanError:
+                self._forms[key] = None
         return self._forms[key]
 
-    def _form_or_none(self, side: int, outer: int) -> _Form | None:
-        try:
-            return self.form(side, outer, self.shape[outer])
-        except PlanError:
-            return None
+    def fits(self, outer: int, length: int) -> bool:
+        forms = self.form(0, outer, length), self.form(1, outer, length)
+        return all(f is not None and f.problem is None for f in forms)
 
-    def template(self, outer: int, pieces: int) -> list:
+    def longest(self, outer: int) -> int:
+        """The longest range of dim ``outer`` one descriptor holds (0: not even one index)."""
+        n = self.shape[outer]
+        if self.fits(outer, n):
+            return n
+        if not self.fits(outer, 1):
+            return 0
+        lo, hi = 1, n  # fits(lo), not fits(hi)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if self.fits(outer, mid) else (lo, mid)
+        return lo
+
+    def plan(self, pieces: int, hw: Hardware) -> list:
         """``(src offset, src partition, src form, dst offset, dst partition, dst form)``
         of every descriptor relative to the transfer's: the outer loop in odometer
-        order, each step's cuts of dim ``outer`` in order."""
-        key = (outer, pieces)
-        if key in self._templates:
-            return self._templates[key]
+        order, each step's ranges of dim ``outer`` in order, at least ``pieces`` or as
+        many as the TTU needs."""
+        if pieces in self._plans:
+            return self._plans[pieces]
+        for outer in range(len(self.shape)):
+            longest = self.longest(outer)
+            if longest:
+                break
+        else:
+            why = next(f.problem[1] for side in (0, 1)
+                       for f in [self.form(side, len(self.shape) - 1, 1)]
+                       if f is not None and f.problem is not None)
+            raise PlanError(f"no DMA descriptor of {hw.name} can walk even one element of "
+                            f"this transfer: {why}")
         shape = self.shape
         count = math.prod(shape[:outer])
-        cut = max(1, min(shape[outer], -(-pieces // count)))
+        cut = max(1, min(shape[outer], -(-pieces // count)), -(-shape[outer] // longest))
         step = -(-shape[outer] // cut)
         (_, ss, sps), (_, ds, dps) = self.sides
         sps, dps = sps or (0,) * len(shape), dps or (0,) * len(shape)
@@ -249,17 +235,87 @@ class _Cut:
             dp = sum(i * dps[k] for k, i in enumerate(idx))
             for start in range(0, shape[outer], step):
                 length = min(step, shape[outer] - start)
+                if not self.fits(outer, length):
+                    raise PlanError(f"internal: a descriptor of {length} indices of dim "
+                                    f"{outer} does not fit the TTU although {longest} do")
                 out.append((so + start * ss[outer], sp + start * sps[outer],
                             self.form(0, outer, length),
                             do + start * ds[outer], dp + start * dps[outer],
                             self.form(1, outer, length)))
-        self._templates[key] = out
+        self._plans[pieces] = out
         return out
 
 
 @lru_cache(maxsize=1024)
-def _cut(shape, src, dst, row: int, config: TTUConfig) -> _Cut:
-    return _Cut(shape, src, dst, row, config)
+def _cut(shape, src, dst, row: int, max_dims: int, width_bits: int) -> _Cut:
+    return _Cut(shape, src, dst, row, max_dims, width_bits)
 
 
-__all__ = ["Side", "Transfer", "descriptors", "costed_descriptors", "fits_ttu"]
+
+
+def _refine(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The coarsest shape that both ``a`` and ``b`` reshape into by splitting dims (as
+    NumPy reshapes row-major), or None when a dim of one straddles two of the other.
+
+    >>> _refine((6, 4), (2, 3, 4)), _refine((4, 6), (6, 4))
+    ((2, 3, 4), None)
+    """
+    a, b = [n for n in a if n != 1], [n for n in b if n != 1]
+    out: list[int] = []
+    while a and b:
+        x, y = a.pop(), b.pop()
+        small, big = min(x, y), max(x, y)
+        if big % small:
+            return None
+        out.append(small)
+        if big > small:
+            (a if x > y else b).append(big // small)
+    if a or b:
+        return None
+    return tuple(reversed(out)) or (1,)
+
+
+def _side_over(ref: Ref, shape: tuple[int, ...]) -> Side | None:
+    """``ref`` as a :class:`Side` over ``shape`` (a refinement of its logical shape)."""
+    dims = [(n, 0, st) for n, st in zip(ref.pattern.shape, ref.pattern.strides) if n != 1]
+    if ref.on_chip:
+        if ref.memory != "sbuf":
+            return None
+        if ref.partitions != 1:
+            dims.insert(0, (ref.partitions, 1, 0))
+    strides, pstrides = [], []
+    for n in reversed(shape):
+        size, pst, st = dims.pop()
+        if size != n:  # split: the inner part keeps the stride, the outer part scales it
+            dims.append((size // n, pst * n, st * n))
+        strides.append(st)
+        pstrides.append(pst)
+    strides.reverse()
+    pstrides.reverse()
+    if ref.on_chip:
+        return Side.sbuf(strides, ref.pattern.offset, pstrides, ref.partition_start)
+    return Side.dram(ref.tensor, strides, ref.pattern.offset)  # type: ignore[arg-type]
+
+
+def fitted_pairs(src: Ref, dst: Ref, hw: Hardware) -> list[tuple[Ref, Ref]]:
+    """One DMA ``src -> dst`` as descriptors the TTU can walk: the pair itself when both
+    sides fit (:func:`fits_ttu`), else cut as :func:`descriptors` cuts a transfer.
+
+    >>> from strider import AccessPattern
+    >>> hw = Hardware.preset("tiny")                    # 16-bit TTU registers
+    >>> src = Ref.dram("x", AccessPattern((40, 8), (1000, 1), 0), "int8")
+    >>> dst = Ref.sbuf(0, 8, AccessPattern((40,), (1,), 0), "int8")
+    >>> [s.describe() for s, d in fitted_pairs(src, dst, hw)]
+    ['dram:x[20,8]/(1000,1)+0', 'dram:x[20,8]/(1000,1)+20000']
+    """
+    if fits_ttu(src, hw) and fits_ttu(dst, hw):
+        return [(src, dst)]
+    shape = _refine(tuple(n for n in src.shape if n != 1), tuple(n for n in dst.shape if n != 1))
+    sides = None if shape is None else (_side_over(src, shape), _side_over(dst, shape))
+    if sides is None or None in sides:
+        raise PlanError(f"internal: cannot cut the DMA {src.describe()} -> {dst.describe()} "
+                        "into descriptors")
+    return descriptors(Transfer(shape, src.dtype, *sides), hw)  # type: ignore[misc]
+
+
+__all__ = ["Side", "Transfer", "descriptors", "costed_descriptors", "fits_ttu", "fitted_pairs"]

@@ -65,7 +65,9 @@ from ..hardware import Hardware
 from ..dtypes import EXACT_MAC_DTYPES, MAC_DTYPES, accumulator_dtype, dtype_of
 from ..plan import Plan, PermuteRequest
 from ..program import Program, Ref
+from ._descriptors import fitted_pairs
 from ._groups import coalesce_permutation
+from ._postcondition import check_program
 
 MODES = ("auto", "passthrough", "mac")
 
@@ -334,10 +336,14 @@ class _Emitter:
         return (t.identity_elems + t.buffers * t.in_tile_elems + slot * t.out_tile_elems
                 + chunk * t.block_rows)
 
-    def dma(self, src: Ref, dst: Ref, deps: list[int], label: str) -> int:
-        q = self.queue
-        self.queue = (self.queue + 1) % self.hw.dma.queues
-        return self.p.dma(q, src, dst, deps=deps, label=label)
+    def dma(self, src: Ref, dst: Ref, deps: list[int], label: str) -> list[int]:
+        """One DMA, as several descriptors where one does not fit the TTU; their ids."""
+        ids = []
+        for s, d in fitted_pairs(src, dst, self.hw):
+            q = self.queue
+            self.queue = (self.queue + 1) % self.hw.dma.queues
+            ids.append(self.p.dma(q, s, d, deps=deps, label=label))
+        return ids
 
     def splits(self, nbytes: int, parts: int, eager: bool = False) -> int:
         """How many descriptors to cut ``parts`` partitions (or batches) into: enough to
@@ -372,7 +378,7 @@ class _Emitter:
                         t.dtype)
                     dst = Ref.sbuf(part0 + lo, hi - lo, AccessPattern.unchecked((cols,), (1,), off),
                                    t.dtype)
-                    ids[gi, bb].append(self.dma(src, dst, readers.get(gi, []),
+                    ids[gi, bb].extend(self.dma(src, dst, readers.get(gi, []),
                                                 f"load {block['name']} batch {b} rows "
                                                 f"{row0 + lo}.."))
         return ids
@@ -437,14 +443,14 @@ class _Emitter:
         if count == 1:
             for lo, hi in _ranges(width, self.splits(nbytes, width, block["last"])):
                 dst = AccessPattern.unchecked((hi - lo, rows), (v.m, 1), base + lo * v.m)
-                ids.append(self.dma(Ref.sbuf(lo, hi - lo, src_pat, t.dtype),
+                ids.extend(self.dma(Ref.sbuf(lo, hi - lo, src_pat, t.dtype),
                                     Ref.dram("y", dst, t.dtype), acts,
                                     f"store {block['name']} chunk {ci} cols {c0 + lo}.."))
         else:  # one piece per run of whole batch matrices
             for lo, hi in _ranges(count, self.splits(nbytes, count, block["last"])):
                 dst = AccessPattern.unchecked((hi - lo, width, rows), (v.m * v.n, v.m, 1),
                                     base + lo * v.m * v.n)
-                ids.append(self.dma(Ref.sbuf(lo * width, (hi - lo) * width, src_pat, t.dtype),
+                ids.extend(self.dma(Ref.sbuf(lo * width, (hi - lo) * width, src_pat, t.dtype),
                                     Ref.dram("y", dst, t.dtype), acts,
                                     f"store {block['name']} chunk {ci} batches {lo}.."))
         return ids
@@ -525,6 +531,7 @@ class PeStrategy:
 
         view, mode, engine, note, tiling = found
         program = _Emitter(request, view, tiling, hw).emit()
+        check_program(program, hw, self.name)
         predicted = estimate(program, hw)
         k = tiling.blocks(view)
         details: dict[str, Any] = {

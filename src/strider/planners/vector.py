@@ -47,6 +47,7 @@ from ..program import Program, Ref
 from ._descriptors import Side, Transfer, costed_descriptors, descriptors
 from ._groups import Groups, carrier_dtype, carrier_why_not, coalesce_permutation
 from ..inbuffer import in_buffer_steps
+from ._postcondition import check_program
 from ._tiling import Tiling, rank_tilings, score, tile_boxes
 
 
@@ -94,7 +95,8 @@ def declare_tensors(program: Program, w: Working) -> None:
 
 def make_plan(request: PermuteRequest, hw: Hardware, program: Program, strategy: str,
               explanation: list[str], details: dict[str, Any]) -> Plan:
-    """A Plan with the cost model's prediction."""
+    """A Plan with the cost model's prediction, its program checked against ``hw``."""
+    check_program(program, hw, strategy)
     predicted = float(estimate(program, hw).cycles)
     details.setdefault("dram_bytes_read", request.nbytes)
     details.setdefault("dram_bytes_written", request.nbytes)

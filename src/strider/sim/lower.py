@@ -5,14 +5,15 @@ The first stage of the simulator's pipeline (``machine`` -> ``lower`` -> ``timin
 instruction: engines exist, operands live in memories their engine can reach, shapes
 and dtypes agree, every access stays inside its buffer, partition range and DRAM
 tensor (:class:`~strider.errors.CapacityError`), every DMA side fits the queue's TTU
+as a descriptor walks it -- offsets from the descriptor's base, see :func:`strider.descriptor_fit.walk_problem`
 (too many dims after merging chained dims is a :class:`~strider.errors.ProgramError`; a
 register overflow a ``CapacityError``), and PE writes stay inside one PSUM bank. Which
 rules an instruction obeys is its own :meth:`~strider.instructions.Instruction.check`;
 the rules themselves are the methods of :class:`Rules`.
 
 Checks that do not depend on the operands' offsets run once per distinct structure
-(type, scalar fields, memories, partitions, shapes, strides, dtypes); the
-offset-dependent ones (bounds, TTU register width, PSUM banks) run for all
+(type, scalar fields, memories, partitions, shapes, strides, dtypes), the TTU rule
+among them; the offset-dependent ones (bounds, PSUM banks) run for all
 instructions at once with NumPy, and an instruction flagged there is re-checked in
 full, which raises the same error as checking it alone.
 
@@ -36,34 +37,12 @@ from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from ..access_pattern import AccessPattern, pattern_facts
 from ..errors import CapacityError, ProgramError, StriderError
 from ..hardware import Hardware
 from ..instructions import Instruction
 from ..operands import Ref
 from ..program import Program
-from ..ttu import check_fits
-
-
-def _ttu_problem(shape: tuple[int, ...], strides: tuple[int, ...], offset: int,
-                 hw: Hardware) -> tuple[str, str] | None:
-    """Why a queue's TTU cannot walk the pattern: ``("dims", text)``, ``("width", text)``,
-    or None when it fits."""
-    if 0 in shape:
-        return None
-    facts = pattern_facts(shape, strides)
-    dims = hw.dma.max_dims
-    if facts.walk_dims > dims:
-        return ("dims", f"needs {facts.walk_dims} dims even after merging dims whose strides "
-                        f"chain, but a descriptor has at most {dims} (dma.max_dims); split "
-                        "the transfer into several descriptors")
-    if abs(offset) + facts.extent < 1 << (hw.dma.ttu_width_bits - 1):
-        return None  # every register value and address is smaller than this bound
-    try:
-        check_fits(AccessPattern(shape, strides, offset), hw.dma.ttu_config())
-    except CapacityError as exc:
-        return ("width", str(exc))
-    return None
+from ..descriptor_fit import ttu_problem
 
 
 @dataclass(frozen=True)
@@ -90,7 +69,7 @@ class Table:
 
 
 _MEM_ID = {"sbuf": 1, "psum": 2}
-_NO_SLOT = (1, 0, -1, -1, -1, 0, 0)
+_NO_SLOT = (1, 0, -1, -1, 0)
 
 
 class _Entry(NamedTuple):
@@ -103,8 +82,8 @@ class _Entry(NamedTuple):
     read: int
     written: int
     # per operand slot (up to 2): (itemsize, low, high, byte limit or -1 for no bounds
-    # check, TTU extent or -1, TTU base offset, PSUM bank bytes or 0)
-    slots: tuple[tuple[int, int, int, int, int, int, int], ...]
+    # check, PSUM bank bytes or 0); the TTU rule does not depend on offsets
+    slots: tuple[tuple[int, int, int, int, int], ...]
     rect: tuple[int, int, int, int, int, int]  # (memory id, p0, p1, item, low, high)
 
 
@@ -178,8 +157,7 @@ class Rules:
         return size * ref.partitions, run, item
 
     def ttu(self, k: int, instr: Instruction, name: str, ref: Ref) -> None:
-        walk = ref.ttu_pattern(self.hw)
-        problem = _ttu_problem(walk.shape, walk.strides, walk.offset, self.hw)
+        problem = ttu_problem(ref, self.hw)
         if problem is not None:
             cls = ProgramError if problem[0] == "dims" else CapacityError
             self.fail(k, instr, f"{name} pattern {problem[1]}", cls)
@@ -312,15 +290,8 @@ class _Lowering(Rules):
             if size and (ref.memory == "dram" or ref.partitions):
                 limit = (self.tensor_bytes[ref.tensor] if ref.memory == "dram" else
                          hw.buffer(ref.memory).bytes_per_partition)
-            extent, base = -1, 0
-            if instr.walks_with_ttu and size:
-                extent = facts.extent
-                if ref.on_chip:
-                    row = ref.partition_elements(hw)
-                    extent += ref.partitions * row
-                    base = ref.partition_start * row
             bank = hw.psum.bank_bytes if instr.psum_banked and ref is refs[-1] and size else 0
-            slots.append((ref.itemsize, low, high, limit, extent, base, bank))
+            slots.append((ref.itemsize, low, high, limit, bank))
         rect = (0, 0, 0, 1, 0, -1)
         dst = getattr(instr, "dst", None)
         if dst is not None and dst.on_chip and dst.partitions and dst.pattern.size:
@@ -337,16 +308,14 @@ class _Lowering(Rules):
             return
         ent_a = np.array(ent, dtype=np.int64)
         suspect = np.zeros(len(ent), dtype=bool)
-        half = 1 << (self.hw.dma.ttu_width_bits - 1)
         for slot, offs in ((0, off0), (1, off1)):
             rows = [x.slots[slot] if len(x.slots) > slot else _NO_SLOT for x in entries]
             spec = np.array(rows, dtype=np.int64)[ent_a]
-            item, low, high, limit, extent, base, bank = spec.T
+            item, low, high, limit, bank = spec.T
             off = np.array(offs, dtype=np.int64)
             lo, hi = (off + low) * item, (off + high + 1) * item
             checked = limit >= 0
             suspect |= checked & ((lo < 0) | (hi > limit))
-            suspect |= (extent >= 0) & (np.abs(off + base) + extent >= half)
             banked = bank > 0
             if banked.any():
                 b = np.maximum(bank, 1)
