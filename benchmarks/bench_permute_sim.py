@@ -8,8 +8,13 @@
 2. A 256 MiB float32 NCHW -> NHWC permutation: wall time of the simulator (functional +
    timing) against NumPy doing the same permutation, side by side, medians of
    ``--repeat`` runs. Target: simulator <= 3x NumPy.
+3. Small tensors (2-8 MiB, where pipeline fill and drain weigh most): conv weights,
+   activations and 2-d transposes of every dtype class on ``trn1-like``, the ``auto``
+   strategy. Target: <= 1.3x the DRAM roofline each; the latency part of the time (no
+   DRAM transfer in flight) is shown beside it.
 
-Run: ``strider bench permute_sim [--repeat N] [--skip-suite] [--skip-big] [--quick]``.
+Run: ``strider bench permute_sim [--repeat N] [--skip-suite] [--skip-big] [--skip-small]
+[--quick]``.
 """
 
 from __future__ import annotations
@@ -65,11 +70,51 @@ def big(repeat: int, shape: tuple[int, ...] = (64, 256, 64, 64)) -> bool:
     return exact and sim <= 3 * ref
 
 
+#: (name, shape, perm, dtype): 2-8 MiB permutations from conv nets and transformers.
+SMALL_CASES = [
+    ("conv OIHW->HWIO", (256, 256, 3, 3), (2, 3, 1, 0), "float32"),
+    ("conv OIHW->HWIO bf16", (512, 256, 3, 3), (2, 3, 1, 0), "bfloat16"),
+    ("NHWC->NCHW int8", (16, 56, 56, 64), (0, 3, 1, 2), "int8"),
+    ("NCHW->NHWC int8", (16, 64, 56, 56), (0, 2, 3, 1), "int8"),
+    ("NCHW->NHWC fp16", (8, 128, 32, 32), (0, 2, 3, 1), "float16"),
+    ("2-d fp32 1024^2", (1024, 1024), (1, 0), "float32"),
+    ("2-d int8 2048^2", (2048, 2048), (1, 0), "int8"),
+    ("heads bf16", (4, 256, 16, 64), (0, 2, 1, 3), "bfloat16"),
+    ("5-d fp32", (8, 16, 16, 16, 16), (4, 1, 3, 0, 2), "float32"),
+]
+
+
+def small(quick: bool = False) -> bool:
+    from strider.api import run_plan
+    from strider.strategy import plan_permute
+    from strider.text import format_table
+
+    cases = SMALL_CASES[:2] if quick else SMALL_CASES
+    rows, ok = [], True
+    for name, shape, perm, dtype in cases:
+        plan = plan_permute(shape, perm, dtype, "trn1-like")
+        result, _ = run_plan(plan, check=True)
+        s = result.stats
+        over = max(0.0, s.seconds - s.dram_roofline_seconds)
+        idle = min(over, s.dram_idle_seconds)
+        hit = s.dram_roofline_ratio <= 1.3
+        ok &= hit
+        rows.append([name, dtype, "x".join(map(str, shape)), ",".join(map(str, perm)),
+                     f"{s.dram_bytes_read / 2**20:.1f}", plan.strategy,
+                     f"{s.dram_roofline_ratio:.2f}x" + ("" if hit else " MISSED"),
+                     f"{idle * 1e6:.2f} of {over * 1e6:.2f}"])
+    print("\nsmall tensors on trn1-like (target <= 1.3x the DRAM roofline)")
+    print(format_table(["case", "dtype", "shape", "perm", "MiB", "strategy", "x roofline",
+                        "latency us (of the time over)"], rows))
+    return ok
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="strider bench permute_sim", description=__doc__)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-suite", action="store_true")
     parser.add_argument("--skip-big", action="store_true")
+    parser.add_argument("--skip-small", action="store_true")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke test: one small suite case, a 4 MiB permutation")
     args = parser.parse_args(argv)
@@ -79,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_big:
         ok &= big(1 if args.quick else args.repeat,
                   (4, 64, 64, 64) if args.quick else (64, 256, 64, 64))
+    if not args.skip_small:
+        ok &= small(args.quick)
     return 0 if ok else 1
 
 

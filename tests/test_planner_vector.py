@@ -272,7 +272,7 @@ def test_tiny_forces_tiling_and_the_pipeline():
     kinds = {type(i).__name__ for i in plan.program.instructions}
     assert {"DmaCopy", "VectorCopy"} <= kinds
     text = plan.explain()
-    for word in ("groups", "partitions", "slots", "pipeline", "loops", "DMA-in", "vector engine",
+    for word in ("groups", "partitions", "slots", "pipeline", "loops", "DMA-in", "in-buffer step",
                  "why"):
         assert word in text
 

@@ -73,6 +73,7 @@ def build_report(plan: Plan | None, result: SimResult, verified: bool | None,
         "dram_roofline_cycles": s.dram_roofline_cycles,
         "dram_roofline_seconds": s.dram_roofline_seconds,
         "dram_roofline_ratio": s.dram_roofline_ratio,
+        "dram_idle_seconds": s.dram_idle_seconds,
         "dram_bytes_read": s.dram_bytes_read,
         "dram_bytes_written": s.dram_bytes_written,
         "achieved_bandwidth_gb_s": s.achieved_bandwidth_bytes_per_s / 1e9,
@@ -126,6 +127,13 @@ def format_report(report: dict[str, Any]) -> str:
         rows.append(("DRAM roofline", f"{_time(get('dram_roofline_seconds'))} (simulated / "
                                       f"bound = {get('dram_roofline_ratio', 0.0):.2f}x; "
                                       "inputs read once, outputs written once)"))
+    over = (get("seconds") or 0.0) - (get("dram_roofline_seconds") or 0.0)
+    if get("dram_roofline_seconds") and over > 0 and get("dram_idle_seconds") is not None:
+        idle = min(over, get("dram_idle_seconds"))
+        rows.append(("over roofline", f"{_time(over)}: {_time(idle)} with no DRAM transfer "
+                                      "in flight (latency: pipeline fill and drain, engines "
+                                      f"waiting), {_time(over - idle)} with DRAM below its "
+                                      "peak (short runs, descriptor costs, too few queues)"))
     if get("dram_bytes_read") is not None:
         rows.append(("DRAM traffic", f"{get('dram_bytes_read'):,} B read, "
                                      f"{get('dram_bytes_written', 0):,} B written"))

@@ -1,6 +1,7 @@
 """Choosing how a permutation goes through the state buffer (seed 003 on a partitioned SBUF).
 
-The working problem is a coalesced permutation, possibly with one dim split in two.
+The working problem is a coalesced permutation, possibly with one dim (or, for a 2-d
+transpose without dims outer on both sides, two dims) split in two.
 A :class:`Tiling` assigns every working dim a role and a tile extent:
 
 - **partition dims** (``part``): "rest" dims (neither source- nor target-innermost)
@@ -39,6 +40,78 @@ PIPELINE_SLOTS = 3
 #: descriptors and vector instructions).
 PIECES = (1, 2, 4, 8, 16)
 
+#: A tensor that fits one tile is also offered cut into this many tiles along each free
+#: dim (the score weighs the overlap won against the shorter runs).
+SMALL_TILE_CUTS = (2, 4)
+
+
+#: Plans of at most this many tiles cut each slice into smaller descriptors, spread over
+#: more queues: the slices then land in order, one after another, and the copy engines
+#: follow them closely (fill and drain are most of a small tensor's time).
+FEW_TILES = 4
+
+
+def descriptor_worth(hw: Hardware, tiles: int) -> int:
+    """Bytes a descriptor should carry at least: 32 (few tiles: 8) times what its fixed
+    cost would move, so the fixed costs stay within 1/32 (1/8) of the time.
+
+    >>> from strider import Hardware
+    >>> descriptor_worth(Hardware.preset("trn1-like"), 100), descriptor_worth(Hardware.preset("trn1-like"), 1)
+    (70400, 17600)
+    """
+    share = 8 if tiles <= FEW_TILES else 32
+    return max(1, int(share * hw.dma.descriptor_cycles * hw.dma.bytes_per_cycle))
+
+
+def copy_engines(hw: Hardware, partitions: int) -> list[tuple[str, int, int]]:
+    """The lane-per-partition engines that can do the in-buffer re-ordering copy, as
+    ``(engine, passes over the partitions, fixed cycles per instruction)``.
+
+    Both the vector engine and the activation engine copy a strided SBUF pattern lane
+    by lane (an activation copy to the same dtype moves the bits unchanged), so the
+    slices of a tile are shared between them: on hardware whose DRAM outruns one
+    engine (int8 on ``trn1-like``: 179 G elements/s per engine vs 410 GB/s) this is what
+    keeps the permutation DRAM-bound.
+
+    >>> from strider import Hardware
+    >>> copy_engines(Hardware.preset("trn1-like"), 128)
+    [('vector', 1, 60), ('act', 1, 60)]
+    """
+    return [("vector", -(-partitions // hw.vector.lanes), hw.vector.instruction_cycles),
+            ("act", -(-partitions // hw.activation.lanes), hw.activation.instruction_cycles)]
+
+
+class CopyBalancer:
+    """Gives each in-buffer copy slice to the engine that would finish it first
+    (estimated busy cycles; the same rule the score assumes)."""
+
+    def __init__(self, hw: Hardware, partitions: int) -> None:
+        self.engines = copy_engines(hw, partitions)
+        self.load = [0.0] * len(self.engines)
+
+    def pick(self, elements: int) -> str:
+        ends = [load + fixed + passes * elements
+                for load, (_, passes, fixed) in zip(self.load, self.engines)]
+        k = ends.index(min(ends))
+        self.load[k] = ends[k]
+        return self.engines[k][0]
+
+
+def copy_cycles(hw: Hardware, partitions: int, block: int, pieces: int) -> tuple[float, float]:
+    """(makespan of a tile's ``pieces`` copy slices over the copy engines, cycles of
+    the last slice alone): the score's in-buffer step.
+
+    >>> from strider import Hardware
+    >>> copy_cycles(Hardware.preset("trn1-like"), 128, 1600, 2)   # two engines, one slice each
+    (860.0, 860.0)
+    """
+    balancer = CopyBalancer(hw, partitions)
+    cuts = [block * (j + 1) // pieces - block * j // pieces for j in range(pieces)]
+    for n in cuts:
+        balancer.pick(n)
+    last = min(fixed + passes * cuts[-1] for _, passes, fixed in balancer.engines)
+    return max(balancer.load), float(last)
+
 
 @dataclass(frozen=True)
 class Tiling:
@@ -46,7 +119,7 @@ class Tiling:
 
     shape: tuple[int, ...]
     perm: tuple[int, ...]
-    split: tuple[int, int] | None      # (coalesced dim, inner extent) or None
+    split: tuple[tuple[int, int], ...]  # (coalesced dim, inner extent) of each split, in order
     part: tuple[int, ...]              # partition dims, source order
     free: tuple[int, ...]              # free dims, source order
     tile: tuple[int, ...]              # tile extent per working dim
@@ -143,6 +216,24 @@ def _tile_costs(t: Tiling, hw: Hardware, ext: Sequence[int]) -> tuple[float, ...
             nbytes / (bpc * chunk_efficiency(chunk_out, hw)), block, chunk_in, chunk_out)
 
 
+def _sliced_queue_cycles(t: Tiling, hw: Hardware, ext: Sequence[int], nbytes: float,
+                         m: int) -> tuple[float, float, int, int]:
+    """(read, write) queue-cycles and (read, write) DRAM run bytes of a tile moved in ``m``
+    slices: each side is cut along its outermost free dim, which shortens its runs when
+    that dim is part of them."""
+    out, runs = [], []
+    for side, dims in (("in", t.free), ("out", t.free_target)):
+        d = next((d for d in dims if ext[d] > 1), None)
+        cut = list(ext)
+        if d is not None:
+            cut[d] = -(-ext[d] // min(m, ext[d]))
+        block = math.prod(cut[k] for k in t.free)
+        chunk = min(t.run_elements(side, cut), block) * t.itemsize
+        out.append(nbytes / (hw.dma.bytes_per_cycle * chunk_efficiency(chunk, hw)))
+        runs.append(chunk)
+    return out[0], out[1], runs[0], runs[1]
+
+
 def score(t: Tiling, hw: Hardware, total_bytes: int, classes: list | None = None) -> dict:
     """Analytic cycles of a tiling's pipelined schedule (no simulation).
 
@@ -160,43 +251,44 @@ def _scores(t: Tiling, hw: Hardware, total_bytes: int, classes: list | None,
             pieces: Sequence[int]) -> list[dict]:
     """:func:`score` of ``t`` with each slice count of ``pieces`` (shared set-up)."""
     if classes is None:
-        classes = [(_tile_costs(t, hw, ext), count) for ext, count in t.tile_classes()]
+        classes = [(_tile_costs(t, hw, ext), count, ext) for ext, count in t.tile_classes()]
     queues = hw.dma.queues
     dc, dram = hw.dma.descriptor_cycles, hw.dram_bytes_per_cycle
     bpc = hw.dma.bytes_per_cycle
-    lanes = -(-t.partitions // hw.vector.lanes)
     needs_vector, tiles = t.needs_vector, t.tiles
     two = t.slots == 2 and needs_vector and tiles > 1
     dram_cycles = 2 * total_bytes / dram
-    full = classes[0][0]
+    worth = descriptor_worth(hw, tiles)
     out = []
     for m in pieces:
         total = 0.0
         first = None
-        for (nbytes, q_in, q_out, block, _, _), count in classes:
-            per_piece = max(1, min(queues, int(nbytes // max(1, m * 32 * dc * bpc))))
+        for (nbytes, _, _, block, _, _), count, ext in classes:
+            q_in, q_out, run_in, run_out = _sliced_queue_cycles(t, hw, ext, nbytes, m)
+            per_piece = max(1, min(queues, int(nbytes // (m * worth))))
             over = m * per_piece * dc
             spread = min(queues, m * per_piece)
-            vec = (m * hw.vector.instruction_cycles + block * lanes) if needs_vector else 0.0
+            vec, last = (copy_cycles(hw, t.partitions, int(block), m) if needs_vector
+                         else (0.0, 0.0))
             alone_in = max(nbytes / dram, (q_in + over) / spread)
             alone_out = max(nbytes / dram, (q_out + over) / spread)
             mixed = max(2 * nbytes / dram, (q_in + q_out + 2 * over) / queues)
             if two:
-                step = max(mixed, vec + (alone_in + alone_out) / m) + vec / m
+                step = max(mixed, vec + (alone_in + alone_out) / m) + last
             else:
                 step = max(mixed, vec)
             total += count * step
             if first is None or nbytes > first[0]:
-                first = (nbytes, alone_in, alone_out, vec, step)
+                first = (nbytes, alone_in, alone_out, vec, last, step, run_in, run_out)
         assert first is not None
-        nbytes, alone_in, alone_out, vec, step = first
+        nbytes, alone_in, alone_out, vec, last, step, run_in, run_out = first
         if tiles == 1:
-            total = max(alone_in, vec) + vec / m + alone_out
+            total = max(alone_in, vec) + last + alone_out
         else:  # one tile's steady step is replaced by the fill and the drain
-            total += alone_in + vec / m + alone_out - step
-        out.append({"cycles": max(total, dram_cycles), "chunk_in_bytes": full[4],
-                    "chunk_out_bytes": full[5], "efficiency_in": chunk_efficiency(full[4], hw),
-                    "efficiency_out": chunk_efficiency(full[5], hw), "dram_cycles": dram_cycles})
+            total += alone_in + last + alone_out - step
+        out.append({"cycles": max(total, dram_cycles), "chunk_in_bytes": run_in,
+                    "chunk_out_bytes": run_out, "efficiency_in": chunk_efficiency(run_in, hw),
+                    "efficiency_out": chunk_efficiency(run_out, hw), "dram_cycles": dram_cycles})
     return out
 
 
@@ -259,6 +351,14 @@ def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes:
         options: list[list[int]] = []
         if size <= budget:
             options.append(t)
+            if all(t[d] == shape[d] for d in free):
+                # everything fits one tile: a few tiles instead let reads, copies and
+                # writes overlap (a small tensor's whole time is otherwise fill and drain)
+                for d in free:
+                    for f in SMALL_TILE_CUTS:
+                        if t[d] >= 2 * f:
+                            options.append([-(-t[d] // f) if k == d else e
+                                            for k, e in enumerate(t)])
         else:
             rest = size // (t[a] * (t[b] if b != a else 1))
             room = max(1, budget // rest)
@@ -287,7 +387,8 @@ def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes:
                 continue
             seen.add(key)
             base = Tiling(shape, perm, split, part_t, free_t, tile_t, slots, item)
-            classes = [(_tile_costs(base, hw, ext), count) for ext, count in base.tile_classes()]
+            classes = [(_tile_costs(base, hw, ext), count, ext)
+                       for ext, count in base.tile_classes()]
             for pieces, est in zip(PIECES, _scores(base, hw, total_bytes, classes, PIECES)):
                 out.append(Tiling(shape, perm, split, part_t, free_t, tile_t, slots, item,
                                   pieces, est))
@@ -299,11 +400,12 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     """The ``keep`` cheapest distinct tilings by :func:`score`, over every split of one dim
     by a divisor (and no split)."""
     total_bytes = math.prod(shape) * item
-    options = [(shape, perm, None)]
+    options = [(shape, perm, ())]
     for d, n in enumerate(shape):
         for inner in divisors(n):
             s2, p2 = split_dim(shape, perm, d, inner)
-            options.append((s2, p2, (d, inner)))
+            options.append((s2, p2, ((d, inner),)))
+    options += _double_splits(shape, perm, item, hw)
     found: dict[tuple, Tiling] = {}
     seen: set[tuple] = set()
     for s, p, split in options:
@@ -315,17 +417,52 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     ranked = [t for t in ranked if (t.shape, t.part, t.tile, t.slots) not in seen
               and not seen.add((t.shape, t.part, t.tile, t.slots))]
     # the analytic score is rough: besides the best few, keep the best of every kind
-    # (slot scheme x partition count) so that the caller's finer model sees each kind
+    # (see _kind) so that the caller's finer model sees each kind
     picked = ranked[: max(1, (keep * 2) // 3)]
-    kinds = {(t.slots, t.partitions) for t in picked}
+    kinds = {_kind(t) for t in picked}
     for t in ranked:
         if len(picked) >= keep:
             break
-        if (t.slots, t.partitions) not in kinds:
-            kinds.add((t.slots, t.partitions))
+        if _kind(t) not in kinds:
+            kinds.add(_kind(t))
             picked.append(t)
     picked += [t for t in ranked if t not in picked][: keep - len(picked)]
     return sorted(picked, key=lambda t: t.estimate["cycles"])
+
+
+def _kind(t: Tiling) -> tuple[int, int, bool]:
+    """What the score prices least reliably: the slot scheme, the partition count and
+    whether tiles are few and large (queues in order make many small tiles wait on
+    each other, which the score's fluid DMA model does not see)."""
+    return t.slots, t.partitions, t.tiles <= FEW_TILES
+
+
+def _run_inners(n: int, item: int, hw: Hardware) -> list[int]:
+    """Inner extents of ``n`` whose runs are near the full-speed DMA chunk (at most 3)."""
+    chunk = hw.dma.efficient_chunk_bytes
+    near = [d for d in divisors(n) if d < n and chunk // 4 <= d * item <= 4 * chunk]
+    return sorted(near, key=lambda d: abs(math.log2(d * item / chunk)))[:3]
+
+
+def _double_splits(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
+                   hw: Hardware) -> list[tuple]:
+    """Working shapes with both the source-innermost and the target-innermost dim split,
+    when the dims outer on both sides cannot fill the partitions: the outer parts of the
+    two splits then spread over partitions while each block keeps runs of near the
+    full-speed chunk on both sides (a 2-d transpose has no other partition dims)."""
+    n = len(shape)
+    a, b = n - 1, perm[-1]
+    rest = math.prod(shape[d] for d in range(n) if d not in (a, b))
+    if a == b or rest >= hw.sbuf.partitions:
+        return []
+    out = []
+    hi, lo = max(a, b), min(a, b)
+    for inner_hi in _run_inners(shape[hi], item, hw):
+        s1, p1 = split_dim(shape, perm, hi, inner_hi)
+        for inner_lo in _run_inners(shape[lo], item, hw):
+            s2, p2 = split_dim(s1, p1, lo, inner_lo)
+            out.append((s2, p2, ((hi, inner_hi), (lo, inner_lo))))
+    return out
 
 
 def tile_boxes(t: Tiling):

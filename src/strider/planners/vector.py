@@ -10,7 +10,8 @@ Steps, as in seed 003, mapped onto a partitioned state buffer:
    inside of a tile (inner loop), the planner's odometer steps over tiles (outer loop);
 3. the vector engine re-orders the block in the free dim: permute inside group 1,
    transpose group 1 x group 2, permute inside group 2 (:mod:`strider.inbuffer`), fused into
-   one strided ``VectorCopy`` over all partitions;
+   one strided copy over all partitions per slice, the slices shared between the vector
+   engine (``VectorCopy``) and the activation engine (``ActCopy`` to the same dtype);
 4. DMA the block out in target order, so group 2 leaves in long contiguous runs.
 
 Tiles rotate through three buffer slots so that DMA-in of tile t+1, the vector step of
@@ -48,7 +49,7 @@ from ._descriptors import Side, Transfer, costed_descriptors, descriptors
 from ._groups import Groups, carrier_dtype, carrier_why_not, coalesce_permutation
 from ..inbuffer import in_buffer_steps
 from ._postcondition import check_program
-from ._tiling import Tiling, rank_tilings, score, tile_boxes
+from ._tiling import CopyBalancer, Tiling, descriptor_worth, rank_tilings, score, tile_boxes
 
 
 @dataclass(frozen=True)
@@ -151,22 +152,26 @@ class _Hazards:
     """RAW, WAR and WAW dependencies on SBUF element ranges (free dim; every partition).
 
     Ranges are tracked per piece, so a read of one slice of a slot waits only for the
-    writes of that slice, and a write waits only for the reads it would clobber.
+    writes of that slice, and a write waits only for the reads it would clobber. Writes
+    that share a ``disjoint`` key are slices of one pattern along one dim: their ranges
+    interleave but their elements do not, so they never wait for each other.
     """
 
     def __init__(self) -> None:
-        # (lo, hi, instructions, is_write): the instructions of one access, together
-        self.log: list[tuple[int, int, list[int], bool]] = []
+        # (lo, hi, instructions, is_write, disjoint key): the instructions of one access
+        self.log: list[tuple[int, int, list[int], bool, object]] = []
 
-    def before(self, lo: int, hi: int, write: bool) -> list[int]:
-        return sorted({i for a, b, ids, w in self.log if a < hi and lo < b and (write or w)
-                       for i in ids})
+    def before(self, lo: int, hi: int, write: bool, disjoint: object = None) -> list[int]:
+        return sorted({i for a, b, ids, w, key in self.log
+                       if a < hi and lo < b and (write or w)
+                       and (disjoint is None or key != disjoint) for i in ids})
 
-    def record(self, lo: int, hi: int, ids: list[int], write: bool) -> None:
-        if write:  # accesses inside a new write are ordered before it: forget them
+    def record(self, lo: int, hi: int, ids: list[int], write: bool,
+               disjoint: object = None) -> None:
+        if write and disjoint is None:  # accesses inside a new write are ordered before it
             self.log = [e for e in self.log if not (lo <= e[0] and e[1] <= hi)]
         if ids:
-            self.log.append((lo, hi, list(ids), write))
+            self.log.append((lo, hi, list(ids), write, disjoint))
 
 
 def slot_pair(t: Tiling, k: int) -> tuple[int, int]:
@@ -207,13 +212,14 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
     counts = {"dma_in": 0, "vector": 0, "dma_out": 0}
     queues = range(hw.dma.queues)
     pos = {d: i for i, d in enumerate(t.free)}
+    engines = CopyBalancer(hw, t.partitions)
 
     def dma(transfer: Transfer, lo: int, hi: int, way: str, label: str) -> None:
         on_chip_write = way == "in"
         deps = hazards.before(lo, hi, write=on_chip_write)
         ids = [program.dma(balancer.pick_for(queues, chunk, nbytes), s, d, deps, label)
                for s, d, chunk, nbytes in costed_descriptors(transfer, hw,
-                                                             _pieces(transfer, hw))]
+                                                             _pieces(transfer, hw, t.tiles))]
         hazards.record(lo, hi, ids, write=on_chip_write)
         counts["dma_" + way] += len(ids)
 
@@ -245,13 +251,16 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
             d, a, b = cut
             at = free_t.index(d)
             src, dst = src.slice(at, a, b), dst.slice(at, a, b)
+        # the slices of one tile's copy write disjoint elements of the out-slot
+        key = ("copy", k) if cut is not None else None
         deps = sorted(set(hazards.before(src.min_address, src.max_address + 1, False)
-                          + hazards.before(dst.min_address, dst.max_address + 1, True)))
-        vid = program.vector_copy(Ref.sbuf(0, partitions, src, w.dtype),
-                                  Ref.sbuf(0, partitions, dst, w.dtype), deps,
-                                  f"permute t{k}")
+                          + hazards.before(dst.min_address, dst.max_address + 1, True, key)))
+        copy = (program.vector_copy if engines.pick(src.size) == "vector"
+                else program.act_copy)
+        vid = copy(Ref.sbuf(0, partitions, src, w.dtype), Ref.sbuf(0, partitions, dst, w.dtype),
+                   deps, f"permute t{k}")
         hazards.record(src.min_address, src.max_address + 1, [vid], write=False)
-        hazards.record(dst.min_address, dst.max_address + 1, [vid], write=True)
+        hazards.record(dst.min_address, dst.max_address + 1, [vid], write=True, disjoint=key)
         counts["vector"] += 1
 
     def writes(k: int, origin, ext, s_out: int):
@@ -337,11 +346,10 @@ def _tile_transfer(t: Tiling, w: Working, origin, ext, slot_offset: int, way: st
     return Transfer(tuple(shape), w.dtype, src, dst)
 
 
-def _pieces(transfer: Transfer, hw: Hardware) -> int:
+def _pieces(transfer: Transfer, hw: Hardware, tiles: int) -> int:
     """Descriptors per transfer: a share for every queue, each worth its overhead."""
     nbytes = transfer.size * dtype_of(transfer.dtype).itemsize
-    worth = 32 * hw.dma.descriptor_cycles * hw.dma.bytes_per_cycle
-    return int(max(1, min(hw.dma.queues, nbytes // max(worth, 1))))
+    return int(max(1, min(hw.dma.queues, nbytes // descriptor_worth(hw, tiles))))
 
 
 def direct_is_fine(w: Working, hw: Hardware) -> bool:
@@ -486,11 +494,12 @@ def explain_tiling(t: Tiling, w: Working, hw: Hardware, counts: dict[str, int]) 
     est = t.estimate
     names = {d: f"d{d}" for d in range(len(t.shape))}
     lines = []
-    if t.split is not None:
-        d, inner = t.split
-        lines.append(f"split: coalesced dim {d} ({w.shape[d]}) into "
-                     f"({w.shape[d] // inner}, {inner}) so that its outer part spreads over "
-                     "partitions while its inner part stays in each partition's block")
+    shape = list(w.shape)
+    for d, inner in t.split:
+        lines.append(f"split: dim {d} ({shape[d]}) into ({shape[d] // inner}, {inner}) so "
+                     "that its outer part spreads over partitions while its inner part stays "
+                     "in each partition's block")
+        shape[d:d + 1] = [shape[d] // inner, inner]
     lines.append(f"working dims {t.shape} -> target order {t.perm}")
     part = ", ".join(f"{names[d]}:{t.tile[d]}" for d in t.part) or "none"
     lines.append(f"partitions: {t.partitions} (rest dims {part}, flattened row-major)")
@@ -510,8 +519,9 @@ def explain_tiling(t: Tiling, w: Working, hw: Hardware, counts: dict[str, int]) 
     if t.needs_vector:
         pos = {d: i for i, d in enumerate(t.free)}
         steps = in_buffer_steps([t.tile[d] for d in t.free], [pos[d] for d in t.free_target])
-        lines.append(f"vector engine, per tile: {steps.describe()} -- fused into one strided "
-                     f"VectorCopy over {t.partitions} lanes")
+        lines.append(f"in-buffer step, per tile: {steps.describe()} -- fused into one strided "
+                     f"copy per slice over {t.partitions} lanes, the slices shared between "
+                     "the vector and activation engines (whichever is free first)")
     else:
         lines.append("no vector step: the partition dims carry the whole permutation")
     lines.append(f"why: of the splits/tilings the pipeline model rates best, the cheapest by "

@@ -78,6 +78,10 @@ class SimStats(RunStats):
     dram_roofline_cycles: float = 0.0
     dram_roofline_seconds: float = 0.0
     dram_roofline_ratio: float = 0.0
+    #: cycles with no DRAM transfer in flight: the latency part of the time over the
+    #: DRAM roofline (the rest of it ran with DRAM below its peak rate)
+    dram_idle_cycles: float = 0.0
+    dram_idle_seconds: float = 0.0
 
 
 def sim_stats(program, hw: Hardware, sched, occupancy, poisoned: int, unwritten) -> SimStats:
@@ -101,6 +105,8 @@ def sim_stats(program, hw: Hardware, sched, occupancy, poisoned: int, unwritten)
         dram_roofline_cycles=dram_bound,
         dram_roofline_seconds=hw.seconds(dram_bound),
         dram_roofline_ratio=ratio(cycles, dram_bound),
+        dram_idle_cycles=sched.dram_idle(),
+        dram_idle_seconds=hw.seconds(sched.dram_idle()),
     )
 
 

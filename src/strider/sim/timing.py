@@ -59,6 +59,19 @@ class Schedule:
     def cycles(self) -> float:
         return float(self.end.max()) if self.end.size else 0.0
 
+    def dram_idle(self) -> float:
+        """Cycles of the run with no DRAM transfer in flight (engines waiting on each
+        other, pipeline fill and drain: time the DRAM roofline cannot account for)."""
+        moving = (self.dram_read + self.dram_written) > 0
+        if not moving.any():
+            return self.cycles
+        order = np.argsort(self.start[moving], kind="stable")
+        s, t = self.start[moving][order], self.end[moving][order]
+        covered = np.maximum.accumulate(t)
+        before = np.r_[-np.inf, covered[:-1]]
+        in_flight = float(np.maximum(0.0, t - np.maximum(s, before)).sum())
+        return max(0.0, self.cycles - in_flight)
+
     def engine_busy(self) -> np.ndarray:
         """Cycles each engine had at least one instruction in flight (union of the
         ``[start, end)`` intervals; on a pipelined engine they overlap)."""
