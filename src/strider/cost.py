@@ -101,6 +101,17 @@ def lane_cycles(ref: Ref, lanes: int, fixed: int) -> float:
     return float(fixed + passes * ref.pattern.size)
 
 
+def engine_scale(engine: str, hw: Hardware) -> float:
+    """Top-level cycles per cycle of ``engine``'s own clock (1 when it has none of its own).
+
+    >>> from strider import Hardware
+    >>> engine_scale("pe", Hardware.preset("tiny").with_changes(pe={"clock_hz": 2e9}))
+    0.5
+    """
+    clock = hw.engine_clock_hz(engine)
+    return hw.clock_hz / clock if clock != hw.clock_hz else 1.0
+
+
 def instruction_timing(instr: Instruction, hw: Hardware) -> tuple[float, float]:
     """``(occupancy, latency)`` in uncontended cycles (see the module docstring and each
     instruction's :meth:`~strider.instructions.Instruction.timing`).
@@ -118,7 +129,9 @@ def instruction_timing(instr: Instruction, hw: Hardware) -> tuple[float, float]:
     >>> instruction_timing(MatMul(moving=block, dst=out), hw)   # 128 columns; + fill, drain
     (128.0, 384.0)
     """
-    return instr.timing(hw)
+    occupancy, latency = instr.timing(hw)
+    scale = engine_scale(instr.engine, hw)
+    return occupancy * scale, latency * scale
 
 
 def instruction_cycles(instr: Instruction, hw: Hardware) -> float:
@@ -135,7 +148,7 @@ def instruction_cycles(instr: Instruction, hw: Hardware) -> float:
     >>> instruction_cycles(DmaCopy(queue=0, src=src, dst=dst), hw)   # 8 + 512 / 8
     72.0
     """
-    return instr.timing(hw)[1]
+    return instruction_timing(instr, hw)[1]
 
 
 def roofline_cycles(dram_bytes_read: float, dram_bytes_written: float, hw: Hardware,
@@ -183,7 +196,7 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     """
     instrs = program.instructions
     n = len(instrs)
-    timing = [i.timing(hw) for i in instrs]
+    timing = [instruction_timing(i, hw) for i in instrs]
     end = [0.0] * n
     queues: dict[str, list[int]] = {}
     for k, i in enumerate(instrs):
@@ -232,5 +245,5 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     return Estimate(float(total), busy)
 
 
-__all__ = ["transfer_cycles", "chunk_efficiency", "lane_cycles", "instruction_timing",
+__all__ = ["engine_scale", "transfer_cycles", "chunk_efficiency", "lane_cycles", "instruction_timing",
            "instruction_cycles", "roofline_cycles", "Estimate", "estimate"]

@@ -35,6 +35,7 @@ from typing import Any, Callable
 
 from .dtypes import KNOWN_DTYPES
 from .errors import ConfigError
+from .hardware_sources import TRN1_SOURCES
 from .ttu.config import TTUConfig
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ class PEArraySpec:
     rows: int
     cols: int
     passthrough_transpose: bool = False
+    clock_hz: float | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,7 @@ class VectorSpec:
     lanes: int
     transpose_block: int
     instruction_cycles: int = 16
+    clock_hz: float | None = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,7 @@ class ActivationSpec:
 
     lanes: int
     instruction_cycles: int = 16
+    clock_hz: float | None = None
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,7 @@ class DmaSpec:
     efficient_chunk_bytes: int
     max_dims: int
     ttu_width_bits: int = 32
+    clock_hz: float | None = None
 
     def ttu_config(self) -> TTUConfig:
         """The TTU each queue walks its patterns with: a row per side, a column per dim."""
@@ -122,7 +127,12 @@ class StreamSpec:
     page_bytes: int
     pages: int
     update_cycles: int = 4
+    clock_hz: float | None = None
 
+
+#: Engine (name without its queue number) -> the section holding its clock.
+_ENGINE_SECTIONS = {"pe": "pe", "act": "activation", "vector": "vector", "dma": "dma",
+                    "stream": "stream"}
 
 _SECTIONS: dict[str, type] = {
     "dram": DramSpec, "sbuf": BufferSpec, "psum": BufferSpec, "pe": PEArraySpec,
@@ -148,9 +158,14 @@ class Hardware:
         "int8", "uint8", "int16", "uint16", "int32", "uint32", "float16", "bfloat16", "float32",
     ))
     description: str = ""
+    #: (dotted field name, citation) pairs: where each figure comes from, or how it was
+    #: inferred; a TOML ``[sources]`` table / a JSON object of strings.
+    sources: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dtypes", tuple(self.dtypes))
+        if isinstance(self.sources, dict):
+            object.__setattr__(self, "sources", tuple(self.sources.items()))
         problems = _validate(self)
         if problems:
             raise ConfigError(problems)
@@ -164,6 +179,25 @@ class Hardware:
     def seconds(self, cycles: float) -> float:
         """Convert clock cycles to seconds."""
         return cycles / self.clock_hz
+
+    def engine_clock_hz(self, engine: str) -> float:
+        """The clock of an engine (``pe``, ``act``, ``vector``, ``dmaN``, ``stream``): its
+        section's ``clock_hz`` when given, else the top-level ``clock_hz``. Every engine's
+        cycles are converted to top-level cycles, the simulator's one time base.
+
+        >>> Hardware.preset("tiny").with_changes(pe={"clock_hz": 2e9}).engine_clock_hz("pe")
+        2000000000.0
+        >>> Hardware.preset("tiny").engine_clock_hz("dma1")
+        1000000000.0
+        """
+        section = _ENGINE_SECTIONS.get(engine.rstrip("0123456789"))
+        clock = getattr(self, section).clock_hz if section else None
+        return float(clock) if clock is not None else self.clock_hz
+
+    def engine_clocks_hz(self) -> dict[str, float]:
+        """Each engine section's effective clock (what ``hw show --json`` prints)."""
+        return {section: self.engine_clock_hz(engine)
+                for engine, section in _ENGINE_SECTIONS.items()}
 
     def engine_names(self) -> list[str]:
         """Every engine: the DMA queues, then ``pe``, ``act`` and ``vector``.
@@ -249,6 +283,9 @@ class Hardware:
         """Plain data (nested dicts), the inverse of :meth:`from_dict`."""
         out = dataclasses.asdict(self)
         out["dtypes"] = list(self.dtypes)
+        out["sources"] = dict(self.sources)
+        for section in _SECTIONS:  # an engine clock left to the top-level one is not written
+            out[section] = {k: v for k, v in out[section].items() if v is not None}
         return out
 
     def to_toml(self) -> str:
@@ -261,7 +298,7 @@ class Hardware:
         for key, value in plain.items():
             if isinstance(value, dict):
                 lines.append(f"\n[{key}]")
-                lines += [f"{k} = {_toml_value(v)}" for k, v in value.items()]
+                lines += [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()]
         return "\n".join(lines) + "\n"
 
     def with_changes(self, **changes: Any) -> Hardware:
@@ -282,7 +319,9 @@ class Hardware:
         """(what, value) pairs for a readable listing."""
         kib = 1024
         return [
-            ("clock", f"{self.clock_hz / 1e9:g} GHz"),
+            ("clock", f"{self.clock_hz / 1e9:g} GHz" + "".join(
+                f", {section} {clock / 1e9:g} GHz" for section, clock
+                in self.engine_clocks_hz().items() if clock != self.clock_hz)),
             ("DRAM", f"{self.dram.capacity_bytes / 2**30:g} GiB, "
                      f"{self.dram.bandwidth_bytes_per_s / 1e9:g} GB/s, "
                      f"latency {self.dram.latency_ns:g} ns "
@@ -305,7 +344,7 @@ class Hardware:
             ("stream", f"{self.stream.processing_engines} processing engines, "
                        f"{self.stream.pages} pages x {self.stream.page_bytes / kib:g} KiB"),
             ("dtypes", ", ".join(self.dtypes)),
-        ]
+        ] + [(f"source: {key}", text) for key, text in self.sources]
 
 
 # ---------------------------------------------------------------- validation
@@ -370,6 +409,12 @@ def _validate(hw: Hardware) -> list[str]:
          hw.stream.pages,
          f"pages x page_bytes ({hw.stream.pages * hw.stream.page_bytes}) must fit the SBUF "
          f"({hw.sbuf.capacity_bytes} bytes)")
+    for key, text in hw.sources:
+        section, _, name = key.partition(".")
+        known = (name in {f.name for f in fields(_SECTIONS[section])} if section in _SECTIONS
+                 else not name and key in ("clock_hz", "dtypes"))
+        need(known and isinstance(text, str), f"sources.{key}", text,
+             "must map a field name (e.g. 'dram.bandwidth_bytes_per_s') to a citation string")
     unknown = [d for d in hw.dtypes if d not in KNOWN_DTYPES]
     need(not unknown, "dtypes", unknown, f"unknown dtype(s); known: {', '.join(KNOWN_DTYPES)}")
     need(bool(hw.dtypes), "dtypes", list(hw.dtypes), "must list at least one dtype")
@@ -380,6 +425,8 @@ def _type_problem(where: str, value: Any, kind: Any) -> str | None:
     """Why ``value`` is not of the field's type: counts and sizes are integers, rates
     finite numbers, flags booleans (a bool is not a count, a float not an integer)."""
     kind = getattr(kind, "__name__", kind)
+    if isinstance(kind, str):
+        kind = kind.removesuffix(" | None")
     if kind == "bool":
         ok, want = isinstance(value, bool), "must be true or false"
     elif kind == "int":
@@ -401,6 +448,9 @@ def _top_level_type_problems(data: dict[str, Any]) -> list[str]:
         problem = _type_problem("clock_hz", data["clock_hz"], "float")
         if problem:
             problems.append(problem)
+    if "sources" in data and not isinstance(data["sources"], dict):
+        problems.append(f"sources = {data['sources']!r}: must be a table of field name = "
+                        '"citation" pairs')
     if "dtypes" in data:
         dtypes = data["dtypes"]
         if not isinstance(dtypes, (list, tuple)) or not all(isinstance(d, str) for d in dtypes):
@@ -447,7 +497,8 @@ def _from_plain(data: dict[str, Any]) -> Hardware:
         problems += typed
         if not missing and not typed:
             kwargs[section] = spec_type(**{k: v for k, v in raw.items() if k in known})
-    if len(kwargs) == len(top) - ("description" not in kwargs) - ("dtypes" not in kwargs):
+    optional = ("description", "dtypes", "sources")
+    if len(kwargs) == len(top) - sum(key not in kwargs for key in optional):
         try:  # value rules too, so that every violation is reported at once
             hardware = Hardware(**kwargs)
         except ConfigError as exc:
@@ -464,6 +515,10 @@ def _bytes_text(n: int) -> str:
         if n >= size:
             return f"{n / size:g} {unit}"
     return f"{n} B"
+
+
+def _toml_key(key: str) -> str:
+    return key if key.replace("_", "").isalnum() else _toml_value(key)
 
 
 def _toml_value(value: Any) -> str:
@@ -510,6 +565,7 @@ def trn1_like() -> Hardware:
         stream=StreamSpec(processing_engines=4, page_bytes=64 * 1024, pages=16),
         dtypes=("int8", "uint8", "int16", "uint16", "int32", "uint32", "float16", "bfloat16",
                 "float32", "float8_e4m3fn", "float8_e5m2"),
+        sources=TRN1_SOURCES,  # strider.hardware_sources
     )
 
 
@@ -529,6 +585,12 @@ def patent() -> Hardware:
         psum=BufferSpec(partitions=64, bytes_per_partition=128 * 4 * 2, banks=2),
         pe=PEArraySpec(rows=128, cols=64, passthrough_transpose=False),
         stream=StreamSpec(processing_engines=2, page_bytes=8 * 1024, pages=8),
+        sources=dict(base.sources) | {
+            "sbuf.bytes_per_partition": "seed 002: 128 elements of up to 4 bytes per partition",
+            "psum.partitions": "seed 002: one PSUM partition per PE column (64)",
+            "pe.cols": "seed 002: a 128 x 64 PE array", "pe.rows": "seed 002: 128 rows",
+            "stream.pages": "illustrative (small pool)",
+            "stream.page_bytes": "illustrative (small pool)"},
     )
 
 
@@ -553,6 +615,7 @@ def tiny() -> Hardware:
                     efficient_chunk_bytes=32, max_dims=3, ttu_width_bits=16),
         stream=StreamSpec(processing_engines=2, page_bytes=256, pages=4),
         dtypes=KNOWN_DTYPES,
+        sources={"clock_hz": "illustrative: a toy machine whose every limit is small, for tests"},
     )
 
 

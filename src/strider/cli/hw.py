@@ -32,7 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_show(args: argparse.Namespace) -> int:
     hw = Hardware.load(args.hardware)
     if args.json:
-        print_json(hw.to_dict())
+        data = hw.to_dict()
+        for section, clock in hw.engine_clocks_hz().items():  # each engine's effective clock
+            data[section]["clock_hz"] = clock
+        print_json(data)
     elif args.toml:
         print(hw.to_toml(), end="")
     else:

@@ -37,6 +37,7 @@ from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
+from ..cost import instruction_timing
 from ..errors import CapacityError, ProgramError, StriderError
 from ..hardware import Hardware
 from ..instructions import Instruction
@@ -279,7 +280,7 @@ class _Lowering(Rules):
         """Check ``instr`` in full and describe its structure for the others like it."""
         self.instruction(k, instr)
         hw = self.hw
-        occupancy, latency = instr.timing(hw)
+        occupancy, latency = instruction_timing(instr, hw)  # top-level cycles
         read, written = instr.dram_traffic()
         refs = list(instr.refs().values())
         slots = []

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..cost import transfer_cycles
+from ..cost import engine_scale, transfer_cycles
 from ..data import same_bits
 from ..errors import DeadlockError
 from ..sim.dram import SharedDram
@@ -99,18 +99,21 @@ def run_stream(program: "StreamProgram", x: np.ndarray, *,
     occupancy: list[tuple[float, int, int, int]] = []
     bytes_read = bytes_written = 0
 
+    # engines' own clocks -> top-level cycles, the one time base
+    dma_scale, pe_scale = engine_scale("dma", hw), engine_scale("stream", hw)
+
     def load_cycles(page: PageId) -> float:
         nbytes = lay.page_elements(page) * item
         if not nbytes:
-            return float(hw.dma.descriptor_cycles)
+            return float(hw.dma.descriptor_cycles) * dma_scale
         run = region_pattern(lay.shape, lay.page_region(page)).contiguous_run()
-        return transfer_cycles(nbytes, run * item, hw)  # into one contiguous page
+        return transfer_cycles(nbytes, run * item, hw) * dma_scale  # into one contiguous page
 
     def store_cycles(nbytes: int, chunk: int) -> float:
         if not nbytes:
-            return float(hw.dma.descriptor_cycles)
+            return float(hw.dma.descriptor_cycles) * dma_scale
         runs = max(1, nbytes // max(chunk, 1))  # the results land in runs of this many
-        return transfer_cycles(nbytes, nbytes // runs, hw)
+        return transfer_cycles(nbytes, nbytes // runs, hw) * dma_scale
 
     def settle() -> None:
         nonlocal seq
@@ -134,6 +137,7 @@ def run_stream(program: "StreamProgram", x: np.ndarray, *,
                     wait_free[e] += free_part
                     wait_load[e] += wait - free_part
                     cycles, stores = core.begin(e)
+                    cycles *= pe_scale
                     heapq.heappush(heap, (now + cycles, seq, e))
                     seq += 1
                     busy[e] += cycles
