@@ -91,10 +91,14 @@ LARGE = [
 
 @pytest.mark.parametrize("backend,simd", PATHS)
 @pytest.mark.parametrize("shape,perm", LARGE)
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "bfloat16", "complex128"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "bfloat16", "complex128", "V3"])
 def test_tiled_cases(backend, simd, shape, perm, dtype):
     rng = np.random.default_rng(7)
-    a = random_array(rng, shape, dtype)
+    if dtype.startswith("V"):  # random bytes
+        size = math.prod(shape) * np.dtype(dtype).itemsize
+        a = rng.integers(0, 256, size, dtype=np.uint8).view(dtype).reshape(shape)
+    else:
+        a = random_array(rng, shape, dtype)
     run(a, perm, backend, simd)
     run(strided(rng, a, shape), perm, backend, simd)
 
@@ -110,7 +114,7 @@ def test_threads_and_row_chunks(backend, simd, monkeypatch):
 
 
 @pytest.mark.parametrize("backend,simd", PATHS)
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int16"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "int8", "complex128"])
 def test_streaming_stores_at_every_output_alignment(backend, simd, dtype, monkeypatch):
     """Streaming (whole-line) stores: the first strip is narrowed to reach a 64-byte
     boundary, ragged strips and rows are masked; every output offset must work."""

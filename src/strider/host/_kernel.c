@@ -14,9 +14,12 @@
  * chunks of that numbering, so each writes stretches of the output.
  *
  * Paths, fastest first (level 2 = AVX-512 F+BW, 1 = AVX2, 0 = scalar):
- *   - 64-byte micro-blocks (16x16 floats, 8x8 doubles), strips of input rows
- *     streamed along A, whole output lines written with streaming stores when the
- *     copy is big (`nt`); B tiles shifted so their edges meet output lines;
+ *   - micro-blocks for 1-, 2-, 4-, 8- and 16-byte elements (16x64 bytes, 16x32
+ *     halves, 16x16 floats, 8x8 doubles, 4x4 16-byte elements at level 2; at level 1
+ *     unpack cascades writing 32-byte runs), strips of input rows streamed along A,
+ *     whole output lines written with streaming stores when the copy is big (`nt`);
+ *     B tiles shifted so their edges meet output lines; output rows that do not start
+ *     on a line are written row-outer in 32-byte runs instead;
  *   - grouped tiles: A and B runs spanning several dims (offset tables);
  *   - staging: items whose output is one contiguous piece with rows that are not
  *     whole lines are built in a per-thread buffer and leave it streamed;
@@ -37,6 +40,8 @@
 #endif
 
 #define MAXD 64
+/* element sizes with SIMD micro-blocks (others: scalar tiles) */
+#define KELEM(e) ((e) == 1 || (e) == 2 || (e) == 4 || (e) == 8 || (e) == 16)
 #define MAXT 64
 #define STAGE_BYTES (256 * 1024) /* per-thread staging buffer (fits L2) */
 #define NT_MIN_RUN 256
@@ -178,25 +183,84 @@ AVX2 static inline void tr4x4_pd(const char *s, int64_t isb, char *d, int64_t os
     st256(d + 3 * osa, _mm256_castpd_ps(_mm256_permute2f128_pd(t1, t3, 0x31)));
 }
 
-/* One tile with AVX2 micro-kernels; B outer so each group of input rows is streamed
- * along A while its output lines are completed in one go. Ragged edges: scalar. */
+/* 1- and 2-byte elements: unpack cascades (bytes, then pairs, quads, eights) on
+ * registers whose two 128-bit lanes hold two input rows mj/2 apart, so each output
+ * register is a 32-byte output run. Pairing rows k and k + d at the stage of width d
+ * leaves output row bitrev(c) in register c. 16-byte elements: 128-bit lane moves. */
+AVX2 static inline __m256i ld2x128(const char *lo, const char *hi) {
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)lo)),
+                                   _mm_loadu_si128((const __m128i *)hi), 1);
+}
+
+#define UNPACK_STAGE(R, N, D, LO, HI)                                                    \
+    for (int k = 0; k < (N); k++)                                                        \
+        if (!(k & (D))) {                                                                \
+            __m256i x = LO(R[k], R[k + (D)]), y = HI(R[k], R[k + (D)]);                  \
+            R[k] = x;                                                                    \
+            R[k + (D)] = y;                                                              \
+        }
+
+/* 16 elements along A x 32 rows along B (bytes) */
+AVX2 static inline void tr16x32_epi8(const char *s, int64_t isb, char *d, int64_t osa) {
+    static const int rev[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
+    __m256i r[16];
+    for (int k = 0; k < 16; k++) r[k] = ld2x128(s + k * isb, s + (k + 16) * isb);
+    UNPACK_STAGE(r, 16, 1, _mm256_unpacklo_epi8, _mm256_unpackhi_epi8)
+    UNPACK_STAGE(r, 16, 2, _mm256_unpacklo_epi16, _mm256_unpackhi_epi16)
+    UNPACK_STAGE(r, 16, 4, _mm256_unpacklo_epi32, _mm256_unpackhi_epi32)
+    UNPACK_STAGE(r, 16, 8, _mm256_unpacklo_epi64, _mm256_unpackhi_epi64)
+    for (int c = 0; c < 16; c++) _mm256_storeu_si256((__m256i *)(d + rev[c] * osa), r[c]);
+}
+
+/* 8 elements along A x 16 rows along B (16-bit) */
+AVX2 static inline void tr8x16_epi16(const char *s, int64_t isb, char *d, int64_t osa) {
+    static const int rev[8] = {0, 4, 2, 6, 1, 5, 3, 7};
+    __m256i r[8];
+    for (int k = 0; k < 8; k++) r[k] = ld2x128(s + k * isb, s + (k + 8) * isb);
+    UNPACK_STAGE(r, 8, 1, _mm256_unpacklo_epi16, _mm256_unpackhi_epi16)
+    UNPACK_STAGE(r, 8, 2, _mm256_unpacklo_epi32, _mm256_unpackhi_epi32)
+    UNPACK_STAGE(r, 8, 4, _mm256_unpacklo_epi64, _mm256_unpackhi_epi64)
+    for (int c = 0; c < 8; c++) _mm256_storeu_si256((__m256i *)(d + rev[c] * osa), r[c]);
+}
+
+/* 2 elements along A x 4 rows along B (16 bytes each): 64-byte output runs */
+AVX2 static inline void tr2x4_m128(const char *s, int64_t isb, char *d, int64_t osa) {
+    __m256i r0 = _mm256_loadu_si256((const __m256i *)s);
+    __m256i r1 = _mm256_loadu_si256((const __m256i *)(s + isb));
+    __m256i r2 = _mm256_loadu_si256((const __m256i *)(s + 2 * isb));
+    __m256i r3 = _mm256_loadu_si256((const __m256i *)(s + 3 * isb));
+    _mm256_storeu_si256((__m256i *)d, _mm256_permute2x128_si256(r0, r1, 0x20));
+    _mm256_storeu_si256((__m256i *)(d + 32), _mm256_permute2x128_si256(r2, r3, 0x20));
+    _mm256_storeu_si256((__m256i *)(d + osa), _mm256_permute2x128_si256(r0, r1, 0x31));
+    _mm256_storeu_si256((__m256i *)(d + osa + 32), _mm256_permute2x128_si256(r2, r3, 0x31));
+}
+
+/* One micro-block of mi (A) x mj (B) elements, see tile_avx2. */
 AVX2 static inline void micro_avx2(const char *sp, int64_t isb, char *dp, int64_t osa,
                                    int64_t elem) {
-    if (elem == 4) {
+    switch (elem) {
+    case 1: tr16x32_epi8(sp, isb, dp, osa); break;
+    case 2: tr8x16_epi16(sp, isb, dp, osa); break;
+    case 4:
         tr8x8_ps(sp, isb, dp, osa);
         tr8x8_ps(sp + 8 * isb, isb, dp + 32, osa);
-    } else {
+        break;
+    case 8:
         tr4x4_pd(sp, isb, dp, osa);
         tr4x4_pd(sp + 4 * isb, isb, dp + 32, osa);
+        break;
+    default: tr2x4_m128(sp, isb, dp, osa);
     }
 }
 
 /* One tile with AVX2 micro-kernels, output rows outer so each output row is written
- * as one sequential run; the tile's input rows stay in L2 meanwhile. Edges: scalar. */
+ * as one sequential run; the tile's input rows stay in L2 meanwhile. Edges: scalar.
+ * Micro-blocks (A x B elements): 16x32 bytes, 8x16 halves, 8x16 floats, 4x8 doubles,
+ * 2x4 16-byte elements. */
 AVX2 static void tile_avx2(const char *s, char *d, int64_t na, int64_t nb, int64_t isb,
                            int64_t osa, int64_t elem) {
-    const int64_t mi = elem == 4 ? 8 : 4;   /* micro rows along A */
-    const int64_t mj = 2 * mi;              /* micro columns along B: 64 bytes */
+    const int64_t mi = elem == 1 ? 16 : elem == 16 ? 2 : elem == 8 ? 4 : 8; /* along A */
+    const int64_t mj = elem == 1 ? 32 : elem == 16 ? 4 : 2 * mi;           /* along B */
     int64_t nb_full = nb - nb % mj, na_full = na - na % mi;
     for (int64_t i = 0; i < na_full; i += mi)
         for (int64_t j = 0; j < nb_full; j += mj)
@@ -324,11 +388,18 @@ AVX512_INLINE static inline void full8_pd(const char *s, int64_t isb, char *d, i
         for (int k = 0; k < 8; k++) _mm512_storeu_pd(d + k * osa, r[k]);
 }
 
+static void strip_narrow(const char *s, int64_t isb, char *d, int64_t osa, int64_t na,
+                         int64_t elem, int rb, int nt); /* 1-, 2-, 16-byte elements */
+
 /* A column strip of rb input rows, read along all of A (na elements). */
 AVX512 static void strip_512(const char *s, int64_t isb, char *d, int64_t osa,
                              int64_t na, int64_t elem, int rb, int nt) {
     const int64_t m = 64 / elem;
     int64_t i = 0;
+    if (elem != 4 && elem != 8) {
+        strip_narrow(s, isb, d, osa, na, elem, rb, nt);
+        return;
+    }
     if (rb == m && elem == 4)
         for (; i + 16 <= na; i += 16) full16_ps(s + i * 4, isb, d + i * osa, osa, nt);
     else if (rb == m)
@@ -348,6 +419,11 @@ AVX512 static void tile_512(const char *s, char *d, int64_t na, int64_t nb, int6
     int64_t j = 0;
     uintptr_t off = (uintptr_t)d & 63;
     nt = nt && osa % 64 == 0 && off % elem == 0;
+    if (!nt) { /* output rows outer, 32-byte runs: measured up to 2x faster than strips
+                * of 64-byte stores when output rows do not start on a line */
+        tile_avx2(s, d, na, nb, isb, osa, elem);
+        return;
+    }
     if (nt && off) {
         j = (int64_t)(64 - off) / elem;
         if (j > nb) j = nb;
@@ -400,6 +476,131 @@ __attribute__((target("avx512f,avx512bw"))) static void copy_rows_512(
         if (tail)
             _mm512_mask_storeu_epi8(dp + body, tail, _mm512_maskz_loadu_epi8(tail, sp + body));
     }
+}
+
+/* ---- AVX-512 micro-blocks for 1-, 2- and 16-byte elements (level 2) ----
+ * Each writes whole 64-byte output lines like the float ones: 16 A elements x 64 B
+ * rows (bytes), 16 x 32 (16-bit), 4 x 4 (16-byte). Bytes and halves first gather the
+ * B rows that share an output dword into one 32-bit slot (vpermd + vpshufb for bytes,
+ * vpermw for halves), which leaves a 16x16 dword transpose (tr16_ps). Rows are found
+ * through offset tables when given (grouped tiles), else by stride; the callers pass
+ * NULL literally so the inlined code has no table lookups. Ragged blocks: scalar. */
+
+#define AVX512BW __attribute__((target("avx512f,avx512bw")))
+#define AVX512BW_INLINE __attribute__((target("avx512f,avx512bw"), always_inline))
+#define ROW_IN(j) (s + (bt ? bt[j] : (int64_t)(j) * isb))
+#define ROW_OUT(i) (d + (at ? at[i] : (int64_t)(i) * osa))
+
+AVX512BW_INLINE static inline void st64(char *p, __m512i v, int nt) {
+    if (nt)
+        _mm512_stream_si512((__m512i *)p, v);
+    else
+        _mm512_storeu_si512(p, v);
+}
+
+AVX512BW_INLINE static inline __m128i ld128(const char *p) {
+    return _mm_loadu_si128((const __m128i *)p);
+}
+
+AVX512BW_INLINE static inline void blk1_512(const char *s, int64_t isb, const int64_t *bt,
+                                            char *d, int64_t osa, const int64_t *at, int nt) {
+    /* lane l of r[q] is B row 4q + l; afterwards lane a holds A elements 4a..4a+3 of
+     * the four rows, byte 4e + l = row 4q + l, element 4a + e */
+    const __m512i pd = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+    const __m512i pb = _mm512_broadcast_i32x4(
+        _mm_set_epi8(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0));
+    __m512 r[16];
+    for (int q = 0; q < 16; q++) {
+        __m512i v = _mm512_castsi128_si512(ld128(ROW_IN(4 * q)));
+        v = _mm512_inserti32x4(v, ld128(ROW_IN(4 * q + 1)), 1);
+        v = _mm512_inserti32x4(v, ld128(ROW_IN(4 * q + 2)), 2);
+        v = _mm512_inserti32x4(v, ld128(ROW_IN(4 * q + 3)), 3);
+        r[q] = _mm512_castsi512_ps(_mm512_shuffle_epi8(_mm512_permutexvar_epi32(pd, v), pb));
+    }
+    tr16_ps(r);
+    for (int i = 0; i < 16; i++) st64(ROW_OUT(i), _mm512_castps_si512(r[i]), nt);
+}
+
+AVX512BW_INLINE static inline void blk2_512(const char *s, int64_t isb, const int64_t *bt,
+                                            char *d, int64_t osa, const int64_t *at, int nt) {
+    /* half h of r[q] is B row 2q + h; word 2e + h <- word 16h + e */
+    static const int16_t iw[32] = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
+                                   8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+    const __m512i pw = _mm512_loadu_si512(iw);
+    __m512 r[16];
+    for (int q = 0; q < 16; q++) {
+        __m512i v = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)ROW_IN(2 * q)));
+        v = _mm512_inserti64x4(v, _mm256_loadu_si256((const __m256i *)ROW_IN(2 * q + 1)), 1);
+        r[q] = _mm512_castsi512_ps(_mm512_permutexvar_epi16(pw, v));
+    }
+    tr16_ps(r);
+    for (int i = 0; i < 16; i++) st64(ROW_OUT(i), _mm512_castps_si512(r[i]), nt);
+}
+
+AVX512BW_INLINE static inline void blk16_512(const char *s, int64_t isb, const int64_t *bt,
+                                             char *d, int64_t osa, const int64_t *at, int nt) {
+    __m512i r0 = _mm512_loadu_si512(ROW_IN(0)), r1 = _mm512_loadu_si512(ROW_IN(1));
+    __m512i r2 = _mm512_loadu_si512(ROW_IN(2)), r3 = _mm512_loadu_si512(ROW_IN(3));
+    __m512i t0 = _mm512_shuffle_i64x2(r0, r1, 0x44), t1 = _mm512_shuffle_i64x2(r0, r1, 0xee);
+    __m512i t2 = _mm512_shuffle_i64x2(r2, r3, 0x44), t3 = _mm512_shuffle_i64x2(r2, r3, 0xee);
+    st64(ROW_OUT(0), _mm512_shuffle_i64x2(t0, t2, 0x88), nt);
+    st64(ROW_OUT(1), _mm512_shuffle_i64x2(t0, t2, 0xdd), nt);
+    st64(ROW_OUT(2), _mm512_shuffle_i64x2(t1, t3, 0x88), nt);
+    st64(ROW_OUT(3), _mm512_shuffle_i64x2(t1, t3, 0xdd), nt);
+}
+
+/* scalar remainder of a grouped strip: out[at[i] + j] = in[bt[j] + i] */
+#define TAB_TILE(T)                                                                      \
+    for (int64_t i = 0; i < na; i++)                                                     \
+        for (int64_t j = 0; j < nb; j++) {                                               \
+            T v;                                                                         \
+            memcpy(&v, s + bt[j] + i * (int64_t)sizeof(T), sizeof(T));                   \
+            memcpy(d + at[i] + j * (int64_t)sizeof(T), &v, sizeof(T));                   \
+        }
+
+static void tile_tab(const char *s, const int64_t *bt, char *d, const int64_t *at, int64_t na,
+                     int64_t nb, int64_t elem) {
+    switch (elem) {
+    case 1: TAB_TILE(uint8_t) break;
+    case 2: TAB_TILE(uint16_t) break;
+    default: TAB_TILE(b16_t) break;
+    }
+}
+
+/* A strip of rb B rows (mj = 64 / elem of them: full blocks) read along na A elements. */
+AVX512BW_INLINE static inline void strip_narrow_body(const char *s, int64_t isb,
+                                                     const int64_t *bt, char *d, int64_t osa,
+                                                     const int64_t *at, int64_t na,
+                                                     int64_t elem, int rb, int nt) {
+    const int64_t mi = elem == 16 ? 4 : 16;
+    int64_t i = 0;
+    if (rb == 64 / elem)
+        for (; i + mi <= na; i += mi) {
+            char *dd = at ? d : d + i * osa;
+            const int64_t *aa = at ? at + i : NULL;
+            if (elem == 1)
+                blk1_512(s + i, isb, bt, dd, osa, aa, nt);
+            else if (elem == 2)
+                blk2_512(s + 2 * i, isb, bt, dd, osa, aa, nt);
+            else
+                blk16_512(s + 16 * i, isb, bt, dd, osa, aa, nt);
+        }
+    if (i == na) return;
+    if (at)
+        tile_tab(s + i * elem, bt, d, at + i, na - i, rb, elem);
+    else
+        tile_scalar(s + i * elem, d + i * osa, na - i, rb, elem, isb, osa, elem);
+}
+
+AVX512BW static void strip_narrow(const char *s, int64_t isb, char *d, int64_t osa,
+                                  int64_t na, int64_t elem, int rb, int nt) {
+    strip_narrow_body(s, isb, NULL, d, osa, NULL, na, elem, rb, nt);
+}
+
+AVX512BW static void strip_narrow_grp(const char *s, const int64_t *bt, char *d,
+                                      const int64_t *at, int64_t na, int64_t elem, int rb,
+                                      int nt) {
+    strip_narrow_body(s, 0, bt, d, 0, at, na, elem, rb, nt);
 }
 #endif
 
@@ -476,6 +677,11 @@ AVX512 static void tile_grp(const plan_t *p, const char *s, char *d, int64_t i0,
         int rb = (int)(jj < j ? j - jj : (nb - jj < m ? nb - jj : m));
         int ntb = nt && jj >= j && rb == m;
         int64_t i = 0;
+        if (elem != 4 && elem != 8) {
+            strip_narrow_grp(s, b_in + jj, d + jj * elem, a_out, na, elem, rb, ntb);
+            jj += rb;
+            continue;
+        }
         if (rb == m && elem == 4)
             for (; i + 16 <= na; i += 16)
                 full16_grp(s + i * 4, b_in + jj, d + jj * 4, a_out + i, ntb);
@@ -505,9 +711,9 @@ static void run_item(const plan_t *p, const char *s, char *d, int64_t na, int64_
 #ifdef STRIDER_X86
     if (p->simd >= 2 && isb == elem && p->rows)
         copy_rows_512(s, d, na, p->is[a], p->os[a], nb * elem, nt);
-    else if (p->simd >= 2 && (elem == 4 || elem == 8) && p->is[a] == elem)
+    else if (p->simd >= 2 && KELEM(elem) && p->is[a] == elem)
         tile_512(s, d, na, nb, isb, p->os[a], elem, nt);
-    else if (p->simd >= 1 && (elem == 4 || elem == 8) && p->is[a] == elem)
+    else if (p->simd >= 1 && KELEM(elem) && p->is[a] == elem)
         tile_avx2(s, d, na, nb, isb, p->os[a], elem);
     else
 #endif
@@ -648,7 +854,7 @@ int strider_permute(const char *src, char *dst, int nd, const int64_t *n, const 
     p.a_out = p.b_in = NULL;
     int64_t vn[MAXD], vis[MAXD], vos[MAXD];
     if ((ga > 1 || gb > 1) && ga >= 1 && gb >= 1 && ga + gb <= nd && a == nd - gb - 1 &&
-        simd >= 2 && (elem == 4 || elem == 8) && is[a] == elem) {
+        simd >= 2 && KELEM(elem) && is[a] == elem) {
         /* grouped: iterate the outer dims, then tiles of the A group x the B group */
         int no = nd - ga - gb;
         int64_t va = 1, vb = 1;
@@ -703,7 +909,7 @@ int strider_permute(const char *src, char *dst, int nd, const int64_t *n, const 
     if (rows) /* long rows only: short ones measured faster with plain stores */
         p.nt = (nt & 3) == 3 && simd >= 2 && is[nd - 1] == elem && n[nd - 1] * elem > ROWS_NT_BYTES;
     else
-        p.nt = (nt & 1) && simd >= 2 && (elem == 4 || elem == 8) && is[a] == elem;
+        p.nt = (nt & 1) && simd >= 2 && KELEM(elem) && is[a] == elem;
     if (p.a_out) /* grouped: whole lines only if every output row starts on a line */
         for (int64_t v = 0; v < n[a] && p.nt; v++) p.nt = p.a_out[v] % 64 == 0;
     /* stage when each item's output is one contiguous piece but rows are not whole lines */

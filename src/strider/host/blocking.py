@@ -53,8 +53,9 @@ MAX_FOLD_BYTES = 64
 #: Tile extents in bytes along the input's fast dim (A) and the output's (B).
 TILE_A_BYTES = 1024
 TILE_B_BYTES = 1024
-#: Bytes one tile aims at when one side is short (then the other side grows).
-TILE_TARGET_BYTES = TILE_A_BYTES * TILE_B_BYTES // 4
+#: Measured tile extents (A, B bytes) per element size, filled by
+#: :mod:`strider.host.tuning`; sizes not in it use TILE_A_BYTES x TILE_B_BYTES.
+TILE_BYTES: dict[int, tuple[int, int]] = {}
 #: Chunk of a long row given to one work item in rows mode (lets threads share a row).
 ROW_CHUNK_BYTES = 1 << 16
 #: A or B runs shorter than this grow into the dims that continue them (see BlockPlan).
@@ -127,7 +128,7 @@ def coalesce(extents: Sequence[int], strides: Sequence[int]) -> tuple[list[int],
 
 
 def plan_blocks(shape: Sequence[int], strides: Sequence[int], itemsize: int,
-                 perm: Sequence[int]) -> BlockPlan:
+                 perm: Sequence[int], tile_bytes: tuple[int, int] | None = None) -> BlockPlan:
     """BlockPlan ``out = ascontiguousarray(transpose(a, perm))`` for a non-empty array.
 
     Parameters
@@ -138,6 +139,9 @@ def plan_blocks(shape: Sequence[int], strides: Sequence[int], itemsize: int,
         Bytes per element of the dtype.
     perm : sequence of int
         A valid permutation of the input's dims (checked by the caller).
+    tile_bytes : (int, int), optional
+        Tile extents in bytes along A and B; default: the measured ones for the
+        element size (:data:`TILE_BYTES`), else TILE_A_BYTES x TILE_B_BYTES.
 
     Returns
     -------
@@ -201,7 +205,8 @@ def plan_blocks(shape: Sequence[int], strides: Sequence[int], itemsize: int,
             grp.insert(0, k)
             run *= n[k]
     va, vb = math.prod(n[k] for k in a_grp), math.prod(n[k] for k in b_grp)
-    ta, tb = _tile_sizes(va, vb, elem)
+    ta, tb = _tile_sizes(va, vb, elem, tile_bytes or TILE_BYTES.get(
+        elem, (TILE_A_BYTES, TILE_B_BYTES)))
     # Loop order: the other dims sorted so the one continuing a contiguous run (small
     # input or output stride) is walked next to the tile; its neighbours then share
     # cache lines and pages while they are still cached (an HPTT-style blocked order).
@@ -213,14 +218,16 @@ def plan_blocks(shape: Sequence[int], strides: Sequence[int], itemsize: int,
                 len(a_grp), len(b_grp))
 
 
-def _tile_sizes(na: int, nb: int, elem: int) -> tuple[int, int]:
-    """Rectangular tile extents (A, B); a short side lets the other one grow."""
-    ta = max(1, TILE_A_BYTES // elem)
-    tb = max(1, TILE_B_BYTES // elem)
+def _tile_sizes(na: int, nb: int, elem: int, tile_bytes: tuple[int, int]) -> tuple[int, int]:
+    """Rectangular tile extents (A, B); a short side lets the other one grow (to a
+    quarter of the A x B bytes)."""
+    ta = max(1, tile_bytes[0] // elem)
+    tb = max(1, tile_bytes[1] // elem)
+    target = tile_bytes[0] * tile_bytes[1] // 4
     if nb <= tb:
         tb = nb
-        ta = max(ta, TILE_TARGET_BYTES // (elem * nb))
+        ta = max(ta, target // (elem * nb))
     elif na <= ta:
         ta = na
-        tb = max(tb, TILE_TARGET_BYTES // (elem * na))
+        tb = max(tb, target // (elem * na))
     return min(ta, na), min(tb, nb)

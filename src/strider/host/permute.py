@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import ArgumentError
-from . import _fallback, _loader
+from . import _fallback, _loader, tuning
 from .blocking import BlockPlan, plan_blocks
 
 #: Arrays up to this many bytes are copied by NumPy directly (call overhead wins:
@@ -113,6 +113,9 @@ def permute(a: Any, perm: Sequence[int] | None = None, out: np.ndarray | None = 
             raise ArgumentError("backend='kernel' cannot copy object arrays; use 'auto'")
         np.copyto(out, a.transpose(perm_t))
         return out
+    if not tuning._done and backend == "kernel":
+        tuning.ensure()  # once per process: tile sizes measured (or cached) for this CPU
+        _PLANS.clear()
     key = (a.shape, a.strides, a.itemsize, perm_t)
     entry = _PLANS.get(key)
     if entry is None:
