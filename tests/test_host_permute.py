@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import math
 
 import ml_dtypes
@@ -11,39 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from host_checks import PATHS, check, check_at_offset, impl, oracle, random_bits
 from strategies import DTYPES, random_array, shapes
 from strider.errors import ArgumentError
 from strider.host import _loader, permute
 from strider.host import blocking
 from strider.host.blocking import coalesce, plan_blocks
 
-impl = importlib.import_module("strider.host.permute")
-
 KERNEL_BUILT = _loader.KERNEL is not None
-# (backend, simd level): the NumPy block copies, the kernel's scalar, AVX2, AVX-512 tiles
-PATHS = [("numpy", 0)]
-if KERNEL_BUILT:
-    PATHS += [("kernel", level) for level in range(_loader.SIMD_LEVEL + 1)]
 ALL_DTYPES = DTYPES + ["bool", "complex64", "complex128", "uint64"]
-
-
-def oracle(a, perm):
-    return np.transpose(a, perm).copy(order="C")
-
-
-def run(a, perm, backend, simd):
-    """Permute into a poisoned out= and also allocating; check both against NumPy."""
-    want = oracle(a, perm)
-    out = np.empty(want.shape, want.dtype)
-    out.reshape(-1).view(np.uint8).fill(0xA5)  # poison: every byte must be overwritten
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(impl, "_SIMD_LEVEL", simd)
-        assert permute(a, perm, out=out, backend=backend) is out
-        got = permute(a, perm, backend=backend)
-    for res in (out, got):
-        assert res.shape == want.shape and res.dtype == want.dtype
-        assert res.flags.c_contiguous
-        assert res.tobytes() == want.tobytes()
 
 
 def strided(rng, a, shape):
@@ -68,7 +43,7 @@ def test_random_shapes_strides_dtypes(backend, simd, data, dtype):
         a = np.broadcast_to(a[(slice(0, 1),) + (slice(None),) * (len(shape) - 1)], shape)
     elif kind == "fortran":
         a = a.copy(order="F")
-    run(a, perm, backend, simd)
+    check(a, perm, backend, simd)
 
 
 # Sizes that exercise the AVX2 micro-kernels, their ragged edges and the tiling.
@@ -94,13 +69,9 @@ LARGE = [
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "bfloat16", "complex128", "V3"])
 def test_tiled_cases(backend, simd, shape, perm, dtype):
     rng = np.random.default_rng(7)
-    if dtype.startswith("V"):  # random bytes
-        size = math.prod(shape) * np.dtype(dtype).itemsize
-        a = rng.integers(0, 256, size, dtype=np.uint8).view(dtype).reshape(shape)
-    else:
-        a = random_array(rng, shape, dtype)
-    run(a, perm, backend, simd)
-    run(strided(rng, a, shape), perm, backend, simd)
+    a = (random_bits if dtype.startswith("V") else random_array)(rng, shape, dtype)
+    check(a, perm, backend, simd)
+    check(strided(rng, a, shape), perm, backend, simd)
 
 
 @pytest.mark.parametrize("backend,simd", PATHS)
@@ -110,7 +81,7 @@ def test_threads_and_row_chunks(backend, simd, monkeypatch):
     monkeypatch.setattr(impl, "THREADS", 3)
     rng = np.random.default_rng(3)
     for shape, perm in [((130, 260), (1, 0)), ((3, 40000), (0, 1)), ((3, 5, 9000), (1, 0, 2))]:
-        run(random_array(rng, shape, "float32"), perm, backend, simd)
+        check(random_array(rng, shape, "float32"), perm, backend, simd)
 
 
 @pytest.mark.parametrize("backend,simd", PATHS)
@@ -129,16 +100,8 @@ def test_streaming_stores_at_every_output_alignment(backend, simd, dtype, monkey
                         ((4, 4, 5, 6, 8, 12), (5, 4, 3, 2, 1, 0)),  # grouped, whole lines
                         ((4, 5, 300), (1, 0, 2)), ((2, 3, 20000), (1, 0, 2))]:  # long rows
         a = random_array(rng, shape, dtype)
-        want = oracle(a, perm)
         for shift in range(0, 64, itemsize):
-            buf = np.empty(want.nbytes + 128, np.uint8)
-            start = (-buf.ctypes.data) % 64 + shift
-            out = buf[start:start + want.nbytes].view(dtype).reshape(want.shape)
-            out.view(np.uint8).fill(0xA5)
-            with monkeypatch.context() as mp:
-                mp.setattr(impl, "_SIMD_LEVEL", simd)
-                permute(a, perm, out=out, backend=backend)
-            assert out.tobytes() == want.tobytes(), (shape, perm, shift)
+            check_at_offset(a, perm, shift, backend, simd)
 
 
 def test_large_results_start_on_a_cache_line(monkeypatch):

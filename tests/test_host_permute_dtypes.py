@@ -1,13 +1,11 @@
 """strider.host.permute: every element size on every SIMD path, bit for bit.
 
 Data are random bits (so NaN payloads, -0.0, subnormals and every byte value occur),
-outputs are poisoned first (0xAB bytes), and each path the machine has is run: the
+outputs are poisoned first, and each path the machine has is run: the
 NumPy fallback and the kernel at each SIMD level up to the machine's.
 """
 
 from __future__ import annotations
-
-import importlib
 
 import ml_dtypes
 import numpy as np
@@ -15,14 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from host_checks import PATHS, check, check_at_offset, impl, random_bits
 from strategies import shapes
-from strider.host import _loader, permute
-
-impl = importlib.import_module("strider.host.permute")
-
-PATHS = [("numpy", 0)]
-if _loader.KERNEL is not None:
-    PATHS += [("kernel", level) for level in range(_loader.SIMD_LEVEL + 1)]
 
 #: every element size 1-16, odd ones included, ml_dtypes' 1- and 2-byte floats, bool,
 #: complex and structured dtypes
@@ -30,29 +22,6 @@ DTYPES = ["int8", "bool", "float16", ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn
           ml_dtypes.float8_e5m2, "int16", "V3", "float32", "complex64", "float64", "V12",
           "complex128", "V16", np.dtype([("a", "u1"), ("b", "<f4")]),
           np.dtype([("re", "<f8"), ("im", "<f8")])] + [f"V{k}" for k in (5, 6, 7, 9, 10)]
-
-
-def bits(rng, shape, dtype):
-    """Random bytes viewed as ``dtype`` (bools as 0/1: other bytes are not booleans)."""
-    dtype = np.dtype(dtype)
-    size = int(np.prod(shape, dtype=np.int64))
-    if dtype == np.bool_:
-        return rng.integers(0, 2, size=shape).astype(bool)
-    raw = rng.integers(0, 256, size=size * dtype.itemsize, dtype=np.uint8)
-    return raw.view(dtype).reshape(shape)
-
-
-def check(a, perm, backend, simd):
-    want = np.transpose(a, perm).copy(order="C")
-    out = np.empty(want.shape, want.dtype)
-    out.reshape(-1).view(np.uint8).fill(0xAB)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(impl, "_SIMD_LEVEL", simd)
-        assert permute(a, perm, out=out, backend=backend) is out
-        got = permute(a, perm, backend=backend)
-    for res in (out, got):
-        assert res.dtype == want.dtype and res.shape == want.shape and res.flags.c_contiguous
-        assert res.tobytes() == want.tobytes()
 
 
 @pytest.mark.parametrize("backend,simd", PATHS)
@@ -63,7 +32,7 @@ def test_random_dtypes_shapes_strides(backend, simd, data, dtype):
     shape = data.draw(shapes(0, 8, max_side=6, max_size=4000))
     perm = tuple(data.draw(st.permutations(range(len(shape)))))
     kind = data.draw(st.sampled_from(["contiguous", "reversed", "broadcast"]))
-    a = bits(rng, shape, dtype)
+    a = random_bits(rng, shape, dtype)
     if kind == "reversed":  # negative strides on every dim
         a = a[(slice(None, None, -1),) * a.ndim]
     elif kind == "broadcast" and shape:  # a zero stride
@@ -95,19 +64,10 @@ def test_micro_blocks_edges_and_alignments(backend, simd, dtype, streamed, monke
     rng = np.random.default_rng(5)
     itemsize = np.dtype(dtype).itemsize
     for shape, perm in CASES:
-        a = bits(rng, shape, dtype)
-        want = np.transpose(a, perm).copy(order="C")
+        a = random_bits(rng, shape, dtype)
         for shift in sorted({0, itemsize, 16, 32 + itemsize} if streamed else {0}):
-            if shift % itemsize:
-                continue
-            buf = np.empty(want.nbytes + 128, np.uint8)
-            start = (-buf.ctypes.data) % 64 + shift
-            out = buf[start:start + want.nbytes].view(dtype).reshape(want.shape)
-            out.view(np.uint8).fill(0xAB)
-            with monkeypatch.context() as mp:
-                mp.setattr(impl, "_SIMD_LEVEL", simd)
-                permute(a, perm, out=out, backend=backend)
-            assert out.tobytes() == want.tobytes(), (shape, perm, shift)
+            if shift % itemsize == 0:
+                check_at_offset(a, perm, shift, backend, simd)
 
 
 @pytest.mark.parametrize("backend,simd", PATHS)

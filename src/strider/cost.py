@@ -245,5 +245,5 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     return Estimate(float(total), busy)
 
 
-__all__ = ["engine_scale", "transfer_cycles", "chunk_efficiency", "lane_cycles", "instruction_timing",
-           "instruction_cycles", "roofline_cycles", "Estimate", "estimate"]
+__all__ = ["engine_scale", "transfer_cycles", "chunk_efficiency", "lane_cycles",
+           "instruction_timing", "instruction_cycles", "roofline_cycles", "Estimate", "estimate"]

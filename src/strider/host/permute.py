@@ -113,12 +113,10 @@ def permute(a: Any, perm: Sequence[int] | None = None, out: np.ndarray | None = 
             raise ArgumentError("backend='kernel' cannot copy object arrays; use 'auto'")
         np.copyto(out, a.transpose(perm_t))
         return out
-    if not tuning._done and backend == "kernel":
-        tuning.ensure()  # once per process: tile sizes measured (or cached) for this CPU
-        _PLANS.clear()
     key = (a.shape, a.strides, a.itemsize, perm_t)
     entry = _PLANS.get(key)
     if entry is None:
+        tuning.ensure()  # the first plan waits for this CPU's tile sizes (measured or cached)
         entry = _plan_entry(plan_blocks(a.shape, a.strides, a.itemsize, perm_t))
         if len(_PLANS) >= _CACHE_LIMIT:
             _PLANS.clear()

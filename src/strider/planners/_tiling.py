@@ -56,7 +56,8 @@ def descriptor_worth(hw: Hardware, tiles: int) -> int:
     cost would move, so the fixed costs stay within 1/32 (1/8) of the time.
 
     >>> from strider import Hardware
-    >>> descriptor_worth(Hardware.preset("trn1-like"), 100), descriptor_worth(Hardware.preset("trn1-like"), 1)
+    >>> hw = Hardware.preset("trn1-like")
+    >>> descriptor_worth(hw, 100), descriptor_worth(hw, 1)
     (70400, 17600)
     """
     share = 8 if tiles <= FEW_TILES else 32
@@ -204,18 +205,6 @@ class Tiling:
         return out
 
 
-def _tile_costs(t: Tiling, hw: Hardware, ext: Sequence[int]) -> tuple[float, ...]:
-    """(bytes, read queue-cycles, write queue-cycles, block elements, chunk in, chunk out)
-    of one tile of extents ``ext``, without descriptor overheads."""
-    block = math.prod(ext[d] for d in t.free)
-    nbytes = math.prod(ext[d] for d in t.part) * block * t.itemsize
-    chunk_in = min(t.run_elements("in", ext), block) * t.itemsize
-    chunk_out = min(t.run_elements("out", ext), block) * t.itemsize
-    bpc = hw.dma.bytes_per_cycle
-    return (nbytes, nbytes / (bpc * chunk_efficiency(chunk_in, hw)),
-            nbytes / (bpc * chunk_efficiency(chunk_out, hw)), block, chunk_in, chunk_out)
-
-
 def _sliced_queue_cycles(t: Tiling, hw: Hardware, ext: Sequence[int], nbytes: float,
                          m: int) -> tuple[float, float, int, int]:
     """(read, write) queue-cycles and (read, write) DRAM run bytes of a tile moved in ``m``
@@ -234,27 +223,23 @@ def _sliced_queue_cycles(t: Tiling, hw: Hardware, ext: Sequence[int], nbytes: fl
     return out[0], out[1], runs[0], runs[1]
 
 
-def score(t: Tiling, hw: Hardware, total_bytes: int, classes: list | None = None) -> dict:
+def score(t: Tiling, hw: Hardware, total_bytes: int) -> dict:
     """Analytic cycles of a tiling's pipelined schedule (no simulation).
 
     Per tile: reads and writes share the queues and DRAM; the vector step overlaps them
     slice by slice. The first read and the last write run alone, and the vector step of
     a tile's last slice hides behind nothing. With two slots a tile's reads also wait,
     slice by slice, for the previous tile's writes, and its vector step for them.
-    Ragged edge tiles are priced with their own (shorter) runs. ``classes``: the
-    :func:`_tile_costs` of :meth:`Tiling.tile_classes`, when already known.
+    Ragged edge tiles are priced with their own (shorter) runs.
     """
-    return _scores(t, hw, total_bytes, classes, (t.pieces,))[0]
+    return _scores(t, hw, total_bytes, (t.pieces,))[0]
 
 
-def _scores(t: Tiling, hw: Hardware, total_bytes: int, classes: list | None,
-            pieces: Sequence[int]) -> list[dict]:
+def _scores(t: Tiling, hw: Hardware, total_bytes: int, pieces: Sequence[int]) -> list[dict]:
     """:func:`score` of ``t`` with each slice count of ``pieces`` (shared set-up)."""
-    if classes is None:
-        classes = [(_tile_costs(t, hw, ext), count, ext) for ext, count in t.tile_classes()]
+    classes = [(ext, count, math.prod(ext[d] for d in t.free)) for ext, count in t.tile_classes()]
     queues = hw.dma.queues
     dc, dram = hw.dma.descriptor_cycles, hw.dram_bytes_per_cycle
-    bpc = hw.dma.bytes_per_cycle
     needs_vector, tiles = t.needs_vector, t.tiles
     two = t.slots == 2 and needs_vector and tiles > 1
     dram_cycles = 2 * total_bytes / dram
@@ -263,7 +248,8 @@ def _scores(t: Tiling, hw: Hardware, total_bytes: int, classes: list | None,
     for m in pieces:
         total = 0.0
         first = None
-        for (nbytes, _, _, block, _, _), count, ext in classes:
+        for ext, count, block in classes:
+            nbytes = math.prod(ext[d] for d in t.part) * block * t.itemsize
             q_in, q_out, run_in, run_out = _sliced_queue_cycles(t, hw, ext, nbytes, m)
             per_piece = max(1, min(queues, int(nbytes // (m * worth))))
             over = m * per_piece * dc
@@ -387,9 +373,7 @@ def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes:
                 continue
             seen.add(key)
             base = Tiling(shape, perm, split, part_t, free_t, tile_t, slots, item)
-            classes = [(_tile_costs(base, hw, ext), count, ext)
-                       for ext, count in base.tile_classes()]
-            for pieces, est in zip(PIECES, _scores(base, hw, total_bytes, classes, PIECES)):
+            for pieces, est in zip(PIECES, _scores(base, hw, total_bytes, PIECES)):
                 out.append(Tiling(shape, perm, split, part_t, free_t, tile_t, slots, item,
                                   pieces, est))
     return out

@@ -93,6 +93,7 @@ def sim_stats(program, hw: Hardware, sched, occupancy, poisoned: int, unwritten)
     compute = max((busy.get(e, 0.0) for e in _COMPUTE_ENGINES), default=0.0)
     once = sum(t.nbytes for t in program.tensors.values() if t.role in ("input", "output"))
     dram_bound = roofline_cycles(once, 0, hw)
+    idle = sched.dram_idle()
     return SimStats(
         **run_figures(hw, cycles, busy, int(sched.dram_read.sum()),
                       int(sched.dram_written.sum()), compute),
@@ -105,8 +106,8 @@ def sim_stats(program, hw: Hardware, sched, occupancy, poisoned: int, unwritten)
         dram_roofline_cycles=dram_bound,
         dram_roofline_seconds=hw.seconds(dram_bound),
         dram_roofline_ratio=ratio(cycles, dram_bound),
-        dram_idle_cycles=sched.dram_idle(),
-        dram_idle_seconds=hw.seconds(sched.dram_idle()),
+        dram_idle_cycles=idle,
+        dram_idle_seconds=hw.seconds(idle),
     )
 
 

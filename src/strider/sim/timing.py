@@ -63,13 +63,8 @@ class Schedule:
         """Cycles of the run with no DRAM transfer in flight (engines waiting on each
         other, pipeline fill and drain: time the DRAM roofline cannot account for)."""
         moving = (self.dram_read + self.dram_written) > 0
-        if not moving.any():
-            return self.cycles
         order = np.argsort(self.start[moving], kind="stable")
-        s, t = self.start[moving][order], self.end[moving][order]
-        covered = np.maximum.accumulate(t)
-        before = np.r_[-np.inf, covered[:-1]]
-        in_flight = float(np.maximum(0.0, t - np.maximum(s, before)).sum())
+        in_flight = _union_length(self.start[moving][order], self.end[moving][order])
         return max(0.0, self.cycles - in_flight)
 
     def engine_busy(self) -> np.ndarray:
@@ -82,11 +77,17 @@ class Schedule:
         eng, s, t = self.engine[order], self.start[order], self.end[order]
         cuts = np.flatnonzero(np.diff(eng)) + 1
         for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, eng.size]):
-            ss, tt = s[lo:hi], t[lo:hi]
-            covered = np.maximum.accumulate(tt)
-            before = np.r_[-np.inf, covered[:-1]]
-            busy[eng[lo]] = float(np.maximum(0.0, tt - np.maximum(ss, before)).sum())
+            busy[eng[lo]] = _union_length(s[lo:hi], t[lo:hi])
         return busy
+
+
+def _union_length(start: np.ndarray, end: np.ndarray) -> float:
+    """Length of the union of the intervals ``[start, end)``, given in start order."""
+    if not start.size:
+        return 0.0
+    covered = np.maximum.accumulate(end)
+    before = np.r_[-np.inf, covered[:-1]]
+    return float(np.maximum(0.0, end - np.maximum(start, before)).sum())
 
 
 def schedule(program: Program, hw: Hardware,
