@@ -35,6 +35,7 @@ from typing import Any, Callable
 
 from .dtypes import KNOWN_DTYPES
 from .errors import ConfigError
+from .hardware_pe import PEArraySpec, pe_problems
 from .hardware_sources import TRN1_SOURCES
 from .ttu.config import TTUConfig
 
@@ -63,20 +64,6 @@ class BufferSpec:
     def bank_bytes(self) -> int:
         """Bytes of one bank in one partition."""
         return self.bytes_per_partition // self.banks
-
-
-@dataclass(frozen=True)
-class PEArraySpec:
-    """Systolic array of multiply-accumulate cells; weights from the top, data from the left.
-
-    ``passthrough_transpose``: the array can move loaded weights out transposed without
-    arithmetic (bit-exact for every dtype, NaN and -0.0 included).
-    """
-
-    rows: int
-    cols: int
-    passthrough_transpose: bool = False
-    clock_hz: float | None = None
 
 
 @dataclass(frozen=True)
@@ -286,6 +273,7 @@ class Hardware:
         out["sources"] = dict(self.sources)
         for section in _SECTIONS:  # an engine clock left to the top-level one is not written
             out[section] = {k: v for k, v in out[section].items() if v is not None}
+        out["pe"]["dtype_cycles"] = dict(self.pe.dtype_cycles)
         return out
 
     def to_toml(self) -> str:
@@ -333,7 +321,7 @@ class Hardware:
                      f"{self.psum.bytes_per_partition / kib:g} KiB in {self.psum.banks} banks"),
             ("PE array", f"{self.pe.rows} x {self.pe.cols}"
                          + (", bit-exact pass-through transpose" if self.pe.passthrough_transpose
-                            else ", multiply-accumulate only")),
+                            else ", multiply-accumulate only") + _pe_timing_text(self.pe)),
             ("vector engine", f"{self.vector.lanes} lanes, {self.vector.transpose_block} x "
                               f"{self.vector.transpose_block} block transpose"),
             ("activation engine", f"{self.activation.lanes} lanes (PSUM -> SBUF)"),
@@ -369,7 +357,7 @@ def _validate(hw: Hardware) -> list[str]:
             where = f"{section}.{f.name}"
             if isinstance(value, bool):
                 continue
-            if f.name == "latency_ns":
+            if f.name in ("latency_ns", "io_cycles"):
                 need(value >= 0, where, value, "must be >= 0")
             elif isinstance(value, (int, float)):
                 need(value >= 1 if f.type in ("int", int) else value > 0, where, value,
@@ -415,6 +403,7 @@ def _validate(hw: Hardware) -> list[str]:
                  else not name and key in ("clock_hz", "dtypes"))
         need(known and isinstance(text, str), f"sources.{key}", text,
              "must map a field name (e.g. 'dram.bandwidth_bytes_per_s') to a citation string")
+    problems += pe_problems(hw.pe)
     unknown = [d for d in hw.dtypes if d not in KNOWN_DTYPES]
     need(not unknown, "dtypes", unknown, f"unknown dtype(s); known: {', '.join(KNOWN_DTYPES)}")
     need(bool(hw.dtypes), "dtypes", list(hw.dtypes), "must list at least one dtype")
@@ -510,6 +499,14 @@ def _from_plain(data: dict[str, Any]) -> Hardware:
     raise ConfigError(problems)
 
 
+def _pe_timing_text(pe: PEArraySpec) -> str:
+    load = "background" if pe.background_weight_load else "serial"
+    rates = "".join(f", {d} x{f}" for d, f in pe.dtype_cycles)
+    return (f"; {load} weight load at {pe.weight_load_rows_per_cycle} row(s)/cycle, >= "
+            f"{pe.min_multiply_cycles} cycle(s) per multiply{rates}"
+            + (f", {pe.tiles} stationary tiles at once" if pe.tiles > 1 else ""))
+
+
 def _bytes_text(n: int) -> str:
     for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if n >= size:
@@ -528,6 +525,8 @@ def _toml_value(value: Any) -> str:
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
     return repr(value)
 
 
@@ -557,7 +556,9 @@ def trn1_like() -> Hardware:
         dram=DramSpec(capacity_bytes=16 * 2**30, bandwidth_bytes_per_s=410e9, latency_ns=500.0),
         sbuf=BufferSpec(partitions=128, bytes_per_partition=192 * 1024),
         psum=BufferSpec(partitions=128, bytes_per_partition=16 * 1024, banks=8),
-        pe=PEArraySpec(rows=128, cols=128, passthrough_transpose=False),
+        pe=PEArraySpec(rows=128, cols=128, passthrough_transpose=False, clock_hz=2.8e9,
+                       background_weight_load=True, weight_load_rows_per_cycle=4,
+                       min_multiply_cycles=64, dtype_cycles={"float32": 4}, tiles=2),
         vector=VectorSpec(lanes=128, transpose_block=32, instruction_cycles=60),
         activation=ActivationSpec(lanes=128, instruction_cycles=60),
         dma=DmaSpec(queues=16, bytes_per_cycle=22.0, descriptor_cycles=100,
@@ -585,7 +586,9 @@ def patent() -> Hardware:
         psum=BufferSpec(partitions=64, bytes_per_partition=128 * 4 * 2, banks=2),
         pe=PEArraySpec(rows=128, cols=64, passthrough_transpose=False),
         stream=StreamSpec(processing_engines=2, page_bytes=8 * 1024, pages=8),
-        sources=dict(base.sources) | {
+        sources={k: v for k, v in base.sources if not k.startswith("pe.")} | {
+            "pe.background_weight_load": "seed 002: the serial model (a load occupies the "
+                                         "array); the other PE timing fields are defaults",
             "sbuf.bytes_per_partition": "seed 002: 128 elements of up to 4 bytes per partition",
             "psum.partitions": "seed 002: one PSUM partition per PE column (64)",
             "pe.cols": "seed 002: a 128 x 64 PE array", "pe.rows": "seed 002: 128 rows",

@@ -28,7 +28,29 @@ TRN1_SOURCES = (
     ("pe.rows", f"{_ARCH}, Tensor engine: a 128 x 128 systolic array"),
     ("pe.cols", f"{_ARCH}, Tensor engine: a 128 x 128 systolic array"),
     ("pe.passthrough_transpose", "AWS Neuron docs, 'nki.isa.nc_transpose': the Tensor engine "
-                                 "transposes by a matmul with an identity (no bit pass-through)"),
+                                 "transposes by a matmul with the data stationary and an "
+                                 "identity moving; on NeuronCore-v2 not bit-accurate for "
+                                 "NaN/Inf (no bit pass-through)"),
+    ("pe.clock_hz", f"{_ARCH}, engine table: Tensor engine at 2.8 GHz"),
+    ("pe.background_weight_load", f"{_ARCH}, Tensor engine, Performance Consideration: "
+                                  "'background LoadStationary' loads the next stationary "
+                                  "tensor in parallel to the multiply on the current one"),
+    ("pe.weight_load_rows_per_cycle", f"{_ARCH}, Tensor engine, 'Fast LoadStationary': up to "
+                                      "4x faster than a MultiplyMoving of the same free size; "
+                                      "inferred 4 rows per cycle"),
+    ("pe.min_multiply_cycles", "AWS Neuron docs, 'nki.isa.nc_matmul', estimated instruction "
+                               "cost: max(min(64, N_stationary), N_moving) Tensor engine "
+                               f"cycles; {_ARCH}: MM_INIT_LATENCY is 64 cycles on "
+                               "NeuronCore-v2"),
+    ("pe.dtype_cycles", f"{_ARCH}, Tensor engine: 92 TFLOPS for BF16/FP16/TF32/cFP8, 23 "
+                        "for FP32; 'nki.isa.nc_matmul': FP32 costs 4x; integers carried for "
+                        "bit-exact transposes (bf16 bits as int16) priced at the 1x rate of "
+                        "the 16-bit floats they carry"),
+    ("pe.tiles", "AWS Neuron docs, 'nki.isa.nc_matmul', Tiling mode: row tiling slices the "
+                 "128 PE rows into 2 x 64-row tiles on NeuronCore-v2 (columns likewise), so "
+                 "two small stationary tiles run in parallel"),
+    ("pe.io_cycles", "modelling assumption: one register stage on the SBUF read and one on "
+                     "the PSUM write (SCALE-Sim 3.0.0's per-fold count has neither)"),
     ("vector.lanes", f"{_ARCH}, Vector engine: the 128 partitions in parallel"),
     ("vector.transpose_block", f"{_ARCH}, Vector engine: 32 x 32 transposes within groups "
                                "of 32 partitions"),
