@@ -17,7 +17,8 @@ from strider.plan import PermuteRequest
 from strider.planners.pe import STRATEGY, choose_mode, transpose_view
 from strider.program import ActCopy, DmaCopy, LoadWeights, MatMul, PeTranspose
 from strider.strategy import plan_permute
-from strider.systolic import systolic_transpose
+from strider.cost import engine_scale
+from strider.systolic import Timing, systolic_transpose
 
 TINY, PATENT, TRN1 = (Hardware.preset(n) for n in ("tiny", "patent", "trn1-like"))
 PROPERTY_DTYPES = ["float32", "float16", "bfloat16", "int8", "int16", "int32"]
@@ -369,12 +370,21 @@ def test_sizes_not_multiples_of_the_array_have_ragged_sub_blocks():
     assert math.prod(plan.details["block_shape"]) > 0
 
 
-def test_one_full_128_block_takes_as_long_on_the_simulated_pe_as_in_the_reference():
+SERIAL_TRN1 = TRN1.with_changes(pe={"background_weight_load": False, "clock_hz": TRN1.clock_hz,
+                                    "weight_load_rows_per_cycle": 1})
+
+
+@pytest.mark.parametrize("hw,pe_cycles", [(SERIAL_TRN1, 128 + 384), (TRN1, 32 + 384)])
+def test_one_full_128_block_takes_as_long_on_the_simulated_pe_as_in_the_reference(hw,
+                                                                                   pe_cycles):
+    """Serial, one row a cycle: 128 load + 384 stream; trn1: the load at 4 rows a cycle."""
     request = PermuteRequest((128, 128), (1, 0), "int16")
     x = _data(request.shape, "int16")
-    plan, result = _run(request, TRN1, x)
-    reference = systolic_transpose(x, rows=TRN1.pe.rows, cols=TRN1.pe.cols)
-    assert reference.cycles == 512
-    assert result.stats.engine_busy["pe"] == reference.cycles
-    assert plan.details["engine_busy"]["pe"] == reference.cycles
+    plan, result = _run(request, hw, x)
+    reference = systolic_transpose(x, rows=hw.pe.rows, cols=hw.pe.cols,
+                                   timing=Timing.of(hw.pe, "int16"))
+    assert reference.cycles == pe_cycles
+    base_cycles = reference.cycles * engine_scale("pe", hw)   # PE cycles -> top-level cycles
+    assert result.stats.engine_busy["pe"] == base_cycles
+    assert plan.details["engine_busy"]["pe"] == base_cycles
     assert same_bits(result.outputs["y"], reference.psum.astype(np.int16))

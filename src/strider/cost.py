@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .errors import DeadlockError
 from .hardware import Hardware
@@ -101,6 +102,49 @@ def lane_cycles(ref: Ref, lanes: int, fixed: int) -> float:
     return float(fixed + passes * ref.pattern.size)
 
 
+class PeCost(NamedTuple):
+    """One PE instruction's cycles (of the PE clock): ``occupancy`` (until the next PE
+    instruction may begin), ``latency`` (until its results are ready) and, with a
+    background weight load, ``window = (lead, interval)``: it holds the moving path from
+    ``lead`` cycles after it begins, for ``interval`` cycles (None in serial mode, where
+    the occupancy covers it)."""
+
+    occupancy: float
+    latency: float
+    window: tuple[float, float] | None
+
+
+def pe_cost(load_rows: int, block_cols: int, columns: int, dtype: str, hw: Hardware, *,
+            load: bool, stream: bool) -> PeCost:
+    """The PE model (module docstring): a ``load_rows x block_cols`` stationary block,
+    loaded (``load``) and/or streamed against ``columns`` moving columns (``stream``).
+
+    >>> from strider import Hardware
+    >>> tiny = Hardware.preset("tiny")                       # serial: load, then stream
+    >>> pe_cost(8, 4, 8, "int8", tiny, load=True, stream=True)   # 8 + 8; 8+8+8+4 end to end
+    PeCost(occupancy=16, latency=28, window=None)
+    >>> trn1 = Hardware.preset("trn1-like")                  # background, fast load, II >= 64
+    >>> pe_cost(128, 128, 128, "bfloat16", trn1, load=False, stream=True)
+    PeCost(occupancy=0, latency=384, window=(0, 128))
+    >>> pe_cost(128, 128, 512, "float32", trn1, load=False, stream=True).window  # 4 x 512
+    (0, 2048)
+    """
+    pe = hw.pe
+    lead = pe.load_cycles(load_rows, dtype) if load else 0
+    if not stream:
+        return PeCost(lead, lead, None)
+    interval = pe.issue_cycles(columns, block_cols, dtype)
+    if pe.tiled(load_rows, block_cols):
+        interval /= pe.tiles
+    f = pe.dtype_factor(dtype)
+    drain = pe.rows + block_cols - 2 + pe.io_cycles  # fill every row, drain M columns
+    stream_cycles = f * (columns - 1) + 1 + drain if columns else drain
+    latency = lead + max(stream_cycles, interval)
+    if pe.background_weight_load:
+        return PeCost(lead, latency, (lead, interval))
+    return PeCost(lead + interval, latency, None)
+
+
 def engine_scale(engine: str, hw: Hardware) -> float:
     """Top-level cycles per cycle of ``engine``'s own clock (1 when it has none of its own).
 
@@ -121,17 +165,38 @@ def instruction_timing(instr: Instruction, hw: Hardware) -> tuple[float, float]:
 
     >>> from strider import AccessPattern, Hardware
     >>> from strider.instructions import LoadWeights, MatMul, Ref
-    >>> hw = Hardware.preset("trn1-like")                     # 128 x 128 PE array
-    >>> block = Ref.sbuf(0, 128, AccessPattern.contiguous((128,)), "bfloat16")
-    >>> out = Ref.psum(0, 128, AccessPattern.contiguous((128,)), "float32")
+    >>> hw = Hardware.preset("patent")              # 128-row array, serial model, 1 clock
+    >>> block = Ref.sbuf(0, 128, AccessPattern.contiguous((64,)), "bfloat16")
+    >>> out = Ref.psum(0, 64, AccessPattern.contiguous((64,)), "float32")
     >>> instruction_timing(LoadWeights(src=block), hw)
     (128.0, 128.0)
-    >>> instruction_timing(MatMul(moving=block, dst=out), hw)   # 128 columns; + fill, drain
-    (128.0, 384.0)
+    >>> instruction_timing(MatMul(moving=block, dst=out), hw)   # 64 columns; + fill, drain
+    (64.0, 256.0)
+    >>> trn1 = Hardware.preset("trn1-like")  # PE at 2 x the base clock: top-level cycles / 2
+    >>> instruction_timing(LoadWeights(src=block), trn1)      # 128 rows / 4 per cycle
+    (16.0, 16.0)
     """
     occupancy, latency = instr.timing(hw)
     scale = engine_scale(instr.engine, hw)
     return occupancy * scale, latency * scale
+
+
+def instruction_window(instr: Instruction, hw: Hardware) -> tuple[float, float] | None:
+    """``(lead, interval)`` in top-level cycles when ``instr`` holds the PE array's moving
+    path on its own (a background weight load); None otherwise (see :class:`PeCost`).
+
+    >>> from strider import AccessPattern, Hardware
+    >>> from strider.instructions import MatMul, Ref
+    >>> block = Ref.sbuf(0, 128, AccessPattern.contiguous((128,)), "bfloat16")
+    >>> out = Ref.psum(0, 128, AccessPattern.contiguous((128,)), "float32")
+    >>> instruction_window(MatMul(moving=block, dst=out), Hardware.preset("trn1-like"))
+    (0.0, 64.0)
+    """
+    window = instr.window(hw)
+    if window is None:
+        return None
+    scale = engine_scale(instr.engine, hw)
+    return window[0] * scale, window[1] * scale
 
 
 def instruction_cycles(instr: Instruction, hw: Hardware) -> float:
@@ -197,12 +262,14 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     instrs = program.instructions
     n = len(instrs)
     timing = [instruction_timing(i, hw) for i in instrs]
+    windows = [instruction_window(i, hw) for i in instrs]
     end = [0.0] * n
     queues: dict[str, list[int]] = {}
     for k, i in enumerate(instrs):
         queues.setdefault(i.engine, []).append(k)
     heads = {e: 0 for e in queues}
     free = {e: 0.0 for e in queues}
+    path_free = {e: 0.0 for e in queues}  # the PE moving path (background weight load)
     busy = {e: 0.0 for e in queues}
     covered = {e: 0.0 for e in queues}  # end of the in-flight intervals so far
     done = [False] * n
@@ -226,6 +293,11 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
                         break
                     start = max(start, sorted(ends)[sync[1] - 1])
                 occupancy, latency = timing[k]
+                if windows[k] is not None:  # the stream waits for the moving path
+                    lead, interval = windows[k]
+                    delay = max(0.0, path_free[e] - (start + lead))
+                    path_free[e] = start + lead + delay + interval
+                    occupancy, latency = occupancy + delay, latency + delay
                 finish = start + latency
                 dram_bytes += sum(i.dram_traffic())
                 end[k], done[k], free[e] = finish, True, start + occupancy
@@ -245,5 +317,5 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     return Estimate(float(total), busy)
 
 
-__all__ = ["engine_scale", "transfer_cycles", "chunk_efficiency", "lane_cycles",
+__all__ = ["PeCost", "pe_cost", "instruction_window", "engine_scale", "transfer_cycles", "chunk_efficiency", "lane_cycles",
            "instruction_timing", "instruction_cycles", "roofline_cycles", "Estimate", "estimate"]

@@ -53,7 +53,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .access_pattern import AccessPattern
-from .cost import lane_cycles, transfer_cycles
+from .cost import PeCost, lane_cycles, pe_cost, transfer_cycles
 from .dtypes import accumulator_dtype
 from .errors import CapacityError, ProgramError, SimulationError
 from .hardware import Hardware
@@ -135,6 +135,11 @@ class Instruction:
         from starting the next instruction, and when its results are ready."""
         raise NotImplementedError(f"{type(self).__name__} defines no timing")
 
+    def window(self, hw: Hardware) -> tuple[float, float] | None:
+        """``(lead, interval)``: the PE moving path it holds with a background weight load
+        (:class:`strider.cost.PeCost`); None for every other instruction."""
+        return None
+
     def check(self, k: int, rules: Any) -> None:
         """Raise a typed error when instruction ``k`` breaks a rule of the hardware;
         ``rules`` is the lowering pass's :class:`~strider.sim.lower.Rules`."""
@@ -215,13 +220,18 @@ class DmaCopy(Instruction):
 # ---------------------------------------------------------------- PE array
 @dataclass(frozen=True, kw_only=True)
 class LoadWeights(Instruction):
-    """Load a (K partitions, M) SBUF block into the PE array: one cycle per row (K)."""
+    """Load a (K partitions, M) SBUF block into the PE array: ``ceil(K / pe.weight_load_
+    rows_per_cycle)`` cycles times the dtype's factor (:func:`strider.cost.pe_cost`)."""
 
     src: Ref
     engine_kind: ClassVar[str] = "pe"
 
+    def cost(self, hw: Hardware) -> PeCost:
+        return pe_cost(self.src.partitions, self.src.pattern.size, 0, self.src.dtype, hw,
+                       load=True, stream=False)
+
     def timing(self, hw: Hardware) -> tuple[float, float]:
-        return _constant(float(max(self.src.partitions, 1)))
+        return self.cost(hw)[:2]
 
     def check(self, k: int, rules: Any) -> None:
         rules.ref(k, self, "src", self.src, ("sbuf",))
@@ -240,8 +250,10 @@ class LoadWeights(Instruction):
 class MatMul(Instruction):
     """Stream ``moving`` through the loaded weights into PSUM (``accumulate``: add).
 
-    Pipelined: occupies the array for its N streamed columns; results are ready after
-    N + pe.rows (fill) + M (drain across the result columns).
+    Pipelined: holds the array for its issue interval (N streamed columns, at least
+    ``min(pe.min_multiply_cycles, M)``, times the dtype's factor); results are ready after
+    the columns, the fill through ``pe.rows`` and the drain across the ``M`` result columns
+    (:func:`strider.cost.pe_cost`).
     """
 
     moving: Ref
@@ -253,9 +265,15 @@ class MatMul(Instruction):
     def operand_text(self) -> str:
         return super().operand_text() + (" (accumulate)" if self.accumulate else "")
 
+    def cost(self, hw: Hardware) -> PeCost:
+        return pe_cost(self.moving.partitions, self.dst.partitions, self.moving.pattern.size,
+                       self.moving.dtype, hw, load=False, stream=True)
+
     def timing(self, hw: Hardware) -> tuple[float, float]:
-        n = self.moving.pattern.size
-        return float(max(n, 1)), float(n + hw.pe.rows + self.dst.partitions)
+        return self.cost(hw)[:2]
+
+    def window(self, hw: Hardware) -> tuple[float, float] | None:
+        return self.cost(hw).window
 
     def check(self, k: int, rules: Any) -> None:
         rules.ref(k, self, "moving", self.moving, ("sbuf",))
@@ -307,16 +325,23 @@ class MatMul(Instruction):
 @dataclass(frozen=True, kw_only=True)
 class PeTranspose(Instruction):
     """Pass-through transpose of a (K, M) SBUF block into PSUM, bit-exact: a weight load
-    plus a K-column one-hot control stream, ``K + K + pe.rows + M`` end to end."""
+    plus a K-column one-hot control stream (serial: ``K + K + pe.rows + M`` end to end;
+    :func:`strider.cost.pe_cost`)."""
 
     src: Ref
     dst: Ref
     engine_kind: ClassVar[str] = "pe"
     psum_banked: ClassVar[bool] = True
 
-    def timing(self, hw: Hardware) -> tuple[float, float]:
+    def cost(self, hw: Hardware) -> PeCost:
         k = self.src.partitions
-        return float(max(k + k, 1)), float(k + k + hw.pe.rows + self.src.pattern.size)
+        return pe_cost(k, self.src.pattern.size, k, self.src.dtype, hw, load=True, stream=True)
+
+    def timing(self, hw: Hardware) -> tuple[float, float]:
+        return self.cost(hw)[:2]
+
+    def window(self, hw: Hardware) -> tuple[float, float] | None:
+        return self.cost(hw).window
 
     def check(self, k: int, rules: Any) -> None:
         hw = rules.hw

@@ -37,7 +37,7 @@ from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from ..cost import instruction_timing
+from ..cost import instruction_timing, instruction_window
 from ..errors import CapacityError, ProgramError, StriderError
 from ..hardware import Hardware
 from ..instructions import Instruction
@@ -55,7 +55,10 @@ class Table:
     Signal / Wait to ``(semaphore, count)`` (count 0 for a Signal). ``dst_rect`` locates
     each on-chip destination for the occupancy counters: int64 arrays ``(memory, first
     partition, partition stop, first byte, byte stop)``, memory 0 when there is none, 1
-    for SBUF, 2 for PSUM.
+    for SBUF, 2 for PSUM. ``stream`` holds, per instruction that streams through the PE
+    array with a background weight load, ``(lead, interval)``: it takes the array's
+    moving path ``lead`` cycles after it starts, for ``interval`` cycles (None: no such
+    window; see :func:`strider.cost.instruction_window`).
     """
 
     engines: list[str]
@@ -67,6 +70,7 @@ class Table:
     deps: list[tuple[int, ...]]
     sync: dict[int, tuple[str, int]]
     dst_rect: tuple[np.ndarray, ...]
+    stream: list[tuple[float, float] | None] | None = None
 
 
 _MEM_ID = {"sbuf": 1, "psum": 2}
@@ -86,6 +90,7 @@ class _Entry(NamedTuple):
     # check, PSUM bank bytes or 0); the TTU rule does not depend on offsets
     slots: tuple[tuple[int, int, int, int, int], ...]
     rect: tuple[int, int, int, int, int, int]  # (memory id, p0, p1, item, low, high)
+    window: tuple[float, float] | None = None
 
 
 def _layout(cls: type) -> tuple[int, Callable, Callable, bool]:
@@ -274,7 +279,9 @@ class _Lowering(Rules):
                     (offs + high + 1) * item)
         return Table(names, [entries[x].engine for x in ent], [entries[x].latency for x in ent],
                      [entries[x].occupancy for x in ent], [entries[x].read for x in ent],
-                     [entries[x].written for x in ent], deps, sync, dst_rect)
+                     [entries[x].written for x in ent], deps, sync, dst_rect,
+                     [entries[x].window for x in ent] if any(x.window for x in entries)
+                     else None)
 
     def entry(self, k: int, instr: Instruction) -> _Entry:
         """Check ``instr`` in full and describe its structure for the others like it."""
@@ -300,7 +307,7 @@ class _Lowering(Rules):
             rect = (_MEM_ID[dst.memory], dst.partition_start, dst.partition_stop,
                     dst.itemsize, facts.low, facts.high)
         return _Entry(self.eidx[instr.engine], latency, occupancy, read, written,
-                      tuple(slots), rect)
+                      tuple(slots), rect, instruction_window(instr, hw))
 
     def recheck(self, instrs, entries: list[_Entry], ent: list[int], off0: list[int],
                 off1: list[int]) -> None:

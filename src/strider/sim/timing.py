@@ -105,6 +105,7 @@ def schedule(program: Program, hw: Hardware,
     tab = table if table is not None else lower(program, hw)
     engines, eng, lat, occ = tab.engines, tab.engine, tab.latency, tab.occupancy
     read, written, deps, sync = tab.dram_read, tab.dram_written, tab.deps, tab.sync
+    window = tab.stream
     n = len(eng)
     E = len(engines)
     queues: list[list[int]] = [[] for _ in range(E)]
@@ -133,9 +134,14 @@ def schedule(program: Program, hw: Hardware,
 
     start = [0.0] * n
     end = [0.0] * n
+    lat_now = list(lat)                  # latency as run (a stream may wait for its path)
+
+    def occ_now(k: int) -> float:
+        return occ[k] + lat_now[k] - lat[k]
     pos = [0] * E
     qlen = [len(q) for q in queues]
     busy = [False] * E
+    path_free = [0.0] * E                # when each engine's PE moving path is free
     sem: dict[str, int] = {}
     sem_waiters: dict[str, list[int]] = {}
     heap: list[tuple[float, int]] = []   # (time, k) completions; (time, -1 - k) engine free
@@ -165,6 +171,13 @@ def schedule(program: Program, hw: Hardware,
             dram.start(now, k, r, lat[k])
         else:
             o, t = occ[k], lat[k]
+            w = window[k] if window is not None else None
+            if w is not None:  # the stream waits for the moving path (background load)
+                lead, interval = w
+                delay = max(0.0, path_free[e] - (now + lead))
+                path_free[e] = now + lead + delay + interval
+                o, t = o + delay, t + delay
+                lat_now[k] = t
             if o < t:
                 push(heap, (now + o, -1 - k))
             push(heap, (now + t, k))
@@ -187,7 +200,7 @@ def schedule(program: Program, hw: Hardware,
         finished[k] = True
         done += 1
         e = eng[k]
-        if occ[k] >= lat[k] or demand[k]:
+        if occ_now(k) >= lat_now[k] or demand[k]:
             busy[e] = False
         if on_finish is not None:
             on_finish(k)
