@@ -384,7 +384,13 @@ def test_one_full_128_block_takes_as_long_on_the_simulated_pe_as_in_the_referenc
     reference = systolic_transpose(x, rows=hw.pe.rows, cols=hw.pe.cols,
                                    timing=Timing.of(hw.pe, "int16"))
     assert reference.cycles == pe_cycles
-    base_cycles = reference.cycles * engine_scale("pe", hw)   # PE cycles -> top-level cycles
-    assert result.stats.engine_busy["pe"] == base_cycles
-    assert plan.details["engine_busy"]["pe"] == base_cycles
+    scale = engine_scale("pe", hw)                         # PE cycles -> top-level cycles
+    on_pe = [k for k, i in enumerate(plan.program.instructions) if i.engine == "pe"]
+    sched = result.schedule
+    span = sched.end[on_pe].max() - sched.start[on_pe].min()
+    assert span == pytest.approx(reference.cycles * scale, abs=1e-9)
+    # busy: taking work (the load, then the 128-column issue interval), not the drain
+    taking = (reference.load_cycles + 128) * scale
+    assert result.stats.engine_busy["pe"] == pytest.approx(taking, abs=1e-9)
+    assert plan.details["engine_busy"]["pe"] == pytest.approx(taking, abs=1e-9)
     assert same_bits(result.outputs["y"], reference.psum.astype(np.int16))

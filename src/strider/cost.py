@@ -293,16 +293,18 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
                         break
                     start = max(start, sorted(ends)[sync[1] - 1])
                 occupancy, latency = timing[k]
+                held = latency if occupancy >= latency else occupancy
                 if windows[k] is not None:  # the stream waits for the moving path
                     lead, interval = windows[k]
                     delay = max(0.0, path_free[e] - (start + lead))
                     path_free[e] = start + lead + delay + interval
                     occupancy, latency = occupancy + delay, latency + delay
+                    held = min(latency, max(occupancy, lead + delay + interval))
                 finish = start + latency
                 dram_bytes += sum(i.dram_traffic())
                 end[k], done[k], free[e] = finish, True, start + occupancy
-                busy[e] += max(0.0, finish - max(start, covered[e]))
-                covered[e] = max(covered[e], finish)
+                busy[e] += max(0.0, start + held - max(start, covered[e]))
+                covered[e] = max(covered[e], start + held)
                 if sync is not None and not sync[1]:  # a Signal
                     signal_ends.setdefault(sync[0], []).append(finish)
                 heads[e] += 1

@@ -54,6 +54,13 @@ class Schedule:
     dram_read: np.ndarray
     dram_written: np.ndarray
     occupancy: np.ndarray | None = None
+    busy_end: np.ndarray | None = None
+
+    @property
+    def busy_until(self) -> np.ndarray:
+        """When each instruction stops holding its engine: its end, or on the pipelined
+        PE array the end of its issue interval (its results may still be in flight)."""
+        return self.end if self.busy_end is None else self.busy_end
 
     @property
     def cycles(self) -> float:
@@ -68,13 +75,14 @@ class Schedule:
         return max(0.0, self.cycles - in_flight)
 
     def engine_busy(self) -> np.ndarray:
-        """Cycles each engine had at least one instruction in flight (union of the
-        ``[start, end)`` intervals; on a pipelined engine they overlap)."""
+        """Cycles each engine was taking work: the union of the ``[start, busy_until)``
+        intervals (on the pipelined PE array, the issue intervals, whose results drain
+        after them -- the initiation-interval view of AWS's NKI guide)."""
         busy = np.zeros(len(self.engines))
         if not self.start.size:
             return busy
         order = np.argsort(self.engine, kind="stable")  # engine order = start order
-        eng, s, t = self.engine[order], self.start[order], self.end[order]
+        eng, s, t = self.engine[order], self.start[order], self.busy_until[order]
         cuts = np.flatnonzero(np.diff(eng)) + 1
         for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, eng.size]):
             busy[eng[lo]] = _union_length(s[lo:hi], t[lo:hi])
@@ -135,6 +143,7 @@ def schedule(program: Program, hw: Hardware,
     start = [0.0] * n
     end = [0.0] * n
     lat_now = list(lat)                  # latency as run (a stream may wait for its path)
+    hold = [0.0] * n                     # issue interval as run, of pipelined instructions
 
     def occ_now(k: int) -> float:
         return occ[k] + lat_now[k] - lat[k]
@@ -172,12 +181,15 @@ def schedule(program: Program, hw: Hardware,
         else:
             o, t = occ[k], lat[k]
             w = window[k] if window is not None else None
+            held = o
             if w is not None:  # the stream waits for the moving path (background load)
                 lead, interval = w
                 delay = max(0.0, path_free[e] - (now + lead))
                 path_free[e] = now + lead + delay + interval
                 o, t = o + delay, t + delay
                 lat_now[k] = t
+                held = max(o, lead + delay + interval)
+            hold[k] = held
             if o < t:
                 push(heap, (now + o, -1 - k))
             push(heap, (now + t, k))
@@ -228,7 +240,15 @@ def schedule(program: Program, hw: Hardware,
     return Schedule(np.array(start, dtype=np.float64), np.array(end, dtype=np.float64),
                     np.array(eng, dtype=np.int64), engines, np.array(lat, dtype=np.float64),
                     np.array(read, dtype=np.int64), np.array(written, dtype=np.int64),
-                    np.array(occ, dtype=np.float64))
+                    np.array(occ, dtype=np.float64), _busy_end(start, end, hold, occ, lat))
+
+
+def _busy_end(start, end, hold, occ, lat) -> np.ndarray:
+    """``start + hold`` where an instruction is pipelined (occupancy < latency), else its
+    end (a DMA's end includes its DRAM contention)."""
+    s, t = np.array(start, dtype=np.float64), np.array(end, dtype=np.float64)
+    piped = np.array(occ, dtype=np.float64) < np.array(lat, dtype=np.float64)
+    return np.where(piped, np.minimum(s + np.array(hold, dtype=np.float64), t), t)
 
 
 def deadlock_chain(program: Program, heads: dict[str, int], finished: Sequence[bool],
