@@ -115,11 +115,6 @@ def pe_problems(spec: PEArraySpec) -> list[str]:
     if isinstance(spec.io_cycles, int) and not 0 <= spec.io_cycles <= 2:
         problems.append(f"pe.io_cycles = {spec.io_cycles!r}: must be 0, 1 or 2 (register "
                         "stages on the SBUF read and the PSUM write)")
-    if isinstance(spec.tiles, int) and isinstance(spec.rows, int) and isinstance(spec.cols, int):
-        if spec.tiles > min(spec.rows, spec.cols):
-            problems.append(f"pe.tiles = {spec.tiles!r}: must be <= min(pe.rows, pe.cols) "
-                            f"({min(spec.rows, spec.cols)}): a tile has at least one row "
-                            "and column")
     return problems
 
 
