@@ -19,27 +19,39 @@ Assumptions
   down by the same factor (the simulator's fluid model; the descriptor overhead is
   spread over the transfer). DRAM latency is not modelled separately: it is part of
   ``descriptor_cycles``.
-- **PE array** (as the element-level reference :mod:`strider.systolic` counts them):
-  ``LoadWeights`` costs one cycle per weight row loaded (``K``); ``MatMul`` costs one
-  cycle per streamed moving column (``N``) plus fill through every array row
-  (``pe.rows``) and drain across the ``M`` columns that produce results (``dst``
-  partitions); ``PeTranspose`` (pass-through) is a weight load plus the same stream with
-  a ``K``-column one-hot control: ``K + K + pe.rows + M``.
+- **PE array** (:func:`pe_cost`; in PE-clock cycles, ``pe.clock_hz``; the
+  element-level reference :mod:`strider.systolic` counts the same cycles). A
+  ``K x M`` stationary block and ``N`` moving columns of a dtype with factor ``f``
+  (``pe.dtype_cycles``: 1 unless listed; trn1-like: fp32 4, as AWS documents):
+  a load takes ``L = ceil(K / pe.weight_load_rows_per_cycle) * f``; a multiply holds
+  the array's moving path for its *issue interval* ``II = f * max(min(
+  pe.min_multiply_cycles, M), N)`` (NKI's ``nc_matmul`` cost ``max(min(64, M), N)``),
+  halved (``/ pe.tiles``) when the block fits one row or column tile
+  (``K <= rows / tiles`` or ``M <= cols / tiles``: two such tiles stream at once);
+  its results are ready after ``max(S, II)`` with ``S = f * (N - 1) + 1 + pe.rows + M
+  - 2 + pe.io_cycles`` (columns in, fill through every row, drain across ``M``
+  columns, plus the SBUF-read / PSUM-write register stages). ``PeTranspose`` is a load
+  plus a ``K``-column one-hot stream.
+  *Serial* (``pe.background_weight_load = false``, the default): one path, so
+  ``LoadWeights`` occupies the array ``L`` cycles, ``MatMul`` ``II`` and
+  ``PeTranspose`` ``L + II``; with the defaults (1 row and 1 column a cycle, no
+  floor, ``f = 1``, two I/O stages) that is ``K``, ``N`` and ``K + K``, latencies
+  ``K``, ``N + rows + M`` and ``K + K + rows + M``: back-to-back full 128 x 128 blocks
+  cost 256 cycles each, one block alone 512 end to end. With ``io_cycles = 0`` a full
+  fold costs ``2 rows + cols + N - 2``, SCALE-Sim's per-fold count.
+  *Background*: the next load goes in while the current stream runs (a shadow copy of
+  the weights), so a multiply (and a transpose's stream) carries a *window*
+  (:func:`instruction_window`): it waits for the moving path, holds it ``II`` cycles,
+  and the next instruction may begin once its stream has started. Back-to-back blocks
+  then cost ``max(L, II)`` each: 128 Tensor-engine cycles per 128 x 128 bf16 block on
+  trn1-like (46 ns), as AWS's NKI guide gives.
 - **Occupancy and latency** (:func:`instruction_timing`). An instruction keeps its
-  engine busy for its *occupancy* and its results are ready (for dependents, Signals
-  and the end of the program) after its *latency*. The PE array is pipelined: the next
-  instruction's columns enter while the previous results still travel down and out,
-  so ``MatMul`` occupies the array for its ``N`` streamed columns and ``PeTranspose``
-  for ``K + K`` (weights in, control columns in), while their latencies are the full
-  counts above. ``LoadWeights`` occupies the array for its ``K`` cycles: the weights
-  shift down through the same cells the moving data crosses, so a load does not overlap
-  the stream of the previous ``MatMul`` (no double-buffered weight registers are
-  assumed -- a conservative choice; with shadow registers a load could hide behind the
-  previous stream). Back-to-back full 128 x 128 blocks thus cost ``K + N = 256`` cycles
-  each in MAC mode, and one block alone still costs ``K + N + rows + M = 512`` end to
-  end, as the reference counts. Every other instruction has occupancy = latency.
-  An engine's *busy* time is the time during which it has at least one instruction in
-  flight (the union of the ``[start, start + latency)`` intervals).
+  engine from starting the next one for its *occupancy* and its results are ready
+  (for dependents, Signals and the end of the program) after its *latency*; they
+  differ only on the pipelined PE array (above). An engine's *busy* time is the time
+  it was taking work: the union of ``[start, start + occupancy)`` and, on the PE, of
+  the windows' issue intervals -- not the drain of results already in flight (the NKI
+  guide's initiation-interval view); on every other engine ``[start, end)``.
 - **Vector / activation engines**: one lane per partition; an instruction costs its
   fixed ``instruction_cycles`` plus one cycle per element per partition, times
   ``ceil(partitions / lanes)`` passes. A vector transpose costs ``instruction_cycles``

@@ -321,7 +321,7 @@ class Hardware:
                      f"{self.psum.bytes_per_partition / kib:g} KiB in {self.psum.banks} banks"),
             ("PE array", f"{self.pe.rows} x {self.pe.cols}"
                          + (", bit-exact pass-through transpose" if self.pe.passthrough_transpose
-                            else ", multiply-accumulate only") + _pe_timing_text(self.pe)),
+                            else ", multiply-accumulate only") + self.pe.timing_text()),
             ("vector engine", f"{self.vector.lanes} lanes, {self.vector.transpose_block} x "
                               f"{self.vector.transpose_block} block transpose"),
             ("activation engine", f"{self.activation.lanes} lanes (PSUM -> SBUF)"),
@@ -497,14 +497,6 @@ def _from_plain(data: dict[str, Any]) -> Hardware:
         if not problems:
             return hardware
     raise ConfigError(problems)
-
-
-def _pe_timing_text(pe: PEArraySpec) -> str:
-    load = "background" if pe.background_weight_load else "serial"
-    rates = "".join(f", {d} x{f}" for d, f in pe.dtype_cycles)
-    return (f"; {load} weight load at {pe.weight_load_rows_per_cycle} row(s)/cycle, >= "
-            f"{pe.min_multiply_cycles} cycle(s) per multiply{rates}"
-            + (f", {pe.tiles} stationary tiles at once" if pe.tiles > 1 else ""))
 
 
 def _bytes_text(n: int) -> str:

@@ -94,6 +94,14 @@ class PEArraySpec:
         floor = min(self.min_multiply_cycles, max(weight_cols, 1))
         return max(floor, columns, 1) * self.dtype_factor(dtype)
 
+    def timing_text(self) -> str:
+        """The timing fields as ``hw show`` lists them."""
+        load = "background" if self.background_weight_load else "serial"
+        rates = "".join(f", {d} x{f}" for d, f in self.dtype_cycles)
+        return (f"; {load} weight load at {self.weight_load_rows_per_cycle} row(s)/cycle, >= "
+                f"{self.min_multiply_cycles} cycle(s) per multiply{rates}"
+                + (f", {self.tiles} stationary tiles at once" if self.tiles > 1 else ""))
+
     def tiled(self, rows: int, cols: int) -> bool:
         """Whether a ``rows x cols`` stationary block fits one tile of the array's tiling."""
         return self.tiles > 1 and (rows <= self.rows // self.tiles or cols <= self.cols // self.tiles)
