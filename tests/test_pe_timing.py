@@ -138,6 +138,9 @@ def test_trn1_multiply_and_transpose_rates_match_the_documented_costs():
     assert interval(16, 32, "bfloat16") == 32 / 2   # min(64, 32); two such tiles at once
     assert interval(512, 128, "float32") == 4 * interval(512, 128, "bfloat16")
     assert interval(64, 128, "float32") == 4 * interval(64, 128, "bfloat16")
+    for dtype, cycles in (("bfloat16", 512), ("float32", 2048)):  # what a multiply holds
+        mm = MatMul(moving=_block(128, 512, dtype), dst=_block(128, 512, "float32", memory="psum"))
+        assert instruction_timing(mm, TRN1)[0] * 2 == cycles
     lw = LoadWeights(src=_block(128, 128, "bfloat16"))
     assert instruction_timing(lw, TRN1) == (16.0, 16.0)  # 128 rows / 4 per cycle, / 2
     # 4096 x 4096 bf16: 1024 blocks of 128 x 128 at 128 cycles each = 46.8 us on the PE

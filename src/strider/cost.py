@@ -42,13 +42,14 @@ Assumptions
   *Background*: the next load goes in while the current stream runs (a shadow copy of
   the weights), so a multiply (and a transpose's stream) carries a *window*
   (:func:`instruction_window`): it waits for the moving path, holds it ``II`` cycles,
-  and the next instruction may begin once its stream has started. Back-to-back blocks
+  and the next instruction may begin once its stream has started (the occupancy,
+  ``L + II``, is then what it holds the array, not when the next one may begin). Back-to-back blocks
   then cost ``max(L, II)`` each: 128 Tensor-engine cycles per 128 x 128 bf16 block on
   trn1-like (46 ns), as AWS's NKI guide gives.
 - **Occupancy and latency** (:func:`instruction_timing`). An instruction keeps its
-  engine from starting the next one for its *occupancy* and its results are ready
-  (for dependents, Signals and the end of the program) after its *latency*; they
-  differ only on the pipelined PE array (above). An engine's *busy* time is the time
+  engine from starting the next one for its *occupancy* (a windowed PE instruction:
+  until its stream starts) and its results are ready (for dependents, Signals and the
+  end of the program) after its *latency*; they differ only on the pipelined PE array. An engine's *busy* time is the time
   it was taking work: the union of ``[start, start + occupancy)`` and, on the PE, of
   the windows' issue intervals -- not the drain of results already in flight (the NKI
   guide's initiation-interval view); on every other engine ``[start, end)``.
@@ -115,11 +116,12 @@ def lane_cycles(ref: Ref, lanes: int, fixed: int) -> float:
 
 
 class PeCost(NamedTuple):
-    """One PE instruction's cycles (of the PE clock): ``occupancy`` (until the next PE
-    instruction may begin), ``latency`` (until its results are ready) and, with a
-    background weight load, ``window = (lead, interval)``: it holds the moving path from
-    ``lead`` cycles after it begins, for ``interval`` cycles (None in serial mode, where
-    the occupancy covers it)."""
+    """One PE instruction's cycles (of the PE clock): ``occupancy`` (its load plus its issue
+    interval: how long it holds the array), ``latency`` (until its results are ready)
+    and, with a background weight load, ``window = (lead, interval)``: it holds the
+    moving path from ``lead`` cycles after it begins, for ``interval`` cycles, and the
+    next PE instruction may begin once its stream has started (None in serial mode,
+    where the next one waits for the whole occupancy)."""
 
     occupancy: float
     latency: float
@@ -137,7 +139,7 @@ def pe_cost(load_rows: int, block_cols: int, columns: int, dtype: str, hw: Hardw
     PeCost(occupancy=16, latency=28, window=None)
     >>> trn1 = Hardware.preset("trn1-like")                  # background, fast load, II >= 64
     >>> pe_cost(128, 128, 128, "bfloat16", trn1, load=False, stream=True)
-    PeCost(occupancy=0, latency=384, window=(0, 128))
+    PeCost(occupancy=128, latency=384, window=(0, 128))
     >>> pe_cost(128, 128, 512, "float32", trn1, load=False, stream=True).window  # 4 x 512
     (0, 2048)
     """
@@ -152,9 +154,8 @@ def pe_cost(load_rows: int, block_cols: int, columns: int, dtype: str, hw: Hardw
     drain = pe.rows + block_cols - 2 + pe.io_cycles  # fill every row, drain M columns
     stream_cycles = f * (columns - 1) + 1 + drain if columns else drain
     latency = lead + max(stream_cycles, interval)
-    if pe.background_weight_load:
-        return PeCost(lead, latency, (lead, interval))
-    return PeCost(lead + interval, latency, None)
+    return PeCost(lead + interval, latency,
+                  (lead, interval) if pe.background_weight_load else None)
 
 
 def engine_scale(engine: str, hw: Hardware) -> float:
@@ -306,12 +307,12 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
                     start = max(start, sorted(ends)[sync[1] - 1])
                 occupancy, latency = timing[k]
                 held = latency if occupancy >= latency else occupancy
-                if windows[k] is not None:  # the stream waits for the moving path
-                    lead, interval = windows[k]
+                if windows[k] is not None:  # background load: the stream waits for the
+                    lead, interval = windows[k]  # moving path; the next may begin after
                     delay = max(0.0, path_free[e] - (start + lead))
                     path_free[e] = start + lead + delay + interval
-                    occupancy, latency = occupancy + delay, latency + delay
-                    held = min(latency, max(occupancy, lead + delay + interval))
+                    occupancy, latency = lead + delay, latency + delay
+                    held = min(latency, lead + delay + interval)
                 finish = start + latency
                 dram_bytes += sum(i.dram_traffic())
                 end[k], done[k], free[e] = finish, True, start + occupancy

@@ -142,11 +142,9 @@ def schedule(program: Program, hw: Hardware,
 
     start = [0.0] * n
     end = [0.0] * n
-    lat_now = list(lat)                  # latency as run (a stream may wait for its path)
     hold = [0.0] * n                     # issue interval as run, of pipelined instructions
-
-    def occ_now(k: int) -> float:
-        return occ[k] + lat_now[k] - lat[k]
+    frees = list(occ)                    # when (after its start) the engine takes the next
+    ends = list(lat)                     # when (after its start) the results are ready
     pos = [0] * E
     qlen = [len(q) for q in queues]
     busy = [False] * E
@@ -182,13 +180,13 @@ def schedule(program: Program, hw: Hardware,
             o, t = occ[k], lat[k]
             w = window[k] if window is not None else None
             held = o
-            if w is not None:  # the stream waits for the moving path (background load)
-                lead, interval = w
+            if w is not None:  # background load: the stream waits for the moving path and
+                lead, interval = w  # the next instruction may begin once it has started
                 delay = max(0.0, path_free[e] - (now + lead))
                 path_free[e] = now + lead + delay + interval
-                o, t = o + delay, t + delay
-                lat_now[k] = t
-                held = max(o, lead + delay + interval)
+                o, t = lead + delay, t + delay
+                frees[k], ends[k] = o, t
+                held = lead + delay + interval
             hold[k] = held
             if o < t:
                 push(heap, (now + o, -1 - k))
@@ -212,7 +210,7 @@ def schedule(program: Program, hw: Hardware,
         finished[k] = True
         done += 1
         e = eng[k]
-        if occ_now(k) >= lat_now[k] or demand[k]:
+        if frees[k] >= ends[k] or demand[k]:
             busy[e] = False
         if on_finish is not None:
             on_finish(k)
@@ -240,14 +238,14 @@ def schedule(program: Program, hw: Hardware,
     return Schedule(np.array(start, dtype=np.float64), np.array(end, dtype=np.float64),
                     np.array(eng, dtype=np.int64), engines, np.array(lat, dtype=np.float64),
                     np.array(read, dtype=np.int64), np.array(written, dtype=np.int64),
-                    np.array(occ, dtype=np.float64), _busy_end(start, end, hold, occ, lat))
+                    np.array(occ, dtype=np.float64), _busy_end(start, end, hold, frees, ends))
 
 
-def _busy_end(start, end, hold, occ, lat) -> np.ndarray:
-    """``start + hold`` where an instruction is pipelined (occupancy < latency), else its
-    end (a DMA's end includes its DRAM contention)."""
+def _busy_end(start, end, hold, frees, ends) -> np.ndarray:
+    """``start + hold`` where an instruction is pipelined (it frees its engine before its
+    results are ready), else its end (a DMA's end includes its DRAM contention)."""
     s, t = np.array(start, dtype=np.float64), np.array(end, dtype=np.float64)
-    piped = np.array(occ, dtype=np.float64) < np.array(lat, dtype=np.float64)
+    piped = np.array(frees, dtype=np.float64) < np.array(ends, dtype=np.float64)
     return np.where(piped, np.minimum(s + np.array(hold, dtype=np.float64), t), t)
 
 
