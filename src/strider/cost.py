@@ -43,15 +43,15 @@ Assumptions
   the weights), so a multiply (and a transpose's stream) carries a *window*
   (:func:`instruction_window`): it waits for the moving path, holds it ``II`` cycles,
   and the next instruction may begin once its stream has started (the occupancy,
-  ``L + II``, is then what it holds the array, not when the next one may begin). Back-to-back blocks
-  then cost ``max(L, II)`` each: 128 Tensor-engine cycles per 128 x 128 bf16 block on
-  trn1-like (46 ns), as AWS's NKI guide gives.
+  ``L + II``, is then what it holds the array, not when the next one may begin).
+  Back-to-back blocks then cost ``max(L, II)`` each: 128 Tensor-engine cycles per
+  128 x 128 bf16 block on trn1-like (46 ns), as AWS's NKI guide gives.
 - **Occupancy and latency** (:func:`instruction_timing`). An instruction keeps its
   engine from starting the next one for its *occupancy* (a windowed PE instruction:
   until its stream starts) and its results are ready (for dependents, Signals and the
-  end of the program) after its *latency*; they differ only on the pipelined PE array. An engine's *busy* time is the time
-  it was taking work: the union of ``[start, start + occupancy)`` and, on the PE, of
-  the windows' issue intervals -- not the drain of results already in flight (the NKI
+  end of the program) after its *latency*; they differ only on the pipelined PE array.
+  An engine's *busy* time is the time it was taking work: on the PE the union of its
+  loads and issue intervals -- not the drain of results already in flight (the NKI
   guide's initiation-interval view); on every other engine ``[start, end)``.
 - **Vector / activation engines**: one lane per partition; an instruction costs its
   fixed ``instruction_cycles`` plus one cycle per element per partition, times
@@ -332,5 +332,6 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     return Estimate(float(total), busy)
 
 
-__all__ = ["PeCost", "pe_cost", "instruction_window", "engine_scale", "transfer_cycles", "chunk_efficiency", "lane_cycles",
+__all__ = ["PeCost", "pe_cost", "instruction_window", "engine_scale", "transfer_cycles",
+           "chunk_efficiency", "lane_cycles",
            "instruction_timing", "instruction_cycles", "roofline_cycles", "Estimate", "estimate"]

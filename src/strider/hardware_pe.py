@@ -104,7 +104,8 @@ class PEArraySpec:
 
     def tiled(self, rows: int, cols: int) -> bool:
         """Whether a ``rows x cols`` stationary block fits one tile of the array's tiling."""
-        return self.tiles > 1 and (rows <= self.rows // self.tiles or cols <= self.cols // self.tiles)
+        return self.tiles > 1 and (rows <= self.rows // self.tiles
+                                   or cols <= self.cols // self.tiles)
 
 
 def pe_problems(spec: PEArraySpec) -> list[str]:

@@ -220,8 +220,8 @@ class DmaCopy(Instruction):
 # ---------------------------------------------------------------- PE array
 @dataclass(frozen=True, kw_only=True)
 class LoadWeights(Instruction):
-    """Load a (K partitions, M) SBUF block into the PE array: ``ceil(K / pe.weight_load_
-    rows_per_cycle)`` cycles times the dtype's factor (:func:`strider.cost.pe_cost`)."""
+    """Load a (K partitions, M) SBUF block into the PE array: K rows at
+    ``pe.weight_load_rows_per_cycle``, times the dtype's factor (:func:`strider.cost.pe_cost`)."""
 
     src: Ref
     engine_kind: ClassVar[str] = "pe"

@@ -315,7 +315,8 @@ def pack_tiles(view: TransposeView, dtype: str, hw: Hardware) -> bool:
     block = max(c.window) if c.window else c.occupancy      # one sub-block, back to back
     blocks = view.batch * -(-view.m // hw.pe.rows) * -(-view.n // hw.pe.cols)
     pe_cycles = blocks * block * engine_scale("pe", hw)
-    dram_cycles = 2 * view.batch * view.m * view.n * dtype_of(dtype).itemsize / hw.dram_bytes_per_cycle
+    nbytes = view.batch * view.m * view.n * dtype_of(dtype).itemsize
+    dram_cycles = 2 * nbytes / hw.dram_bytes_per_cycle
     return pe_cycles > dram_cycles
 
 
