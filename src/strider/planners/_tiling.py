@@ -285,14 +285,17 @@ def _outerness(shape: Sequence[int], perm: Sequence[int]) -> dict[int, int]:
 
 
 def _candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: int,
-                    hw: Hardware, total_bytes: int, seen: set | None = None) -> list[Tiling]:
+                    hw: Hardware, total_bytes: int, seen: set | None = None,
+                    keep_free: frozenset = frozenset()) -> list[Tiling]:
     """Candidate tilings of one working shape; ``seen`` collects the tilings (slice
-    count aside) already offered, which are not offered again."""
+    count aside) already offered, which are not offered again; dims of ``keep_free``
+    never spread over partitions."""
     out: list[Tiling] = []
     seen = set() if seen is None else seen
     cap = hw.sbuf.partitions
     while cap >= 1:
-        out += _candidates_capped(shape, perm, split, item, hw, total_bytes, cap, seen)
+        out += _candidates_capped(shape, perm, split, item, hw, total_bytes, cap, seen,
+                                  keep_free)
         if cap <= hw.sbuf.partitions // 4:
             break
         cap //= 2
@@ -300,11 +303,12 @@ def _candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: 
 
 
 def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes: int,
-                       cap: int, seen: set) -> list[Tiling]:
+                       cap: int, seen: set, keep_free: frozenset = frozenset()) -> list[Tiling]:
     n = len(shape)
     a, b = n - 1, perm[-1]
     outer = _outerness(shape, perm)
-    order = sorted((d for d in range(n) if d not in (a, b) and shape[d] > 1),
+    order = sorted((d for d in range(n)
+                    if d not in (a, b) and d not in keep_free and shape[d] > 1),
                    key=lambda d: (-outer[d], -shape[d], d))
     tile = list(shape)
     part: list[int] = []
@@ -384,16 +388,17 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     """The ``keep`` cheapest distinct tilings by :func:`score`, over every split of one dim
     by a divisor (and no split)."""
     total_bytes = math.prod(shape) * item
-    options = [(shape, perm, ())]
+    options = [(shape, perm, (), frozenset())]
     for d, n in enumerate(shape):
         for inner in divisors(n):
             s2, p2 = split_dim(shape, perm, d, inner)
-            options.append((s2, p2, ((d, inner),)))
+            options.append((s2, p2, ((d, inner),), frozenset()))
     options += _double_splits(shape, perm, item, hw)
+    options += _run_splits(shape, perm, item, hw)
     found: dict[tuple, Tiling] = {}
     seen: set[tuple] = set()
-    for s, p, split in options:
-        for cand in _candidates_for(s, p, split, item, hw, total_bytes, seen):
+    for s, p, split, keep_free in options:
+        for cand in _candidates_for(s, p, split, item, hw, total_bytes, seen, keep_free):
             key = (cand.shape, cand.perm, cand.part, cand.tile, cand.slots, cand.pieces)
             found.setdefault(key, cand)
     ranked = sorted(found.values(), key=lambda t: t.estimate["cycles"])
@@ -445,7 +450,48 @@ def _double_splits(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
         s1, p1 = split_dim(shape, perm, hi, inner_hi)
         for inner_lo in _run_inners(shape[lo], item, hw):
             s2, p2 = split_dim(s1, p1, lo, inner_lo)
-            out.append((s2, p2, ((hi, inner_hi), (lo, inner_lo))))
+            out.append((s2, p2, ((hi, inner_hi), (lo, inner_lo)), frozenset()))
+    return out
+
+
+def _run_dim(shape: Sequence[int], order: Sequence[int], item: int,
+             chunk: int) -> tuple[int, int] | None:
+    """``(dim, bytes per index)``: the dim of ``order`` (innermost last) at which one
+    side's contiguous run first reaches ``chunk`` bytes, with the bytes each of its
+    indices adds to the run (the dims inside it); None when the whole side is shorter."""
+    unit = item
+    for d in reversed(order):
+        if unit * shape[d] >= chunk:
+            return d, unit
+        unit *= shape[d]
+    return None
+
+
+def _run_splits(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
+                hw: Hardware) -> list[tuple]:
+    """Working shapes with, on each side, the dim where the DRAM run reaches the
+    full-speed chunk split so that its inner part (with every dim inside it) makes runs
+    of near that chunk: the block each partition holds then keeps full-speed runs on
+    both sides, and the outer parts spread over the partitions (the inner parts are
+    kept off them). E.g. conv weights O x I x 9 -> 9 x I x O: I and O are split, the
+    partitions take (O outer, I outer) and each block reads (I inner, 9) and writes
+    (O inner) runs. The source- and target-innermost pair is :func:`_double_splits`."""
+    chunk = hw.dma.efficient_chunk_bytes
+    src = _run_dim(shape, range(len(shape)), item, chunk)
+    dst = _run_dim(shape, perm, item, chunk)
+    if src is None or dst is None or src[0] == dst[0]:
+        return []
+    (d_src, unit_src), (d_dst, unit_dst) = src, dst
+    if (d_src, d_dst) == (len(shape) - 1, perm[-1]):
+        return []  # the innermost pair: _double_splits
+    (hi, u_hi), (lo, u_lo) = sorted([(d_src, unit_src), (d_dst, unit_dst)], reverse=True)
+    out = []
+    for inner_hi in _run_inners(shape[hi], u_hi, hw):
+        s1, p1 = split_dim(shape, perm, hi, inner_hi)
+        for inner_lo in _run_inners(shape[lo], u_lo, hw):
+            s2, p2 = split_dim(s1, p1, lo, inner_lo)
+            # after both splits the inner parts sit at lo + 1 and hi + 2
+            out.append((s2, p2, ((hi, inner_hi), (lo, inner_lo)), frozenset({lo + 1, hi + 2})))
     return out
 
 
