@@ -1,7 +1,7 @@
 """Choosing how a permutation goes through the state buffer (seed 003 on a partitioned SBUF).
 
-The working problem is a coalesced permutation, possibly with one dim (or, for a 2-d
-transpose without dims outer on both sides, two dims) split in two.
+The working problem is a coalesced permutation, possibly with one dim -- or two, so
+that each side's DRAM runs reach the full-speed chunk (:mod:`._splits`) -- split in two.
 A :class:`Tiling` assigns every working dim a role and a tile extent:
 
 - **partition dims** (``part``): "rest" dims (neither source- nor target-innermost)
@@ -32,6 +32,7 @@ from ..access_pattern import AccessPattern
 from ..cost import chunk_efficiency
 from ..hardware import Hardware
 from ._groups import divisors, split_dim
+from ._splits import double_splits, run_splits
 
 #: Slot count of the rotating buffer: DMA-in of tile t+1, vector work on t, DMA-out of t.
 PIPELINE_SLOTS = 3
@@ -393,8 +394,8 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
         for inner in divisors(n):
             s2, p2 = split_dim(shape, perm, d, inner)
             options.append((s2, p2, ((d, inner),), frozenset()))
-    options += _double_splits(shape, perm, item, hw)
-    options += _run_splits(shape, perm, item, hw)
+    options += double_splits(shape, perm, item, hw)
+    options += run_splits(shape, perm, item, hw)
     found: dict[tuple, Tiling] = {}
     seen: set[tuple] = set()
     for s, p, split, keep_free in options:
@@ -424,75 +425,6 @@ def _kind(t: Tiling) -> tuple[int, int, bool]:
     whether tiles are few and large (queues in order make many small tiles wait on
     each other, which the score's fluid DMA model does not see)."""
     return t.slots, t.partitions, t.tiles <= FEW_TILES
-
-
-def _run_inners(n: int, item: int, hw: Hardware) -> list[int]:
-    """Inner extents of ``n`` whose runs are near the full-speed DMA chunk (at most 3)."""
-    chunk = hw.dma.efficient_chunk_bytes
-    near = [d for d in divisors(n) if d < n and chunk // 4 <= d * item <= 4 * chunk]
-    return sorted(near, key=lambda d: abs(math.log2(d * item / chunk)))[:3]
-
-
-def _double_splits(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
-                   hw: Hardware) -> list[tuple]:
-    """Working shapes with both the source-innermost and the target-innermost dim split,
-    when the dims outer on both sides cannot fill the partitions: the outer parts of the
-    two splits then spread over partitions while each block keeps runs of near the
-    full-speed chunk on both sides (a 2-d transpose has no other partition dims)."""
-    n = len(shape)
-    a, b = n - 1, perm[-1]
-    rest = math.prod(shape[d] for d in range(n) if d not in (a, b))
-    if a == b or rest >= hw.sbuf.partitions:
-        return []
-    out = []
-    hi, lo = max(a, b), min(a, b)
-    for inner_hi in _run_inners(shape[hi], item, hw):
-        s1, p1 = split_dim(shape, perm, hi, inner_hi)
-        for inner_lo in _run_inners(shape[lo], item, hw):
-            s2, p2 = split_dim(s1, p1, lo, inner_lo)
-            out.append((s2, p2, ((hi, inner_hi), (lo, inner_lo)), frozenset()))
-    return out
-
-
-def _run_dim(shape: Sequence[int], order: Sequence[int], item: int,
-             chunk: int) -> tuple[int, int] | None:
-    """``(dim, bytes per index)``: the dim of ``order`` (innermost last) at which one
-    side's contiguous run first reaches ``chunk`` bytes, with the bytes each of its
-    indices adds to the run (the dims inside it); None when the whole side is shorter."""
-    unit = item
-    for d in reversed(order):
-        if unit * shape[d] >= chunk:
-            return d, unit
-        unit *= shape[d]
-    return None
-
-
-def _run_splits(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
-                hw: Hardware) -> list[tuple]:
-    """Working shapes with, on each side, the dim where the DRAM run reaches the
-    full-speed chunk split so that its inner part (with every dim inside it) makes runs
-    of near that chunk: the block each partition holds then keeps full-speed runs on
-    both sides, and the outer parts spread over the partitions (the inner parts are
-    kept off them). E.g. conv weights O x I x 9 -> 9 x I x O: I and O are split, the
-    partitions take (O outer, I outer) and each block reads (I inner, 9) and writes
-    (O inner) runs. The source- and target-innermost pair is :func:`_double_splits`."""
-    chunk = hw.dma.efficient_chunk_bytes
-    src = _run_dim(shape, range(len(shape)), item, chunk)
-    dst = _run_dim(shape, perm, item, chunk)
-    if src is None or dst is None or src[0] == dst[0]:
-        return []
-    (d_src, unit_src), (d_dst, unit_dst) = src, dst
-    if (d_src, d_dst) == (len(shape) - 1, perm[-1]):
-        return []  # the innermost pair: _double_splits
-    (hi, u_hi), (lo, u_lo) = sorted([(d_src, unit_src), (d_dst, unit_dst)], reverse=True)
-    out = []
-    for inner_hi in _run_inners(shape[hi], u_hi, hw):
-        s1, p1 = split_dim(shape, perm, hi, inner_hi)
-        for inner_lo in _run_inners(shape[lo], u_lo, hw):
-            s2, p2 = split_dim(s1, p1, lo, inner_lo)
-            # after both splits the inner parts sit at lo + 1 and hi + 2
-            out.append((s2, p2, ((hi, inner_hi), (lo, inner_lo)), frozenset({lo + 1, hi + 2})))
-    return out
 
 
 def tile_boxes(t: Tiling):
