@@ -25,38 +25,23 @@ from strider.dtypes import dtype_of
 from strider.errors import ConfigError, PlanError
 from strider.program import DmaCopy
 from strider.descriptor_fit import ttu_problem
+from strider.hardware_random import random_hardware, random_permutation
 
 from strategies import random_array
 
-DTYPES = ["float32", "int8", "bfloat16", "int16", "float16"]
 FIELD = re.compile(r"\b(sbuf|psum|pe|dma|vector|activation|dram|stream)\.[a-z_]+")
 
 
 @st.composite
 def valid_hardware(draw):
     """A description in the issue's ranges, constrained as validation requires."""
-    parts = draw(st.integers(16, 128))
-    cols = draw(st.integers(8, min(128, parts)))
-    return Hardware.preset("trn1-like").with_changes(
-        name="random",
-        sbuf={"partitions": parts, "bytes_per_partition": draw(st.integers(4, 192)) * 1024},
-        psum={"partitions": parts, "banks": draw(st.sampled_from([2, 4, 8]))},
-        pe={"rows": draw(st.integers(8, parts)), "cols": cols},
-        vector={"lanes": parts, "transpose_block": draw(st.integers(4, min(32, parts)))},
-        activation={"lanes": parts},
-        dma={"queues": draw(st.integers(1, 16)), "max_dims": draw(st.integers(2, 5)),
-             "ttu_width_bits": draw(st.sampled_from([16, 24, 32]))},
-        stream={"pages": 4, "page_bytes": 1024},
-    )
+    return random_hardware(lambda options: draw(st.sampled_from(options)))
 
 
 @st.composite
 def permutations(draw, max_side: int, max_size: int):
-    nd = draw(st.integers(2, 5))
-    shape = tuple(draw(st.lists(st.integers(1, max_side), min_size=nd, max_size=nd)
-                       .filter(lambda s: math.prod(s) <= max_size)))
-    perm = tuple(draw(st.permutations(range(nd))))
-    return shape, perm, draw(st.sampled_from(DTYPES))
+    return random_permutation(lambda options: draw(st.sampled_from(options)), max_side,
+                              max_size)
 
 
 def plan_simulate_verify(hw: Hardware, shape, perm, dtype, seed: int = 0) -> str:

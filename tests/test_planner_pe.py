@@ -60,7 +60,7 @@ def test_transpose_view_merges_dims_that_stay_together():
     assert transpose_view(PermuteRequest((1, 6, 1, 4), (3, 2, 0, 1), "int8")).m == 6
 
 
-@pytest.mark.parametrize("shape,perm", [((2, 3, 4), (1, 0, 2)), ((2, 3, 4), (2, 1, 0)),
+@pytest.mark.parametrize("shape,perm", [((2, 3, 4), (1, 0, 2)), ((2, 3, 4, 5), (2, 0, 3, 1)),
                                         ((2, 3, 4, 5), (1, 0, 3, 2)),
                                         ((2, 3, 4, 5), (0, 2, 1, 3))])
 def test_not_a_batched_transpose_is_refused_with_a_reason(shape, perm):
@@ -259,6 +259,37 @@ def test_bigger_arrays_are_bit_exact(hw, shape, dtype):
     x = _data(shape, dtype, seed=k)
     _, result = _run(request, hw, x, allow_inexact=True)
     assert same_bits(result.outputs["y"], request.reference(x))
+
+
+@settings(max_examples=30, deadline=None)
+@given(batch=st.lists(st.integers(1, 3), max_size=1), m=st.integers(2, 40),
+       cols=st.lists(st.integers(2, 9), min_size=2, max_size=3), data=st.data(),
+       hw=st.sampled_from([TINY, TRN1, PATENT]),
+       dtype=st.sampled_from(["int8", "int16", "bfloat16", "float16"]))
+def test_transposes_whose_target_reorders_the_columns_are_bit_exact(batch, m, cols, data, hw,
+                                                                      dtype):
+    # conv weights O x I x K -> K x I x O: the array transposes m x (I*K), the stores
+    # put each box of columns where the target's column order says
+    col_perm = data.draw(st.permutations(range(len(cols))).filter(
+        lambda p: list(p) != sorted(p)))
+    b, k = len(batch), len(batch) + 1
+    request = PermuteRequest((*batch, m, *cols),
+                             (*range(b), *(k + c for c in col_perm), b), dtype)
+    view = transpose_view(request)
+    assert view is not None and view.n == math.prod(cols)
+    x = _data(request.shape, dtype, seed=m)
+    plan, result = _run(request, hw, x)
+    assert same_bits(result.outputs["y"], request.reference(x))
+
+
+def test_conv_weights_go_through_the_array_with_column_boxes():
+    request = PermuteRequest((512, 256, 3, 3), (2, 3, 1, 0), "bfloat16")
+    assert transpose_view(request).columns.shape == (256, 9)
+    plan = STRATEGY.plan(request, TRN1)
+    stores = [i for i in plan.program.instructions
+              if isinstance(i, DmaCopy) and i.dst.memory == "dram"]
+    assert {i.dst.pattern.strides[-1] for i in stores} == {1}  # rows of O leave as runs
+    assert plan_permute(request.shape, request.perm, "bfloat16", TRN1).strategy == "pe"
 
 
 def test_general_permutation_that_reduces_to_a_transpose():

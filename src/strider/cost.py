@@ -243,10 +243,13 @@ def roofline_cycles(dram_bytes_read: float, dram_bytes_written: float, hw: Hardw
 
 @dataclass(frozen=True)
 class Estimate:
-    """A predicted schedule: total cycles and busy cycles per engine."""
+    """A predicted schedule: total cycles, busy cycles per engine, and the schedule's own
+    end before the DRAM cap (``schedule_cycles``; below ``cycles`` when DRAM bounds it,
+    the gap being the queues' slack under the cap)."""
 
     cycles: float
     engine_busy: dict[str, float] = field(default_factory=dict)
+    schedule_cycles: float = 0.0
 
     def seconds(self, hw: Hardware) -> float:
         return hw.seconds(self.cycles)
@@ -328,8 +331,8 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
                        for e, q in queues.items() if heads[e] < len(q)]
             raise DeadlockError("the program cannot finish: every engine's next instruction "
                                 "waits on something that never happens", blocked)
-    total = max(max(end, default=0.0), dram_bytes / dram_rate)
-    return Estimate(float(total), busy)
+    schedule = max(end, default=0.0)
+    return Estimate(float(max(schedule, dram_bytes / dram_rate)), busy, float(schedule))
 
 
 __all__ = ["PeCost", "pe_cost", "instruction_window", "engine_scale", "transfer_cycles",

@@ -1,7 +1,7 @@
 """Choosing how a permutation goes through the state buffer (seed 003 on a partitioned SBUF).
 
-The working problem is a coalesced permutation, possibly with one dim (or, for a 2-d
-transpose without dims outer on both sides, two dims) split in two.
+The working problem is a coalesced permutation, possibly with one dim -- or two, so
+that each side's DRAM runs reach the full-speed chunk (:mod:`._splits`) -- split in two.
 A :class:`Tiling` assigns every working dim a role and a tile extent:
 
 - **partition dims** (``part``): "rest" dims (neither source- nor target-innermost)
@@ -32,6 +32,7 @@ from ..access_pattern import AccessPattern
 from ..cost import chunk_efficiency
 from ..hardware import Hardware
 from ._groups import divisors, split_dim
+from ._splits import double_splits, run_splits
 
 #: Slot count of the rotating buffer: DMA-in of tile t+1, vector work on t, DMA-out of t.
 PIPELINE_SLOTS = 3
@@ -285,14 +286,17 @@ def _outerness(shape: Sequence[int], perm: Sequence[int]) -> dict[int, int]:
 
 
 def _candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: int,
-                    hw: Hardware, total_bytes: int, seen: set | None = None) -> list[Tiling]:
+                    hw: Hardware, total_bytes: int, seen: set | None = None,
+                    keep_free: frozenset = frozenset()) -> list[Tiling]:
     """Candidate tilings of one working shape; ``seen`` collects the tilings (slice
-    count aside) already offered, which are not offered again."""
+    count aside) already offered, which are not offered again; dims of ``keep_free``
+    never spread over partitions."""
     out: list[Tiling] = []
     seen = set() if seen is None else seen
     cap = hw.sbuf.partitions
     while cap >= 1:
-        out += _candidates_capped(shape, perm, split, item, hw, total_bytes, cap, seen)
+        out += _candidates_capped(shape, perm, split, item, hw, total_bytes, cap, seen,
+                                  keep_free)
         if cap <= hw.sbuf.partitions // 4:
             break
         cap //= 2
@@ -300,11 +304,12 @@ def _candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: 
 
 
 def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes: int,
-                       cap: int, seen: set) -> list[Tiling]:
+                       cap: int, seen: set, keep_free: frozenset = frozenset()) -> list[Tiling]:
     n = len(shape)
     a, b = n - 1, perm[-1]
     outer = _outerness(shape, perm)
-    order = sorted((d for d in range(n) if d not in (a, b) and shape[d] > 1),
+    order = sorted((d for d in range(n)
+                    if d not in (a, b) and d not in keep_free and shape[d] > 1),
                    key=lambda d: (-outer[d], -shape[d], d))
     tile = list(shape)
     part: list[int] = []
@@ -384,16 +389,17 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     """The ``keep`` cheapest distinct tilings by :func:`score`, over every split of one dim
     by a divisor (and no split)."""
     total_bytes = math.prod(shape) * item
-    options = [(shape, perm, ())]
+    options = [(shape, perm, (), frozenset())]
     for d, n in enumerate(shape):
         for inner in divisors(n):
             s2, p2 = split_dim(shape, perm, d, inner)
-            options.append((s2, p2, ((d, inner),)))
-    options += _double_splits(shape, perm, item, hw)
+            options.append((s2, p2, ((d, inner),), frozenset()))
+    options += double_splits(shape, perm, item, hw)
+    options += run_splits(shape, perm, item, hw)
     found: dict[tuple, Tiling] = {}
     seen: set[tuple] = set()
-    for s, p, split in options:
-        for cand in _candidates_for(s, p, split, item, hw, total_bytes, seen):
+    for s, p, split, keep_free in options:
+        for cand in _candidates_for(s, p, split, item, hw, total_bytes, seen, keep_free):
             key = (cand.shape, cand.perm, cand.part, cand.tile, cand.slots, cand.pieces)
             found.setdefault(key, cand)
     ranked = sorted(found.values(), key=lambda t: t.estimate["cycles"])
@@ -419,34 +425,6 @@ def _kind(t: Tiling) -> tuple[int, int, bool]:
     whether tiles are few and large (queues in order make many small tiles wait on
     each other, which the score's fluid DMA model does not see)."""
     return t.slots, t.partitions, t.tiles <= FEW_TILES
-
-
-def _run_inners(n: int, item: int, hw: Hardware) -> list[int]:
-    """Inner extents of ``n`` whose runs are near the full-speed DMA chunk (at most 3)."""
-    chunk = hw.dma.efficient_chunk_bytes
-    near = [d for d in divisors(n) if d < n and chunk // 4 <= d * item <= 4 * chunk]
-    return sorted(near, key=lambda d: abs(math.log2(d * item / chunk)))[:3]
-
-
-def _double_splits(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
-                   hw: Hardware) -> list[tuple]:
-    """Working shapes with both the source-innermost and the target-innermost dim split,
-    when the dims outer on both sides cannot fill the partitions: the outer parts of the
-    two splits then spread over partitions while each block keeps runs of near the
-    full-speed chunk on both sides (a 2-d transpose has no other partition dims)."""
-    n = len(shape)
-    a, b = n - 1, perm[-1]
-    rest = math.prod(shape[d] for d in range(n) if d not in (a, b))
-    if a == b or rest >= hw.sbuf.partitions:
-        return []
-    out = []
-    hi, lo = max(a, b), min(a, b)
-    for inner_hi in _run_inners(shape[hi], item, hw):
-        s1, p1 = split_dim(shape, perm, hi, inner_hi)
-        for inner_lo in _run_inners(shape[lo], item, hw):
-            s2, p2 = split_dim(s1, p1, lo, inner_lo)
-            out.append((s2, p2, ((hi, inner_hi), (lo, inner_lo))))
-    return out
 
 
 def tile_boxes(t: Tiling):

@@ -53,7 +53,7 @@ True
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -65,6 +65,7 @@ from ..hardware import Hardware
 from ..dtypes import EXACT_MAC_DTYPES, MAC_DTYPES, accumulator_dtype, dtype_of
 from ..plan import Plan, PermuteRequest
 from ..program import Program, Ref
+from ._columns import Columns, column_group
 from ._descriptors import fitted_pairs
 from ._groups import coalesce_permutation
 from ._postcondition import check_program
@@ -79,18 +80,23 @@ DESCRIPTOR_AMORTISATION = 8
 
 @dataclass(frozen=True)
 class TransposeView:
-    """The request as ``B`` independent ``m x n`` transposes of a row-major tensor."""
+    """The request as ``B`` independent ``m x n`` transposes of a row-major tensor;
+    ``columns`` (None: plain) when the target also re-orders the ``n`` columns' dims."""
 
     batch: int
     m: int
     n: int
+    columns: Columns | None = field(default=None, repr=False)
 
 
 def transpose_view(request: PermuteRequest) -> TransposeView | None:
-    """``(B, m, n)`` when the permutation is a batched last-two-dims swap, else None.
+    """``(B, m, n)`` when the permutation is a batched last-two-dims swap -- or one whose
+    target also re-orders the dims after ``m`` (:mod:`._columns`) -- else None.
 
     >>> transpose_view(PermuteRequest((2, 3, 4, 5), (0, 2, 3, 1), "int8"))
     TransposeView(batch=2, m=3, n=20)
+    >>> transpose_view(PermuteRequest((8, 4, 3, 3), (2, 3, 1, 0), "int8")).columns
+    Columns(shape=(4, 9), perm=(1, 0))
     >>> transpose_view(PermuteRequest((2, 3, 4), (1, 0, 2), "int8")) is None
     True
     """
@@ -101,7 +107,11 @@ def transpose_view(request: PermuteRequest) -> TransposeView | None:
         return TransposeView(1, 1, shape[0])
     k = len(shape)
     if perm != tuple(range(k - 2)) + (k - 1, k - 2):
-        return None
+        group = column_group(shape, perm)
+        if group is None:
+            return None
+        batch, m, columns = group
+        return TransposeView(batch, m, math.prod(columns.shape), columns)
     return TransposeView(math.prod(shape[:-2]), shape[-2], shape[-1])
 
 
@@ -471,7 +481,21 @@ class _Emitter:
         base = (block["b0"] + bb0) * v.m * v.n + (block["j0"] + c0) * v.m + block["i0"]
         nbytes = count * width * rows * self.item
         ids = []
-        if count == 1:
+        if v.columns is not None:  # each column lands where the target's column dims say
+            strides = v.columns.strides(v.m)
+            first_col = block["j0"] + c0
+            for bb in range(count):
+                b_base = (block["b0"] + bb0 + bb) * v.m * v.n + block["i0"]
+                for lo, hi in _ranges(width, self.splits(nbytes // count, width, block["last"])):
+                    for first, index, ext in v.columns.boxes(first_col + lo, first_col + hi):
+                        dst = AccessPattern.unchecked(
+                            ext + (rows,), strides + (1,),
+                            b_base + sum(i * st for i, st in zip(index, strides)))
+                        ids.extend(self.dma(
+                            Ref.sbuf(bb * width + first - first_col, math.prod(ext), src_pat,
+                                     t.dtype), Ref.dram("y", dst, t.dtype), acts,
+                            f"store {block['name']} chunk {ci} cols {first}.."))
+        elif count == 1:
             for lo, hi in _ranges(width, self.splits(nbytes, width, block["last"])):
                 dst = AccessPattern.unchecked((hi - lo, rows), (v.m, 1), base + lo * v.m)
                 ids.extend(self.dma(Ref.sbuf(lo, hi - lo, src_pat, t.dtype),
@@ -590,8 +614,9 @@ def _prepare(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
     view = transpose_view(request)
     if view is None:
         return (f"perm {request.perm} of shape {request.shape} is not a transpose of the "
-                "last two dims with the leading dims in order (even after merging dims "
-                "that stay together); use strategy 'vector'")
+                "last two dims with the leading dims in order, nor one whose target also "
+                "re-orders the columns (even after merging dims that stay together); use "
+                "strategy 'vector'")
     mode, engine, note = choose_mode(
         request.dtype, hw, bool(options.get("allow_inexact", False)),
         options.get("pe_mode", "auto"), bool(options.get("pe_carrier", True)))
@@ -619,6 +644,10 @@ def _explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardwa
              k: int) -> list[str]:
     item = dtype_of(t.dtype).itemsize
     lines = [f"{request.describe()} as {view.batch} x ({view.m} x {view.n}) transpose(s); {note}"]
+    if view.columns is not None:
+        lines.append(f"the {view.n} columns are dims {view.columns.shape} that the target "
+                     f"orders as {view.columns.perm}: the array transposes them as they come, "
+                     "the stores put each box of columns in its place")
     if k == 0:
         return lines + ["nothing to move (zero-size tensor)"]
     lines += [

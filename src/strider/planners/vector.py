@@ -419,10 +419,17 @@ class VectorStrategy:
         return make_plan(request, hw, program, self.name, lines, details)
 
 
-def best_sbuf_program(w: Working, hw: Hardware, empty: Program, keep: int = 6):
+#: Tilings the cost model compares (the analytic score's best): more for small tensors,
+#: whose programs are short to emit and whose fill and drain the score prices roughly.
+KEEP, KEEP_SMALL, SMALL_BYTES = 6, 16, 16 << 20
+
+
+def best_sbuf_program(w: Working, hw: Hardware, empty: Program, keep: int | None = None):
     """Emit the few best tilings by the analytic score; keep the cheapest by the cost model."""
     best = None
     tried = []
+    if keep is None:
+        keep = KEEP_SMALL if w.size * w.itemsize <= SMALL_BYTES else KEEP
     for tiling in rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep):
         tried.append(tiling)
         if tiling.slots == 2 and tiling.tiles > 1:
@@ -432,6 +439,8 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program, keep: int = 6):
     emitted: dict[Tiling, tuple] = {}  # the same tiling is never emitted twice
     for tiling in tried:
         cycles, program, counts = _emitted(emitted, tiling, w, hw, empty)
+        # a tie (both at the DRAM bound) goes to the plan whose queues have the most
+        # slack under the cap: its own schedule ends first
         if best is None or cycles < best[0]:
             best = (cycles, tiling, program, counts)
     assert best is not None
@@ -441,13 +450,14 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program, keep: int = 6):
 
 
 def _emitted(emitted: dict, tiling: Tiling, w: Working, hw: Hardware,
-             empty: Program) -> tuple[float, Program, dict[str, int]]:
-    """(predicted cycles, program, counts) of ``tiling``, emitted once per planning."""
+             empty: Program) -> tuple[tuple[float, float], Program, dict[str, int]]:
+    """((predicted cycles, the schedule's end under the DRAM cap), program, counts) of
+    ``tiling``, emitted once per planning."""
     if tiling not in emitted:
         program = Program(empty.name, dict(empty.tensors), [])
         counts = emit_sbuf(program, w, hw, tiling)
-        cycles = estimate(program, hw).cycles
-        emitted[tiling] = (cycles, program, counts)
+        est = estimate(program, hw)
+        emitted[tiling] = ((est.cycles, est.schedule_cycles), program, counts)
     return emitted[tiling]
 
 
@@ -466,7 +476,7 @@ def _fewer_pieces(best, w: Working, hw: Hardware, empty: Program, emitted: dict)
             break
         fewer = replace(tiling, pieces=m)
         fewer_cycles, program, counts = _emitted(emitted, fewer, w, hw, empty)
-        if fewer_cycles <= cycles:
+        if fewer_cycles[0] <= cycles[0]:
             fewer = replace(fewer, estimate=score(fewer, hw, w.size * w.itemsize))
             return (cycles, fewer, program, counts)
     return best

@@ -42,7 +42,7 @@ from ..data import same_bits
 from ..errors import ArgumentError, SimulationError
 from .instructions import Load, Segment
 from .kernels import COMBINE
-from .layout import PageId, contiguous_run_bytes, fmt_index
+from .layout import PageId, fmt_index
 from .pages import PageTable
 
 _POISON = 0xA5
@@ -192,8 +192,8 @@ class StreamCore:
         eng = self.engines[e]
         return not eng.done and not eng.busy and self.waiting_on(e) is None
 
-    def begin(self, e: int) -> tuple[float, list[tuple[int, int]]]:
-        """Engine ``e`` computes its tile; returns (cycles, [(store bytes, chunk bytes)])."""
+    def begin(self, e: int) -> tuple[float, list[tuple[slice, ...]]]:
+        """Engine ``e`` computes its tile; returns (cycles, [the output box of each store])."""
         if not self.can_start(e):
             raise SimulationError(f"engine pe{e} started before its pages were ready "
                                   f"({self.waiting_on(e)})")
@@ -210,7 +210,7 @@ class StreamCore:
             self.log.append(("read", e, t.pages, tuple(self.where[p] for p in t.pages)))
         return cycles, stores
 
-    def end(self, e: int) -> list[tuple[int, int]]:
+    def end(self, e: int) -> list[tuple[slice, ...]]:
         """Engine ``e`` finished its tile: next anchor, or the update instruction.
 
         Returns the stores due (the kernel's final emits when the stream ends)."""
@@ -224,7 +224,7 @@ class StreamCore:
         eng.anchor = 0
         return self._update(eng, eng.offset + self.p.step)
 
-    def _update(self, eng: EngineState, new_offset: int) -> list[tuple[int, int]]:
+    def _update(self, eng: EngineState, new_offset: int) -> list[tuple[slice, ...]]:
         seg = self.p.segments[eng.segment]
         if self.record:
             self.log.append(("update", eng.index, eng.segment, new_offset))
@@ -296,9 +296,8 @@ class StreamCore:
             tile[dst] = src
         return tile
 
-    def _write(self, emits) -> list[tuple[int, int]]:
+    def _write(self, emits) -> list[tuple[slice, ...]]:
         stores = []
-        item = self.out.dtype.itemsize
         for index, values, combine in emits:
             values = np.asarray(values)
             seen = self.written[index]
@@ -312,8 +311,7 @@ class StreamCore:
                 self.out[index] = np.where(seen, merged, values)
             self.written[index] = True
             if values.size:
-                stores.append((values.size * item,
-                               contiguous_run_bytes(self.out.shape, index, item)))
+                stores.append(tuple(index))
         return stores
 
     # ------------------------------------------------------------ end state

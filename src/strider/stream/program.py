@@ -37,6 +37,7 @@ from ..errors import ArgumentError, ProgramError
 from ..hardware import Hardware
 from .instructions import Anchor, DefineSegment, Instruction, Load, Segment
 from .kernels import Kernel
+from .descriptors import box_descriptors
 from .layout import PageId, PageLayout, choose_page_shape, fmt_index
 from .runner import StreamResult, run_stream
 from .safety import check_working_set
@@ -216,6 +217,10 @@ def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware | str,
     CapacityError
         The working set (one segment's pages) does not fit the pool, or the pool does
         not fit on chip -- raised before anything runs, with the numbers.
+    PlanError
+        Not even one-element DMA descriptors fit the queues' TTU (the message names the
+        field). Pages whose walk does not fit one descriptor are cut into several
+        (:mod:`strider.stream.descriptors`).
 
     Examples
     --------
@@ -269,6 +274,10 @@ def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware | str,
         segment_rows = max(1, pool // max(1, 4 * len(columns)))
     segment_rows = _positive(segment_rows, "segment_rows")
     check_working_set(layout, hw, pool, segment_rows)
+    for col in (columns[:1] + columns[-1:]) if columns else ():  # a full and an edge page:
+        last = col[:sd] + (layout.grid[sd] - 1,) + col[sd + 1:]  # refuse before running
+        for p in (col, last):   # when not even one-element descriptors fit the TTU
+            box_descriptors(shape, layout.page_region(p), dt.name, hw, load=True)
     step = page[sd] if step is None else _positive(step, "step")
 
     segments: list[Segment] = []

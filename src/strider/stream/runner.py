@@ -2,8 +2,9 @@
 
 :func:`run_stream` drives a :class:`~strider.stream.processor.StreamCore` in time:
 loads and result stores go through ``hw.dma.queues`` DMA queues, one transfer at a time
-per queue, each priced by :func:`strider.cost.transfer_cycles` from its bytes and its
-contiguous DRAM runs, and all of them share DRAM bandwidth through the simulator's own
+per queue, each cut into descriptors that fit the queues' TTU
+(:func:`~strider.stream.descriptors.box_descriptors`) and priced by
+:func:`strider.cost.transfer_cycles` per descriptor from its bytes and its contiguous runs, and all of them share DRAM bandwidth through the simulator's own
 fluid model (:class:`strider.sim.dram.SharedDram`); engines compute for their kernel's
 declared cycles plus ``hw.stream.update_cycles`` per update, and loads overlap compute.
 
@@ -28,11 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from ..cost import engine_scale, transfer_cycles
+from ..cost import engine_scale
 from ..data import same_bits
 from ..errors import DeadlockError
 from ..sim.dram import SharedDram
-from .layout import PageId, fmt_index, region_pattern
+from .descriptors import box_descriptors, transfer_cost
+from .layout import PageId, fmt_index
 from .processor import StreamCore
 from .safety import deadlock_witness
 from .stats import build_report, collect_stats, plot_result, write_trace
@@ -80,7 +82,6 @@ def run_stream(program: "StreamProgram", x: np.ndarray, *,
     """Simulate ``program`` on ``x`` in time; see the module docstring for the model."""
     core = StreamCore(program, x, record=record)
     hw = program.hw
-    item = program.dtype.itemsize
     lay = program.layout
     dram = SharedDram(hw.dram_bytes_per_cycle)
     now = 0.0
@@ -102,18 +103,15 @@ def run_stream(program: "StreamProgram", x: np.ndarray, *,
     # engines' own clocks -> top-level cycles, the one time base
     dma_scale, pe_scale = engine_scale("dma", hw), engine_scale("stream", hw)
 
-    def load_cycles(page: PageId) -> float:
-        nbytes = lay.page_elements(page) * item
-        if not nbytes:
-            return float(hw.dma.descriptor_cycles) * dma_scale
-        run = region_pattern(lay.shape, lay.page_region(page)).contiguous_run()
-        return transfer_cycles(nbytes, run * item, hw) * dma_scale  # into one contiguous page
+    out_shape, out_dtype = core.out.shape, core.out.dtype
 
-    def store_cycles(nbytes: int, chunk: int) -> float:
-        if not nbytes:
-            return float(hw.dma.descriptor_cycles) * dma_scale
-        runs = max(1, nbytes // max(chunk, 1))  # the results land in runs of this many
-        return transfer_cycles(nbytes, nbytes // runs, hw) * dma_scale
+    def load_cycles(page: PageId) -> float:  # into one contiguous page
+        return transfer_cost(box_descriptors(lay.shape, lay.page_region(page), program.dtype.name, hw,
+                                             load=True), hw) * dma_scale
+
+    def store_cycles(box: tuple[slice, ...]) -> float:  # the results land in a box
+        return transfer_cost(box_descriptors(out_shape, box, out_dtype.name, hw, load=False,
+                                             tensor="y"), hw) * dma_scale
 
     def settle() -> None:
         nonlocal seq
@@ -174,8 +172,9 @@ def run_stream(program: "StreamProgram", x: np.ndarray, *,
         while heap and heap[0][0] <= now + 1e-9:
             _, _, e = heapq.heappop(heap)
             final = core.end(e)
-            for nbytes, chunk in pending_stores.pop(e, []) + final:
-                waiting.append(DmaJob("store", e, nbytes, store_cycles(nbytes, chunk)))
+            for box in pending_stores.pop(e, []) + final:
+                nbytes = math.prod(s.stop - s.start for s in box) * out_dtype.itemsize
+                waiting.append(DmaJob("store", e, nbytes, store_cycles(box)))
             idle_since[e] = now
         settle()
     if not core.finished:

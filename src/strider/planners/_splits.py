@@ -1,0 +1,97 @@
+"""Working shapes that split dims so that each partition's block keeps full-speed DMA runs.
+
+The vector planner (:mod:`._tiling`) spreads dims over the SBUF partitions and keeps the
+rest in each partition's block; a block reads its source-contiguous dims and writes its
+target-contiguous dims as DRAM runs. Splitting a dim in two lets its outer part go to
+the partitions while its inner part stays in the block, sized so that the runs reach
+about ``dma.efficient_chunk_bytes`` on both sides. Each option is ``(working shape,
+working perm, splits, dims kept off the partitions)``.
+
+Examples
+--------
+>>> from strider import Hardware
+>>> hw = Hardware.preset("trn1-like")                # full speed from 512-byte runs
+>>> shape, perm, split, keep_free = run_splits((256, 256, 9), (2, 1, 0), 4, hw)[0]
+>>> shape, perm, split, sorted(keep_free)            # O and I split; (I inner, 9) read runs
+((2, 128, 16, 16, 9), (4, 2, 3, 0, 1), ((1, 16), (0, 128)), [1, 3])
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from ..hardware import Hardware
+from ._groups import divisors, split_dim
+
+
+def _run_inners(n: int, item: int, hw: Hardware) -> list[int]:
+    """Inner extents of ``n`` whose runs are near the full-speed DMA chunk (at most 3)."""
+    chunk = hw.dma.efficient_chunk_bytes
+    near = [d for d in divisors(n) if d < n and chunk // 4 <= d * item <= 4 * chunk]
+    return sorted(near, key=lambda d: abs(math.log2(d * item / chunk)))[:3]
+
+
+def double_splits(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
+                   hw: Hardware) -> list[tuple]:
+    """Working shapes with both the source-innermost and the target-innermost dim split,
+    when the dims outer on both sides cannot fill the partitions: the outer parts of the
+    two splits then spread over partitions while each block keeps runs of near the
+    full-speed chunk on both sides (a 2-d transpose has no other partition dims)."""
+    n = len(shape)
+    a, b = n - 1, perm[-1]
+    rest = math.prod(shape[d] for d in range(n) if d not in (a, b))
+    if a == b or rest >= hw.sbuf.partitions:
+        return []
+    out = []
+    hi, lo = max(a, b), min(a, b)
+    for inner_hi in _run_inners(shape[hi], item, hw):
+        s1, p1 = split_dim(shape, perm, hi, inner_hi)
+        for inner_lo in _run_inners(shape[lo], item, hw):
+            s2, p2 = split_dim(s1, p1, lo, inner_lo)
+            out.append((s2, p2, ((hi, inner_hi), (lo, inner_lo)), frozenset()))
+    return out
+
+
+def _run_dim(shape: Sequence[int], order: Sequence[int], item: int,
+             chunk: int) -> tuple[int, int] | None:
+    """``(dim, bytes per index)``: the dim of ``order`` (innermost last) at which one
+    side's contiguous run first reaches ``chunk`` bytes, with the bytes each of its
+    indices adds to the run (the dims inside it); None when the whole side is shorter."""
+    unit = item
+    for d in reversed(order):
+        if unit * shape[d] >= chunk:
+            return d, unit
+        unit *= shape[d]
+    return None
+
+
+def run_splits(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
+                hw: Hardware) -> list[tuple]:
+    """Working shapes with, on each side, the dim where the DRAM run reaches the
+    full-speed chunk split so that its inner part (with every dim inside it) makes runs
+    of near that chunk: the block each partition holds then keeps full-speed runs on
+    both sides, and the outer parts spread over the partitions (the inner parts are
+    kept off them). E.g. conv weights O x I x 9 -> 9 x I x O: I and O are split, the
+    partitions take (O outer, I outer) and each block reads (I inner, 9) and writes
+    (O inner) runs. The source- and target-innermost pair is :func:`double_splits`."""
+    chunk = hw.dma.efficient_chunk_bytes
+    src = _run_dim(shape, range(len(shape)), item, chunk)
+    dst = _run_dim(shape, perm, item, chunk)
+    if src is None or dst is None or src[0] == dst[0]:
+        return []
+    (d_src, unit_src), (d_dst, unit_dst) = src, dst
+    if (d_src, d_dst) == (len(shape) - 1, perm[-1]):
+        return []  # the innermost pair: _double_splits
+    (hi, u_hi), (lo, u_lo) = sorted([(d_src, unit_src), (d_dst, unit_dst)], reverse=True)
+    out = []
+    for inner_hi in _run_inners(shape[hi], u_hi, hw):
+        s1, p1 = split_dim(shape, perm, hi, inner_hi)
+        for inner_lo in _run_inners(shape[lo], u_lo, hw):
+            s2, p2 = split_dim(s1, p1, lo, inner_lo)
+            # after both splits the inner parts sit at lo + 1 and hi + 2
+            out.append((s2, p2, ((hi, inner_hi), (lo, inner_lo)), frozenset({lo + 1, hi + 2})))
+    return out
+
+
+__all__ = ["double_splits", "run_splits"]
