@@ -53,7 +53,7 @@ True
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from functools import lru_cache
 from typing import Any
 
@@ -62,57 +62,15 @@ import numpy as np
 from ..access_pattern import AccessPattern
 from ..errors import ArgumentError, CapacityError, PlanError
 from ..hardware import Hardware
-from ..dtypes import EXACT_MAC_DTYPES, MAC_DTYPES, accumulator_dtype, dtype_of
+from ..dtypes import EXACT_MAC_DTYPES, MAC_DTYPES, dtype_of
 from ..plan import Plan, PermuteRequest
 from ..program import Program, Ref
-from ._columns import Columns, column_group
 from ._descriptors import fitted_pairs
-from ._groups import coalesce_permutation
+from ._pe_tiling import (DESCRIPTOR_AMORTISATION, Tiling, TransposeView, choose_tiling,
+                         chunk_list, pack_tiles, transpose_view)
 from ._postcondition import check_program
 
 MODES = ("auto", "passthrough", "mac")
-
-#: Blocks per batch matrix the tiling aims for (enough to pipeline DMA and PE work).
-TARGET_BLOCKS = 16
-#: A DMA descriptor should move at least this many times its fixed cost in bytes.
-DESCRIPTOR_AMORTISATION = 8
-
-
-@dataclass(frozen=True)
-class TransposeView:
-    """The request as ``B`` independent ``m x n`` transposes of a row-major tensor;
-    ``columns`` (None: plain) when the target also re-orders the ``n`` columns' dims."""
-
-    batch: int
-    m: int
-    n: int
-    columns: Columns | None = field(default=None, repr=False)
-
-
-def transpose_view(request: PermuteRequest) -> TransposeView | None:
-    """``(B, m, n)`` when the permutation is a batched last-two-dims swap -- or one whose
-    target also re-orders the dims after ``m`` (:mod:`._columns`) -- else None.
-
-    >>> transpose_view(PermuteRequest((2, 3, 4, 5), (0, 2, 3, 1), "int8"))
-    TransposeView(batch=2, m=3, n=20)
-    >>> transpose_view(PermuteRequest((8, 4, 3, 3), (2, 3, 1, 0), "int8")).columns
-    Columns(shape=(4, 9), perm=(1, 0))
-    >>> transpose_view(PermuteRequest((2, 3, 4), (1, 0, 2), "int8")) is None
-    True
-    """
-    shape, perm, _ = coalesce_permutation(request.shape, request.perm)
-    if math.prod(shape) == 0:
-        return TransposeView(0, 0, 0)
-    if len(shape) == 1:  # nothing moves relative to anything else: a 1 x n "transpose"
-        return TransposeView(1, 1, shape[0])
-    k = len(shape)
-    if perm != tuple(range(k - 2)) + (k - 1, k - 2):
-        group = column_group(shape, perm)
-        if group is None:
-            return None
-        batch, m, columns = group
-        return TransposeView(batch, m, math.prod(columns.shape), columns)
-    return TransposeView(math.prod(shape[:-2]), shape[-2], shape[-1])
 
 
 def choose_mode(dtype: str, hw: Hardware, allow_inexact: bool = False, pe_mode: str = "auto",
@@ -175,177 +133,6 @@ def _int_carrier(size: int, hw: Hardware, kinds: tuple[str, ...]) -> str | None:
         if hw.supports(name):
             return name
     return None
-
-
-@dataclass(frozen=True)
-class Tiling:
-    """How a ``B x m x n`` transpose is cut for one ``Hardware`` (elements unless noted)."""
-
-    mode: str
-    dtype: str
-    psum_dtype: str
-    group_rows: int          # rows of one row group = sub-block rows (<= pe.rows)
-    groups: int              # row groups per block
-    partition_slots: int     # row groups stacked along the partitions
-    block_cols: int          # q
-    chunk_cols: int          # sub-block columns (<= pe.cols)
-    buffers: int
-    identity_elems: int      # per partition
-    in_tile_elems: int       # per partition, one buffer
-    out_tile_elems: int      # per partition, one buffer
-    sbuf_bytes_per_partition: int
-    block_batches: int = 1   # batch matrices per block (> 1 only when a block spans all n)
-    band_groups: int = 1     # row groups whose results share one PSUM bank (one ActCopy)
-
-    @property
-    def block_rows(self) -> int:
-        return self.groups * self.group_rows
-
-    def blocks(self, view: TransposeView) -> int:
-        """``k = ceil(B / batches per block) * ((m-1)//p + 1) * ((n-1)//q + 1)``."""
-        if view.batch * view.m * view.n == 0:
-            return 0
-        return (-(-view.batch // self.block_batches) * ((view.m - 1) // self.block_rows + 1)
-                * ((view.n - 1) // self.block_cols + 1))
-
-
-def chunk_list(cols: int, batches: int, chunk: int) -> list[tuple[int, int, int, int]]:
-    """The PE column chunks of a block: ``(first batch, batch count, column, width)``.
-
-    Full chunks take one batch matrix each; the ragged remainders of several batch
-    matrices share one chunk (side by side on the array's columns), because a chunk
-    costs the PE array the same whatever its width.
-
-    >>> chunk_list(300, 3, 128)          # 44-column remainders: two per chunk
-    [(0, 1, 0, 128), (0, 1, 128, 128), (1, 1, 0, 128), (1, 1, 128, 128), (2, 1, 0, 128), (2, 1, 128, 128), (0, 2, 256, 44), (2, 1, 256, 44)]
-    """
-    full, rem = divmod(cols, chunk)
-    out = [(b, 1, f * chunk, chunk) for b in range(batches) for f in range(full)]
-    if rem:
-        per = max(1, chunk // rem)
-        out += [(b, min(per, batches - b), full * chunk, rem) for b in range(0, batches, per)]
-    return out
-
-
-def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
-                  buffers: int | None = None) -> Tiling:
-    """Pick row groups, block shape and buffering that fit SBUF, PSUM banks and the array.
-
-    Row groups are as tall as the array (fewer PE instructions); a block has enough row
-    groups that each partition's store run reaches the efficient DMA chunk, and is as
-    wide as the target block size asks (whole rows make the loads contiguous); a block
-    spanning whole batch matrices takes several of them when the matrices are small or
-    their ragged column chunks can share the array. Prefers triple, then double
-    buffering; raises :class:`CapacityError` when not even a single-buffered 1-column
-    block fits.
-    """
-    item = dtype_of(dtype).itemsize
-    psum_dtype = dtype if mode == "passthrough" else accumulator_dtype(dtype)
-    bank_elems = hw.psum.bank_bytes // dtype_of(psum_dtype).itemsize
-    budget = hw.sbuf.bytes_per_partition // item
-    chunk = min(hw.pe.cols, hw.psum.partitions)
-    m, n, batch = max(view.m, 1), max(view.n, 1), max(view.batch, 1)
-    total_bytes = batch * m * n * item
-    min_desc = DESCRIPTOR_AMORTISATION * hw.dma.descriptor_cycles * hw.dma.bytes_per_cycle
-    target = max(total_bytes / TARGET_BLOCKS, hw.dma.queues * min_desc)
-    run = -(-hw.dma.efficient_chunk_bytes // item)          # elements per efficient run
-    tried = []
-    top_rows = min(hw.pe.rows, bank_elems, hw.sbuf.partitions)
-    if pack_tiles(view, dtype, hw):
-        top_rows = min(top_rows, hw.pe.rows // hw.pe.tiles)
-    for nbuf in ([buffers] if buffers else [3, 2, 1]):
-        rows = top_rows
-        while rows >= 1:
-            slots = max(1, hw.sbuf.partitions // rows)
-            ident = rows if mode == "mac" else 0
-            all_groups = -(-m // rows)
-            band = max(1, min(bank_elems // rows, all_groups))
-
-            def sbuf_elems(groups: int, q: int, nb: int) -> tuple[int, int]:
-                in_tile = -(-groups // slots) * nb * q
-                out_tile = len(chunk_list(min(q, n), nb, chunk)) * groups * rows
-                return in_tile, out_tile
-
-            def fits(groups: int, q: int, nb: int) -> bool:
-                a, b = sbuf_elems(groups, q, nb)
-                return ident + nbuf * (a + b) <= budget
-
-            groups = min(max(1, -(-run // rows)), all_groups)
-            while groups > 1 and not fits(groups, 1, 1):
-                groups -= 1
-            if fits(groups, 1, 1):
-                q = _block_cols(n, groups * rows, chunk, target, run, item,
-                                lambda q_: fits(groups, q_, 1))
-                nb = 1
-                if q >= n:  # whole rows: grow the block down the rows, then over batches
-                    rem = n % chunk
-                    share = min(batch, max(1, chunk // rem) if rem else 1)
-                    while (groups < all_groups and fits(groups + 1, n, share)
-                           and (groups + 1) * rows * n * item <= target):
-                        groups += 1
-                    want = max(share, int(target // (groups * rows * n * item)))
-                    nb = min(batch, want)
-                    while nb > 1 and not fits(groups, n, nb):
-                        nb -= 1
-                in_tile, out_tile = sbuf_elems(groups, q, nb)
-                return Tiling(mode, dtype, psum_dtype, rows, groups, slots, q, chunk, nbuf,
-                              ident, in_tile, out_tile,
-                              (ident + nbuf * (in_tile + out_tile)) * item, nb,
-                              min(band, groups))
-            tried.append(f"{nbuf} buffer(s) of {rows}-row groups")
-            rows //= 2
-    raise CapacityError(
-        f"no PE-transpose tiling of {dtype} fits {hw.name}'s state buffer "
-        f"({hw.sbuf.bytes_per_partition} bytes per partition; tried {', '.join(tried[:4])}"
-        f"{', ...' if len(tried) > 4 else ''}); use a hardware with a larger sbuf or strategy "
-        "'dma'"
-    )
-
-
-def pack_tiles(view: TransposeView, dtype: str, hw: Hardware) -> bool:
-    """Whether to cut row groups to one row tile of the array (``pe.rows / pe.tiles``), so
-    that two sub-blocks stream side by side (row tiling): when the hardware has tiling
-    and full-height sub-blocks would make the PE the bound (busier than DRAM). Below
-    that, the smaller instructions cost more than they save (simulated: 4096^2 fp32 on
-    trn1-like, PE at 57% of the DRAM time, 1.004x -> 1.012x the roofline when packed).
-
-    >>> trn1 = Hardware.preset("trn1-like")
-    >>> pack_tiles(TransposeView(1, 4096, 4096), "float32", trn1)   # PE 57% of DRAM time
-    False
-    >>> slow = trn1.with_changes(pe={"dtype_cycles": {"float32": 8}})
-    >>> pack_tiles(TransposeView(1, 4096, 4096), "float32", slow)   # 114%: pack
-    True
-    """
-    if hw.pe.tiles < 2 or hw.pe.rows // hw.pe.tiles < 1:
-        return False
-    from ..cost import engine_scale, pe_cost
-
-    k, m = min(hw.pe.rows, view.m), min(hw.pe.cols, view.n)
-    c = pe_cost(k, m, k, dtype, hw, load=True, stream=True)
-    block = max(c.window) if c.window else c.occupancy      # one sub-block, back to back
-    blocks = view.batch * -(-view.m // hw.pe.rows) * -(-view.n // hw.pe.cols)
-    pe_cycles = blocks * block * engine_scale("pe", hw)
-    nbytes = view.batch * view.m * view.n * dtype_of(dtype).itemsize
-    dram_cycles = 2 * nbytes / hw.dram_bytes_per_cycle
-    return pe_cycles > dram_cycles
-
-
-def _block_cols(n: int, block_rows: int, chunk: int, target: float, run: int, item: int,
-                fits) -> int:
-    """Block width q: as wide as the target block size asks, within SBUF capacity,
-    a multiple of the chunk width below ``n``, column blocks as even as possible."""
-    want = max(run, int(target // (block_rows * item)))
-    q = min(n, want)
-    if q < n and q >= chunk:
-        q -= q % chunk
-    while q > 1 and not fits(q):
-        q = q - chunk if q > chunk else q // 2
-    q = max(q, 1)
-    count = -(-n // q)
-    even = -(-n // count)
-    if q >= chunk and even % chunk:
-        even += chunk - even % chunk
-    return min(q, even) if fits(min(q, even)) else q
 
 
 class _Emitter:
