@@ -34,7 +34,9 @@
 #include <pthread.h>
 #include <sched.h>
 
-#if defined(__x86_64__) || defined(__i386__)
+/* x86 SIMD paths (chosen at run time by strider_simd_level); elsewhere, or built with
+ * -DSTRIDER_PORTABLE (how the tests check a non-x86 build), the plain C tiles only. */
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(STRIDER_PORTABLE)
 #include <immintrin.h>
 #define STRIDER_X86 1
 #endif
@@ -488,11 +490,15 @@ __attribute__((target("avx512f,avx512bw"))) static void copy_rows_512(
 
 #define AVX512BW __attribute__((target("avx512f,avx512bw")))
 #define AVX512BW_INLINE __attribute__((target("avx512f,avx512bw"), always_inline))
-#define ROW_IN(j) (s + (bt ? bt[j] : (int64_t)(j) * isb))
+#define ROW_IN0(j) (s + (bt ? bt[j] : (int64_t)(j) * isb))
+#define ROW_IN(j) ROW_IN0((j) < rb ? (j) : 0) /* rows past a ragged block: row 0 again */
 #define ROW_OUT(i) (d + (at ? at[i] : (int64_t)(i) * osa))
 
-AVX512BW_INLINE static inline void st64(char *p, __m512i v, int nt) {
-    if (nt)
+/* a block's row of rb (<= 64 / elem) B elements: a whole line, else a masked store */
+AVX512BW_INLINE static inline void st64(char *p, __m512i v, int nt, int bytes) {
+    if (bytes < 64)
+        _mm512_mask_storeu_epi8(p, (~(__mmask64)0) >> (64 - bytes), v);
+    else if (nt)
         _mm512_stream_si512((__m512i *)p, v);
     else
         _mm512_storeu_si512(p, v);
@@ -503,7 +509,8 @@ AVX512BW_INLINE static inline __m128i ld128(const char *p) {
 }
 
 AVX512BW_INLINE static inline void blk1_512(const char *s, int64_t isb, const int64_t *bt,
-                                            char *d, int64_t osa, const int64_t *at, int nt) {
+                                            char *d, int64_t osa, const int64_t *at, int nt,
+                                            int rb) {
     /* lane l of r[q] is B row 4q + l; afterwards lane a holds A elements 4a..4a+3 of
      * the four rows, byte 4e + l = row 4q + l, element 4a + e */
     const __m512i pd = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
@@ -518,11 +525,12 @@ AVX512BW_INLINE static inline void blk1_512(const char *s, int64_t isb, const in
         r[q] = _mm512_castsi512_ps(_mm512_shuffle_epi8(_mm512_permutexvar_epi32(pd, v), pb));
     }
     tr16_ps(r);
-    for (int i = 0; i < 16; i++) st64(ROW_OUT(i), _mm512_castps_si512(r[i]), nt);
+    for (int i = 0; i < 16; i++) st64(ROW_OUT(i), _mm512_castps_si512(r[i]), nt, rb);
 }
 
 AVX512BW_INLINE static inline void blk2_512(const char *s, int64_t isb, const int64_t *bt,
-                                            char *d, int64_t osa, const int64_t *at, int nt) {
+                                            char *d, int64_t osa, const int64_t *at, int nt,
+                                            int rb) {
     /* half h of r[q] is B row 2q + h; word 2e + h <- word 16h + e */
     static const int16_t iw[32] = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
                                    8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
@@ -534,19 +542,20 @@ AVX512BW_INLINE static inline void blk2_512(const char *s, int64_t isb, const in
         r[q] = _mm512_castsi512_ps(_mm512_permutexvar_epi16(pw, v));
     }
     tr16_ps(r);
-    for (int i = 0; i < 16; i++) st64(ROW_OUT(i), _mm512_castps_si512(r[i]), nt);
+    for (int i = 0; i < 16; i++) st64(ROW_OUT(i), _mm512_castps_si512(r[i]), nt, 2 * rb);
 }
 
 AVX512BW_INLINE static inline void blk16_512(const char *s, int64_t isb, const int64_t *bt,
-                                             char *d, int64_t osa, const int64_t *at, int nt) {
+                                             char *d, int64_t osa, const int64_t *at, int nt,
+                                             int rb) {
     __m512i r0 = _mm512_loadu_si512(ROW_IN(0)), r1 = _mm512_loadu_si512(ROW_IN(1));
     __m512i r2 = _mm512_loadu_si512(ROW_IN(2)), r3 = _mm512_loadu_si512(ROW_IN(3));
     __m512i t0 = _mm512_shuffle_i64x2(r0, r1, 0x44), t1 = _mm512_shuffle_i64x2(r0, r1, 0xee);
     __m512i t2 = _mm512_shuffle_i64x2(r2, r3, 0x44), t3 = _mm512_shuffle_i64x2(r2, r3, 0xee);
-    st64(ROW_OUT(0), _mm512_shuffle_i64x2(t0, t2, 0x88), nt);
-    st64(ROW_OUT(1), _mm512_shuffle_i64x2(t0, t2, 0xdd), nt);
-    st64(ROW_OUT(2), _mm512_shuffle_i64x2(t1, t3, 0x88), nt);
-    st64(ROW_OUT(3), _mm512_shuffle_i64x2(t1, t3, 0xdd), nt);
+    st64(ROW_OUT(0), _mm512_shuffle_i64x2(t0, t2, 0x88), nt, 16 * rb);
+    st64(ROW_OUT(1), _mm512_shuffle_i64x2(t0, t2, 0xdd), nt, 16 * rb);
+    st64(ROW_OUT(2), _mm512_shuffle_i64x2(t1, t3, 0x88), nt, 16 * rb);
+    st64(ROW_OUT(3), _mm512_shuffle_i64x2(t1, t3, 0xdd), nt, 16 * rb);
 }
 
 /* scalar remainder of a grouped strip: out[at[i] + j] = in[bt[j] + i] */
@@ -567,24 +576,33 @@ static void tile_tab(const char *s, const int64_t *bt, char *d, const int64_t *a
     }
 }
 
-/* A strip of rb B rows (mj = 64 / elem of them: full blocks) read along na A elements. */
+/* A strip of rb B rows (<= 64 / elem: a ragged strip is written with masked stores)
+ * read along na A elements. Ragged strips (the head strip that brings the others to a
+ * line boundary, the tail) went scalar before: 1.5x slower int8 copies into NumPy's
+ * arrays, which start 16 bytes into a line. */
+#define NARROW_BLOCKS(RB)                                                                \
+    for (; i + mi <= na; i += mi) {                                                      \
+        char *dd = at ? d : d + i * osa;                                                 \
+        const int64_t *aa = at ? at + i : NULL;                                          \
+        if (elem == 1)                                                                   \
+            blk1_512(s + i, isb, bt, dd, osa, aa, nt, RB);                               \
+        else if (elem == 2)                                                              \
+            blk2_512(s + 2 * i, isb, bt, dd, osa, aa, nt, RB);                           \
+        else                                                                             \
+            blk16_512(s + 16 * i, isb, bt, dd, osa, aa, nt, RB);                         \
+    }
+
 AVX512BW_INLINE static inline void strip_narrow_body(const char *s, int64_t isb,
                                                      const int64_t *bt, char *d, int64_t osa,
                                                      const int64_t *at, int64_t na,
                                                      int64_t elem, int rb, int nt) {
     const int64_t mi = elem == 16 ? 4 : 16;
     int64_t i = 0;
-    if (rb == 64 / elem)
-        for (; i + mi <= na; i += mi) {
-            char *dd = at ? d : d + i * osa;
-            const int64_t *aa = at ? at + i : NULL;
-            if (elem == 1)
-                blk1_512(s + i, isb, bt, dd, osa, aa, nt);
-            else if (elem == 2)
-                blk2_512(s + 2 * i, isb, bt, dd, osa, aa, nt);
-            else
-                blk16_512(s + 16 * i, isb, bt, dd, osa, aa, nt);
-        }
+    if (rb == 64 / elem) {
+        if (elem == 1) NARROW_BLOCKS(64) else if (elem == 2) NARROW_BLOCKS(32) else NARROW_BLOCKS(4)
+    } else {
+        NARROW_BLOCKS(rb)
+    }
     if (i == na) return;
     if (at)
         tile_tab(s + i * elem, bt, d, at + i, na - i, rb, elem);
@@ -696,6 +714,7 @@ AVX512 static void tile_grp(const plan_t *p, const char *s, char *d, int64_t i0,
 
 /* One work item: a tile (or, in rows mode, a piece of a row) from s to d. */
 static void run_item(const plan_t *p, const char *s, char *d, int64_t na, int64_t nb, int nt) {
+    (void)nt; /* streaming stores: x86 only */
     const int a = p->a;
     const int64_t elem = p->elem, isb = p->is[p->nd - 1];
     if (a < 0) { /* a piece of a long row */
@@ -738,8 +757,12 @@ static void run_range(const plan_t *p, int64_t w0, int64_t w1, char *stage) {
         idx[k] = rem % p->ext[k];
         rem /= p->ext[k];
     }
+#ifdef STRIDER_X86
     char *staged_dst = NULL;
     int64_t staged = 0;
+#else
+    (void)stage; /* staging streams its output: x86 only */
+#endif
     for (int64_t w = w0; w < w1; w++) {
         const char *s = p->src;
         char *d = p->dst;
@@ -913,7 +936,8 @@ int strider_permute(const char *src, char *dst, int nd, const int64_t *n, const 
     if (p.a_out) /* grouped: whole lines only if every output row starts on a line */
         for (int64_t v = 0; v < n[a] && p.nt; v++) p.nt = p.a_out[v] % 64 == 0;
     /* stage when each item's output is one contiguous piece but rows are not whole lines */
-    p.stage = p.nt && (nt & 2) && !rows && !p.a_out && tb >= n[nd - 1] && os[a] == n[nd - 1] * elem && os[a] % 64 != 0;
+    p.stage = p.nt && (nt & 2) && !rows && !p.a_out && tb >= n[nd - 1] && os[a] == n[nd - 1] * elem &&
+              (os[a] % 64 != 0 || ((uintptr_t)dst & 63) != 0);
     if (p.nt && !rows && !p.stage && (ta < n[a] ? ta : n[a]) * elem < NT_MIN_RUN) p.nt = 0;
     int64_t nwork = 1;
     int rows_aligned = 1; /* every output row starts at the same offset in a line */

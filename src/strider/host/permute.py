@@ -32,6 +32,11 @@ NT_BYTES = 1 << 23
 THREADS = max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                      else (os.cpu_count() or 1)))
 
+#: How the kernel runs large copies: threads (from PARALLEL_BYTES on) and whether it
+#: streams whole output lines (from NT_BYTES on). These are the deterministic defaults
+#: (``STRIDER_TUNE=0``); :mod:`strider.host.tuning` sets this machine's measured choice.
+RUN: dict[str, Any] = {"threads": THREADS, "streaming": True}
+
 BACKENDS = ("auto", "kernel", "numpy")
 
 _PERMS: dict[tuple[Any, int], tuple[int, ...]] = {}
@@ -149,7 +154,10 @@ def _empty_aligned(shape: list[int], dtype: np.dtype) -> np.ndarray:
     return buf[start:start + nbytes].view(dtype).reshape(shape)
 
 
-def _run_kernel(entry: tuple, a: np.ndarray, out: np.ndarray, fresh: bool) -> None:
+def _run_kernel(entry: tuple, a: np.ndarray, out: np.ndarray, fresh: bool,
+                run: dict[str, Any] | None = None) -> None:
+    """Copy by the compiled kernel with the :data:`RUN` settings (or ``run``'s)."""
+    run = run or RUN
     kernel = _loader.KERNEL
     if kernel is None:
         raise ArgumentError(
@@ -158,12 +166,13 @@ def _run_kernel(entry: tuple, a: np.ndarray, out: np.ndarray, fresh: bool) -> No
         )
     plan, n, src_strides, dst_strides = entry
     nbytes = plan.nbytes
-    threads = THREADS if nbytes >= PARALLEL_BYTES else 1
+    threads = run["threads"] if nbytes >= PARALLEL_BYTES else 1
     status = kernel.strider_permute(
         a.__array_interface__["data"][0], out.__array_interface__["data"][0],
         len(plan.shape), n, src_strides, dst_strides, plan.elem, plan.tile_dim,
         plan.tile_a, plan.tile_b, threads, _SIMD_LEVEL,
-        (nbytes >= NT_BYTES) | (not fresh) << 1,  # streaming stores; staged ones too
+        # streaming stores; staged ones too (into the caller's array)
+        (bool(run["streaming"]) and nbytes >= NT_BYTES) | (not fresh) << 1,
         plan.a_group, plan.b_group,
     )
     if status != 0:  # the plan is always valid; this guards against a build mismatch

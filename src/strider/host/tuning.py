@@ -1,21 +1,31 @@
-"""Per-machine tile sizes for the permute kernel: measured once, cached per CPU model.
+"""Per-machine settings for the permute kernel: measured once, cached per CPU model.
 
-A small version of HPTT's "measure" plans and FFTW's wisdom: for each element size
-the kernel has micro-blocks for (1, 2, 4, 8, 16 bytes) a few candidate tile shapes are
-timed on a synthetic 2-d transpose of a few MiB, on all cores, taking turns, and the
-fastest (median) is kept in :data:`strider.host.blocking.TILE_BYTES`. The result is
-written as JSON to ``$XDG_CACHE_HOME/strider/permute-tuning.json`` (default
-``~/.cache/strider/``), keyed by the CPU model and the kernel build, atomically (a
-temporary file renamed); a missing, corrupt or foreign file is measured again and
-rewritten, never an error. ``STRIDER_TUNE=0`` turns measuring off: every element size
-then gets the deterministic defaults (``TILE_A_BYTES x TILE_B_BYTES``), nothing is read
-or written. Tile shapes only change speed: results are identical with any of them.
+A small version of HPTT's "measure" plans and FFTW's wisdom. Three choices are timed,
+each candidate taking turns with the others (medians of a few rounds):
+
+- tile shapes: for each element size the kernel has micro-blocks for (1, 2, 4, 8, 16
+  bytes), a few candidate shapes on a synthetic 2-d transpose of a few MiB, kept in
+  :data:`strider.host.blocking.TILE_BYTES`;
+- the thread split (one thread, or every core the process may use) and the store kind
+  (streaming stores of whole output lines, or plain stores) for large copies, on a
+  transpose well beyond L2, kept in :data:`strider.host.permute.RUN`.
+
+The result is written as JSON to ``$XDG_CACHE_HOME/strider/permute-tuning.json``
+(default ``~/.cache/strider/``), keyed by the CPU model and the kernel build,
+atomically (a temporary file renamed); a missing, corrupt or foreign file is measured
+again and rewritten, never an error. ``STRIDER_TUNE=0`` turns measuring off: every
+element size then gets the deterministic defaults (``TILE_A_BYTES x TILE_B_BYTES``, all
+cores, streaming stores), nothing is read or written. These choices only change speed:
+results are identical with any of them.
 
 Examples
 --------
 >>> from strider.host import tuning
 >>> sorted(tuning.CANDIDATES)[0]
 (512, 512)
+>>> tuning.valid({"tiles": {e: (1024, 1024) for e in tuning.ELEMS}, "threads": 1,
+...               "streaming": False})
+True
 """
 
 from __future__ import annotations
@@ -38,7 +48,7 @@ CANDIDATES = ((512, 512), (1024, 1024), (2048, 1024), (1024, 2048))
 #: Element sizes with SIMD micro-blocks in the kernel.
 ELEMS = (1, 2, 4, 8, 16)
 FILE_NAME = "permute-tuning.json"
-VERSION = 1
+VERSION = 2
 _done = False
 
 
@@ -79,35 +89,54 @@ def machine_key() -> str:
 
 
 def ensure() -> None:
-    """Fill ``blocking.TILE_BYTES`` once per process: from the cache, else by measuring
-    (and caching); nothing when measuring is off. Called on the first kernel run."""
+    """Apply this machine's settings once per process: from the cache, else by measuring
+    (and caching); nothing when measuring is off. Called on the first kernel plan."""
     global _done
     if _done:
         return
     _done = True
     if not enabled():
         return
-    tiles = load()
-    if tiles is None:
-        tiles = measure()
-        save(tiles)
-    blocking.TILE_BYTES.update(tiles)
+    found = load()
+    if found is None:
+        found = measure()
+        save(found)
+    apply(found)
 
 
-def load(path: Path | None = None) -> dict[int, tuple[int, int]] | None:
+def apply(found: dict) -> None:
+    """Install measured settings: tile shapes in blocking, threads and stores in permute."""
+    impl = importlib.import_module(__package__ + ".permute")  # the module, not the function
+    blocking.TILE_BYTES.update(found["tiles"])
+    impl.RUN.update(threads=max(1, min(found["threads"], impl.THREADS)),
+                    streaming=found["streaming"])
+
+
+def valid(found: object) -> bool:
+    """Whether ``found`` is a complete settings entry (every element size, sane values)."""
+    try:
+        tiles, threads, streaming = found["tiles"], found["threads"], found["streaming"]
+        return (set(tiles) == set(ELEMS) and all(min(v) >= 1 and len(v) == 2
+                                                 for v in tiles.values())
+                and isinstance(threads, int) and threads >= 1
+                and isinstance(streaming, bool))
+    except (TypeError, KeyError, ValueError):
+        return False
+
+
+def load(path: Path | None = None) -> dict | None:
     """This machine's entry of the cache file, or None (missing, corrupt or foreign)."""
     try:
         data = json.loads((path or cache_path()).read_text())
         entry = data["machines"][machine_key()]
-        tiles = {int(k): (int(v[0]), int(v[1])) for k, v in entry.items()}
+        found = {"tiles": {int(k): (int(v[0]), int(v[1])) for k, v in entry["tiles"].items()},
+                 "threads": entry["threads"], "streaming": entry["streaming"]}
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None
-    if set(tiles) != set(ELEMS) or any(min(v) < 1 for v in tiles.values()):
-        return None
-    return tiles
+    return found if valid(found) else None
 
 
-def save(tiles: dict[int, tuple[int, int]], path: Path | None = None) -> bool:
+def save(found: dict, path: Path | None = None) -> bool:
     """Write this machine's entry, keeping other machines' (atomic; False on failure)."""
     path = path or cache_path()
     try:
@@ -116,7 +145,9 @@ def save(tiles: dict[int, tuple[int, int]], path: Path | None = None) -> bool:
             raise ValueError
     except (OSError, ValueError):
         data = {"version": VERSION, "machines": {}}
-    data["machines"][machine_key()] = {str(k): list(v) for k, v in sorted(tiles.items())}
+    data["machines"][machine_key()] = {
+        "tiles": {str(k): list(v) for k, v in sorted(found["tiles"].items())},
+        "threads": found["threads"], "streaming": found["streaming"]}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=FILE_NAME, suffix=".tmp")
@@ -128,30 +159,45 @@ def save(tiles: dict[int, tuple[int, int]], path: Path | None = None) -> bool:
     return True
 
 
-def measure(nbytes: int = 1 << 23, repeats: int = 3,
-            candidates=CANDIDATES) -> dict[int, tuple[int, int]]:
-    """Time each candidate tile shape per element size; the fastest median wins (ties:
-    the earlier candidate). A 2-d transpose of ``nbytes`` with rows that are not whole
+def measure(nbytes: int = 1 << 23, repeats: int = 3, candidates=CANDIDATES,
+            big_bytes: int = 1 << 26) -> dict:
+    """Time the candidates; the fastest median wins (ties: the earlier candidate; all
+    cores and streaming stores come first). Tiles: a 2-d transpose of ``nbytes`` per element size; threads and
+    stores: a float32 one of ``big_bytes`` (far beyond L2). Rows that are not whole
     cache lines (the common, harder case), into a reused output."""
-    impl = importlib.import_module(__package__ + ".permute")  # the module, not the function
-
+    impl = importlib.import_module(__package__ + ".permute")
     rng = np.random.default_rng(0)
-    best = {}
+    tiles = {}
     for elem in ELEMS:
-        side = max(8, int((nbytes / elem) ** 0.5))
-        shape = (side + 3, side - 5)
-        a = rng.integers(0, 256, size=shape[0] * shape[1] * elem, dtype=np.uint8)
-        a = a.view(f"V{elem}").reshape(shape)
-        out = np.empty(shape[::-1], a.dtype)
-        entries = [impl._plan_entry(blocking.plan_blocks(a.shape, a.strides, elem, (1, 0), c))
-                   for c in candidates]
-        times: list[list[float]] = [[] for _ in candidates]
-        for k in range(repeats + 1):  # the first round warms up
-            for i, entry in enumerate(entries):
-                t0 = time.perf_counter()
-                impl._run_kernel(entry, a, out, False)
-                if k:
-                    times[i].append(time.perf_counter() - t0)
-        med = [statistics.median(t) for t in times]
-        best[elem] = tuple(candidates[med.index(min(med))])
-    return best
+        a, out = _problem(rng, nbytes, elem)
+        runs = [(impl._plan_entry(blocking.plan_blocks(a.shape, a.strides, elem, (1, 0), c)),
+                 None) for c in candidates]
+        tiles[elem] = tuple(candidates[_fastest(impl, a, out, runs, repeats)])
+    a, out = _problem(rng, big_bytes, 4)
+    entry = impl._plan_entry(blocking.plan_blocks(a.shape, a.strides, 4, (1, 0), tiles[4]))
+    combos = [(t, s) for t in dict.fromkeys((impl.THREADS, 1)) for s in (True, False)]
+    best = _fastest(impl, a, out, [(entry, {"threads": t, "streaming": s}) for t, s in combos],
+                    repeats)
+    return {"tiles": tiles, "threads": combos[best][0], "streaming": combos[best][1]}
+
+
+def _problem(rng, nbytes: int, elem: int) -> tuple[np.ndarray, np.ndarray]:
+    """A random near-square 2-d input of about ``nbytes`` with odd rows, and an output."""
+    side = max(8, int((nbytes / elem) ** 0.5))
+    shape = (side + 3, side - 5)
+    a = rng.integers(0, 256, size=shape[0] * shape[1] * elem, dtype=np.uint8)
+    a = a.view(f"V{elem}").reshape(shape)
+    return a, np.empty(shape[::-1], a.dtype)
+
+
+def _fastest(impl, a, out, runs, repeats: int) -> int:
+    """Index of the (plan entry, settings) run with the smallest median time."""
+    times: list[list[float]] = [[] for _ in runs]
+    for k in range(repeats + 1):  # the first round warms up
+        for i, (entry, settings) in enumerate(runs):
+            t0 = time.perf_counter()
+            impl._run_kernel(entry, a, out, False, settings)
+            if k:
+                times[i].append(time.perf_counter() - t0)
+    med = [statistics.median(t) for t in times]
+    return med.index(min(med))
