@@ -412,17 +412,23 @@ AVX512 static void strip_512(const char *s, int64_t isb, char *d, int64_t osa,
     }
 }
 
+/* How tile_512 stores: plain stores, rows outer (STORE_PLAIN), streaming stores of
+ * whole lines in strips where output rows start on a line (STORE_NT), plain stores in
+ * strips (STORE_STRIPS: into the line-aligned staging buffer, which stays cached). */
+enum { STORE_PLAIN = 0, STORE_NT = 1, STORE_STRIPS = 2 };
+
 /* One tile, strips of m input rows outermost: each strip streams m input rows along
  * A (sequential reads the prefetcher follows); output lines are written whole. The
  * first strip is narrowed so the others start on a 64-byte output boundary. */
 AVX512 static void tile_512(const char *s, char *d, int64_t na, int64_t nb, int64_t isb,
-                            int64_t osa, int64_t elem, int nt) {
+                            int64_t osa, int64_t elem, int store) {
     const int64_t m = 64 / elem;
     int64_t j = 0;
     uintptr_t off = (uintptr_t)d & 63;
-    nt = nt && osa % 64 == 0 && off % elem == 0;
-    if (!nt) { /* output rows outer, 32-byte runs: measured up to 2x faster than strips
-                * of 64-byte stores when output rows do not start on a line */
+    int nt = store == STORE_NT && osa % 64 == 0 && off % elem == 0;
+    if (!nt && store != STORE_STRIPS) { /* output rows outer, 32-byte runs: measured up to
+                * 2x faster than strips of 64-byte stores when output rows do not start
+                * on a line (float32, Xeon) */
         tile_avx2(s, d, na, nb, isb, osa, elem);
         return;
     }
@@ -791,7 +797,10 @@ static void run_range(const plan_t *p, int64_t w0, int64_t w1, char *stage) {
             }
             if (bytes <= STAGE_BYTES) {
                 if (!staged) staged_dst = d;
-                run_item(p, s, stage + staged, na, nb, 0);
+                /* strips into the cached buffer: 1.2-1.7x faster than rows outer for
+                 * 1- to 4-byte elements, even where rows straddle lines */
+                run_item(p, s, stage + staged, na, nb,
+                         p->elem <= 4 || p->os[a] % 64 == 0 ? STORE_STRIPS : STORE_PLAIN);
                 staged += bytes;
             } else {
                 run_item(p, s, d, na, nb, 1);
