@@ -21,12 +21,19 @@
  *     B tiles shifted so their edges meet output lines; output rows that do not start
  *     on a line are written row-outer in 32-byte runs instead;
  *   - grouped tiles: A and B runs spanning several dims (offset tables);
+ *   - ragged strips (fewer B rows than a micro-block: the strip that brings the others
+ *     to a line boundary, the last one) use the same micro-blocks with masked stores;
  *   - staging: items whose output is one contiguous piece with rows that are not
- *     whole lines are built in a per-thread buffer and leave it streamed;
+ *     whole lines, or that do not start on a line (NumPy's arrays start 16 bytes into
+ *     one), are built in a per-thread buffer by the strip kernel and leave it streamed;
  *   - rows mode (the input's fastest dim is the output's): groups of rows, an
  *     inline 64-byte copy for short rows, streaming stores for long ones.
- * Measured on the 2-core development VM (Xeon, 300 MB L3) with ~200 MB float32
- * tensors: 0.5-1.2x np.copyto bandwidth per case, median ~0.7x.
+ * The caller picks the thread count and whether to stream (strider.host.tuning
+ * measures both per machine); `simd` caps the level (strider_simd_level: the CPU's).
+ * Tried and dropped on AMD EPYC Zen 5 (2 shared cores): staging every tile whose rows
+ * do not start on a line (odd 2-d: 0.37 vs 0.49x np.copyto), staging short rows in
+ * rows mode (0.43 vs 0.50x), strips of plain stores instead of rows outer for odd
+ * rows (a tie).
  */
 #include <stdint.h>
 #include <stdlib.h>
