@@ -52,7 +52,7 @@ MARGIN = 0.1
 #: Element sizes with SIMD micro-blocks in the kernel.
 ELEMS = (1, 2, 4, 8, 16)
 FILE_NAME = "permute-tuning.json"
-VERSION = 2
+VERSION = 3
 _done = False
 
 
@@ -82,14 +82,15 @@ def cpu_model() -> str:
 
 
 def machine_key() -> str:
-    """CPU model, SIMD level and a hash of the kernel library: what the figures hold for."""
+    """CPU model, SIMD level, a hash of the kernel library and the tuner's version: what
+    the figures hold for (another build or way of measuring is measured again)."""
     digest = "none"
     path = Path(_loader.__file__).with_name(_loader.LIBRARY_NAME)
     try:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
     except OSError:
         pass
-    return f"{cpu_model()} | simd {_loader.SIMD_LEVEL} | kernel {digest}"
+    return f"{cpu_model()} | simd {_loader.SIMD_LEVEL} | kernel {digest} | tuner {VERSION}"
 
 
 def ensure() -> None:
