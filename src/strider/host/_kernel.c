@@ -531,10 +531,12 @@ AVX512BW_INLINE static inline void blk1_512(const char *s, int64_t isb, const in
         _mm_set_epi8(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0));
     __m512 r[16];
     for (int q = 0; q < 16; q++) {
+        /* masked broadcasts, not inserts: loads and blends leave the shuffle unit,
+         * which bounds this block, to the transpose */
         __m512i v = _mm512_castsi128_si512(ld128(ROW_IN(4 * q)));
-        v = _mm512_inserti32x4(v, ld128(ROW_IN(4 * q + 1)), 1);
-        v = _mm512_inserti32x4(v, ld128(ROW_IN(4 * q + 2)), 2);
-        v = _mm512_inserti32x4(v, ld128(ROW_IN(4 * q + 3)), 3);
+        v = _mm512_mask_broadcast_i32x4(v, 0x00f0, ld128(ROW_IN(4 * q + 1)));
+        v = _mm512_mask_broadcast_i32x4(v, 0x0f00, ld128(ROW_IN(4 * q + 2)));
+        v = _mm512_mask_broadcast_i32x4(v, 0xf000, ld128(ROW_IN(4 * q + 3)));
         r[q] = _mm512_castsi512_ps(_mm512_shuffle_epi8(_mm512_permutexvar_epi32(pd, v), pb));
     }
     tr16_ps(r);
@@ -551,7 +553,8 @@ AVX512BW_INLINE static inline void blk2_512(const char *s, int64_t isb, const in
     __m512 r[16];
     for (int q = 0; q < 16; q++) {
         __m512i v = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)ROW_IN(2 * q)));
-        v = _mm512_inserti64x4(v, _mm256_loadu_si256((const __m256i *)ROW_IN(2 * q + 1)), 1);
+        v = _mm512_mask_broadcast_i64x4(v, 0xf0,
+                                        _mm256_loadu_si256((const __m256i *)ROW_IN(2 * q + 1)));
         r[q] = _mm512_castsi512_ps(_mm512_permutexvar_epi16(pw, v));
     }
     tr16_ps(r);
