@@ -967,9 +967,10 @@ int strider_permute(const char *src, char *dst, int nd, const int64_t *n, const 
     }
     /* Streamed tiles narrower than B: shift the B tiling so tile edges fall on output
      * line boundaries (else every tile edge writes a line partly, twice, with plain
-     * stores: measured 2x slower for a 7168^2 transpose into a NumPy array). */
+     * stores: measured 2x slower for a 7168^2 transpose into a NumPy array; grouped
+     * tiles too: a float32 6-d reversal into a NumPy array 0.44 -> 0.6x np.copyto). */
     p.shift = 0;
-    if (p.nt && !rows && !p.a_out && rows_aligned && tb < n[nd - 1] && (tb * elem) % 64 == 0 &&
+    if (p.nt && !rows && rows_aligned && tb < n[nd - 1] && (tb * elem) % 64 == 0 &&
         ((uintptr_t)dst & 63) % elem == 0)
         p.shift = (int64_t)((uintptr_t)dst & 63) / elem;
     for (int k = 0; k < nd; k++) {
