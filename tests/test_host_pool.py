@@ -74,3 +74,20 @@ def test_permutes_into_reused_buffers_are_bit_exact(pool, monkeypatch, dtype):
     keep = permute(a, (2, 1, 0))
     assert keep.ctypes.data != second.ctypes.data  # both alive
     assert second.tobytes() == oracle(b, (1, 2, 0)).tobytes()
+
+
+def test_threads_taking_and_releasing_keep_the_pool_consistent(pool):
+    import threading
+
+    def churn():
+        for _ in range(300):
+            x, _ = pool.empty((1000 + threading.get_ident() % 3,), np.uint8)
+            x[:] = 1
+            del x
+
+    threads = [threading.Thread(target=churn) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert pool._idle_bytes == sum(b.nbytes for bufs in pool._idle.values() for b in bufs)

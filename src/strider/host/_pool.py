@@ -20,6 +20,7 @@ Examples
 from __future__ import annotations
 
 import math
+import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -29,6 +30,8 @@ POOL_BYTES = 1 << 30
 
 _idle: OrderedDict[int, list[np.ndarray]] = OrderedDict()
 _idle_bytes = 0
+# reentrant: a release (__del__) may run inside a take on the same thread (GC)
+_lock = threading.RLock()
 
 
 class _Lease:
@@ -64,14 +67,15 @@ def empty(shape, dtype) -> tuple[np.ndarray, bool]:
 
 def _take(size: int) -> np.ndarray | None:
     global _idle_bytes
-    bufs = _idle.get(size)
-    if not bufs:
-        return None
-    raw = bufs.pop()
-    if not bufs:
-        del _idle[size]
-    _idle_bytes -= size
-    return raw
+    with _lock:
+        bufs = _idle.get(size)
+        if not bufs:
+            return None
+        raw = bufs.pop()
+        if not bufs:
+            del _idle[size]
+        _idle_bytes -= size
+        return raw
 
 
 def _give_back(raw: np.ndarray) -> None:
@@ -79,9 +83,10 @@ def _give_back(raw: np.ndarray) -> None:
     size = raw.nbytes
     if size > POOL_BYTES:
         return
-    while _idle and _idle_bytes + size > POOL_BYTES:  # the oldest sizes leave first
-        _, bufs = _idle.popitem(last=False)
-        _idle_bytes -= sum(b.nbytes for b in bufs)
-    _idle.setdefault(size, []).append(raw)
-    _idle.move_to_end(size)
-    _idle_bytes += size
+    with _lock:
+        while _idle and _idle_bytes + size > POOL_BYTES:  # the oldest sizes leave first
+            _, bufs = _idle.popitem(last=False)
+            _idle_bytes -= sum(b.nbytes for b in bufs)
+        _idle.setdefault(size, []).append(raw)
+        _idle.move_to_end(size)
+        _idle_bytes += size
