@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from strider.host import permute
+from strider.host import permute, tuning
 
 # the module (the package attribute of the same name is the function)
 _impl = importlib.import_module("strider.host.permute")
@@ -294,8 +294,11 @@ def main(argv=None) -> int:
         torch = None
     has_torch = torch is not None
     rng = np.random.default_rng(0)
+    tuning.ensure()  # measured once per machine (or cached); STRIDER_TUNE=0: the defaults
     print(f"strider.host.permute: kernel={'yes' if _impl._loader.KERNEL else 'no'} "
-          f"(simd level {_impl._loader.SIMD_LEVEL}), threads={_impl.THREADS}, cpu={_cpu()}, "
+          f"(simd level {_impl._loader.SIMD_LEVEL}), threads={_impl.RUN['threads']} of "
+          f"{_impl.THREADS}, streaming stores={'on' if _impl.RUN['streaming'] else 'off'} "
+          f"({'tuned' if tuning.enabled() else 'defaults'}), cpu={_cpu()}, "
           f"torch={'%s, %d threads' % (torch.__version__, torch.get_num_threads()) if has_torch else 'absent'}, "
           f"median of {repeats} runs, GB/s = 2 x bytes / time")
     headers = ["case", "shape", "perm", "MB", "strider", "numpy"]
@@ -326,17 +329,21 @@ def main(argv=None) -> int:
 
 
 def _cpu() -> str:
-    """The CPU's model name (Linux), for the record next to the figures."""
+    """The CPU's model name, family and widest SIMD (Linux), for the record."""
+    info = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                key, _, value = line.partition(":")
+                info.setdefault(key.strip(), value.strip())
     except OSError:
         pass
-    import platform
-
-    return platform.processor() or platform.machine()
+    flags = set(info.get("flags", "").split())
+    simd = next((name for name, need in (("AVX-512 F/BW", {"avx512f", "avx512bw"}),
+                                         ("AVX2", {"avx2"})) if need <= flags), "no AVX2")
+    model = info.get("model name") or tuning.cpu_model()
+    family = f" family {info['cpu family']}," if "cpu family" in info else ""
+    return f"{model} ({family.strip(' ,') + ', ' if family else ''}{simd})"
 
 
 if __name__ == "__main__":

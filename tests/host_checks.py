@@ -14,7 +14,7 @@ impl = importlib.import_module("strider.host.permute")
 #: (backend, simd level): the NumPy block copies, the kernel's scalar, AVX2, AVX-512 tiles
 PATHS = [("numpy", 0)]
 if _loader.KERNEL is not None:
-    PATHS += [("kernel", level) for level in range(_loader.SIMD_LEVEL + 1)]
+    PATHS += [("kernel", level) for level in range(_loader.MACHINE_SIMD_LEVEL + 1)]
 
 #: every output byte is first set to this, so an element left unwritten shows
 POISON = 0xA5

@@ -21,12 +21,19 @@
  *     B tiles shifted so their edges meet output lines; output rows that do not start
  *     on a line are written row-outer in 32-byte runs instead;
  *   - grouped tiles: A and B runs spanning several dims (offset tables);
+ *   - ragged strips (fewer B rows than a micro-block: the strip that brings the others
+ *     to a line boundary, the last one) use the same micro-blocks with masked stores;
  *   - staging: items whose output is one contiguous piece with rows that are not
- *     whole lines are built in a per-thread buffer and leave it streamed;
+ *     whole lines, or that do not start on a line (NumPy's arrays start 16 bytes into
+ *     one), are built in a per-thread buffer by the strip kernel and leave it streamed;
  *   - rows mode (the input's fastest dim is the output's): groups of rows, an
  *     inline 64-byte copy for short rows, streaming stores for long ones.
- * Measured on the 2-core development VM (Xeon, 300 MB L3) with ~200 MB float32
- * tensors: 0.5-1.2x np.copyto bandwidth per case, median ~0.7x.
+ * The caller picks the thread count and whether to stream (strider.host.tuning
+ * measures both per machine); `simd` caps the level (strider_simd_level: the CPU's).
+ * Tried and dropped on AMD EPYC Zen 5 (2 shared cores): staging every tile whose rows
+ * do not start on a line (odd 2-d: 0.37 vs 0.49x np.copyto), staging short rows in
+ * rows mode (0.43 vs 0.50x), strips of plain stores instead of rows outer for odd
+ * rows (a tie).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,7 +41,9 @@
 #include <pthread.h>
 #include <sched.h>
 
-#if defined(__x86_64__) || defined(__i386__)
+/* x86 SIMD paths (chosen at run time by strider_simd_level); elsewhere, or built with
+ * -DSTRIDER_PORTABLE (how the tests check a non-x86 build), the plain C tiles only. */
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(STRIDER_PORTABLE)
 #include <immintrin.h>
 #define STRIDER_X86 1
 #endif
@@ -410,17 +419,23 @@ AVX512 static void strip_512(const char *s, int64_t isb, char *d, int64_t osa,
     }
 }
 
+/* How tile_512 stores: plain stores, rows outer (STORE_PLAIN), streaming stores of
+ * whole lines in strips where output rows start on a line (STORE_NT), plain stores in
+ * strips (STORE_STRIPS: into the line-aligned staging buffer, which stays cached). */
+enum { STORE_PLAIN = 0, STORE_NT = 1, STORE_STRIPS = 2 };
+
 /* One tile, strips of m input rows outermost: each strip streams m input rows along
  * A (sequential reads the prefetcher follows); output lines are written whole. The
  * first strip is narrowed so the others start on a 64-byte output boundary. */
 AVX512 static void tile_512(const char *s, char *d, int64_t na, int64_t nb, int64_t isb,
-                            int64_t osa, int64_t elem, int nt) {
+                            int64_t osa, int64_t elem, int store) {
     const int64_t m = 64 / elem;
     int64_t j = 0;
     uintptr_t off = (uintptr_t)d & 63;
-    nt = nt && osa % 64 == 0 && off % elem == 0;
-    if (!nt) { /* output rows outer, 32-byte runs: measured up to 2x faster than strips
-                * of 64-byte stores when output rows do not start on a line */
+    int nt = store == STORE_NT && osa % 64 == 0 && off % elem == 0;
+    if (!nt && store != STORE_STRIPS) { /* output rows outer, 32-byte runs: measured up to
+                * 2x faster than strips of 64-byte stores when output rows do not start
+                * on a line (float32, Xeon) */
         tile_avx2(s, d, na, nb, isb, osa, elem);
         return;
     }
@@ -488,11 +503,15 @@ __attribute__((target("avx512f,avx512bw"))) static void copy_rows_512(
 
 #define AVX512BW __attribute__((target("avx512f,avx512bw")))
 #define AVX512BW_INLINE __attribute__((target("avx512f,avx512bw"), always_inline))
-#define ROW_IN(j) (s + (bt ? bt[j] : (int64_t)(j) * isb))
+#define ROW_IN0(j) (s + (bt ? bt[j] : (int64_t)(j) * isb))
+#define ROW_IN(j) ROW_IN0((j) < rb ? (j) : 0) /* rows past a ragged block: row 0 again */
 #define ROW_OUT(i) (d + (at ? at[i] : (int64_t)(i) * osa))
 
-AVX512BW_INLINE static inline void st64(char *p, __m512i v, int nt) {
-    if (nt)
+/* a block's row of rb (<= 64 / elem) B elements: a whole line, else a masked store */
+AVX512BW_INLINE static inline void st64(char *p, __m512i v, int nt, int bytes) {
+    if (bytes < 64)
+        _mm512_mask_storeu_epi8(p, (~(__mmask64)0) >> (64 - bytes), v);
+    else if (nt)
         _mm512_stream_si512((__m512i *)p, v);
     else
         _mm512_storeu_si512(p, v);
@@ -503,7 +522,8 @@ AVX512BW_INLINE static inline __m128i ld128(const char *p) {
 }
 
 AVX512BW_INLINE static inline void blk1_512(const char *s, int64_t isb, const int64_t *bt,
-                                            char *d, int64_t osa, const int64_t *at, int nt) {
+                                            char *d, int64_t osa, const int64_t *at, int nt,
+                                            int rb) {
     /* lane l of r[q] is B row 4q + l; afterwards lane a holds A elements 4a..4a+3 of
      * the four rows, byte 4e + l = row 4q + l, element 4a + e */
     const __m512i pd = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
@@ -511,18 +531,21 @@ AVX512BW_INLINE static inline void blk1_512(const char *s, int64_t isb, const in
         _mm_set_epi8(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0));
     __m512 r[16];
     for (int q = 0; q < 16; q++) {
+        /* masked broadcasts, not inserts: loads and blends leave the shuffle unit,
+         * which bounds this block, to the transpose */
         __m512i v = _mm512_castsi128_si512(ld128(ROW_IN(4 * q)));
-        v = _mm512_inserti32x4(v, ld128(ROW_IN(4 * q + 1)), 1);
-        v = _mm512_inserti32x4(v, ld128(ROW_IN(4 * q + 2)), 2);
-        v = _mm512_inserti32x4(v, ld128(ROW_IN(4 * q + 3)), 3);
+        v = _mm512_mask_broadcast_i32x4(v, 0x00f0, ld128(ROW_IN(4 * q + 1)));
+        v = _mm512_mask_broadcast_i32x4(v, 0x0f00, ld128(ROW_IN(4 * q + 2)));
+        v = _mm512_mask_broadcast_i32x4(v, 0xf000, ld128(ROW_IN(4 * q + 3)));
         r[q] = _mm512_castsi512_ps(_mm512_shuffle_epi8(_mm512_permutexvar_epi32(pd, v), pb));
     }
     tr16_ps(r);
-    for (int i = 0; i < 16; i++) st64(ROW_OUT(i), _mm512_castps_si512(r[i]), nt);
+    for (int i = 0; i < 16; i++) st64(ROW_OUT(i), _mm512_castps_si512(r[i]), nt, rb);
 }
 
 AVX512BW_INLINE static inline void blk2_512(const char *s, int64_t isb, const int64_t *bt,
-                                            char *d, int64_t osa, const int64_t *at, int nt) {
+                                            char *d, int64_t osa, const int64_t *at, int nt,
+                                            int rb) {
     /* half h of r[q] is B row 2q + h; word 2e + h <- word 16h + e */
     static const int16_t iw[32] = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
                                    8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
@@ -530,23 +553,25 @@ AVX512BW_INLINE static inline void blk2_512(const char *s, int64_t isb, const in
     __m512 r[16];
     for (int q = 0; q < 16; q++) {
         __m512i v = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)ROW_IN(2 * q)));
-        v = _mm512_inserti64x4(v, _mm256_loadu_si256((const __m256i *)ROW_IN(2 * q + 1)), 1);
+        v = _mm512_mask_broadcast_i64x4(v, 0xf0,
+                                        _mm256_loadu_si256((const __m256i *)ROW_IN(2 * q + 1)));
         r[q] = _mm512_castsi512_ps(_mm512_permutexvar_epi16(pw, v));
     }
     tr16_ps(r);
-    for (int i = 0; i < 16; i++) st64(ROW_OUT(i), _mm512_castps_si512(r[i]), nt);
+    for (int i = 0; i < 16; i++) st64(ROW_OUT(i), _mm512_castps_si512(r[i]), nt, 2 * rb);
 }
 
 AVX512BW_INLINE static inline void blk16_512(const char *s, int64_t isb, const int64_t *bt,
-                                             char *d, int64_t osa, const int64_t *at, int nt) {
+                                             char *d, int64_t osa, const int64_t *at, int nt,
+                                             int rb) {
     __m512i r0 = _mm512_loadu_si512(ROW_IN(0)), r1 = _mm512_loadu_si512(ROW_IN(1));
     __m512i r2 = _mm512_loadu_si512(ROW_IN(2)), r3 = _mm512_loadu_si512(ROW_IN(3));
     __m512i t0 = _mm512_shuffle_i64x2(r0, r1, 0x44), t1 = _mm512_shuffle_i64x2(r0, r1, 0xee);
     __m512i t2 = _mm512_shuffle_i64x2(r2, r3, 0x44), t3 = _mm512_shuffle_i64x2(r2, r3, 0xee);
-    st64(ROW_OUT(0), _mm512_shuffle_i64x2(t0, t2, 0x88), nt);
-    st64(ROW_OUT(1), _mm512_shuffle_i64x2(t0, t2, 0xdd), nt);
-    st64(ROW_OUT(2), _mm512_shuffle_i64x2(t1, t3, 0x88), nt);
-    st64(ROW_OUT(3), _mm512_shuffle_i64x2(t1, t3, 0xdd), nt);
+    st64(ROW_OUT(0), _mm512_shuffle_i64x2(t0, t2, 0x88), nt, 16 * rb);
+    st64(ROW_OUT(1), _mm512_shuffle_i64x2(t0, t2, 0xdd), nt, 16 * rb);
+    st64(ROW_OUT(2), _mm512_shuffle_i64x2(t1, t3, 0x88), nt, 16 * rb);
+    st64(ROW_OUT(3), _mm512_shuffle_i64x2(t1, t3, 0xdd), nt, 16 * rb);
 }
 
 /* scalar remainder of a grouped strip: out[at[i] + j] = in[bt[j] + i] */
@@ -567,24 +592,33 @@ static void tile_tab(const char *s, const int64_t *bt, char *d, const int64_t *a
     }
 }
 
-/* A strip of rb B rows (mj = 64 / elem of them: full blocks) read along na A elements. */
+/* A strip of rb B rows (<= 64 / elem: a ragged strip is written with masked stores)
+ * read along na A elements. Ragged strips (the head strip that brings the others to a
+ * line boundary, the tail) went scalar before: 1.5x slower int8 copies into NumPy's
+ * arrays, which start 16 bytes into a line. */
+#define NARROW_BLOCKS(RB)                                                                \
+    for (; i + mi <= na; i += mi) {                                                      \
+        char *dd = at ? d : d + i * osa;                                                 \
+        const int64_t *aa = at ? at + i : NULL;                                          \
+        if (elem == 1)                                                                   \
+            blk1_512(s + i, isb, bt, dd, osa, aa, nt, RB);                               \
+        else if (elem == 2)                                                              \
+            blk2_512(s + 2 * i, isb, bt, dd, osa, aa, nt, RB);                           \
+        else                                                                             \
+            blk16_512(s + 16 * i, isb, bt, dd, osa, aa, nt, RB);                         \
+    }
+
 AVX512BW_INLINE static inline void strip_narrow_body(const char *s, int64_t isb,
                                                      const int64_t *bt, char *d, int64_t osa,
                                                      const int64_t *at, int64_t na,
                                                      int64_t elem, int rb, int nt) {
     const int64_t mi = elem == 16 ? 4 : 16;
     int64_t i = 0;
-    if (rb == 64 / elem)
-        for (; i + mi <= na; i += mi) {
-            char *dd = at ? d : d + i * osa;
-            const int64_t *aa = at ? at + i : NULL;
-            if (elem == 1)
-                blk1_512(s + i, isb, bt, dd, osa, aa, nt);
-            else if (elem == 2)
-                blk2_512(s + 2 * i, isb, bt, dd, osa, aa, nt);
-            else
-                blk16_512(s + 16 * i, isb, bt, dd, osa, aa, nt);
-        }
+    if (rb == 64 / elem) {
+        if (elem == 1) NARROW_BLOCKS(64) else if (elem == 2) NARROW_BLOCKS(32) else NARROW_BLOCKS(4)
+    } else {
+        NARROW_BLOCKS(rb)
+    }
     if (i == na) return;
     if (at)
         tile_tab(s + i * elem, bt, d, at + i, na - i, rb, elem);
@@ -696,6 +730,7 @@ AVX512 static void tile_grp(const plan_t *p, const char *s, char *d, int64_t i0,
 
 /* One work item: a tile (or, in rows mode, a piece of a row) from s to d. */
 static void run_item(const plan_t *p, const char *s, char *d, int64_t na, int64_t nb, int nt) {
+    (void)nt; /* streaming stores: x86 only */
     const int a = p->a;
     const int64_t elem = p->elem, isb = p->is[p->nd - 1];
     if (a < 0) { /* a piece of a long row */
@@ -738,8 +773,12 @@ static void run_range(const plan_t *p, int64_t w0, int64_t w1, char *stage) {
         idx[k] = rem % p->ext[k];
         rem /= p->ext[k];
     }
+#ifdef STRIDER_X86
     char *staged_dst = NULL;
     int64_t staged = 0;
+#else
+    (void)stage; /* staging streams its output: x86 only */
+#endif
     for (int64_t w = w0; w < w1; w++) {
         const char *s = p->src;
         char *d = p->dst;
@@ -768,7 +807,10 @@ static void run_range(const plan_t *p, int64_t w0, int64_t w1, char *stage) {
             }
             if (bytes <= STAGE_BYTES) {
                 if (!staged) staged_dst = d;
-                run_item(p, s, stage + staged, na, nb, 0);
+                /* strips into the cached buffer: 1.2-1.7x faster than rows outer for
+                 * 1- to 4-byte elements, even where rows straddle lines */
+                run_item(p, s, stage + staged, na, nb,
+                         p->elem <= 4 || p->os[a] % 64 == 0 ? STORE_STRIPS : STORE_PLAIN);
                 staged += bytes;
             } else {
                 run_item(p, s, d, na, nb, 1);
@@ -913,7 +955,8 @@ int strider_permute(const char *src, char *dst, int nd, const int64_t *n, const 
     if (p.a_out) /* grouped: whole lines only if every output row starts on a line */
         for (int64_t v = 0; v < n[a] && p.nt; v++) p.nt = p.a_out[v] % 64 == 0;
     /* stage when each item's output is one contiguous piece but rows are not whole lines */
-    p.stage = p.nt && (nt & 2) && !rows && !p.a_out && tb >= n[nd - 1] && os[a] == n[nd - 1] * elem && os[a] % 64 != 0;
+    p.stage = p.nt && (nt & 2) && !rows && !p.a_out && tb >= n[nd - 1] && os[a] == n[nd - 1] * elem &&
+              (os[a] % 64 != 0 || ((uintptr_t)dst & 63) != 0);
     if (p.nt && !rows && !p.stage && (ta < n[a] ? ta : n[a]) * elem < NT_MIN_RUN) p.nt = 0;
     int64_t nwork = 1;
     int rows_aligned = 1; /* every output row starts at the same offset in a line */
@@ -924,9 +967,10 @@ int strider_permute(const char *src, char *dst, int nd, const int64_t *n, const 
     }
     /* Streamed tiles narrower than B: shift the B tiling so tile edges fall on output
      * line boundaries (else every tile edge writes a line partly, twice, with plain
-     * stores: measured 2x slower for a 7168^2 transpose into a NumPy array). */
+     * stores: measured 2x slower for a 7168^2 transpose into a NumPy array; grouped
+     * tiles too: a float32 6-d reversal into a NumPy array 0.44 -> 0.6x np.copyto). */
     p.shift = 0;
-    if (p.nt && !rows && !p.a_out && rows_aligned && tb < n[nd - 1] && (tb * elem) % 64 == 0 &&
+    if (p.nt && !rows && rows_aligned && tb < n[nd - 1] && (tb * elem) % 64 == 0 &&
         ((uintptr_t)dst & 63) % elem == 0)
         p.shift = (int64_t)((uintptr_t)dst & 63) / elem;
     for (int k = 0; k < nd; k++) {

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import ArgumentError
-from . import _fallback, _loader, tuning
+from . import _fallback, _loader, _pool, tuning
 from .blocking import BlockPlan, plan_blocks
 
 #: Arrays up to this many bytes are copied by NumPy directly (call overhead wins:
@@ -31,6 +31,11 @@ NT_BYTES = 1 << 23
 #: Threads for large copies: the cores this process may run on (at most 8).
 THREADS = max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                      else (os.cpu_count() or 1)))
+
+#: How the kernel runs large copies: threads (from PARALLEL_BYTES on) and whether it
+#: streams whole output lines (from NT_BYTES on). These are the deterministic defaults
+#: (``STRIDER_TUNE=0``); :mod:`strider.host.tuning` sets this machine's measured choice.
+RUN: dict[str, Any] = {"threads": THREADS, "streaming": True}
 
 BACKENDS = ("auto", "kernel", "numpy")
 
@@ -66,7 +71,9 @@ def permute(a: Any, perm: Sequence[int] | None = None, out: np.ndarray | None = 
     Returns
     -------
     numpy.ndarray
-        ``out`` if given, else a new C-contiguous array.
+        ``out`` if given, else a new C-contiguous array. New arrays of 8 MiB or more
+        start on a cache line and reuse the memory of released ones of the same size
+        (a pool of at most 1 GiB of idle buffers, :mod:`strider.host._pool`).
 
     Raises
     ------
@@ -93,8 +100,7 @@ def permute(a: Any, perm: Sequence[int] | None = None, out: np.ndarray | None = 
     if out is None:
         if backend == "auto" and a.nbytes <= SMALL_BYTES:
             return a.transpose(perm_t).copy()  # fewest Python steps for tiny arrays
-        out = _empty_aligned([a.shape[p] for p in perm_t], a.dtype)
-        fresh = True
+        out, fresh = _empty([a.shape[p] for p in perm_t], a.dtype)
     else:
         _check_out(out, a, tuple([a.shape[p] for p in perm_t]))
         fresh = False
@@ -133,23 +139,24 @@ def permute(a: Any, perm: Sequence[int] | None = None, out: np.ndarray | None = 
     return out
 
 
-def _empty_aligned(shape: list[int], dtype: np.dtype) -> np.ndarray:
-    """``np.empty`` whose data starts on a 64-byte cache line when it is large.
+def _empty(shape: list[int], dtype: np.dtype) -> tuple[np.ndarray, bool]:
+    """A new output and whether its pages are fresh (not yet touched).
 
-    NumPy's big buffers start 16 bytes into a page, so every output row of a
-    permutation would begin and end with a partly written line, which streaming
-    stores cannot write; a view of a slightly larger buffer avoids that.
+    Large ones come from :mod:`strider.host._pool`: they start on a 64-byte cache line
+    (NumPy's big buffers start 16 bytes into a page, so every output row would begin
+    and end with a partly written line, which streaming stores cannot write) and reuse
+    the pages of a released output of the same size (no page faults).
     """
-    dtype = np.dtype(dtype)
-    nbytes = math.prod(shape) * dtype.itemsize
-    if nbytes < NT_BYTES or dtype.hasobject:
-        return np.empty(shape, dtype)
-    buf = np.empty(nbytes + 64, np.uint8)
-    start = -buf.ctypes.data % 64
-    return buf[start:start + nbytes].view(dtype).reshape(shape)
+    if math.prod(shape) * dtype.itemsize < NT_BYTES or dtype.hasobject:
+        return np.empty(shape, dtype), True
+    out, warm = _pool.empty(shape, dtype)
+    return out, not warm
 
 
-def _run_kernel(entry: tuple, a: np.ndarray, out: np.ndarray, fresh: bool) -> None:
+def _run_kernel(entry: tuple, a: np.ndarray, out: np.ndarray, fresh: bool,
+                run: dict[str, Any] | None = None) -> None:
+    """Copy by the compiled kernel with the :data:`RUN` settings (or ``run``'s)."""
+    run = run or RUN
     kernel = _loader.KERNEL
     if kernel is None:
         raise ArgumentError(
@@ -158,12 +165,13 @@ def _run_kernel(entry: tuple, a: np.ndarray, out: np.ndarray, fresh: bool) -> No
         )
     plan, n, src_strides, dst_strides = entry
     nbytes = plan.nbytes
-    threads = THREADS if nbytes >= PARALLEL_BYTES else 1
+    threads = run["threads"] if nbytes >= PARALLEL_BYTES else 1
     status = kernel.strider_permute(
         a.__array_interface__["data"][0], out.__array_interface__["data"][0],
         len(plan.shape), n, src_strides, dst_strides, plan.elem, plan.tile_dim,
         plan.tile_a, plan.tile_b, threads, _SIMD_LEVEL,
-        (nbytes >= NT_BYTES) | (not fresh) << 1,  # streaming stores; staged ones too
+        # streaming stores; staged ones too (into the caller's array)
+        (bool(run["streaming"]) and nbytes >= NT_BYTES) | (not fresh) << 1,
         plan.a_group, plan.b_group,
     )
     if status != 0:  # the plan is always valid; this guards against a build mismatch
