@@ -42,7 +42,10 @@ def test_an_engine_clock_scales_its_instructions_only(section, engine, strategy)
 def test_an_unset_engine_clock_is_the_top_level_one():
     hw = Hardware.preset("trn1-like")
     assert set(hw.engine_clocks_hz()) == {"pe", "activation", "vector", "dma", "stream"}
-    assert all(c == hw.clock_hz for c in hw.engine_clocks_hz().values())
+    unset = [s for s in ("pe", "activation", "vector", "dma", "stream")
+             if getattr(hw, s).clock_hz is None]
+    assert unset and all(hw.engine_clocks_hz()[s] == hw.clock_hz for s in unset)
+    assert hw.engine_clocks_hz()["vector"] == 1.12e9     # the documented vector clock
     assert hw.engine_clock_hz("dma15") == hw.clock_hz
     assert "clock_hz" not in hw.to_dict()["pe"]  # not written back when not given
 
@@ -60,7 +63,7 @@ def test_hw_show_json_gives_every_engine_clock_and_the_sources(capsys, tmp_path)
     path.write_text('base = "trn1-like"\n[pe]\nclock_hz = 2.8e9\n')
     assert main(["hw", "show", str(path), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["pe"]["clock_hz"] == 2.8e9 and data["vector"]["clock_hz"] == 1.4e9
+    assert data["pe"]["clock_hz"] == 2.8e9 and data["dma"]["clock_hz"] == 1.4e9
     assert all("clock_hz" in data[s] for s in ("pe", "activation", "vector", "dma", "stream"))
     assert data["sources"]["dram.bandwidth_bytes_per_s"].startswith("AWS")
     assert main(["hw", "show", str(path)]) == 0
@@ -72,7 +75,8 @@ def test_every_trn1_like_figure_is_sourced():
     sources = dict(hw.sources)
     for section in _SECTIONS:
         for f in dataclasses.fields(getattr(hw, section)):
-            if f.name != "clock_hz":  # engine clocks: the top-level one, which is sourced
+            # an unset engine clock is the top-level one, which is sourced
+            if f.name != "clock_hz" or getattr(hw, section).clock_hz is not None:
                 assert f"{section}.{f.name}" in sources, f"{section}.{f.name} has no source"
     assert "clock_hz" in sources and all(isinstance(t, str) and t for t in sources.values())
 

@@ -40,7 +40,11 @@ from .ttu.config import TTUConfig
 
 @dataclass(frozen=True)
 class DramSpec:
-    """Off-chip memory (HBM/DDR)."""
+    """Off-chip memory (HBM/DDR).
+
+    ``latency_ns``: the fixed time a DMA transfer with a side in DRAM spends before its
+    data streams (charged once per transfer, on top of ``dma.descriptor_cycles``).
+    """
 
     capacity_bytes: int
     bandwidth_bytes_per_s: float
@@ -81,29 +85,44 @@ class PEArraySpec:
 
 @dataclass(frozen=True)
 class VectorSpec:
-    """Vector engine: one lane per partition; cross-partition moves only by block transpose."""
+    """Vector engine: one lane per partition; cross-partition moves only by block
+    transpose (a block stays within its group of ``transpose_block`` partitions).
+
+    SBUF/PSUM access (:func:`strider.cost.lane_cycles`): ``instruction_cycles`` of static
+    overhead per access, then one element per lane per cycle while every operand's
+    innermost stride is at most ``fast_stride_bytes`` (None: any stride), else
+    ``strided_rate`` of that.
+    """
 
     lanes: int
     transpose_block: int
     instruction_cycles: int = 16
     clock_hz: float | None = None
+    fast_stride_bytes: int | None = None
+    strided_rate: float = 0.5
 
 
 @dataclass(frozen=True)
 class ActivationSpec:
-    """Activation/copy engine: moves (and casts) PSUM to SBUF, one lane per partition."""
+    """Activation/copy engine: moves (and casts) PSUM to SBUF, one lane per partition;
+    SBUF/PSUM access costs as the vector engine's (:class:`VectorSpec`)."""
 
     lanes: int
     instruction_cycles: int = 16
     clock_hz: float | None = None
+    fast_stride_bytes: int | None = None
+    strided_rate: float = 0.5
 
 
 @dataclass(frozen=True)
 class DmaSpec:
-    """DMA queues; each walks a descriptor's two access patterns with a TTU.
+    """DMA queues (engines); each walks a descriptor's two access patterns with a TTU.
 
-    A descriptor costs ``descriptor_cycles`` plus ``bytes / bytes_per_cycle``; contiguous
-    chunks shorter than ``efficient_chunk_bytes`` run proportionally slower.
+    A queue moves one descriptor (one DMA transfer) at a time, in order. A descriptor
+    costs ``descriptor_cycles`` (plus ``dram.latency_ns`` when a side is in DRAM) and
+    then its bytes at ``bytes_per_cycle``; the contiguous runs it moves (the hardware's
+    DMA buffers) each take at least as long as ``efficient_chunk_bytes`` would, so
+    shorter runs are packet-rate bound (:func:`strider.cost.transfer_cycles`).
     """
 
     queues: int
@@ -335,16 +354,27 @@ class Hardware:
                          + (", bit-exact pass-through transpose" if self.pe.passthrough_transpose
                             else ", multiply-accumulate only")),
             ("vector engine", f"{self.vector.lanes} lanes, {self.vector.transpose_block} x "
-                              f"{self.vector.transpose_block} block transpose"),
-            ("activation engine", f"{self.activation.lanes} lanes (PSUM -> SBUF)"),
+                              f"{self.vector.transpose_block} block transpose, "
+                              + _access_text(self.vector)),
+            ("activation engine", f"{self.activation.lanes} lanes (PSUM -> SBUF), "
+                                  + _access_text(self.activation)),
             ("DMA", f"{self.dma.queues} queues x {self.dma.bytes_per_cycle:g} B/cycle, "
-                    f"{self.dma.descriptor_cycles} cycles/descriptor, full speed from "
-                    f"{self.dma.efficient_chunk_bytes} B chunks, <= {self.dma.max_dims} dims, "
-                    f"{self.dma.ttu_width_bits}-bit TTU"),
+                    f"{self.dma.descriptor_cycles} cycles/descriptor (+ DRAM latency), full "
+                    f"speed from {self.dma.efficient_chunk_bytes} B runs, <= "
+                    f"{self.dma.max_dims} dims, {self.dma.ttu_width_bits}-bit TTU"),
             ("stream", f"{self.stream.processing_engines} processing engines, "
                        f"{self.stream.pages} pages x {self.stream.page_bytes / kib:g} KiB"),
             ("dtypes", ", ".join(self.dtypes)),
         ] + [(f"source: {key}", text) for key, text in self.sources]
+
+
+def _access_text(spec: Any) -> str:
+    """How an engine's SBUF/PSUM access is costed, for ``hw show``."""
+    text = f"{spec.instruction_cycles} cycles/access"
+    if spec.fast_stride_bytes is not None:
+        text += (f", {spec.strided_rate:g}x rate beyond a {spec.fast_stride_bytes} B "
+                 "innermost stride")
+    return text
 
 
 # ---------------------------------------------------------------- validation
@@ -372,8 +402,9 @@ def _validate(hw: Hardware) -> list[str]:
             if f.name == "latency_ns":
                 need(value >= 0, where, value, "must be >= 0")
             elif isinstance(value, (int, float)):
-                need(value >= 1 if f.type in ("int", int) else value > 0, where, value,
-                     "must be >= 1" if f.type in ("int", int) else "must be > 0")
+                whole = str(f.type).removesuffix(" | None") in ("int", "<class 'int'>")
+                need(value >= 1 if whole else value > 0, where, value,
+                     "must be >= 1" if whole else "must be > 0")
     # upper bounds: the simulator holds every buffer in host memory, and loops run per unit
     for where, value, cap in (("sbuf.partitions", hw.sbuf.partitions, MAX_UNITS),
                               ("psum.partitions", hw.psum.partitions, MAX_UNITS),
@@ -401,6 +432,10 @@ def _validate(hw: Hardware) -> list[str]:
          hw.vector.transpose_block, f"must be <= sbuf.partitions ({hw.sbuf.partitions})")
     need(hw.vector.lanes <= hw.sbuf.partitions, "vector.lanes", hw.vector.lanes,
          f"must be <= sbuf.partitions ({hw.sbuf.partitions}): one lane per partition")
+    for name in ("vector", "activation"):
+        rate = getattr(hw, name).strided_rate
+        need(not isinstance(rate, (int, float)) or rate <= 1, f"{name}.strided_rate", rate,
+             "must be <= 1 (the share of the full rate a strided access keeps)")
     need(8 <= hw.dma.ttu_width_bits <= 64, "dma.ttu_width_bits", hw.dma.ttu_width_bits,
          "must be between 8 and 64")
     need(hw.stream.page_bytes <= hw.sbuf.capacity_bytes, "stream.page_bytes",
@@ -434,31 +469,31 @@ def trn1_like() -> Hardware:
 
     Sources (AWS Neuron documentation, awsdocs-neuron.readthedocs-hosted.com):
 
-    - "Trainium/Inferentia2 Architecture Guide for NKI": a device has 2 NeuronCore-v2,
-      32 GiB HBM at 820 GB/s, and 32 DMA engines; SBUF is 24 MiB per core organised as
-      128 partitions x 192 KiB; PSUM is 2 MiB as 128 partitions x 16 KiB in 8 banks;
-      the Tensor engine is a 128 x 128 systolic array; the Vector engine transposes
-      32 x 32 blocks across partitions.
-    - "Trainium Architecture": 1 TB/s of DMA bandwidth per device.
-
-    Per core we take half of the device's HBM bandwidth (410 GB/s) and capacity, and
-    16 DMA queues sharing half of the DMA bandwidth (500 GB/s at 1.4 GHz, about
-    22 B/cycle per queue). Descriptor cost, DRAM latency and the 512-byte efficient
-    chunk are modelling assumptions in line with the NKI performance guidance that
-    DMA transfers should move contiguous runs of at least 512 bytes.
+    Every figure's source (document and section, or how it was inferred) is in
+    :mod:`strider.hardware_sources`; ``strider hw show`` prints them and ``strider
+    bench fidelity`` puts each beside what the model gives on a micro-benchmark of it.
+    In short: HBM, SBUF and PSUM sizes and the engines' clocks from the
+    "Trainium/Inferentia2 Architecture Guide for NKI"; 16 DMA engines per core, one
+    transfer at a time each at up to 27 GiB/s, full speed from 4 KiB contiguous runs
+    (the DMA bandwidth guide), a fixed cost per transfer inferred from the profile in
+    "Introduction to DMA with NKI"; the SBUF access rules (half rate beyond a 16-byte
+    innermost stride, about 60 cycles of static overhead per access) from the
+    architecture guide's "Accessing SBUF/PSUM tensors using compute engines".
     """
     return Hardware(
         name="trn1-like",
         description="one NeuronCore-v2 (AWS Trainium), from public Neuron documentation",
         clock_hz=1.4e9,
-        dram=DramSpec(capacity_bytes=16 * 2**30, bandwidth_bytes_per_s=410e9, latency_ns=500.0),
+        dram=DramSpec(capacity_bytes=16 * 2**30, bandwidth_bytes_per_s=410e9, latency_ns=214.0),
         sbuf=BufferSpec(partitions=128, bytes_per_partition=192 * 1024),
         psum=BufferSpec(partitions=128, bytes_per_partition=16 * 1024, banks=8),
         pe=PEArraySpec(rows=128, cols=128, passthrough_transpose=False),
-        vector=VectorSpec(lanes=128, transpose_block=32, instruction_cycles=60),
-        activation=ActivationSpec(lanes=128, instruction_cycles=60),
-        dma=DmaSpec(queues=16, bytes_per_cycle=22.0, descriptor_cycles=100,
-                    efficient_chunk_bytes=512, max_dims=5, ttu_width_bits=32),
+        vector=VectorSpec(lanes=128, transpose_block=32, instruction_cycles=60,
+                          clock_hz=1.12e9, fast_stride_bytes=16, strided_rate=0.5),
+        activation=ActivationSpec(lanes=128, instruction_cycles=60, clock_hz=1.4e9,
+                                  fast_stride_bytes=16, strided_rate=0.5),
+        dma=DmaSpec(queues=16, bytes_per_cycle=27 * 2**30 / 1.4e9, descriptor_cycles=100,
+                    efficient_chunk_bytes=4096, max_dims=5, ttu_width_bits=32),
         stream=StreamSpec(processing_engines=4, page_bytes=64 * 1024, pages=16),
         dtypes=("int8", "uint8", "int16", "uint16", "int32", "uint32", "float16", "bfloat16",
                 "float32", "float8_e4m3fn", "float8_e5m2"),
@@ -471,18 +506,30 @@ def patent() -> Hardware:
 
     A state buffer of 128 partitions, each 128 elements (of up to 4 bytes) wide, and a
     128 x 64 PE array whose 64 columns feed 64 PSUM partitions. Figures not given in the
-    patent (clock, DRAM, DMA) are those of the ``trn1-like`` preset.
+    patent (clock, DRAM) are those of the ``trn1-like`` preset; its engines keep the
+    simpler timing ``trn1-like`` had before the documented DMA payload curve, SBUF
+    stride penalty and engine clocks (one clock, 22 B/cycle DMA queues at full speed
+    from 512 B runs, no DRAM latency, no stride penalty), so its figures stay put.
     """
     base = trn1_like()
+    simple = "seed 002 gives no timing: a simple model (one clock, no stride penalty)"
     return dataclasses.replace(
         base,
         name="patent",
         description="seed 002's example: 128 x 128-element state buffer, 128 x 64 PE array",
+        dram=dataclasses.replace(base.dram, latency_ns=0.0),
         sbuf=BufferSpec(partitions=128, bytes_per_partition=128 * 4),
         psum=BufferSpec(partitions=64, bytes_per_partition=128 * 4 * 2, banks=2),
         pe=PEArraySpec(rows=128, cols=64, passthrough_transpose=False),
+        vector=VectorSpec(lanes=128, transpose_block=32, instruction_cycles=60),
+        activation=ActivationSpec(lanes=128, instruction_cycles=60),
+        dma=DmaSpec(queues=16, bytes_per_cycle=22.0, descriptor_cycles=100,
+                    efficient_chunk_bytes=512, max_dims=5, ttu_width_bits=32),
         stream=StreamSpec(processing_engines=2, page_bytes=8 * 1024, pages=8),
-        sources=dict(base.sources) | {
+        sources=dict(base.sources) | {key: simple for key in (
+            "dram.latency_ns", "vector.clock_hz", "vector.fast_stride_bytes",
+            "vector.strided_rate", "activation.clock_hz", "activation.fast_stride_bytes",
+            "activation.strided_rate", "dma.bytes_per_cycle", "dma.efficient_chunk_bytes")} | {
             "sbuf.bytes_per_partition": "seed 002: 128 elements of up to 4 bytes per partition",
             "psum.partitions": "seed 002: one PSUM partition per PE column (64)",
             "pe.cols": "seed 002: a 128 x 64 PE array", "pe.rows": "seed 002: 128 rows",
@@ -502,7 +549,7 @@ def tiny() -> Hardware:
         name="tiny",
         description="toy machine for tests: every limit is small",
         clock_hz=1.0e9,
-        dram=DramSpec(capacity_bytes=2**30, bandwidth_bytes_per_s=16e9, latency_ns=50.0),
+        dram=DramSpec(capacity_bytes=2**30, bandwidth_bytes_per_s=16e9, latency_ns=0.0),
         sbuf=BufferSpec(partitions=8, bytes_per_partition=256),
         psum=BufferSpec(partitions=8, bytes_per_partition=128, banks=2),
         pe=PEArraySpec(rows=8, cols=4, passthrough_transpose=True),

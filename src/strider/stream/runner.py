@@ -102,18 +102,14 @@ def run_stream(program: "StreamProgram", x: np.ndarray, *,
     # engines' own clocks -> top-level cycles, the one time base
     dma_scale, pe_scale = engine_scale("dma", hw), engine_scale("stream", hw)
 
-    def load_cycles(page: PageId) -> float:
+    def load_cycles(page: PageId) -> float:  # DRAM -> one contiguous page
         nbytes = lay.page_elements(page) * item
-        if not nbytes:
-            return float(hw.dma.descriptor_cycles) * dma_scale
-        run = region_pattern(lay.shape, lay.page_region(page)).contiguous_run()
-        return transfer_cycles(nbytes, run * item, hw) * dma_scale  # into one contiguous page
+        run = region_pattern(lay.shape, lay.page_region(page)).contiguous_run() if nbytes else 1
+        return transfer_cycles(nbytes, max(run * item, 1), hw, dram=True) * dma_scale
 
     def store_cycles(nbytes: int, chunk: int) -> float:
-        if not nbytes:
-            return float(hw.dma.descriptor_cycles) * dma_scale
         runs = max(1, nbytes // max(chunk, 1))  # the results land in runs of this many
-        return transfer_cycles(nbytes, nbytes // runs, hw) * dma_scale
+        return transfer_cycles(nbytes, max(nbytes // runs, 1), hw, dram=True) * dma_scale
 
     def settle() -> None:
         nonlocal seq
