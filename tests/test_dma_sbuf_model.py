@@ -122,3 +122,16 @@ def test_the_new_fields_round_trip_through_toml(tmp_path):
     assert Hardware.from_toml(path) == TRN1
     changed = TRN1.with_changes(vector={"fast_stride_bytes": 32})
     assert "32 B innermost stride" in dict(changed.summary_rows())["vector engine"]
+
+
+def test_the_stream_runner_prices_its_transfers_with_the_same_figures():
+    from strider.stream import scale_bias, stream
+
+    hw = Hardware.preset("tiny").with_changes(dram={"latency_ns": 40.0,
+                                                    "bandwidth_bytes_per_s": 1e12})
+    x = np.random.default_rng(3).standard_normal((64, 16)).astype(np.float32)
+    result = stream(x.shape, x.dtype, scale_bias(2.0, 1.0), hw).run(x)
+    assert result.verify(x)
+    loads = [(end - start) for track, start, end, kind, _ in result.timeline if kind == "load"]
+    page = hw.stream.page_bytes
+    assert loads and max(loads) == pytest.approx(transfer_cycles(page, page, hw, dram=True))
