@@ -256,7 +256,7 @@ def markdown(hw, table: list[Row]) -> str:
                 field = f"{key}.clock_hz"
                 lines.append(f"| `{field}` | {engines[key]:g} (top-level) | see `clock_hz` | "
                              f"{', '.join(map(str, checked.get(field, []))) or '-'} |")
-        elif key in ("clock_hz", "name"):
+        elif key == "clock_hz":
             lines.append(f"| `{key}` | {_cell(value)} | {_cell(sources.get(key, '-'))} | - |")
     return "\n".join(lines) + "\n"
 
