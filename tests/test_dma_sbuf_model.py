@@ -108,7 +108,7 @@ def test_vector_transposes_stay_within_their_group_of_partitions():
 @pytest.mark.parametrize("change, words", [
     ({"vector": {"strided_rate": 1.5}}, "vector.strided_rate = 1.5: must be <= 1"),
     ({"activation": {"strided_rate": 0.0}}, "activation.strided_rate = 0.0: must be > 0"),
-    ({"vector": {"fast_stride_bytes": 0}}, "vector.fast_stride_bytes = 0: must be >= 1"),
+    ({"vector": {"fast_stride_bytes": 0}}, "vector.fast_stride_bytes = 0: must be > 0"),
     ({"activation": {"fast_stride_bytes": 8.5}}, "must be an integer"),
 ])
 def test_the_access_fields_are_validated(change, words):

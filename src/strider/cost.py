@@ -132,7 +132,8 @@ def innermost_stride_bytes(ref: Ref) -> int:
 
     >>> from strider import AccessPattern
     >>> from strider.instructions import Ref
-    >>> innermost_stride_bytes(Ref.sbuf(0, 4, AccessPattern.contiguous((8, 4)).permute((1, 0)), "float32"))
+    >>> columns = AccessPattern.contiguous((8, 4)).permute((1, 0))
+    >>> innermost_stride_bytes(Ref.sbuf(0, 4, columns, "float32"))
     16
     """
     if ref.pattern.size <= 1:
@@ -150,7 +151,8 @@ def access_rate(spec: VectorSpec | ActivationSpec, *refs: Ref) -> float:
     >>> from strider.instructions import Ref
     >>> hw = Hardware.preset("trn1-like")
     >>> row = AccessPattern.contiguous((64, 16))
-    >>> [access_rate(hw.vector, Ref.sbuf(0, 128, row.permute(p), "float32")) for p in ((0, 1), (1, 0))]
+    >>> [access_rate(hw.vector, Ref.sbuf(0, 128, row.permute(p), "float32"))
+    ...  for p in ((0, 1), (1, 0))]
     [1.0, 0.5]
     """
     return stride_rate(spec, max((innermost_stride_bytes(r) for r in refs), default=0))

@@ -355,9 +355,9 @@ class Hardware:
                             else ", multiply-accumulate only")),
             ("vector engine", f"{self.vector.lanes} lanes, {self.vector.transpose_block} x "
                               f"{self.vector.transpose_block} block transpose, "
-                              + _access_text(self.vector)),
-            ("activation engine", f"{self.activation.lanes} lanes (PSUM -> SBUF), "
-                                  + _access_text(self.activation)),
+                              f"{_access(self.vector)}"),
+            ("activation engine",
+             f"{self.activation.lanes} lanes (PSUM -> SBUF), {_access(self.activation)}"),
             ("DMA", f"{self.dma.queues} queues x {self.dma.bytes_per_cycle:g} B/cycle, "
                     f"{self.dma.descriptor_cycles} cycles/descriptor (+ DRAM latency), full "
                     f"speed from {self.dma.efficient_chunk_bytes} B runs, <= "
@@ -368,7 +368,7 @@ class Hardware:
         ] + [(f"source: {key}", text) for key, text in self.sources]
 
 
-def _access_text(spec: Any) -> str:
+def _access(spec: Any) -> str:
     """How an engine's SBUF/PSUM access is costed, for ``hw show``."""
     text = f"{spec.instruction_cycles} cycles/access"
     if spec.fast_stride_bytes is not None:
@@ -402,9 +402,8 @@ def _validate(hw: Hardware) -> list[str]:
             if f.name == "latency_ns":
                 need(value >= 0, where, value, "must be >= 0")
             elif isinstance(value, (int, float)):
-                whole = str(f.type).removesuffix(" | None") in ("int", "<class 'int'>")
-                need(value >= 1 if whole else value > 0, where, value,
-                     "must be >= 1" if whole else "must be > 0")
+                need(value >= 1 if f.type in ("int", int) else value > 0, where, value,
+                     "must be >= 1" if f.type in ("int", int) else "must be > 0")
     # upper bounds: the simulator holds every buffer in host memory, and loops run per unit
     for where, value, cap in (("sbuf.partitions", hw.sbuf.partitions, MAX_UNITS),
                               ("psum.partitions", hw.psum.partitions, MAX_UNITS),

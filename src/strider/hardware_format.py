@@ -4,8 +4,8 @@ type problem reported at once, and writing TOML text back.
 >>> from strider import Hardware
 >>> from_plain(Hardware.preset("tiny").to_dict()) == Hardware.preset("tiny")
 True
->>> toml_value([1, "a"])
-'[1, "a"]'
+>>> toml_value([1, "a"]), toml_value({"float32": 4})
+('[1, "a"]', '{float32 = 4}')
 """
 
 from __future__ import annotations
@@ -124,6 +124,8 @@ def toml_value(value: Any) -> str:
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
     return repr(value)
 
 
