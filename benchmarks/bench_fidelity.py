@@ -10,7 +10,7 @@ the documented timing figures, each simulated with the real simulator
   1 KiB and with 32 KiB per partition row (8 rows);
 - PE: back-to-back ``MatMul`` of 512 and of 64 moving columns (bf16), of 512 in fp32,
   the fp32/bf16 ratio, and ``LoadWeights`` + ``MatMul`` pairs (weights reloaded each
-  time), each as the simulated interval between successive starts;
+  time), each as the simulated interval between successive results;
 - vector engine: one ``VectorCopy`` of 128 partitions x 2048 fp32 with a source
   stride of 4 B and of 64 B, and their ratio.
 
@@ -86,8 +86,9 @@ def dma_seconds(hw, rows: int, row_bytes: int) -> float:
 def matmul_interval(hw, columns: int, dtype: str, reload: bool, count: int = 5) -> float:
     """Seconds between successive multiplies of a 128 x 128 stationary block by
     ``columns`` moving columns: ``count`` back-to-back ``MatMul`` (``reload``: each
-    after its own ``LoadWeights``), simulated; the interval between the first and the
-    last start over ``count - 1``."""
+    after its own ``LoadWeights``), simulated; the time between the first and the last
+    result over ``count - 1`` (results leave one issue interval apart in steady state,
+    whatever the PE model lets an instruction begin early)."""
     from strider import AccessPattern
     from strider.dtypes import accumulator_dtype
     from strider.program import Program, Ref
@@ -98,16 +99,16 @@ def matmul_interval(hw, columns: int, dtype: str, reload: bool, count: int = 5) 
     weights = Ref.sbuf(0, k, AccessPattern.contiguous((m,)), dtype)
     moving = Ref.sbuf(0, k, AccessPattern.contiguous((columns,), offset=m), dtype)
     out = Ref.psum(0, m, AccessPattern.contiguous((columns,)), accumulator_dtype(dtype))
-    starts = []
+    mms = []
     for j in range(count):
         if reload or j == 0:
             p.load_weights(weights)
-        starts.append(len(p.instructions))
+        mms.append(len(p.instructions))
         p.matmul(moving, out)
     from strider.sim import Machine
 
     t = Machine(hw).run(p, {}, functional=False).timeline
-    return float(t.start[starts[-1]] - t.start[starts[0]]) / (count - 1) / hw.clock_hz
+    return float(t.end[mms[-1]] - t.end[mms[0]]) / (count - 1) / hw.clock_hz
 
 
 def vector_copy_seconds(hw, elements: int, stride_bytes: int) -> float:
