@@ -466,7 +466,7 @@ def _bytes_text(n: int) -> str:
 def trn1_like() -> Hardware:
     """One NeuronCore-v2 of an AWS Trainium (trn1) device, from public documentation.
 
-    Every figure's source (document and section, or how it was inferred) is in
+    Sources: every figure's (document and section, or how it was inferred) is in
     :mod:`strider.hardware_sources`; ``strider hw show`` prints them and ``strider
     bench fidelity`` puts each beside what the model gives on a micro-benchmark of it.
     In short: HBM, SBUF and PSUM sizes and the engines' clocks from the
