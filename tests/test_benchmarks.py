@@ -30,4 +30,21 @@ def test_quick_run(name, monkeypatch, tmp_path, capsys):
 
 
 def test_every_benchmark_is_covered():
-    assert {"permute", "permute_sim", "sim", "stream", "transpose", "ttu"} <= set(NAMES)
+    assert {"fidelity", "permute", "permute_sim", "sim", "stream", "transpose",
+            "ttu"} <= set(NAMES)
+
+
+def test_fidelity_writes_the_table_it_checks(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("STRIDER_BENCHMARKS", str(BENCHMARKS))
+    out = tmp_path / "fidelity.md"
+    rc = main(["bench", "fidelity", "--quick", "--out", str(out)])
+    text = out.read_text()
+    rows = [line for line in text.splitlines()
+            if line.startswith("| ") and line.endswith(("| yes |", "| **no** |"))]
+    assert len(rows) >= 12, "a row per micro-benchmark (DMA, PE, vector)"
+    outside = [line for line in text.splitlines() if line.endswith("| **no** |")]
+    assert rc == (1 if outside else 0), "exit 1 exactly when a figure is outside 10%"
+    for field in ("dma.efficient_chunk_bytes", "dma.packet_overhead_bytes", "vector.strided_rate",
+                  "dram.latency_ns"):
+        assert f"`{field}`" in text, f"{field} is listed with its source"
+    assert "OUTSIDE" in capsys.readouterr().out or not outside

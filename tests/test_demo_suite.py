@@ -16,7 +16,8 @@ def test_cases_are_valid_permutations_from_the_named_models():
 
 def test_full_speed_uses_the_coalesced_runs():
     hw = Hardware.preset("trn1-like")
-    assert Case("a", (2, 256, 56, 56), (0, 2, 3, 1)).full_speed(hw)        # 6272 B / 512 B
+    assert Case("a", (2, 2048, 56, 56), (0, 2, 3, 1)).full_speed(hw)       # 6272 B / 4096 B
+    assert not Case("a", (2, 256, 56, 56), (0, 2, 3, 1)).full_speed(hw)    # 512 B < 4 KiB
     assert not Case("b", (2, 64, 56, 56), (0, 2, 3, 1)).full_speed(hw)     # 128 B out
     assert not Case("c", (2, 512, 12, 64), (0, 2, 1, 3)).full_speed(hw)    # 128 B rows
 

@@ -45,7 +45,10 @@ def test_an_unset_engine_clock_is_the_top_level_one():
     assert all(c == hw.clock_hz for c in hw.engine_clocks_hz().values())
     assert hw.engine_clock_hz("dma1") == hw.clock_hz
     assert "clock_hz" not in hw.to_dict()["pe"]  # not written back when not given
-    assert Hardware.preset("trn1-like").engine_clock_hz("pe") == 2.8e9  # the Tensor engine
+    trn1 = Hardware.preset("trn1-like")
+    assert trn1.engine_clock_hz("pe") == 2.8e9       # the Tensor engine
+    assert trn1.engine_clock_hz("vector") == 1.12e9  # the documented vector clock
+    assert trn1.engine_clock_hz("dma15") == trn1.clock_hz
 
 
 @pytest.mark.parametrize("value,words", [(0.0, "> 0"), (-1e9, "> 0"), ("fast", "finite number"),
@@ -61,7 +64,7 @@ def test_hw_show_json_gives_every_engine_clock_and_the_sources(capsys, tmp_path)
     path.write_text('base = "trn1-like"\n[pe]\nclock_hz = 2.8e9\n')
     assert main(["hw", "show", str(path), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["pe"]["clock_hz"] == 2.8e9 and data["vector"]["clock_hz"] == 1.4e9
+    assert data["pe"]["clock_hz"] == 2.8e9 and data["dma"]["clock_hz"] == 1.4e9
     assert all("clock_hz" in data[s] for s in ("pe", "activation", "vector", "dma", "stream"))
     assert data["sources"]["dram.bandwidth_bytes_per_s"].startswith("AWS")
     assert main(["hw", "show", str(path)]) == 0
@@ -73,7 +76,8 @@ def test_every_trn1_like_figure_is_sourced():
     sources = dict(hw.sources)
     for section in _SECTIONS:
         for f in dataclasses.fields(getattr(hw, section)):
-            if f.name != "clock_hz":  # engine clocks: the top-level one, which is sourced
+            # an unset engine clock is the top-level one, which is sourced
+            if f.name != "clock_hz" or getattr(hw, section).clock_hz is not None:
                 assert f"{section}.{f.name}" in sources, f"{section}.{f.name} has no source"
     assert "clock_hz" in sources and all(isinstance(t, str) and t for t in sources.values())
 

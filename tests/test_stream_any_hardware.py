@@ -88,6 +88,6 @@ def test_a_page_that_fits_one_descriptor_costs_what_it_did():
     shape, box = (64, 1024), (slice(8, 16), slice(0, 512))
     descs = check_cut(shape, box, "float32", hw, load=True)
     assert len(descs) == 1
-    assert transfer_cost(descs, hw) == transfer_cycles(8 * 512 * 4, 512 * 4, hw)
+    assert transfer_cost(descs, hw) == transfer_cycles(8 * 512 * 4, 512 * 4, hw, dram=True)
     stores = check_cut(shape, box, "float32", hw, load=False)
     assert transfer_cost(stores, hw) == transfer_cost(descs, hw)

@@ -8,17 +8,29 @@ own :meth:`~strider.instructions.Instruction.timing`.
 
 Assumptions
 -----------
-- **DMA** (one descriptor = one :class:`~strider.instructions.DmaCopy`): ``cycles =
-  descriptor_cycles + bytes / (bytes_per_cycle * efficiency)``. ``efficiency =
-  min(1, chunk / efficient_chunk_bytes)`` where ``chunk`` is the shorter contiguous
-  run (in bytes) of the two sides; on chip a run never crosses a partition. A queue
-  moves one descriptor at a time, in order.
+- **DMA** (one descriptor = one :class:`~strider.instructions.DmaCopy` = one hardware
+  DMA transfer; :func:`transfer_cycles`): ``cycles = descriptor_cycles [+ DRAM latency]
+  + bytes / (bytes_per_cycle * efficiency)``. The fixed part is paid once per transfer:
+  ``dma.descriptor_cycles``, plus ``dram.latency_ns`` (at the DMA clock) when a side is
+  in DRAM. ``efficiency`` (:func:`chunk_efficiency`) is the payload-size curve of
+  ``chunk``, the shorter contiguous run (in bytes) of the two sides; on chip a run never
+  crosses a partition. Runs of ``efficient_chunk_bytes`` or more move at full speed.
+  Below that, with ``dma.packet_overhead_bytes = 0``, a run takes as long as one of
+  ``efficient_chunk_bytes`` (``min(1, chunk / efficient_chunk_bytes)``); with an
+  overhead ``c > 0`` each run (packet) pays a fixed cost worth ``c`` bytes of transfer
+  time, a saturation curve ``chunk / (chunk + c)`` normalised to 1 at
+  ``efficient_chunk_bytes``. A queue (a DMA engine) moves one descriptor at a time, in
+  order. On ``trn1-like``: 27 GiB/s per engine, full speed from 4 KiB runs, 94% at
+  2 KiB, 71% at 512 B, 21% at 64 B (``c = 256``, fit to the bands of AWS's DMA bandwidth
+  guide), ~286 ns fixed per DRAM transfer (``strider bench fidelity`` checks these
+  against the documents). The
+  DMA's SBUF side has no stride penalty of its own: its runs are its cost.
 - **DRAM bandwidth is shared.** A DMA touching DRAM demands ``k * bytes / cycles``
   bytes per cycle of DRAM bandwidth (``k`` = 1, or 2 for DRAM -> DRAM). When the
   running DMAs together demand more than ``hw.dram_bytes_per_cycle``, all of them slow
   down by the same factor (the simulator's fluid model; the descriptor overhead is
-  spread over the transfer). DRAM latency is not modelled separately: it is part of
-  ``descriptor_cycles``.
+  spread over the transfer). The DRAM latency is part of each transfer's fixed cost,
+  during which the transfer is running (a queue does not overlap it with the next).
 - **PE array** (:func:`pe_cost`; in PE-clock cycles, ``pe.clock_hz``; the
   element-level reference :mod:`strider.systolic` counts the same cycles). A
   ``K x M`` stationary block and ``N`` moving columns of a dtype with factor ``f``
@@ -53,10 +65,15 @@ Assumptions
   An engine's *busy* time is the time it was taking work: on the PE the union of its
   loads and issue intervals -- not the drain of results already in flight (the NKI
   guide's initiation-interval view); on every other engine ``[start, end)``.
-- **Vector / activation engines**: one lane per partition; an instruction costs its
-  fixed ``instruction_cycles`` plus one cycle per element per partition, times
-  ``ceil(partitions / lanes)`` passes. A vector transpose costs ``instruction_cycles``
-  plus the block size (``vector.transpose_block``), whatever the block's fill.
+- **Vector / activation engines** (:func:`access_cycles`): one lane per partition, each
+  on its engine's clock; an instruction costs the static overhead of an SBUF/PSUM
+  access (``instruction_cycles``) plus one cycle per element per partition, times
+  ``ceil(partitions / lanes)`` passes -- at ``strided_rate`` of that speed (1/2 on
+  ``trn1-like``) when any operand's innermost stride exceeds ``fast_stride_bytes``
+  (16 B on ``trn1-like``; None: no penalty). A vector transpose costs
+  ``instruction_cycles`` plus the block size (``vector.transpose_block``), whatever the
+  block's fill, and keeps each side within one group of ``transpose_block`` partitions.
+  The PE array's SBUF reads carry no stride penalty (its operands are whole rows).
 - **Signal / Wait** cost one cycle on their engine (a Wait's blocked time is idle).
 - Engines run concurrently; each runs its own instructions in program order; an
   instruction starts when its dependencies have finished and its engine is free.
@@ -80,39 +97,133 @@ import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from .access_pattern import coalesced_dims
 from .errors import DeadlockError
-from .hardware import Hardware
+from .hardware import ActivationSpec, Hardware, VectorSpec
 
-def transfer_cycles(nbytes: int, chunk: int, hw: Hardware) -> float:
-    """Uncontended cycles of one DMA transfer of ``nbytes`` whose shorter side moves
-    contiguous runs of ``chunk`` bytes: the descriptor's fixed cost plus the bytes at
-    the queue's rate, scaled down for runs shorter than ``dma.efficient_chunk_bytes``.
+def transfer_cycles(nbytes: int, chunk: int, hw: Hardware, dram: bool = False) -> float:
+    """Uncontended cycles (of the DMA clock) of one DMA transfer (one descriptor) of
+    ``nbytes`` whose shorter side moves contiguous runs of ``chunk`` bytes: its fixed
+    cost (:func:`descriptor_fixed_cycles`; ``dram``: a side is in DRAM) plus the bytes
+    at the queue's rate scaled by the payload-size curve of its runs
+    (:func:`chunk_efficiency`).
 
     >>> from strider import Hardware
     >>> transfer_cycles(512, 32, Hardware.preset("tiny"))       # 8 + 512 / 8
     72.0
     >>> transfer_cycles(128, 4, Hardware.preset("tiny"))        # 8 + 128 / (8 * 4/32)
     136.0
+    >>> hw = Hardware.preset("trn1-like")      # 100 + 214 ns of DRAM latency + 32 KiB at 27 GiB/s
+    >>> round(transfer_cycles(32768, 8192, hw, dram=True))
+    1982
     """
     spec = hw.dma
-    return spec.descriptor_cycles + nbytes / (spec.bytes_per_cycle * chunk_efficiency(chunk, hw))
+    return (descriptor_fixed_cycles(hw, dram)
+            + nbytes / (spec.bytes_per_cycle * chunk_efficiency(chunk, hw)))
+
+
+def descriptor_fixed_cycles(hw: Hardware, dram: bool = True) -> float:
+    """The fixed cost of one DMA transfer in DMA-clock cycles: ``dma.descriptor_cycles``
+    plus, when a side is in DRAM, ``dram.latency_ns``.
+
+    >>> from strider import Hardware
+    >>> descriptor_fixed_cycles(Hardware.preset("trn1-like"))     # 100 + 214 ns x 1.4 GHz
+    399.6
+    """
+    latency = hw.dram.latency_ns * 1e-9 * hw.engine_clock_hz("dma") if dram else 0.0
+    return hw.dma.descriptor_cycles + latency
 
 
 def chunk_efficiency(chunk: int, hw: Hardware) -> float:
-    """The share of a DMA queue's rate that runs of ``chunk`` contiguous bytes get.
+    """The share of a DMA queue's rate that runs of ``chunk`` contiguous bytes get (the
+    payload-size curve): 1 from ``dma.efficient_chunk_bytes`` (``F``) up; below it
+    ``chunk / F`` when ``dma.packet_overhead_bytes`` is 0 (a run takes as long as one of
+    ``F``), else ``chunk (F + c) / (F (chunk + c))`` with ``c`` the per-packet overhead
+    in bytes of transfer time.
 
     >>> from strider import Hardware
     >>> chunk_efficiency(8, Hardware.preset("tiny")), chunk_efficiency(64, Hardware.preset("tiny"))
     (0.25, 1.0)
+    >>> trn1 = Hardware.preset("trn1-like")            # F = 4096, c = 256
+    >>> [round(chunk_efficiency(run, trn1), 2) for run in (64, 256, 512, 2048, 4096)]
+    [0.21, 0.53, 0.71, 0.94, 1.0]
     """
-    return min(1.0, chunk / hw.dma.efficient_chunk_bytes)
+    full, overhead = hw.dma.efficient_chunk_bytes, hw.dma.packet_overhead_bytes
+    if chunk >= full:
+        return 1.0
+    if not overhead:
+        return chunk / full
+    return chunk * (full + overhead) / (full * (chunk + overhead))
 
 
-def lane_cycles(ref: Ref, lanes: int, fixed: int) -> float:
+def innermost_stride_bytes(ref: Ref) -> int:
+    """Bytes between consecutive elements of ``ref``'s innermost walked dim (after
+    merging dims that chain; 0 for a single element).
+
+    >>> from strider import AccessPattern
+    >>> from strider.instructions import Ref
+    >>> columns = AccessPattern.contiguous((8, 4)).permute((1, 0))
+    >>> innermost_stride_bytes(Ref.sbuf(0, 4, columns, "float32"))
+    16
+    """
+    if ref.pattern.size <= 1:
+        return 0
+    strides = coalesced_dims(ref.pattern.shape, ref.pattern.strides)[1]
+    return abs(strides[-1]) * ref.itemsize
+
+
+def access_rate(spec: VectorSpec | ActivationSpec, *refs: Ref) -> float:
+    """The share of its full rate an engine's SBUF/PSUM interface keeps for these
+    operands: ``spec.strided_rate`` when any innermost stride exceeds
+    ``spec.fast_stride_bytes``, else 1.
+
+    >>> from strider import AccessPattern, Hardware
+    >>> from strider.instructions import Ref
+    >>> hw = Hardware.preset("trn1-like")
+    >>> row = AccessPattern.contiguous((64, 16))
+    >>> [access_rate(hw.vector, Ref.sbuf(0, 128, row.permute(p), "float32"))
+    ...  for p in ((0, 1), (1, 0))]
+    [1.0, 0.5]
+    """
+    return stride_rate(spec, max((innermost_stride_bytes(r) for r in refs), default=0))
+
+
+def stride_rate(spec: VectorSpec | ActivationSpec, stride_bytes: int) -> float:
+    """The share of its full rate an engine's SBUF/PSUM interface keeps at an innermost
+    stride of ``stride_bytes``: 1 up to ``spec.fast_stride_bytes``, then
+    ``spec.strided_rate``.
+
+    >>> from strider import Hardware
+    >>> hw = Hardware.preset("trn1-like")
+    >>> stride_rate(hw.vector, 16), stride_rate(hw.vector, 64)
+    (1.0, 0.5)
+    """
+    fast = spec.fast_stride_bytes
+    return 1.0 if fast is None or stride_bytes <= fast else spec.strided_rate
+
+
+def lane_cycles(ref: Ref, lanes: int, fixed: int, rate: float = 1.0) -> float:
     """Cycles of a lane-per-partition engine over ``ref``: ``fixed`` plus one cycle per
-    element per partition, times ``ceil(partitions / lanes)`` passes."""
+    element per partition at full ``rate`` (fewer elements per cycle below 1), times
+    ``ceil(partitions / lanes)`` passes."""
     passes = math.ceil(ref.partitions / lanes) if ref.partitions else 0
-    return float(fixed + passes * ref.pattern.size)
+    return float(fixed + passes * ref.pattern.size / rate)
+
+
+def access_cycles(spec: VectorSpec | ActivationSpec, walk: Ref, *refs: Ref) -> float:
+    """Cycles of a vector/activation instruction that walks ``walk`` and accesses
+    ``refs`` in SBUF/PSUM: the per-access overhead, then the elements at the rate the
+    operands' strides allow (:func:`access_rate`).
+
+    >>> from strider import AccessPattern, Hardware
+    >>> from strider.instructions import Ref
+    >>> hw = Hardware.preset("trn1-like")
+    >>> src = Ref.sbuf(0, 128, AccessPattern.contiguous((64, 16)).permute((1, 0)), "float32")
+    >>> dst = Ref.sbuf(0, 128, AccessPattern.contiguous((16, 64)), "float32")
+    >>> access_cycles(hw.vector, dst, src, dst)         # 60 + 1024 elements at half rate
+    2108.0
+    """
+    return lane_cycles(walk, spec.lanes, spec.instruction_cycles, access_rate(spec, *refs))
 
 
 class PeCost(NamedTuple):
@@ -336,5 +447,6 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
 
 
 __all__ = ["PeCost", "pe_cost", "instruction_window", "engine_scale", "transfer_cycles",
-           "chunk_efficiency", "lane_cycles",
+           "descriptor_fixed_cycles", "chunk_efficiency", "innermost_stride_bytes", "access_rate",
+           "stride_rate", "lane_cycles", "access_cycles",
            "instruction_timing", "instruction_cycles", "roofline_cycles", "Estimate", "estimate"]

@@ -27,7 +27,6 @@ strider.errors.ConfigError: 1 problem(s) in the hardware description:
 from __future__ import annotations
 
 import dataclasses
-import math
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -36,12 +35,17 @@ from typing import Any, Callable
 from .dtypes import KNOWN_DTYPES
 from .errors import ConfigError
 from .hardware_pe import PEArraySpec, pe_problems
+from .hardware_format import from_plain, toml_key, toml_value
 from .hardware_sources import TRN1_SOURCES
 from .ttu.config import TTUConfig
 
 @dataclass(frozen=True)
 class DramSpec:
-    """Off-chip memory (HBM/DDR)."""
+    """Off-chip memory (HBM/DDR).
+
+    ``latency_ns``: the fixed time a DMA transfer with a side in DRAM spends before its
+    data streams (charged once per transfer, on top of ``dma.descriptor_cycles``).
+    """
 
     capacity_bytes: int
     bandwidth_bytes_per_s: float
@@ -68,29 +72,47 @@ class BufferSpec:
 
 @dataclass(frozen=True)
 class VectorSpec:
-    """Vector engine: one lane per partition; cross-partition moves only by block transpose."""
+    """Vector engine: one lane per partition; cross-partition moves only by block
+    transpose (a block stays within its group of ``transpose_block`` partitions).
+
+    SBUF/PSUM access (:func:`strider.cost.lane_cycles`): ``instruction_cycles`` of static
+    overhead per access, then one element per lane per cycle while every operand's
+    innermost stride is at most ``fast_stride_bytes`` (None: any stride), else
+    ``strided_rate`` of that.
+    """
 
     lanes: int
     transpose_block: int
     instruction_cycles: int = 16
     clock_hz: float | None = None
+    fast_stride_bytes: int | None = None
+    strided_rate: float = 0.5
 
 
 @dataclass(frozen=True)
 class ActivationSpec:
-    """Activation/copy engine: moves (and casts) PSUM to SBUF, one lane per partition."""
+    """Activation/copy engine: moves (and casts) PSUM to SBUF, one lane per partition;
+    SBUF/PSUM access costs as the vector engine's (:class:`VectorSpec`)."""
 
     lanes: int
     instruction_cycles: int = 16
     clock_hz: float | None = None
+    fast_stride_bytes: int | None = None
+    strided_rate: float = 0.5
 
 
 @dataclass(frozen=True)
 class DmaSpec:
-    """DMA queues; each walks a descriptor's two access patterns with a TTU.
+    """DMA queues (engines); each walks a descriptor's two access patterns with a TTU.
 
-    A descriptor costs ``descriptor_cycles`` plus ``bytes / bytes_per_cycle``; contiguous
-    chunks shorter than ``efficient_chunk_bytes`` run proportionally slower.
+    A queue moves one descriptor (one DMA transfer) at a time, in order. A descriptor
+    costs ``descriptor_cycles`` (plus ``dram.latency_ns`` when a side is in DRAM) and
+    then its bytes at ``bytes_per_cycle``, scaled by the payload-size curve of the
+    contiguous runs it moves (:func:`strider.cost.chunk_efficiency`): full speed from
+    ``efficient_chunk_bytes``; below it, with ``packet_overhead_bytes = 0`` a run takes
+    as long as one of ``efficient_chunk_bytes`` (a linear ramp), else each run pays a
+    fixed per-packet overhead worth ``packet_overhead_bytes`` of transfer time (a
+    saturation curve ``r / (r + overhead)``, normalised to 1 at ``efficient_chunk_bytes``).
     """
 
     queues: int
@@ -100,6 +122,7 @@ class DmaSpec:
     max_dims: int
     ttu_width_bits: int = 32
     clock_hz: float | None = None
+    packet_overhead_bytes: int = 0
 
     def ttu_config(self) -> TTUConfig:
         """The TTU each queue walks its patterns with: a row per side, a column per dim."""
@@ -264,7 +287,7 @@ class Hardware:
                 else:
                     merged[key] = value
             data = merged
-        return _from_plain(data)
+        return from_plain(data)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (nested dicts), the inverse of :meth:`from_dict`."""
@@ -282,11 +305,11 @@ class Hardware:
         lines = []
         for key, value in plain.items():
             if not isinstance(value, dict):
-                lines.append(f"{key} = {_toml_value(value)}")
+                lines.append(f"{key} = {toml_value(value)}")
         for key, value in plain.items():
             if isinstance(value, dict):
                 lines.append(f"\n[{key}]")
-                lines += [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()]
+                lines += [f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()]
         return "\n".join(lines) + "\n"
 
     def with_changes(self, **changes: Any) -> Hardware:
@@ -301,7 +324,7 @@ class Hardware:
                 data[key] = {**data[key], **value}
             else:
                 data[key] = value
-        return _from_plain(data)
+        return from_plain(data)
 
     def summary_rows(self) -> list[tuple[str, str]]:
         """(what, value) pairs for a readable listing."""
@@ -323,16 +346,27 @@ class Hardware:
                          + (", bit-exact pass-through transpose" if self.pe.passthrough_transpose
                             else ", multiply-accumulate only") + self.pe.timing_text()),
             ("vector engine", f"{self.vector.lanes} lanes, {self.vector.transpose_block} x "
-                              f"{self.vector.transpose_block} block transpose"),
-            ("activation engine", f"{self.activation.lanes} lanes (PSUM -> SBUF)"),
+                              f"{self.vector.transpose_block} block transpose, "
+                              f"{_access(self.vector)}"),
+            ("activation engine",
+             f"{self.activation.lanes} lanes (PSUM -> SBUF), {_access(self.activation)}"),
             ("DMA", f"{self.dma.queues} queues x {self.dma.bytes_per_cycle:g} B/cycle, "
-                    f"{self.dma.descriptor_cycles} cycles/descriptor, full speed from "
-                    f"{self.dma.efficient_chunk_bytes} B chunks, <= {self.dma.max_dims} dims, "
-                    f"{self.dma.ttu_width_bits}-bit TTU"),
+                    f"{self.dma.descriptor_cycles} cycles/descriptor (+ DRAM latency), full "
+                    f"speed from {self.dma.efficient_chunk_bytes} B runs, <= "
+                    f"{self.dma.max_dims} dims, {self.dma.ttu_width_bits}-bit TTU"),
             ("stream", f"{self.stream.processing_engines} processing engines, "
                        f"{self.stream.pages} pages x {self.stream.page_bytes / kib:g} KiB"),
             ("dtypes", ", ".join(self.dtypes)),
         ] + [(f"source: {key}", text) for key, text in self.sources]
+
+
+def _access(spec: Any) -> str:
+    """How an engine's SBUF/PSUM access is costed, for ``hw show``."""
+    text = f"{spec.instruction_cycles} cycles/access"
+    if spec.fast_stride_bytes is not None:
+        text += (f", {spec.strided_rate:g}x rate beyond a {spec.fast_stride_bytes} B "
+                 "innermost stride")
+    return text
 
 
 # ---------------------------------------------------------------- validation
@@ -357,7 +391,7 @@ def _validate(hw: Hardware) -> list[str]:
             where = f"{section}.{f.name}"
             if isinstance(value, bool):
                 continue
-            if f.name in ("latency_ns", "io_cycles"):
+            if f.name in ("latency_ns", "io_cycles", "packet_overhead_bytes"):
                 need(value >= 0, where, value, "must be >= 0")
             elif isinstance(value, (int, float)):
                 need(value >= 1 if f.type in ("int", int) else value > 0, where, value,
@@ -389,6 +423,10 @@ def _validate(hw: Hardware) -> list[str]:
          hw.vector.transpose_block, f"must be <= sbuf.partitions ({hw.sbuf.partitions})")
     need(hw.vector.lanes <= hw.sbuf.partitions, "vector.lanes", hw.vector.lanes,
          f"must be <= sbuf.partitions ({hw.sbuf.partitions}): one lane per partition")
+    for name in ("vector", "activation"):
+        rate = getattr(hw, name).strided_rate
+        need(not isinstance(rate, (int, float)) or rate <= 1, f"{name}.strided_rate", rate,
+             "must be <= 1 (the share of the full rate a strided access keeps)")
     need(8 <= hw.dma.ttu_width_bits <= 64, "dma.ttu_width_bits", hw.dma.ttu_width_bits,
          "must be between 8 and 64")
     need(hw.stream.page_bytes <= hw.sbuf.capacity_bytes, "stream.page_bytes",
@@ -410,95 +448,6 @@ def _validate(hw: Hardware) -> list[str]:
     return problems
 
 
-def _type_problem(where: str, value: Any, kind: Any) -> str | None:
-    """Why ``value`` is not of the field's type: counts and sizes are integers, rates
-    finite numbers, flags booleans (a bool is not a count, a float not an integer)."""
-    kind = getattr(kind, "__name__", kind)
-    if isinstance(kind, str):
-        kind = kind.removesuffix(" | None")
-    if kind == "bool":
-        ok, want = isinstance(value, bool), "must be true or false"
-    elif kind == "int":
-        ok, want = isinstance(value, int) and not isinstance(value, bool), "must be an integer"
-    elif kind == "float":
-        ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
-              and math.isfinite(value))
-        want = "must be a finite number"
-    else:
-        return None
-    return None if ok else f"{where} = {value!r}: {want}"
-
-
-def _top_level_type_problems(data: dict[str, Any]) -> list[str]:
-    problems = []
-    if "name" in data and not isinstance(data["name"], str):
-        problems.append(f"name = {data['name']!r}: must be a string")
-    if "clock_hz" in data:
-        problem = _type_problem("clock_hz", data["clock_hz"], "float")
-        if problem:
-            problems.append(problem)
-    if "sources" in data and not isinstance(data["sources"], dict):
-        problems.append(f"sources = {data['sources']!r}: must be a table of field name = "
-                        '"citation" pairs')
-    if "dtypes" in data:
-        dtypes = data["dtypes"]
-        if not isinstance(dtypes, (list, tuple)) or not all(isinstance(d, str) for d in dtypes):
-            problems.append(f"dtypes = {dtypes!r}: must be a list of dtype names, e.g. "
-                            '["bfloat16", "float32"]')
-    return problems
-
-
-def _from_plain(data: dict[str, Any]) -> Hardware:
-    problems: list[str] = []
-    top = {f.name for f in fields(Hardware)}
-    for key in data:
-        if key not in top:
-            problems.append(f"{key}: unknown field; known fields are {', '.join(sorted(top))}")
-    kwargs: dict[str, Any] = {}
-    for key in top - set(_SECTIONS):
-        if key in data:
-            kwargs[key] = data[key]
-    for key in ("name", "clock_hz"):
-        if key not in data:
-            problems.append(f"{key}: missing (give it, or start from a preset with base = ...)")
-    top_problems = _top_level_type_problems(data)
-    problems += top_problems
-    for bad in {t.split(" = ")[0] for t in top_problems}:
-        kwargs.pop(bad, None)  # reported once, not again by the value rules
-    for section, spec_type in _SECTIONS.items():
-        raw = data.get(section)
-        if raw is None:
-            problems.append(f"{section}: missing section [{section}]")
-            continue
-        if not isinstance(raw, dict):
-            problems.append(f"{section} = {raw!r}: must be a table ([{section}] with its fields)")
-            continue
-        known = {f.name: f for f in fields(spec_type)}
-        for key in raw:
-            if key not in known:
-                problems.append(f"{section}.{key}: unknown field; known: {', '.join(known)}")
-        missing = [n for n, f in known.items()
-                   if n not in raw and f.default is dataclasses.MISSING]
-        problems += [f"{section}.{n}: missing" for n in missing]
-        typed = [_type_problem(f"{section}.{n}", value, known[n].type)
-                 for n, value in raw.items() if n in known]
-        typed = [t for t in typed if t]
-        problems += typed
-        if not missing and not typed:
-            kwargs[section] = spec_type(**{k: v for k, v in raw.items() if k in known})
-    optional = ("description", "dtypes", "sources")
-    if len(kwargs) == len(top) - sum(key not in kwargs for key in optional):
-        try:  # value rules too, so that every violation is reported at once
-            hardware = Hardware(**kwargs)
-        except ConfigError as exc:
-            problems += exc.violations
-        except TypeError as exc:
-            problems.append(str(exc))
-        if not problems:
-            return hardware
-    raise ConfigError(problems)
-
-
 def _bytes_text(n: int) -> str:
     for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if n >= size:
@@ -506,55 +455,38 @@ def _bytes_text(n: int) -> str:
     return f"{n} B"
 
 
-def _toml_key(key: str) -> str:
-    return key if key.replace("_", "").isalnum() else _toml_value(key)
-
-
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
-    return repr(value)
-
-
 # ---------------------------------------------------------------- presets
 def trn1_like() -> Hardware:
     """One NeuronCore-v2 of an AWS Trainium (trn1) device, from public documentation.
 
-    Sources (AWS Neuron documentation, awsdocs-neuron.readthedocs-hosted.com):
-
-    - "Trainium/Inferentia2 Architecture Guide for NKI": a device has 2 NeuronCore-v2,
-      32 GiB HBM at 820 GB/s, and 32 DMA engines; SBUF is 24 MiB per core organised as
-      128 partitions x 192 KiB; PSUM is 2 MiB as 128 partitions x 16 KiB in 8 banks;
-      the Tensor engine is a 128 x 128 systolic array; the Vector engine transposes
-      32 x 32 blocks across partitions.
-    - "Trainium Architecture": 1 TB/s of DMA bandwidth per device.
-
-    Per core we take half of the device's HBM bandwidth (410 GB/s) and capacity, and
-    16 DMA queues sharing half of the DMA bandwidth (500 GB/s at 1.4 GHz, about
-    22 B/cycle per queue). Descriptor cost, DRAM latency and the 512-byte efficient
-    chunk are modelling assumptions in line with the NKI performance guidance that
-    DMA transfers should move contiguous runs of at least 512 bytes.
+    Sources: every figure's (document and section, or how it was inferred) is in
+    :mod:`strider.hardware_sources`; ``strider hw show`` prints them and ``strider
+    bench fidelity`` puts each beside what the model gives on a micro-benchmark of it.
+    In short: HBM, SBUF and PSUM sizes and the engines' clocks from the
+    "Trainium/Inferentia2 Architecture Guide for NKI"; 16 DMA engines per core, one
+    transfer at a time each at up to 27 GiB/s, full speed from 4 KiB contiguous runs
+    (the DMA bandwidth guide), a fixed cost per transfer inferred from the profile in
+    "Introduction to DMA with NKI"; the SBUF access rules (half rate beyond a 16-byte
+    innermost stride, about 60 cycles of static overhead per access) from the
+    architecture guide's "Accessing SBUF/PSUM tensors using compute engines".
     """
     return Hardware(
         name="trn1-like",
         description="one NeuronCore-v2 (AWS Trainium), from public Neuron documentation",
         clock_hz=1.4e9,
-        dram=DramSpec(capacity_bytes=16 * 2**30, bandwidth_bytes_per_s=410e9, latency_ns=500.0),
+        dram=DramSpec(capacity_bytes=16 * 2**30, bandwidth_bytes_per_s=410e9, latency_ns=214.0),
         sbuf=BufferSpec(partitions=128, bytes_per_partition=192 * 1024),
         psum=BufferSpec(partitions=128, bytes_per_partition=16 * 1024, banks=8),
         pe=PEArraySpec(rows=128, cols=128, passthrough_transpose=False, clock_hz=2.8e9,
                        background_weight_load=True, weight_load_rows_per_cycle=4,
                        min_multiply_cycles=64, dtype_cycles={"float32": 4}, tiles=2),
-        vector=VectorSpec(lanes=128, transpose_block=32, instruction_cycles=60),
-        activation=ActivationSpec(lanes=128, instruction_cycles=60),
-        dma=DmaSpec(queues=16, bytes_per_cycle=22.0, descriptor_cycles=100,
-                    efficient_chunk_bytes=512, max_dims=5, ttu_width_bits=32),
+        vector=VectorSpec(lanes=128, transpose_block=32, instruction_cycles=60,
+                          clock_hz=1.12e9, fast_stride_bytes=16, strided_rate=0.5),
+        activation=ActivationSpec(lanes=128, instruction_cycles=60, clock_hz=1.4e9,
+                                  fast_stride_bytes=16, strided_rate=0.5),
+        dma=DmaSpec(queues=16, bytes_per_cycle=27 * 2**30 / 1.4e9, descriptor_cycles=100,
+                    efficient_chunk_bytes=4096, max_dims=5, ttu_width_bits=32,
+                    packet_overhead_bytes=256),
         stream=StreamSpec(processing_engines=4, page_bytes=64 * 1024, pages=16),
         dtypes=("int8", "uint8", "int16", "uint16", "int32", "uint32", "float16", "bfloat16",
                 "float32", "float8_e4m3fn", "float8_e5m2"),
@@ -567,18 +499,31 @@ def patent() -> Hardware:
 
     A state buffer of 128 partitions, each 128 elements (of up to 4 bytes) wide, and a
     128 x 64 PE array whose 64 columns feed 64 PSUM partitions. Figures not given in the
-    patent (clock, DRAM, DMA) are those of the ``trn1-like`` preset.
+    patent (clock, DRAM) are those of the ``trn1-like`` preset; its engines keep the
+    simpler timing ``trn1-like`` had before the documented DMA payload curve, SBUF
+    stride penalty and engine clocks (one clock, 22 B/cycle DMA queues at full speed
+    from 512 B runs, no DRAM latency, no stride penalty), so its figures stay put.
     """
     base = trn1_like()
+    simple = "seed 002 gives no timing: a simple model (one clock, no stride penalty)"
     return dataclasses.replace(
         base,
         name="patent",
         description="seed 002's example: 128 x 128-element state buffer, 128 x 64 PE array",
+        dram=dataclasses.replace(base.dram, latency_ns=0.0),
         sbuf=BufferSpec(partitions=128, bytes_per_partition=128 * 4),
         psum=BufferSpec(partitions=64, bytes_per_partition=128 * 4 * 2, banks=2),
         pe=PEArraySpec(rows=128, cols=64, passthrough_transpose=False),
+        vector=VectorSpec(lanes=128, transpose_block=32, instruction_cycles=60),
+        activation=ActivationSpec(lanes=128, instruction_cycles=60),
+        dma=DmaSpec(queues=16, bytes_per_cycle=22.0, descriptor_cycles=100,
+                    efficient_chunk_bytes=512, max_dims=5, ttu_width_bits=32),
         stream=StreamSpec(processing_engines=2, page_bytes=8 * 1024, pages=8),
-        sources={k: v for k, v in base.sources if not k.startswith("pe.")} | {
+        sources={k: v for k, v in base.sources if not k.startswith("pe.")}
+        | {key: simple for key in (
+            "dram.latency_ns", "vector.clock_hz", "vector.fast_stride_bytes",
+            "vector.strided_rate", "activation.clock_hz", "activation.fast_stride_bytes",
+            "activation.strided_rate", "dma.bytes_per_cycle", "dma.efficient_chunk_bytes")} | {
             "pe.background_weight_load": "seed 002: the serial model (a load occupies the "
                                          "array); the other PE timing fields are defaults",
             "sbuf.bytes_per_partition": "seed 002: 128 elements of up to 4 bytes per partition",
@@ -600,7 +545,7 @@ def tiny() -> Hardware:
         name="tiny",
         description="toy machine for tests: every limit is small",
         clock_hz=1.0e9,
-        dram=DramSpec(capacity_bytes=2**30, bandwidth_bytes_per_s=16e9, latency_ns=50.0),
+        dram=DramSpec(capacity_bytes=2**30, bandwidth_bytes_per_s=16e9, latency_ns=0.0),
         sbuf=BufferSpec(partitions=8, bytes_per_partition=256),
         psum=BufferSpec(partitions=8, bytes_per_partition=128, banks=2),
         pe=PEArraySpec(rows=8, cols=4, passthrough_transpose=True),
@@ -622,5 +567,5 @@ PRESETS: dict[str, Callable[[], Hardware]] = {
 
 __all__ = [
     "Hardware", "DramSpec", "BufferSpec", "PEArraySpec", "VectorSpec", "ActivationSpec",
-    "DmaSpec", "StreamSpec", "PRESETS", "KNOWN_DTYPES", "data_dtype", "dtype_of", "dtype_name",
+    "DmaSpec", "StreamSpec", "PRESETS", "KNOWN_DTYPES",
 ]

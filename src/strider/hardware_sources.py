@@ -9,16 +9,29 @@ True
 
 _ARCH = "AWS Neuron docs, 'Trainium/Inferentia2 Architecture Guide for NKI'"
 _DMA = "AWS Neuron docs, 'Introduction to DMA with NKI'"
+_BW = "AWS Neuron docs, 'Guideline to Avoid Under-Utilizing DMA Bandwidth'"
+_ACCESS = f"{_ARCH}, 'Accessing SBUF/PSUM tensors using compute engines'"
 _ASSUMED = "modelling assumption (no public figure)"
+_OVERHEAD = (f"{_ACCESS}, Tensor access overhead: about 60 cycles of static overhead per "
+             "SBUF/PSUM access on NeuronCore-v2")
+_FAST = (f"{_ACCESS}, Access pattern: 128 elements/cycle per read/write interface while "
+         "the most-minor free-dim stride is within 16 bytes")
+_HALF = (f"{_ACCESS}, Access pattern: beyond a 16-byte most-minor stride, half the peak "
+         "bandwidth ('roughly 50% performance hit')")
 #: Where each ``trn1-like`` figure comes from (``strider hw show`` prints it).
 TRN1_SOURCES = (
-    ("clock_hz", f"{_ARCH}: engines clocked at 1.4 GHz (scalar/activation engine); the "
+    ("clock_hz", f"{_ARCH}, NeuronCore-v2 engine table: Scalar and GpSimd engines at 1.4 GHz; "
+                 "also the SBUF interfaces' clock (128 elements/cycle at 1.4 GHz); the "
                  "common time base"),
     ("dram.capacity_bytes", f"{_ARCH}: 32 GiB HBM per device of 2 NeuronCore-v2; inferred "
                             "32 GiB / 2 cores"),
     ("dram.bandwidth_bytes_per_s", f"{_ARCH}: 820 GB/s HBM per device; inferred "
                                    "820 GB/s / 2 cores"),
-    ("dram.latency_ns", _ASSUMED),
+    ("dram.latency_ns", f"inferred: {_DMA}, Example 1 profile: one DMA engine moves 32 KiB "
+                        "in 1416 ns; at 27 GiB/s the bytes take 1130 ns, leaving ~286 ns of "
+                        "fixed cost per transfer = dma.descriptor_cycles (100 cycles, 71 ns) "
+                        "+ 214 ns (the profile is a NeuronCore-v3's, whose DMA engines the "
+                        "page rates as NeuronCore-v2's, 27.2 GB/s)"),
     ("sbuf.partitions", f"{_ARCH}, SBUF: 24 MiB per core as 128 partitions"),
     ("sbuf.bytes_per_partition", f"{_ARCH}, SBUF: 192 KiB per partition"),
     ("sbuf.banks", f"{_ARCH}, SBUF: one address space per partition (no banks)"),
@@ -52,19 +65,34 @@ TRN1_SOURCES = (
     ("pe.io_cycles", "modelling assumption: one register stage on the SBUF read and one on "
                      "the PSUM write (SCALE-Sim 3.0.0's per-fold count has neither)"),
     ("vector.lanes", f"{_ARCH}, Vector engine: the 128 partitions in parallel"),
-    ("vector.transpose_block", f"{_ARCH}, Vector engine: 32 x 32 transposes within groups "
-                               "of 32 partitions"),
-    ("vector.instruction_cycles", "AWS Neuron docs, NKI performance guide: about 60 cycles of "
-                                  "static overhead per engine instruction"),
+    ("vector.transpose_block", f"{_ARCH}, Cross-partition Data Movement: each of 4 Reshape "
+                               "Banks transposes 32 x 32 within its group of 32 partitions"),
+    ("vector.instruction_cycles", _OVERHEAD),
+    ("vector.clock_hz", f"{_ARCH}, NeuronCore-v2 engine table: Vector engine at 1.12 GHz"),
+    ("vector.fast_stride_bytes", _FAST),
+    ("vector.strided_rate", _HALF),
     ("activation.lanes", f"{_ARCH}, Scalar (activation) engine: the 128 partitions in parallel"),
-    ("activation.instruction_cycles", "AWS Neuron docs, NKI performance guide: about 60 "
-                                      "cycles of static overhead per engine instruction"),
-    ("dma.queues", f"{_DMA}: 16 DMA engines per NeuronCore"),
-    ("dma.bytes_per_cycle", "AWS 'Trainium Architecture': 1 TB/s DMA per device; inferred "
-                            "1 TB/s / 2 cores / 16 queues / 1.4 GHz = 22 B/cycle"),
-    ("dma.descriptor_cycles", _ASSUMED),
-    ("dma.efficient_chunk_bytes", "AWS Neuron docs, NKI performance guide: DMA runs of at "
-                                  "least 512 contiguous bytes"),
+    ("activation.instruction_cycles", _OVERHEAD),
+    ("activation.clock_hz", f"{_ARCH}, NeuronCore-v2 engine table: Scalar engine at 1.4 GHz"),
+    ("activation.fast_stride_bytes", _FAST),
+    ("activation.strided_rate", _HALF),
+    ("dma.queues", f"{_DMA}: each NeuronCore is paired with 16 DMA engines"),
+    ("dma.bytes_per_cycle", f"{_ARCH}, Data movement between HBM and SBUF: each DMA engine "
+                            "processes one transfer at a time at a peak 27 GiB/s; inferred "
+                            f"27 GiB/s / 1.4 GHz = 20.7 B/cycle ({_DMA} gives 27.2 GB/s; "
+                            f"{_BW} lists 17 B/ns per trn1 engine)"),
+    ("dma.descriptor_cycles", f"{_ASSUMED}: the issue share of the ~286 ns fixed cost per "
+                              "transfer (see dram.latency_ns)"),
+    ("dma.efficient_chunk_bytes", f"{_BW}, Bandwidth vs. Payload Size: >= 4 KiB per "
+                                  "partition fully amortizes per-packet overhead and "
+                                  f"saturates the DMA engines; {_DMA}: 'at 4096 free bytes "
+                                  "... nearly saturate'"),
+    ("dma.packet_overhead_bytes", f"inferred: {_BW}, Bandwidth vs. Payload Size, describes a "
+                                  "saturation curve: < 256 B per partition 'a small fraction "
+                                  "of peak', 256 B - 2 KiB 'improving but still below peak', "
+                                  ">= 2 KiB 'approaches peak', >= 4 KiB saturated; a "
+                                  "per-packet overhead worth 256 B of transfer time puts "
+                                  "64 B at 21%, 256 B at 53%, 2 KiB at 94% of full speed"),
     ("dma.max_dims", _ASSUMED),
     ("dma.ttu_width_bits", _ASSUMED),
     ("stream.processing_engines", "modelling assumption: seed 004's stream processor has no "

@@ -53,7 +53,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .access_pattern import AccessPattern
-from .cost import PeCost, lane_cycles, pe_cost, transfer_cycles
+from .cost import PeCost, access_cycles, descriptor_fixed_cycles, pe_cost, transfer_cycles
 from .dtypes import accumulator_dtype
 from .errors import CapacityError, ProgramError, SimulationError
 from .hardware import Hardware
@@ -172,8 +172,11 @@ def _transpose_bits(k: int, instr: Instruction, m: Any) -> None:
 class DmaCopy(Instruction):
     """One DMA descriptor on queue ``queue``: ``dst[i] = src[i]``, any memories.
 
-    Cost: the descriptor's fixed cycles plus the bytes at the queue's rate, slower for
-    runs shorter than ``dma.efficient_chunk_bytes`` (:func:`strider.cost.transfer_cycles`).
+    Cost: the transfer's fixed cycles (the DRAM latency too when a side is in DRAM) plus
+    the bytes at the queue's rate, slower for runs shorter than
+    ``dma.efficient_chunk_bytes`` (:func:`strider.cost.transfer_cycles`). The SBUF side
+    is read or written as the hardware's DMA buffers (its runs), so it has no stride
+    penalty of its own: the run-length curve is its cost.
     """
 
     queue: int
@@ -196,9 +199,11 @@ class DmaCopy(Instruction):
 
     def timing(self, hw: Hardware) -> tuple[float, float]:
         nbytes = self.nbytes
+        dram = "dram" in (self.src.memory, self.dst.memory)
         if nbytes == 0:
-            return _constant(float(hw.dma.descriptor_cycles))
-        return _constant(transfer_cycles(nbytes, min(self.src.run_bytes, self.dst.run_bytes), hw))
+            return _constant(descriptor_fixed_cycles(hw, dram))
+        chunk = min(self.src.run_bytes, self.dst.run_bytes)
+        return _constant(transfer_cycles(nbytes, chunk, hw, dram))
 
     def engine_problem(self, hw: Hardware) -> str | None:
         if 0 <= self.queue < hw.dma.queues:
@@ -370,8 +375,7 @@ class ActCopy(Instruction):
     engine_kind: ClassVar[str] = "act"
 
     def timing(self, hw: Hardware) -> tuple[float, float]:
-        spec = hw.activation
-        return _constant(lane_cycles(self.src, spec.lanes, spec.instruction_cycles))
+        return _constant(access_cycles(hw.activation, self.src, self.src, self.dst))
 
     def check(self, k: int, rules: Any) -> None:
         rules.ref(k, self, "src", self.src, ON_CHIP)
@@ -395,8 +399,7 @@ class VectorCopy(Instruction):
     engine_kind: ClassVar[str] = "vector"
 
     def timing(self, hw: Hardware) -> tuple[float, float]:
-        spec = hw.vector
-        return _constant(lane_cycles(self.src, spec.lanes, spec.instruction_cycles))
+        return _constant(access_cycles(hw.vector, self.src, self.src, self.dst))
 
     def check(self, k: int, rules: Any) -> None:
         rules.ref(k, self, "src", self.src, ON_CHIP)
@@ -410,8 +413,9 @@ class VectorCopy(Instruction):
 
 @dataclass(frozen=True, kw_only=True)
 class VectorTranspose(Instruction):
-    """Transpose a (P, F) on-chip block across partitions, P, F <= vector.transpose_block;
-    costs the block size whatever its fill."""
+    """Transpose a (P, F) on-chip block across partitions, P, F <= vector.transpose_block,
+    each side inside one group of ``transpose_block`` partitions (the hardware's reshape
+    banks); costs the per-access overhead plus the block size whatever its fill."""
 
     src: Ref
     dst: Ref
@@ -431,6 +435,12 @@ class VectorTranspose(Instruction):
                        CapacityError)
         rules.transposed_dst(k, self, rows, cols)
         rules.same_itemsize(k, self, self.src, self.dst)
+        for name, ref in (("src", self.src), ("dst", self.dst)):
+            if ref.partitions and ref.partition_start // block != (ref.partition_stop - 1) // block:
+                rules.fail(k, self, f"{name} uses partitions {ref.partition_start}.."
+                                    f"{ref.partition_stop - 1}, across a group of {block}: the "
+                                    f"vector engine transposes within groups of {block} "
+                                    "partitions; place the block inside one group")
 
     def execute(self, k: int, machine: Any) -> None:
         _transpose_bits(k, self, machine)
@@ -448,8 +458,7 @@ class VectorFill(Instruction):
         return f"{super().operand_text()} = {self.value}"
 
     def timing(self, hw: Hardware) -> tuple[float, float]:
-        spec = hw.vector
-        return _constant(lane_cycles(self.dst, spec.lanes, spec.instruction_cycles))
+        return _constant(access_cycles(hw.vector, self.dst, self.dst))
 
     def check(self, k: int, rules: Any) -> None:
         rules.ref(k, self, "dst", self.dst, ON_CHIP)
@@ -480,8 +489,7 @@ class VectorIdentity(Instruction):
     engine_kind: ClassVar[str] = "vector"
 
     def timing(self, hw: Hardware) -> tuple[float, float]:
-        spec = hw.vector
-        return _constant(lane_cycles(self.dst, spec.lanes, spec.instruction_cycles))
+        return _constant(access_cycles(hw.vector, self.dst, self.dst))
 
     def check(self, k: int, rules: Any) -> None:
         rules.ref(k, self, "dst", self.dst, ON_CHIP)

@@ -10,7 +10,7 @@ working perm, splits, dims kept off the partitions)``.
 Examples
 --------
 >>> from strider import Hardware
->>> hw = Hardware.preset("trn1-like")                # full speed from 512-byte runs
+>>> hw = Hardware.preset("trn1-like").with_changes(dma={"efficient_chunk_bytes": 512})
 >>> shape, perm, split, keep_free = run_splits((256, 256, 9), (2, 1, 0), 4, hw)[0]
 >>> shape, perm, split, sorted(keep_free)            # O and I split; (I inner, 9) read runs
 ((2, 128, 16, 16, 9), (4, 2, 3, 0, 1), ((1, 16), (0, 128)), [1, 3])

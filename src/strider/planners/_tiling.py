@@ -28,8 +28,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..access_pattern import AccessPattern
-from ..cost import chunk_efficiency
+from ..access_pattern import coalesced_dims, row_major_strides
+from ..cost import chunk_efficiency, descriptor_fixed_cycles, engine_scale, stride_rate
 from ..hardware import Hardware
 from ._groups import divisors, split_dim
 from ._splits import double_splits, run_splits
@@ -54,33 +54,41 @@ FEW_TILES = 4
 
 def descriptor_worth(hw: Hardware, tiles: int) -> int:
     """Bytes a descriptor should carry at least: 32 (few tiles: 8) times what its fixed
-    cost would move, so the fixed costs stay within 1/32 (1/8) of the time.
+    cost (:func:`~strider.cost.descriptor_fixed_cycles`) would move, so the fixed costs
+    stay within 1/32 (1/8) of the time.
 
     >>> from strider import Hardware
     >>> hw = Hardware.preset("trn1-like")
     >>> descriptor_worth(hw, 100), descriptor_worth(hw, 1)
-    (70400, 17600)
+    (264795, 66198)
     """
     share = 8 if tiles <= FEW_TILES else 32
-    return max(1, int(share * hw.dma.descriptor_cycles * hw.dma.bytes_per_cycle))
+    return max(1, int(share * descriptor_fixed_cycles(hw) * hw.dma.bytes_per_cycle))
 
 
-def copy_engines(hw: Hardware, partitions: int) -> list[tuple[str, int, int]]:
+def copy_engines(hw: Hardware, partitions: int,
+                 stride_bytes: int = 0) -> list[tuple[str, float, float]]:
     """The lane-per-partition engines that can do the in-buffer re-ordering copy, as
-    ``(engine, passes over the partitions, fixed cycles per instruction)``.
+    ``(engine, cycles per element per partition, fixed cycles per instruction)`` in
+    top-level cycles, for a copy whose source's innermost stride is ``stride_bytes``
+    (the SBUF access rules: :func:`~strider.cost.stride_rate`).
 
     Both the vector engine and the activation engine copy a strided SBUF pattern lane
     by lane (an activation copy to the same dtype moves the bits unchanged), so the
     slices of a tile are shared between them: on hardware whose DRAM outruns one
-    engine (int8 on ``trn1-like``: 179 G elements/s per engine vs 410 GB/s) this is what
-    keeps the permutation DRAM-bound.
+    engine this is what keeps the permutation DRAM-bound.
 
     >>> from strider import Hardware
-    >>> copy_engines(Hardware.preset("trn1-like"), 128)
-    [('vector', 1, 60), ('act', 1, 60)]
+    >>> copy_engines(Hardware.preset("trn1-like"), 128, 64)   # vector at 1.12 GHz; 64 B stride
+    [('vector', 2.5, 75.0), ('act', 2.0, 60.0)]
     """
-    return [("vector", -(-partitions // hw.vector.lanes), hw.vector.instruction_cycles),
-            ("act", -(-partitions // hw.activation.lanes), hw.activation.instruction_cycles)]
+    out = []
+    for engine, spec in (("vector", hw.vector), ("act", hw.activation)):
+        scale = engine_scale(engine, hw)
+        passes = -(-partitions // spec.lanes)
+        out.append((engine, passes * scale / stride_rate(spec, stride_bytes),
+                    spec.instruction_cycles * scale))
+    return out
 
 
 class CopyBalancer:
@@ -88,31 +96,49 @@ class CopyBalancer:
     (estimated busy cycles; the same rule the score assumes)."""
 
     def __init__(self, hw: Hardware, partitions: int) -> None:
-        self.engines = copy_engines(hw, partitions)
-        self.load = [0.0] * len(self.engines)
+        self.hw, self.partitions = hw, partitions
+        self.load = {"vector": 0.0, "act": 0.0}
 
-    def pick(self, elements: int) -> str:
-        ends = [load + fixed + passes * elements
-                for load, (_, passes, fixed) in zip(self.load, self.engines)]
-        k = ends.index(min(ends))
-        self.load[k] = ends[k]
-        return self.engines[k][0]
+    def pick(self, elements: int, stride_bytes: int = 0) -> str:
+        ends = {engine: self.load[engine] + fixed + per * elements for engine, per, fixed
+                in copy_engines(self.hw, self.partitions, stride_bytes)}
+        engine = min(ends, key=ends.__getitem__)
+        self.load[engine] = ends[engine]
+        return engine
 
 
-def copy_cycles(hw: Hardware, partitions: int, block: int, pieces: int) -> tuple[float, float]:
+def copy_cycles(hw: Hardware, partitions: int, block: int, pieces: int,
+                stride_bytes: int = 0) -> tuple[float, float]:
     """(makespan of a tile's ``pieces`` copy slices over the copy engines, cycles of
     the last slice alone): the score's in-buffer step.
 
     >>> from strider import Hardware
     >>> copy_cycles(Hardware.preset("trn1-like"), 128, 1600, 2)   # two engines, one slice each
-    (860.0, 860.0)
+    (1075.0, 860.0)
     """
     balancer = CopyBalancer(hw, partitions)
     cuts = [block * (j + 1) // pieces - block * j // pieces for j in range(pieces)]
     for n in cuts:
-        balancer.pick(n)
-    last = min(fixed + passes * cuts[-1] for _, passes, fixed in balancer.engines)
-    return max(balancer.load), float(last)
+        balancer.pick(n, stride_bytes)
+    last = min(fixed + per * cuts[-1]
+               for _, per, fixed in copy_engines(hw, partitions, stride_bytes))
+    return max(balancer.load.values()), float(last)
+
+
+def copy_stride_bytes(t: Tiling, ext: Sequence[int]) -> int:
+    """Innermost stride (bytes) of the source of a tile's re-ordering copy: it reads the
+    source-order block in target order (as the vector planner emits it).
+
+    >>> t = Tiling((64, 32), (1, 0), (), (), (0, 1), (64, 32), 3, 4)
+    >>> copy_stride_bytes(t, t.tile)                  # 32 floats per source row
+    128
+    """
+    pos = {d: i for i, d in enumerate(t.free)}
+    cs = row_major_strides(tuple(ext[d] for d in t.free))
+    shape = tuple(ext[d] for d in t.free_target)
+    if math.prod(shape) <= 1:
+        return 0
+    return abs(coalesced_dims(shape, tuple(cs[pos[d]] for d in t.free_target))[1][-1]) * t.itemsize
 
 
 @dataclass(frozen=True)
@@ -219,7 +245,8 @@ def _sliced_queue_cycles(t: Tiling, hw: Hardware, ext: Sequence[int], nbytes: fl
             cut[d] = -(-ext[d] // min(m, ext[d]))
         block = math.prod(cut[k] for k in t.free)
         chunk = min(t.run_elements(side, cut), block) * t.itemsize
-        out.append(nbytes / (hw.dma.bytes_per_cycle * chunk_efficiency(chunk, hw)))
+        out.append(nbytes / (hw.dma.bytes_per_cycle * chunk_efficiency(chunk, hw))
+                   * engine_scale("dma", hw))
         runs.append(chunk)
     return out[0], out[1], runs[0], runs[1]
 
@@ -240,7 +267,7 @@ def _scores(t: Tiling, hw: Hardware, total_bytes: int, pieces: Sequence[int]) ->
     """:func:`score` of ``t`` with each slice count of ``pieces`` (shared set-up)."""
     classes = [(ext, count, math.prod(ext[d] for d in t.free)) for ext, count in t.tile_classes()]
     queues = hw.dma.queues
-    dc, dram = hw.dma.descriptor_cycles, hw.dram_bytes_per_cycle
+    dc, dram = descriptor_fixed_cycles(hw) * engine_scale("dma", hw), hw.dram_bytes_per_cycle
     needs_vector, tiles = t.needs_vector, t.tiles
     two = t.slots == 2 and needs_vector and tiles > 1
     dram_cycles = 2 * total_bytes / dram
@@ -255,8 +282,8 @@ def _scores(t: Tiling, hw: Hardware, total_bytes: int, pieces: Sequence[int]) ->
             per_piece = max(1, min(queues, int(nbytes // (m * worth))))
             over = m * per_piece * dc
             spread = min(queues, m * per_piece)
-            vec, last = (copy_cycles(hw, t.partitions, int(block), m) if needs_vector
-                         else (0.0, 0.0))
+            vec, last = (copy_cycles(hw, t.partitions, int(block), m, copy_stride_bytes(t, ext))
+                         if needs_vector else (0.0, 0.0))
             alone_in = max(nbytes / dram, (q_in + over) / spread)
             alone_out = max(nbytes / dram, (q_out + over) / spread)
             mixed = max(2 * nbytes / dram, (q_in + q_out + 2 * over) / queues)

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..access_pattern import AccessPattern, row_major_strides
-from ..cost import estimate, transfer_cycles
+from ..cost import estimate, innermost_stride_bytes, transfer_cycles
 from ..hardware import Hardware
 from ..dtypes import dtype_of
 from ..plan import PermuteRequest, Plan
@@ -129,7 +129,7 @@ class QueueBalancer:
             q = queues.start + window.index(min(window))
         else:
             q = min(queues, key=lambda k: (load[k], k))
-        load[q] += transfer_cycles(nbytes, max(1, chunk), self.hw)
+        load[q] += transfer_cycles(nbytes, max(1, chunk), self.hw, dram=True)
         return q
 
 
@@ -255,10 +255,10 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
         key = ("copy", k) if cut is not None else None
         deps = sorted(set(hazards.before(src.min_address, src.max_address + 1, False)
                           + hazards.before(dst.min_address, dst.max_address + 1, True, key)))
-        copy = (program.vector_copy if engines.pick(src.size) == "vector"
-                else program.act_copy)
-        vid = copy(Ref.sbuf(0, partitions, src, w.dtype), Ref.sbuf(0, partitions, dst, w.dtype),
-                   deps, f"permute t{k}")
+        src_ref = Ref.sbuf(0, partitions, src, w.dtype)
+        copy = (program.vector_copy if engines.pick(src.size, innermost_stride_bytes(src_ref))
+                == "vector" else program.act_copy)
+        vid = copy(src_ref, Ref.sbuf(0, partitions, dst, w.dtype), deps, f"permute t{k}")
         hazards.record(src.min_address, src.max_address + 1, [vid], write=False)
         hazards.record(dst.min_address, dst.max_address + 1, [vid], write=True, disjoint=key)
         counts["vector"] += 1
