@@ -124,3 +124,26 @@ def test_simulate_fills_a_bare_out_array_for_a_single_output_plan():
     result = simulate(plan, x, out=y)
     assert np.shares_memory(result.outputs["y"], y)
     assert np.array_equal(y, x.T)
+
+
+def test_the_report_names_what_bounds_the_run():
+    """A PE transpose whose DMA queues are saturated names them; a single-block run that
+    never saturates anything is latency-bound; the busiest resource is the bound."""
+    from strider.strategy import plan_permute as make_plan
+    from strider.report import BOUND_SHARE
+
+    hw = Hardware.preset("trn1-like")
+    _, report = run_plan(make_plan((2048, 2048), (1, 0), "bfloat16", hw, strategy="pe"))
+    bound = report["bound_by"]
+    util = report["engine_utilisation"]
+    queues = [u for e, u in util.items() if e.startswith("dma")]
+    shares = {"DRAM": report["achieved_bandwidth_gb_s"] / report["dram_bandwidth_gb_s"],
+              "DMA queues": sum(queues) / len(queues),
+              **{e: u for e, u in util.items() if not e.startswith("dma")}}
+    busiest = max(shares, key=shares.get)
+    assert bound["resource"] in (busiest, "latency")
+    assert (bound["resource"] == "latency") == (shares[busiest] < BOUND_SHARE)
+    assert "bound by" in format_report(report)
+    _, small = run_plan(flip_plan())
+    assert small["bound_by"]["resource"] == "latency"
+    assert "latency: no resource reaches" in format_report(small)

@@ -87,8 +87,37 @@ def build_report(plan: Plan | None, result: SimResult, verified: bool | None,
         "poisoned_reads": s.poisoned_reads,
         "unwritten_outputs": dict(s.unwritten_outputs),
         "hardware": hw.name,
+        "bound_by": bound_by(dict(s.utilisation),
+                             s.achieved_bandwidth_bytes_per_s / hw.dram.bandwidth_bytes_per_s),
         "candidates": candidates_summary(candidates),
     }
+
+
+#: Below this share of its peak, no resource is said to bound a run: the time goes to
+#: latency (fill, drain, dependencies) rather than to a saturated engine.
+BOUND_SHARE = 0.8
+
+
+def bound_by(utilisation: Mapping[str, float], dram_share: float) -> dict[str, Any]:
+    """What limits a run: the resource busiest relative to its peak -- DRAM (achieved /
+    peak bandwidth), the DMA queues (their mean busy share), or an engine -- or
+    ``"latency"`` when none reaches :data:`BOUND_SHARE`.
+
+    >>> bound_by({"dma0": 0.9, "dma1": 0.7, "pe": 0.95}, dram_share=0.6)
+    {'resource': 'pe', 'share': 0.95}
+    >>> bound_by({"dma0": 0.5, "vector": 0.4}, dram_share=0.3)["resource"]
+    'latency'
+    """
+    queues = [u for e, u in utilisation.items() if e.startswith("dma") and e[3:].isdigit()]
+    shares = {"DRAM": float(dram_share)}
+    if queues:
+        shares["DMA queues"] = sum(queues) / len(queues)
+    shares.update({e: float(u) for e, u in utilisation.items()
+                   if not (e.startswith("dma") and e[3:].isdigit())})
+    name, share = max(shares.items(), key=lambda kv: kv[1])
+    if share < BOUND_SHARE:
+        return {"resource": "latency", "share": round(share, 4), "busiest": name}
+    return {"resource": name, "share": round(share, 4)}
 
 
 def _time(seconds: float) -> str:
@@ -136,6 +165,9 @@ def format_report(report: dict[str, Any]) -> str:
                                       "in flight (latency: pipeline fill and drain, engines "
                                       f"waiting), {_time(over - idle)} with DRAM below its "
                                       "peak (short runs, descriptor costs, too few queues)"))
+    bound = get("bound_by")
+    if bound:
+        rows.append(("bound by", _bound_text(bound)))
     if get("dram_bytes_read") is not None:
         rows.append(("DRAM traffic", f"{get('dram_bytes_read'):,} B read, "
                                      f"{get('dram_bytes_written', 0):,} B written"))
@@ -182,6 +214,14 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _bound_text(bound: Mapping[str, Any]) -> str:
+    if bound["resource"] == "latency":
+        return (f"latency: no resource reaches {BOUND_SHARE:.0%} of its peak (the busiest, "
+                f"{bound['busiest']}, {bound['share']:.0%}): pipeline fill, drain and waits")
+    what = "of its peak bandwidth" if bound["resource"] == "DRAM" else "busy"
+    return f"{bound['resource']} ({bound['share']:.0%} {what})"
+
+
 def _engine_rows(util: dict[str, float], busy: dict[str, float]) -> list[tuple]:
     """One row per engine; the DMA queues folded into one row (mean busy, min-max use)."""
     queues = [e for e in util if e.startswith("dma") and e[3:].isdigit()]
@@ -200,4 +240,4 @@ def _engine_rows(util: dict[str, float], busy: dict[str, float]) -> list[tuple]:
     return rows
 
 
-__all__ = ["build_report", "format_report", "candidates_summary"]
+__all__ = ["build_report", "format_report", "candidates_summary", "bound_by"]
