@@ -487,7 +487,7 @@ def trn1_like() -> Hardware:
         dma=DmaSpec(queues=16, bytes_per_cycle=27 * 2**30 / 1.4e9, descriptor_cycles=100,
                     efficient_chunk_bytes=4096, max_dims=5, ttu_width_bits=32,
                     packet_overhead_bytes=256),
-        stream=StreamSpec(processing_engines=4, page_bytes=64 * 1024, pages=16),
+        stream=StreamSpec(processing_engines=4, page_bytes=256 * 1024, pages=16),
         dtypes=("int8", "uint8", "int16", "uint16", "int32", "uint32", "float16", "bfloat16",
                 "float32", "float8_e4m3fn", "float8_e5m2"),
         sources=TRN1_SOURCES,  # strider.hardware_sources

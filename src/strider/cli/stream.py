@@ -68,7 +68,7 @@ def default_shape(hw: Hardware, itemsize: int, pages: int, factor: int = 8) -> t
     """A 2-d shape of at least ``factor`` x the SBUF whose page row fits half the pool.
 
     >>> default_shape(Hardware.preset("trn1-like"), 4, 16)
-    (49152, 1024)
+    (24576, 2048)
     """
     side = 1 << (math.isqrt(max(1, hw.stream.page_bytes // itemsize)).bit_length() - 1)
     cols = side * max(1, pages // 2)

@@ -310,9 +310,9 @@ def default_pool(columns: int, hw: Hardware) -> int:
     that is more (double buffering along the streaming dim), capped at :func:`pool_cap`
     -- but never below one page row, which the stream cannot do without.
 
-    >>> hw = Hardware.preset("trn1-like")          # 16 pages of 64 KiB, 24 MiB SBUF
+    >>> hw = Hardware.preset("trn1-like")          # 16 pages of 256 KiB, 24 MiB SBUF
     >>> default_pool(4, hw), default_pool(64, hw), default_pool(150, hw)
-    (16, 128, 192)
+    (16, 64, 150)
     """
     return max(hw.stream.pages, min(2 * columns, pool_cap(hw)), columns)
 
