@@ -109,3 +109,11 @@ def test_invalid_hardware_is_a_config_error(section, data):
         return
     # accepted: only a value that is really valid (a bool for a flag, latency 0, ...)
     assert getattr(getattr(hw, section), name) == value
+
+
+def test_a_strategy_that_needs_millions_of_descriptors_is_refused_naming_the_fields():
+    # 16-bit registers and 2 dims: the strided DRAM -> DRAM walk of a reversed tensor
+    # steps 40,768 elements per index, so each descriptor holds one element
+    hw = Hardware.preset("trn1-like").with_changes(dma={"ttu_width_bits": 16, "max_dims": 2})
+    with pytest.raises(PlanError, match=r"dma\.max_dims = 2 and dma\.ttu_width_bits = 16"):
+        strider.plan_permute((64, 26, 32, 49), (3, 2, 1, 0), "float32", hw, "dma")

@@ -8,6 +8,10 @@ dims of a tensor       at most :data:`MAX_DIMS` (16): a TTU walks at most a few 
                        (22 dims took 9 s to plan before this limit)
 elements of a tensor   at most :data:`MAX_ELEMENTS` (2**40): addresses stay far
                        inside int64 at any stride the hardware can express
+DMA descriptors        at most :data:`MAX_DESCRIPTORS` (2**18) for one transfer: where
+                       the TTU's registers or dims let a descriptor walk only a few
+                       elements, a strategy would emit millions (minutes to plan,
+                       gigabytes to hold); it is refused instead, naming the fields
 host memory            a simulation holds the tensors' real data: inputs, outputs and
                        scratch, plus on-chip buffers; it must fit in the memory the
                        host has available (``MemAvailable``), else it is refused
@@ -34,6 +38,7 @@ from .errors import ResourceError
 
 MAX_DIMS = 16
 MAX_ELEMENTS = 2**40
+MAX_DESCRIPTORS = 2**18
 #: Host bytes a simulation needs beyond its tensors (interpreter, NumPy, tables).
 OVERHEAD_BYTES = 256 * 2**20
 

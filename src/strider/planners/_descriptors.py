@@ -30,6 +30,7 @@ from typing import Sequence
 
 from ..access_pattern import AccessPattern, coalesced_dims
 from ..errors import PlanError
+from ..limits import MAX_DESCRIPTORS
 from ..hardware import Hardware
 from ..dtypes import dtype_of
 from ..program import Ref
@@ -225,6 +226,13 @@ class _Cut:
         count = math.prod(shape[:outer])
         cut = max(1, min(shape[outer], -(-pieces // count)), -(-shape[outer] // longest))
         step = -(-shape[outer] // cut)
+        if count * cut > MAX_DESCRIPTORS:
+            raise PlanError(
+                f"this transfer of {math.prod(shape):,} elements needs {count * cut:,} DMA "
+                f"descriptors of at most {math.prod(shape[outer + 1:]) * step:,} elements on "
+                f"{hw.name} (dma.max_dims = {self.max_dims} and dma.ttu_width_bits = "
+                f"{self.width_bits} bound one descriptor's walk), more than the "
+                f"{MAX_DESCRIPTORS:,} a plan may hold; use wider TTU registers or more dims")
         (_, ss, sps), (_, ds, dps) = self.sides
         sps, dps = sps or (0,) * len(shape), dps or (0,) * len(shape)
         out = []

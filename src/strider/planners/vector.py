@@ -419,26 +419,32 @@ class VectorStrategy:
         return make_plan(request, hw, program, self.name, lines, details)
 
 
-#: Tilings the cost model compares (the analytic score's best): more for small tensors,
-#: whose programs are short to emit and whose fill and drain the score prices roughly.
-KEEP, KEEP_SMALL, SMALL_BYTES = 6, 16, 16 << 20
+#: Tilings the cost model compares (the analytic score's best): more for small tensors
+#: (<= SMALL_BYTES, whose fill and drain the score prices roughly) while their programs
+#: are short to emit and estimate -- the first few only once one has more than
+#: SHORT_PROGRAM instructions.
+KEEP, KEEP_SMALL, SMALL_BYTES, SHORT_PROGRAM = 6, 16, 16 << 20, 4096
 
 
 def best_sbuf_program(w: Working, hw: Hardware, empty: Program, keep: int | None = None):
     """Emit the few best tilings by the analytic score; keep the cheapest by the cost model."""
-    best = None
-    tried = []
     if keep is None:
         keep = KEEP_SMALL if w.size * w.itemsize <= SMALL_BYTES else KEEP
-    for tiling in rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep):
-        tried.append(tiling)
+    best = None
+    tried = []
+    for rank, tiling in enumerate(rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep)):
+        tried.append((rank, tiling))
         if tiling.slots == 2 and tiling.tiles > 1:
             # the score prices the two-slot hand-over between tiles roughly: fewer, larger
             # slices often hand over better
-            tried += [replace(tiling, pieces=m) for m in (4, 8) if m < tiling.pieces]
+            tried += [(rank, replace(tiling, pieces=m)) for m in (4, 8) if m < tiling.pieces]
     emitted: dict[Tiling, tuple] = {}  # the same tiling is never emitted twice
-    for tiling in tried:
+    longest = 0
+    for rank, tiling in tried:
+        if rank >= KEEP and longest > SHORT_PROGRAM:
+            break
         cycles, program, counts = _emitted(emitted, tiling, w, hw, empty)
+        longest = max(longest, len(program.instructions))
         # a tie (both at the DRAM bound) goes to the plan whose queues have the most
         # slack under the cap: its own schedule ends first
         if best is None or cycles < best[0]:
