@@ -10,7 +10,8 @@ working perm, splits, dims kept off the partitions)``.
 Examples
 --------
 >>> from strider import Hardware
->>> hw = Hardware.preset("trn1-like").with_changes(dma={"efficient_chunk_bytes": 512})
+>>> hw = Hardware.preset("trn1-like").with_changes(
+...     dma={"efficient_chunk_bytes": 512, "packet_overhead_bytes": 0})
 >>> shape, perm, split, keep_free = run_splits((256, 256, 9), (2, 1, 0), 4, hw)[0]
 >>> shape, perm, split, sorted(keep_free)            # O and I split; (I inner, 9) read runs
 ((2, 128, 16, 16, 9), (4, 2, 3, 0, 1), ((1, 16), (0, 128)), [1, 3])
@@ -57,13 +58,13 @@ def run_targets(hw: Hardware) -> list[int]:
 
 
 def _run_inners(n: int, item: int, hw: Hardware) -> list[int]:
-    """Inner extents of ``n`` whose runs are near one of :func:`run_targets` (at most 3
-    per target)."""
+    """Inner extents of ``n`` whose runs are near one of :func:`run_targets` (the 3
+    nearest each, the longest target's first)."""
     out: list[int] = []
-    for chunk in run_targets(hw):
+    for chunk in reversed(run_targets(hw)):
         near = [d for d in divisors(n) if d < n and chunk // 4 <= d * item <= 4 * chunk]
         out += sorted(near, key=lambda d: abs(math.log2(d * item / chunk)))[:3]
-    return sorted(set(out))
+    return list(dict.fromkeys(out))
 
 
 def double_splits(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
