@@ -45,16 +45,29 @@ def run_targets(hw: Hardware) -> list[int]:
     >>> run_targets(Hardware.preset("patent"))
     [512]
     """
-    full = hw.dma.efficient_chunk_bytes
+    return sorted({_shortest_run(share, hw) for share in RUN_EFFICIENCIES}
+                  | {keep_up_run(hw)})
+
+
+def _shortest_run(share: float, hw: Hardware) -> int:
+    """The shortest run ``dma.efficient_chunk_bytes / 2**k`` reaching ``share`` of a
+    queue's rate."""
+    run = hw.dma.efficient_chunk_bytes
+    while run % 2 == 0 and chunk_efficiency(run // 2, hw) >= share:
+        run //= 2
+    return run
+
+
+def keep_up_run(hw: Hardware) -> int:
+    """The shortest run (a power-of-two fraction of ``dma.efficient_chunk_bytes``) at
+    which all the DMA queues together still move as much as DRAM does.
+
+    >>> from strider import Hardware
+    >>> keep_up_run(Hardware.preset("trn1-like"))      # 94% of 16 x 27 GiB/s > 410 GB/s
+    2048
+    """
     queue_rate = hw.dma.queues * hw.dma.bytes_per_cycle / engine_scale("dma", hw)
-    need = min(1.0, hw.dram_bytes_per_cycle / queue_rate)
-    out = set()
-    for share in RUN_EFFICIENCIES + (need,):
-        run = full
-        while run % 2 == 0 and chunk_efficiency(run // 2, hw) >= share:
-            run //= 2
-        out.add(run)
-    return sorted(out)
+    return _shortest_run(min(1.0, hw.dram_bytes_per_cycle / queue_rate), hw)
 
 
 def _run_inners(n: int, item: int, hw: Hardware) -> list[int]:
@@ -131,4 +144,4 @@ def run_splits(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     return out
 
 
-__all__ = ["double_splits", "run_splits"]
+__all__ = ["double_splits", "keep_up_run", "run_splits", "run_targets"]

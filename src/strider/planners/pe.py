@@ -66,6 +66,7 @@ from ..dtypes import EXACT_MAC_DTYPES, MAC_DTYPES, dtype_of
 from ..plan import Plan, PermuteRequest
 from ..program import Program, Ref
 from ._descriptors import fitted_pairs
+from ._splits import keep_up_run
 from ._pe_tiling import (DESCRIPTOR_AMORTISATION, Tiling, TransposeView, choose_tiling,
                          chunk_list, pack_tiles, transpose_view)
 from ._postcondition import check_program
@@ -229,7 +230,11 @@ class _Emitter:
                 row0, k = groups[gi]
                 part0 = (gi % t.partition_slots) * t.group_rows
                 off = self.in_offset(slot, gi, bb0) + c0
-                pat = (AccessPattern.unchecked((width,), (1,), off) if count == 1 else
+                if block["interleave"] > 1:  # by turns: see _interleave
+                    il = block["interleave"]
+                    off = self.in_offset(slot, gi, bb0) + (ci // il) * il * width + ci % il
+                pat = (AccessPattern.unchecked((width,), (block["interleave"],), off)
+                       if count == 1 else
                        AccessPattern.unchecked((count, width), (t.block_cols, 1), off))
                 src = Ref.sbuf(part0, k, pat, t.dtype)
                 dst = Ref.psum(0, count * width, AccessPattern.unchecked(
@@ -282,6 +287,18 @@ class _Emitter:
                             Ref.sbuf(bb * width + first - first_col, math.prod(ext), src_pat,
                                      t.dtype), Ref.dram("y", dst, t.dtype), acts,
                             f"store {block['name']} chunk {ci} cols {first}.."))
+        elif block["interleave"] > 1:  # chunks ci-K+1 .. ci at once (see _interleave)
+            k = block["interleave"]
+            c_first = block["j0"] + c0 - (k - 1) * width
+            src_pat = AccessPattern.unchecked((k * rows,), (1,),
+                                              self.out_offset(slot, ci - k + 1))
+            base = block["b0"] * v.m * v.n + c_first * v.m + block["i0"]
+            for lo, hi in _ranges(width, self.splits(k * nbytes, width, block["last"])):
+                dst = AccessPattern.unchecked((hi - lo, k * rows), (k * v.m, 1),
+                                              base + lo * k * v.m)
+                ids.extend(self.dma(Ref.sbuf(lo, hi - lo, src_pat, t.dtype),
+                                    Ref.dram("y", dst, t.dtype), acts,
+                                    f"store {block['name']} chunks {ci - k + 1}..{ci}"))
         elif count == 1:
             for lo, hi in _ranges(width, self.splits(nbytes, width, block["last"])):
                 dst = AccessPattern.unchecked((hi - lo, rows), (v.m, 1), base + lo * v.m)
@@ -311,6 +328,7 @@ class _Emitter:
                     cols = min(t.block_cols, v.n - j0)
                     out.append({"b0": b0, "nb": nb, "i0": i0, "rows": rows, "j0": j0,
                                 "cols": cols, "groups": groups,
+                                "interleave": _interleave(v, t, nb, rows, cols, self.hw),
                                 "chunks": chunk_list(cols, nb, t.chunk_cols),
                                 "name": f"block {len(out)}", "first": not out,
                                 "last": False})
@@ -340,11 +358,33 @@ class _Emitter:
                 emit_loads(b + ahead)
             readers[b], stores[b] = {}, {}
             earlier = stores.get(b - nbuf, {})
+            k, pending = block["interleave"], []
             for ci, chunk in enumerate(block["chunks"]):
-                acts = self.compute_chunk(block, b % nbuf, ci, chunk, loads[b], readers[b],
-                                          earlier.get(ci, []))
-                stores[b][ci] = self.stores(block, b % nbuf, ci, chunk, acts)
+                pending += self.compute_chunk(block, b % nbuf, ci, chunk, loads[b],
+                                              readers[b], earlier.get(ci, []))
+                if ci % k == k - 1:  # the last of k chunks stored together
+                    ids = self.stores(block, b % nbuf, ci, chunk, pending)
+                    stores[b].update({c: ids for c in range(ci - k + 1, ci + 1)})
+                    pending = []
         return self.p
+
+
+def _interleave(v: TransposeView, t: Tiling, nb: int, rows: int, cols: int,
+                hw: Hardware) -> int:
+    """``K`` > 1 when each ``K`` neighbouring full column chunks of a block share their
+    columns out by turns (chunk ``c`` of the ``K`` takes their columns ``c, c + K, ...``):
+    partition ``j`` of the output tile then holds ``K`` target rows in a row, which -- the
+    block spanning all ``m`` -- follow each other in DRAM, so one store of the ``K``
+    chunks writes runs of ``K`` rows. ``K``: the fewest chunks whose rows make the run
+    the queues need to keep up with DRAM (:func:`._splits.keep_up_run`); 1 (plain
+    column ranges, a store per chunk) when one row already does, or the block does not
+    span ``m``."""
+    k, ragged = divmod(cols, t.chunk_cols)
+    row_bytes = rows * dtype_of(t.dtype).itemsize
+    if v.columns is not None or nb != 1 or not rows == v.m == t.block_rows or ragged or k < 2:
+        return 1
+    want = keep_up_run(hw)
+    return next((d for d in range(1, k + 1) if k % d == 0 and d * row_bytes >= want), k)
 
 
 @lru_cache(maxsize=1024)
@@ -437,6 +477,8 @@ def _explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardwa
                      "the stores put each box of columns in its place")
     if k == 0:
         return lines + ["nothing to move (zero-size tensor)"]
+    il = _interleave(view, t, min(t.block_batches, view.batch), min(t.block_rows, view.m),
+                     min(t.block_cols, view.n), hw)           # of the first block
     lines += [
         (f"k = {view.batch} x ((m-1)//p + 1) x ((n-1)//q + 1) = {k} block(s) of p x q = "
          if t.block_batches == 1 else
@@ -453,7 +495,10 @@ def _explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardwa
         f"per column chunk, bands of {t.band_groups} row group(s) land side by side in one "
         f"PSUM bank ({t.band_groups * t.group_rows * dtype_of(t.psum_dtype).itemsize} of "
         f"{hw.psum.bank_bytes} bytes), banks used round-robin; ActCopy moves each band to "
-        "SBUF at a second address, where the chunk's rows are stored with one run each",
+        "SBUF at a second address, where the chunk's rows are stored with one run each"
+        + (f"; each {il} neighbouring chunks take their columns by turns, so that a "
+           f"partition holds {il} target rows in a row and one store of the {il} chunks "
+           f"writes runs of {il} rows" if il > 1 else ""),
         f"SBUF per partition: {t.identity_elems * item} B identity + {t.buffers} x "
         f"({t.in_tile_elems * item} B in + {t.out_tile_elems * item} B out) = "
         f"{t.sbuf_bytes_per_partition} of {hw.sbuf.bytes_per_partition} B"
@@ -461,7 +506,8 @@ def _explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardwa
            .get(t.buffers, f" ({t.buffers}-deep buffering)")),
         f"DMA spread round-robin over {hw.dma.queues} queues (the first block's loads and "
         f"the last block's stores over all of them, to cut fill and drain); DRAM runs of "
-        f"{min(t.block_cols, view.n) * item} B in, {min(t.block_rows, view.m) * item} B out",
+        f"{min(t.block_cols, view.n) * item} B in, "
+        f"{il * min(t.block_rows, view.m) * item} B out",
     ]
     return lines
 
