@@ -165,6 +165,10 @@ class _Emitter:
         return (t.identity_elems + t.buffers * t.in_tile_elems + slot * t.out_tile_elems
                 + chunk * t.block_rows)
 
+    def turns(self, block: dict, chunk: tuple[int, int, int, int]) -> int:
+        """How many neighbouring chunks, ``chunk``'s included, take columns by turns."""
+        return block["interleave"] if chunk[3] == self.t.chunk_cols else 1
+
     def dma(self, src: Ref, dst: Ref, deps: list[int], label: str) -> list[int]:
         """One DMA, as several descriptors where one does not fit the TTU; their ids."""
         ids = []
@@ -230,10 +234,11 @@ class _Emitter:
                 row0, k = groups[gi]
                 part0 = (gi % t.partition_slots) * t.group_rows
                 off = self.in_offset(slot, gi, bb0) + c0
-                if block["interleave"] > 1:  # by turns: see _interleave
-                    il = block["interleave"]
-                    off = self.in_offset(slot, gi, bb0) + (ci // il) * il * width + ci % il
-                pat = (AccessPattern.unchecked((width,), (block["interleave"],), off)
+                turns = self.turns(block, chunk)
+                if turns > 1:  # by turns: see _interleave
+                    f = c0 // width
+                    off = self.in_offset(slot, gi, bb0) + (c0 - f % turns * width) + f % turns
+                pat = (AccessPattern.unchecked((width,), (turns,), off)
                        if count == 1 else
                        AccessPattern.unchecked((count, width), (t.block_cols, 1), off))
                 src = Ref.sbuf(part0, k, pat, t.dtype)
@@ -287,12 +292,11 @@ class _Emitter:
                             Ref.sbuf(bb * width + first - first_col, math.prod(ext), src_pat,
                                      t.dtype), Ref.dram("y", dst, t.dtype), acts,
                             f"store {block['name']} chunk {ci} cols {first}.."))
-        elif block["interleave"] > 1:  # chunks ci-K+1 .. ci at once (see _interleave)
-            k = block["interleave"]
-            c_first = block["j0"] + c0 - (k - 1) * width
+        elif self.turns(block, chunk) > 1:  # chunks ci-K+1 .. ci (see _interleave)
+            k = self.turns(block, chunk)
             src_pat = AccessPattern.unchecked((k * rows,), (1,),
                                               self.out_offset(slot, ci - k + 1))
-            base = block["b0"] * v.m * v.n + c_first * v.m + block["i0"]
+            base -= (k - 1) * width * v.m
             for lo, hi in _ranges(width, self.splits(k * nbytes, width, block["last"])):
                 dst = AccessPattern.unchecked((hi - lo, k * rows), (k * v.m, 1),
                                               base + lo * k * v.m)
@@ -328,7 +332,7 @@ class _Emitter:
                     cols = min(t.block_cols, v.n - j0)
                     out.append({"b0": b0, "nb": nb, "i0": i0, "rows": rows, "j0": j0,
                                 "cols": cols, "groups": groups,
-                                "interleave": _interleave(v, t, nb, rows, cols, self.hw),
+                                "interleave": _interleave(v, t, rows, cols, self.hw),
                                 "chunks": chunk_list(cols, nb, t.chunk_cols),
                                 "name": f"block {len(out)}", "first": not out,
                                 "last": False})
@@ -358,33 +362,33 @@ class _Emitter:
                 emit_loads(b + ahead)
             readers[b], stores[b] = {}, {}
             earlier = stores.get(b - nbuf, {})
-            k, pending = block["interleave"], []
+            pending: list[int] = []
             for ci, chunk in enumerate(block["chunks"]):
                 pending += self.compute_chunk(block, b % nbuf, ci, chunk, loads[b],
                                               readers[b], earlier.get(ci, []))
-                if ci % k == k - 1:  # the last of k chunks stored together
+                k = self.turns(block, chunk)
+                if chunk[2] // chunk[3] % k == k - 1:  # the last of k chunks stored together
                     ids = self.stores(block, b % nbuf, ci, chunk, pending)
                     stores[b].update({c: ids for c in range(ci - k + 1, ci + 1)})
                     pending = []
         return self.p
 
 
-def _interleave(v: TransposeView, t: Tiling, nb: int, rows: int, cols: int,
-                hw: Hardware) -> int:
-    """``K`` > 1 when each ``K`` neighbouring full column chunks of a block share their
-    columns out by turns (chunk ``c`` of the ``K`` takes their columns ``c, c + K, ...``):
-    partition ``j`` of the output tile then holds ``K`` target rows in a row, which -- the
-    block spanning all ``m`` -- follow each other in DRAM, so one store of the ``K``
-    chunks writes runs of ``K`` rows. ``K``: the fewest chunks whose rows make the run
-    the queues need to keep up with DRAM (:func:`._splits.keep_up_run`); 1 (plain
-    column ranges, a store per chunk) when one row already does, or the block does not
-    span ``m``."""
-    k, ragged = divmod(cols, t.chunk_cols)
-    row_bytes = rows * dtype_of(t.dtype).itemsize
-    if v.columns is not None or nb != 1 or not rows == v.m == t.block_rows or ragged or k < 2:
+def _interleave(v: TransposeView, t: Tiling, rows: int, cols: int, hw: Hardware) -> int:
+    """``K`` > 1 when each ``K`` neighbouring full column chunks of a batch matrix in a
+    block share their columns out by turns (chunk ``c`` of the ``K`` takes their columns
+    ``c, c + K, ...``): partition ``j`` of the output tile then holds ``K`` target rows in
+    a row, which -- the block spanning all ``m`` -- follow each other in DRAM, so one
+    store of the ``K`` chunks writes runs of ``K`` rows. ``K``: the fewest chunks (a
+    divisor of the full chunks) whose rows make the run the queues need to keep up with
+    DRAM (:func:`._splits.keep_up_run`); 1 (plain column ranges, a store per chunk)
+    when one row already does, or the block does not span ``m``."""
+    full = cols // t.chunk_cols
+    if v.columns is not None or not rows == v.m == t.block_rows or full < 2:
         return 1
-    want = keep_up_run(hw)
-    return next((d for d in range(1, k + 1) if k % d == 0 and d * row_bytes >= want), k)
+    want, row_bytes = keep_up_run(hw), rows * dtype_of(t.dtype).itemsize
+    return next((d for d in range(1, full + 1) if full % d == 0 and d * row_bytes >= want),
+                full)
 
 
 @lru_cache(maxsize=1024)
@@ -477,8 +481,7 @@ def _explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardwa
                      "the stores put each box of columns in its place")
     if k == 0:
         return lines + ["nothing to move (zero-size tensor)"]
-    il = _interleave(view, t, min(t.block_batches, view.batch), min(t.block_rows, view.m),
-                     min(t.block_cols, view.n), hw)           # of the first block
+    il = _interleave(view, t, min(t.block_rows, view.m), min(t.block_cols, view.n), hw)
     lines += [
         (f"k = {view.batch} x ((m-1)//p + 1) x ((n-1)//q + 1) = {k} block(s) of p x q = "
          if t.block_batches == 1 else
