@@ -66,9 +66,9 @@ from ..dtypes import EXACT_MAC_DTYPES, MAC_DTYPES, dtype_of
 from ..plan import Plan, PermuteRequest
 from ..program import Program, Ref
 from ._descriptors import fitted_pairs
-from ._splits import keep_up_run
+from ._pe_explain import explain
 from ._pe_tiling import (DESCRIPTOR_AMORTISATION, Tiling, TransposeView, choose_tiling,
-                         chunk_list, pack_tiles, transpose_view)
+                         chunk_list, interleave, pack_tiles, transpose_view)
 from ._postcondition import check_program
 
 MODES = ("auto", "passthrough", "mac")
@@ -235,7 +235,7 @@ class _Emitter:
                 part0 = (gi % t.partition_slots) * t.group_rows
                 off = self.in_offset(slot, gi, bb0) + c0
                 turns = self.turns(block, chunk)
-                if turns > 1:  # by turns: see _interleave
+                if turns > 1:  # by turns: see _pe_tiling.interleave
                     f = c0 // width
                     off = self.in_offset(slot, gi, bb0) + (c0 - f % turns * width) + f % turns
                 pat = (AccessPattern.unchecked((width,), (turns,), off)
@@ -292,7 +292,7 @@ class _Emitter:
                             Ref.sbuf(bb * width + first - first_col, math.prod(ext), src_pat,
                                      t.dtype), Ref.dram("y", dst, t.dtype), acts,
                             f"store {block['name']} chunk {ci} cols {first}.."))
-        elif self.turns(block, chunk) > 1:  # chunks ci-K+1 .. ci (see _interleave)
+        elif self.turns(block, chunk) > 1:  # chunks ci-K+1 .. ci (see _pe_tiling.interleave)
             k = self.turns(block, chunk)
             src_pat = AccessPattern.unchecked((k * rows,), (1,),
                                               self.out_offset(slot, ci - k + 1))
@@ -332,7 +332,7 @@ class _Emitter:
                     cols = min(t.block_cols, v.n - j0)
                     out.append({"b0": b0, "nb": nb, "i0": i0, "rows": rows, "j0": j0,
                                 "cols": cols, "groups": groups,
-                                "interleave": _interleave(v, t, rows, cols, self.hw),
+                                "interleave": interleave(v, t, rows, cols, self.hw),
                                 "chunks": chunk_list(cols, nb, t.chunk_cols),
                                 "name": f"block {len(out)}", "first": not out,
                                 "last": False})
@@ -372,23 +372,6 @@ class _Emitter:
                     stores[b].update({c: ids for c in range(ci - k + 1, ci + 1)})
                     pending = []
         return self.p
-
-
-def _interleave(v: TransposeView, t: Tiling, rows: int, cols: int, hw: Hardware) -> int:
-    """``K`` > 1 when each ``K`` neighbouring full column chunks of a batch matrix in a
-    block share their columns out by turns (chunk ``c`` of the ``K`` takes their columns
-    ``c, c + K, ...``): partition ``j`` of the output tile then holds ``K`` target rows in
-    a row, which -- the block spanning all ``m`` -- follow each other in DRAM, so one
-    store of the ``K`` chunks writes runs of ``K`` rows. ``K``: the fewest chunks (a
-    divisor of the full chunks) whose rows make the run the queues need to keep up with
-    DRAM (:func:`._splits.keep_up_run`); 1 (plain column ranges, a store per chunk)
-    when one row already does, or the block does not span ``m``."""
-    full = cols // t.chunk_cols
-    if v.columns is not None or not rows == v.m == t.block_rows or full < 2:
-        return 1
-    want, row_bytes = keep_up_run(hw), rows * dtype_of(t.dtype).itemsize
-    return next((d for d in range(1, full + 1) if full % d == 0 and d * row_bytes >= want),
-                full)
 
 
 @lru_cache(maxsize=1024)
@@ -435,7 +418,7 @@ class PeStrategy:
             program=program, hardware=hw, strategy=self.name, inputs=("x",), outputs=("y",),
             predicted_cycles=predicted.cycles,
             reference=lambda inputs: {"y": request.reference(inputs["x"])},
-            explanation=_explain(request, view, tiling, hw, note, k),
+            explanation=explain(request, view, tiling, hw, note, k),
             details=details,
         )
 
@@ -469,50 +452,6 @@ def _sub_blocks(view: TransposeView, t: Tiling) -> int:
                  for b0 in range(0, view.batch, t.block_batches)
                  for j0 in range(0, view.n, t.block_cols))
     return row_groups * chunks
-
-
-def _explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardware, note: str,
-             k: int) -> list[str]:
-    item = dtype_of(t.dtype).itemsize
-    lines = [f"{request.describe()} as {view.batch} x ({view.m} x {view.n}) transpose(s); {note}"]
-    if view.columns is not None:
-        lines.append(f"the {view.n} columns are dims {view.columns.shape} that the target "
-                     f"orders as {view.columns.perm}: the array transposes them as they come, "
-                     "the stores put each box of columns in its place")
-    if k == 0:
-        return lines + ["nothing to move (zero-size tensor)"]
-    il = _interleave(view, t, min(t.block_rows, view.m), min(t.block_cols, view.n), hw)
-    lines += [
-        (f"k = {view.batch} x ((m-1)//p + 1) x ((n-1)//q + 1) = {k} block(s) of p x q = "
-         if t.block_batches == 1 else
-         f"k = ceil({view.batch}/{t.block_batches}) x ((m-1)//p + 1) x ((n-1)//q + 1) = {k} "
-         f"block(s) of {t.block_batches} matrices x p x q = {t.block_batches} x ")
-        + f"{t.block_rows} x {t.block_cols} ({t.groups} row group(s) of {t.group_rows} "
-        "partitions)"
-        + ("; the ragged column chunks of a block's matrices share the array"
-           if t.block_batches > 1 and view.n % t.chunk_cols else ""),
-        f"sub-blocks of <= {t.group_rows} x {t.chunk_cols} on the {hw.pe.rows} x {hw.pe.cols} "
-        "PE array: " + ("PeTranspose (pass-through)" if t.mode == "passthrough" else
-                        f"LoadWeights + MatMul against a {t.group_rows} x {t.group_rows} "
-                        f"identity built on chip, sums in {t.psum_dtype}"),
-        f"per column chunk, bands of {t.band_groups} row group(s) land side by side in one "
-        f"PSUM bank ({t.band_groups * t.group_rows * dtype_of(t.psum_dtype).itemsize} of "
-        f"{hw.psum.bank_bytes} bytes), banks used round-robin; ActCopy moves each band to "
-        "SBUF at a second address, where the chunk's rows are stored with one run each"
-        + (f"; each {il} neighbouring chunks take their columns by turns, so that a "
-           f"partition holds {il} target rows in a row and one store of the {il} chunks "
-           f"writes runs of {il} rows" if il > 1 else ""),
-        f"SBUF per partition: {t.identity_elems * item} B identity + {t.buffers} x "
-        f"({t.in_tile_elems * item} B in + {t.out_tile_elems * item} B out) = "
-        f"{t.sbuf_bytes_per_partition} of {hw.sbuf.bytes_per_partition} B"
-        + ({1: " (single buffer: no DMA/PE overlap)", 2: " (double-buffered)"}
-           .get(t.buffers, f" ({t.buffers}-deep buffering)")),
-        f"DMA spread round-robin over {hw.dma.queues} queues (the first block's loads and "
-        f"the last block's stores over all of them, to cut fill and drain); DRAM runs of "
-        f"{min(t.block_cols, view.n) * item} B in, "
-        f"{il * min(t.block_rows, view.m) * item} B out",
-    ]
-    return lines
 
 
 STRATEGY = PeStrategy()
