@@ -60,6 +60,7 @@ from typing import Any
 import numpy as np
 
 from ..access_pattern import AccessPattern
+from ..cost import descriptor_fixed_cycles
 from ..errors import ArgumentError, CapacityError, PlanError
 from ..hardware import Hardware
 from ..dtypes import EXACT_MAC_DTYPES, MAC_DTYPES, dtype_of
@@ -150,8 +151,14 @@ class _Emitter:
         self.bank = 0
         self.bank_reader: dict[int, int] = {}     # bank -> last ActCopy reading it
         self.identity: list[int] = []
-        min_desc = DESCRIPTOR_AMORTISATION * hw.dma.descriptor_cycles * hw.dma.bytes_per_cycle
-        self.min_desc_bytes = max(1.0, min_desc)
+        # a descriptor carries DESCRIPTOR_AMORTISATION times what its fixed cost (set-up
+        # and DRAM latency) would move -- but no more than a block's share of each queue,
+        # so that small blocks still spread over all of them
+        per_cycle = DESCRIPTOR_AMORTISATION * hw.dma.bytes_per_cycle
+        block = t.block_batches * min(t.block_rows, view.m) * min(t.block_cols, view.n)
+        self.min_desc_bytes = max(1.0, per_cycle * hw.dma.descriptor_cycles,
+                                  min(per_cycle * descriptor_fixed_cycles(hw),
+                                      block * self.item / hw.dma.queues))
 
     # ---------------------------------------------------------------- addresses
     def in_offset(self, slot: int, group: int, batch: int) -> int:
