@@ -398,6 +398,24 @@ def test_mac_mode_is_bit_exact_for_small_integers_at_their_extremes(dtype):
     assert same_bits(result.outputs["y"], request.reference(x))
 
 
+@pytest.mark.parametrize("shape,perm,dtype", [
+    ((2, 128, 8, 64), (0, 2, 3, 1), "float16"),   # 4 full chunks of 256 B rows: turns of 4
+    ((3, 128, 300), (0, 2, 1), "int8"),           # 2 full chunks + ragged, 3 matrices a block
+])
+def test_column_chunks_by_turns_store_runs_of_several_target_rows(shape, perm, dtype):
+    from strider.planners._splits import keep_up_run
+    request = PermuteRequest(shape, perm, dtype)
+    x = _data(shape, dtype, seed=len(shape))
+    plan, result = _run(request, TRN1, x)
+    assert same_bits(result.outputs["y"], request.reference(x))
+    item, m = dtype_of(dtype).itemsize, shape[1]
+    stores = [i for i in plan.program.instructions if isinstance(i, DmaCopy)
+              and i.dst.tensor == "y"]
+    runs = {i.dst.pattern.contiguous_run() * item for i in stores}
+    assert max(runs) >= min(keep_up_run(TRN1), 2 * m * item) > m * item  # longer than a row
+    assert "by turns" in "\n".join(plan.explanation)
+
+
 def test_sizes_not_multiples_of_the_array_have_ragged_sub_blocks():
     plan = STRATEGY.plan(PermuteRequest((11, 9), (1, 0), "int8"), TINY)
     shapes = {(i.src.partitions, i.src.pattern.size) for i in plan.program.instructions

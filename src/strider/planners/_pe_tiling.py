@@ -18,6 +18,7 @@ from ..hardware import Hardware
 from ..plan import PermuteRequest
 from ._columns import Columns, column_group
 from ._groups import coalesce_permutation
+from ._splits import keep_up_run
 
 #: Blocks per batch matrix the tiling aims for (enough to pipeline DMA and PE work).
 TARGET_BLOCKS = 16
@@ -233,5 +234,22 @@ def _block_cols(n: int, block_rows: int, chunk: int, target: float, run: int, it
     return min(q, even) if fits(min(q, even)) else q
 
 
+def interleave(v: TransposeView, t: Tiling, rows: int, cols: int, hw: Hardware) -> int:
+    """``K`` > 1 when each ``K`` neighbouring full column chunks of a batch matrix in a
+    block share their columns out by turns (chunk ``c`` of the ``K`` takes their columns
+    ``c, c + K, ...``): partition ``j`` of the output tile then holds ``K`` target rows in
+    a row, which -- the block spanning all ``m`` -- follow each other in DRAM, so one
+    store of the ``K`` chunks writes runs of ``K`` rows. ``K``: the fewest chunks (a
+    divisor of the full chunks) whose rows make the run the queues need to keep up with
+    DRAM (:func:`._splits.keep_up_run`); 1 (plain column ranges, a store per chunk)
+    when one row already does, or the block does not span ``m``."""
+    full = cols // t.chunk_cols
+    if v.columns is not None or not rows == v.m == t.block_rows or full < 2:
+        return 1
+    want, row_bytes = keep_up_run(hw), rows * dtype_of(t.dtype).itemsize
+    return next((d for d in range(1, full + 1) if full % d == 0 and d * row_bytes >= want),
+                full)
+
+
 __all__ = ["TARGET_BLOCKS", "DESCRIPTOR_AMORTISATION", "TransposeView", "transpose_view",
-           "Tiling", "chunk_list", "choose_tiling", "pack_tiles"]
+           "Tiling", "chunk_list", "choose_tiling", "interleave", "pack_tiles"]

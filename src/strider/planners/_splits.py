@@ -10,7 +10,8 @@ working perm, splits, dims kept off the partitions)``.
 Examples
 --------
 >>> from strider import Hardware
->>> hw = Hardware.preset("trn1-like").with_changes(dma={"efficient_chunk_bytes": 512})
+>>> hw = Hardware.preset("trn1-like").with_changes(
+...     dma={"efficient_chunk_bytes": 512, "packet_overhead_bytes": 0})
 >>> shape, perm, split, keep_free = run_splits((256, 256, 9), (2, 1, 0), 4, hw)[0]
 >>> shape, perm, split, sorted(keep_free)            # O and I split; (I inner, 9) read runs
 ((2, 128, 16, 16, 9), (4, 2, 3, 0, 1), ((1, 16), (0, 128)), [1, 3])
@@ -21,15 +22,62 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+from ..cost import chunk_efficiency, engine_scale
 from ..hardware import Hardware
 from ._groups import divisors, split_dim
 
+#: Shares of a queue's full rate whose shortest runs are also offered as split targets
+#: (besides the run the queues need to keep up with DRAM): the cost model then weighs
+#: a run's efficiency against the partitions and SBUF room longer runs take.
+RUN_EFFICIENCIES = (1.0, 0.9, 0.8)
+
+
+def run_targets(hw: Hardware) -> list[int]:
+    """Run lengths (bytes, powers of two up to ``dma.efficient_chunk_bytes``) to aim
+    splits at: the shortest reaching each of :data:`RUN_EFFICIENCIES` on the payload-size
+    curve (:func:`~strider.cost.chunk_efficiency`), and the shortest with which all the
+    queues together still keep up with DRAM. With a linear curve that is the full-speed
+    chunk alone.
+
+    >>> from strider import Hardware
+    >>> run_targets(Hardware.preset("trn1-like"))
+    [1024, 2048, 4096]
+    >>> run_targets(Hardware.preset("patent"))
+    [512]
+    """
+    return sorted({_shortest_run(share, hw) for share in RUN_EFFICIENCIES}
+                  | {keep_up_run(hw)})
+
+
+def _shortest_run(share: float, hw: Hardware) -> int:
+    """The shortest run ``dma.efficient_chunk_bytes / 2**k`` reaching ``share`` of a
+    queue's rate."""
+    run = hw.dma.efficient_chunk_bytes
+    while run % 2 == 0 and chunk_efficiency(run // 2, hw) >= share:
+        run //= 2
+    return run
+
+
+def keep_up_run(hw: Hardware) -> int:
+    """The shortest run (a power-of-two fraction of ``dma.efficient_chunk_bytes``) at
+    which all the DMA queues together still move as much as DRAM does.
+
+    >>> from strider import Hardware
+    >>> keep_up_run(Hardware.preset("trn1-like"))      # 94% of 16 x 27 GiB/s > 410 GB/s
+    2048
+    """
+    queue_rate = hw.dma.queues * hw.dma.bytes_per_cycle / engine_scale("dma", hw)
+    return _shortest_run(min(1.0, hw.dram_bytes_per_cycle / queue_rate), hw)
+
 
 def _run_inners(n: int, item: int, hw: Hardware) -> list[int]:
-    """Inner extents of ``n`` whose runs are near the full-speed DMA chunk (at most 3)."""
-    chunk = hw.dma.efficient_chunk_bytes
-    near = [d for d in divisors(n) if d < n and chunk // 4 <= d * item <= 4 * chunk]
-    return sorted(near, key=lambda d: abs(math.log2(d * item / chunk)))[:3]
+    """Inner extents of ``n`` whose runs are near one of :func:`run_targets` (the 3
+    nearest each, the longest target's first)."""
+    out: list[int] = []
+    for chunk in reversed(run_targets(hw)):
+        near = [d for d in divisors(n) if d < n and chunk // 4 <= d * item <= 4 * chunk]
+        out += sorted(near, key=lambda d: abs(math.log2(d * item / chunk)))[:3]
+    return list(dict.fromkeys(out))
 
 
 def double_splits(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
@@ -75,23 +123,25 @@ def run_splits(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     kept off them). E.g. conv weights O x I x 9 -> 9 x I x O: I and O are split, the
     partitions take (O outer, I outer) and each block reads (I inner, 9) and writes
     (O inner) runs. The source- and target-innermost pair is :func:`double_splits`."""
-    chunk = hw.dma.efficient_chunk_bytes
-    src = _run_dim(shape, range(len(shape)), item, chunk)
-    dst = _run_dim(shape, perm, item, chunk)
-    if src is None or dst is None or src[0] == dst[0]:
-        return []
-    (d_src, unit_src), (d_dst, unit_dst) = src, dst
-    if (d_src, d_dst) == (len(shape) - 1, perm[-1]):
-        return []  # the innermost pair: _double_splits
-    (hi, u_hi), (lo, u_lo) = sorted([(d_src, unit_src), (d_dst, unit_dst)], reverse=True)
-    out = []
-    for inner_hi in _run_inners(shape[hi], u_hi, hw):
-        s1, p1 = split_dim(shape, perm, hi, inner_hi)
-        for inner_lo in _run_inners(shape[lo], u_lo, hw):
-            s2, p2 = split_dim(s1, p1, lo, inner_lo)
-            # after both splits the inner parts sit at lo + 1 and hi + 2
-            out.append((s2, p2, ((hi, inner_hi), (lo, inner_lo)), frozenset({lo + 1, hi + 2})))
+    out: list[tuple] = []
+    pairs = set()
+    for chunk in run_targets(hw):
+        src = _run_dim(shape, range(len(shape)), item, chunk)
+        dst = _run_dim(shape, perm, item, chunk)
+        if src is None or dst is None or src[0] == dst[0]:
+            continue
+        if (src[0], dst[0]) == (len(shape) - 1, perm[-1]):
+            continue  # the innermost pair: double_splits
+        pairs.add(tuple(sorted([src, dst], reverse=True)))
+    for (hi, u_hi), (lo, u_lo) in sorted(pairs):
+        for inner_hi in _run_inners(shape[hi], u_hi, hw):
+            s1, p1 = split_dim(shape, perm, hi, inner_hi)
+            for inner_lo in _run_inners(shape[lo], u_lo, hw):
+                s2, p2 = split_dim(s1, p1, lo, inner_lo)
+                # after both splits the inner parts sit at lo + 1 and hi + 2
+                out.append((s2, p2, ((hi, inner_hi), (lo, inner_lo)),
+                            frozenset({lo + 1, hi + 2})))
     return out
 
 
-__all__ = ["double_splits", "run_splits"]
+__all__ = ["double_splits", "keep_up_run", "run_splits", "run_targets"]

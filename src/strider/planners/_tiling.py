@@ -447,11 +447,12 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     return sorted(picked, key=lambda t: t.estimate["cycles"])
 
 
-def _kind(t: Tiling) -> tuple[int, int, bool]:
-    """What the score prices least reliably: the slot scheme, the partition count and
+def _kind(t: Tiling) -> tuple[int, int, bool, int]:
+    """What the score prices least reliably: the slot scheme, the partition count,
     whether tiles are few and large (queues in order make many small tiles wait on
-    each other, which the score's fluid DMA model does not see)."""
-    return t.slots, t.partitions, t.tiles <= FEW_TILES
+    each other, which the score's fluid DMA model does not see) and how many dims are
+    split (two splits make deeper walks and strided copies than the score sees)."""
+    return t.slots, t.partitions, t.tiles <= FEW_TILES, len(t.split)
 
 
 def tile_boxes(t: Tiling):

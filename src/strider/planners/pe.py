@@ -60,14 +60,16 @@ from typing import Any
 import numpy as np
 
 from ..access_pattern import AccessPattern
+from ..cost import descriptor_fixed_cycles
 from ..errors import ArgumentError, CapacityError, PlanError
 from ..hardware import Hardware
 from ..dtypes import EXACT_MAC_DTYPES, MAC_DTYPES, dtype_of
 from ..plan import Plan, PermuteRequest
 from ..program import Program, Ref
 from ._descriptors import fitted_pairs
+from ._pe_explain import explain
 from ._pe_tiling import (DESCRIPTOR_AMORTISATION, Tiling, TransposeView, choose_tiling,
-                         chunk_list, pack_tiles, transpose_view)
+                         chunk_list, interleave, pack_tiles, transpose_view)
 from ._postcondition import check_program
 
 MODES = ("auto", "passthrough", "mac")
@@ -149,8 +151,14 @@ class _Emitter:
         self.bank = 0
         self.bank_reader: dict[int, int] = {}     # bank -> last ActCopy reading it
         self.identity: list[int] = []
-        min_desc = DESCRIPTOR_AMORTISATION * hw.dma.descriptor_cycles * hw.dma.bytes_per_cycle
-        self.min_desc_bytes = max(1.0, min_desc)
+        # a descriptor carries DESCRIPTOR_AMORTISATION times what its fixed cost (set-up
+        # and DRAM latency) would move -- but no more than a block's share of each queue,
+        # so that small blocks still spread over all of them
+        per_cycle = DESCRIPTOR_AMORTISATION * hw.dma.bytes_per_cycle
+        block = t.block_batches * min(t.block_rows, view.m) * min(t.block_cols, view.n)
+        self.min_desc_bytes = max(1.0, per_cycle * hw.dma.descriptor_cycles,
+                                  min(per_cycle * descriptor_fixed_cycles(hw),
+                                      block * self.item / hw.dma.queues))
 
     # ---------------------------------------------------------------- addresses
     def in_offset(self, slot: int, group: int, batch: int) -> int:
@@ -163,6 +171,10 @@ class _Emitter:
         t = self.t
         return (t.identity_elems + t.buffers * t.in_tile_elems + slot * t.out_tile_elems
                 + chunk * t.block_rows)
+
+    def turns(self, block: dict, chunk: tuple[int, int, int, int]) -> int:
+        """How many neighbouring chunks, ``chunk``'s included, take columns by turns."""
+        return block["interleave"] if chunk[3] == self.t.chunk_cols else 1
 
     def dma(self, src: Ref, dst: Ref, deps: list[int], label: str) -> list[int]:
         """One DMA, as several descriptors where one does not fit the TTU; their ids."""
@@ -229,7 +241,12 @@ class _Emitter:
                 row0, k = groups[gi]
                 part0 = (gi % t.partition_slots) * t.group_rows
                 off = self.in_offset(slot, gi, bb0) + c0
-                pat = (AccessPattern.unchecked((width,), (1,), off) if count == 1 else
+                turns = self.turns(block, chunk)
+                if turns > 1:  # by turns: see _pe_tiling.interleave
+                    f = c0 // width
+                    off = self.in_offset(slot, gi, bb0) + (c0 - f % turns * width) + f % turns
+                pat = (AccessPattern.unchecked((width,), (turns,), off)
+                       if count == 1 else
                        AccessPattern.unchecked((count, width), (t.block_cols, 1), off))
                 src = Ref.sbuf(part0, k, pat, t.dtype)
                 dst = Ref.psum(0, count * width, AccessPattern.unchecked(
@@ -282,6 +299,17 @@ class _Emitter:
                             Ref.sbuf(bb * width + first - first_col, math.prod(ext), src_pat,
                                      t.dtype), Ref.dram("y", dst, t.dtype), acts,
                             f"store {block['name']} chunk {ci} cols {first}.."))
+        elif self.turns(block, chunk) > 1:  # chunks ci-K+1 .. ci (see _pe_tiling.interleave)
+            k = self.turns(block, chunk)
+            src_pat = AccessPattern.unchecked((k * rows,), (1,),
+                                              self.out_offset(slot, ci - k + 1))
+            base -= (k - 1) * width * v.m
+            for lo, hi in _ranges(width, self.splits(k * nbytes, width, block["last"])):
+                dst = AccessPattern.unchecked((hi - lo, k * rows), (k * v.m, 1),
+                                              base + lo * k * v.m)
+                ids.extend(self.dma(Ref.sbuf(lo, hi - lo, src_pat, t.dtype),
+                                    Ref.dram("y", dst, t.dtype), acts,
+                                    f"store {block['name']} chunks {ci - k + 1}..{ci}"))
         elif count == 1:
             for lo, hi in _ranges(width, self.splits(nbytes, width, block["last"])):
                 dst = AccessPattern.unchecked((hi - lo, rows), (v.m, 1), base + lo * v.m)
@@ -311,6 +339,7 @@ class _Emitter:
                     cols = min(t.block_cols, v.n - j0)
                     out.append({"b0": b0, "nb": nb, "i0": i0, "rows": rows, "j0": j0,
                                 "cols": cols, "groups": groups,
+                                "interleave": interleave(v, t, rows, cols, self.hw),
                                 "chunks": chunk_list(cols, nb, t.chunk_cols),
                                 "name": f"block {len(out)}", "first": not out,
                                 "last": False})
@@ -340,10 +369,15 @@ class _Emitter:
                 emit_loads(b + ahead)
             readers[b], stores[b] = {}, {}
             earlier = stores.get(b - nbuf, {})
+            pending: list[int] = []
             for ci, chunk in enumerate(block["chunks"]):
-                acts = self.compute_chunk(block, b % nbuf, ci, chunk, loads[b], readers[b],
-                                          earlier.get(ci, []))
-                stores[b][ci] = self.stores(block, b % nbuf, ci, chunk, acts)
+                pending += self.compute_chunk(block, b % nbuf, ci, chunk, loads[b],
+                                              readers[b], earlier.get(ci, []))
+                k = self.turns(block, chunk)
+                if chunk[2] // chunk[3] % k == k - 1:  # the last of k chunks stored together
+                    ids = self.stores(block, b % nbuf, ci, chunk, pending)
+                    stores[b].update({c: ids for c in range(ci - k + 1, ci + 1)})
+                    pending = []
         return self.p
 
 
@@ -391,7 +425,7 @@ class PeStrategy:
             program=program, hardware=hw, strategy=self.name, inputs=("x",), outputs=("y",),
             predicted_cycles=predicted.cycles,
             reference=lambda inputs: {"y": request.reference(inputs["x"])},
-            explanation=_explain(request, view, tiling, hw, note, k),
+            explanation=explain(request, view, tiling, hw, note, k),
             details=details,
         )
 
@@ -425,45 +459,6 @@ def _sub_blocks(view: TransposeView, t: Tiling) -> int:
                  for b0 in range(0, view.batch, t.block_batches)
                  for j0 in range(0, view.n, t.block_cols))
     return row_groups * chunks
-
-
-def _explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardware, note: str,
-             k: int) -> list[str]:
-    item = dtype_of(t.dtype).itemsize
-    lines = [f"{request.describe()} as {view.batch} x ({view.m} x {view.n}) transpose(s); {note}"]
-    if view.columns is not None:
-        lines.append(f"the {view.n} columns are dims {view.columns.shape} that the target "
-                     f"orders as {view.columns.perm}: the array transposes them as they come, "
-                     "the stores put each box of columns in its place")
-    if k == 0:
-        return lines + ["nothing to move (zero-size tensor)"]
-    lines += [
-        (f"k = {view.batch} x ((m-1)//p + 1) x ((n-1)//q + 1) = {k} block(s) of p x q = "
-         if t.block_batches == 1 else
-         f"k = ceil({view.batch}/{t.block_batches}) x ((m-1)//p + 1) x ((n-1)//q + 1) = {k} "
-         f"block(s) of {t.block_batches} matrices x p x q = {t.block_batches} x ")
-        + f"{t.block_rows} x {t.block_cols} ({t.groups} row group(s) of {t.group_rows} "
-        "partitions)"
-        + ("; the ragged column chunks of a block's matrices share the array"
-           if t.block_batches > 1 and view.n % t.chunk_cols else ""),
-        f"sub-blocks of <= {t.group_rows} x {t.chunk_cols} on the {hw.pe.rows} x {hw.pe.cols} "
-        "PE array: " + ("PeTranspose (pass-through)" if t.mode == "passthrough" else
-                        f"LoadWeights + MatMul against a {t.group_rows} x {t.group_rows} "
-                        f"identity built on chip, sums in {t.psum_dtype}"),
-        f"per column chunk, bands of {t.band_groups} row group(s) land side by side in one "
-        f"PSUM bank ({t.band_groups * t.group_rows * dtype_of(t.psum_dtype).itemsize} of "
-        f"{hw.psum.bank_bytes} bytes), banks used round-robin; ActCopy moves each band to "
-        "SBUF at a second address, where the chunk's rows are stored with one run each",
-        f"SBUF per partition: {t.identity_elems * item} B identity + {t.buffers} x "
-        f"({t.in_tile_elems * item} B in + {t.out_tile_elems * item} B out) = "
-        f"{t.sbuf_bytes_per_partition} of {hw.sbuf.bytes_per_partition} B"
-        + ({1: " (single buffer: no DMA/PE overlap)", 2: " (double-buffered)"}
-           .get(t.buffers, f" ({t.buffers}-deep buffering)")),
-        f"DMA spread round-robin over {hw.dma.queues} queues (the first block's loads and "
-        f"the last block's stores over all of them, to cut fill and drain); DRAM runs of "
-        f"{min(t.block_cols, view.n) * item} B in, {min(t.block_rows, view.m) * item} B out",
-    ]
-    return lines
 
 
 STRATEGY = PeStrategy()

@@ -1,0 +1,56 @@
+"""The ``pe`` strategy's explanation: how a request is cut into blocks, row groups and
+column chunks on one hardware, and the DRAM runs the loads and stores move."""
+
+from __future__ import annotations
+
+from ..dtypes import dtype_of
+from ..hardware import Hardware
+from ..plan import PermuteRequest
+from ._pe_tiling import Tiling, TransposeView, interleave
+
+
+def explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardware, note: str,
+             k: int) -> list[str]:
+    item = dtype_of(t.dtype).itemsize
+    lines = [f"{request.describe()} as {view.batch} x ({view.m} x {view.n}) transpose(s); {note}"]
+    if view.columns is not None:
+        lines.append(f"the {view.n} columns are dims {view.columns.shape} that the target "
+                     f"orders as {view.columns.perm}: the array transposes them as they come, "
+                     "the stores put each box of columns in its place")
+    if k == 0:
+        return lines + ["nothing to move (zero-size tensor)"]
+    il = interleave(view, t, min(t.block_rows, view.m), min(t.block_cols, view.n), hw)
+    lines += [
+        (f"k = {view.batch} x ((m-1)//p + 1) x ((n-1)//q + 1) = {k} block(s) of p x q = "
+         if t.block_batches == 1 else
+         f"k = ceil({view.batch}/{t.block_batches}) x ((m-1)//p + 1) x ((n-1)//q + 1) = {k} "
+         f"block(s) of {t.block_batches} matrices x p x q = {t.block_batches} x ")
+        + f"{t.block_rows} x {t.block_cols} ({t.groups} row group(s) of {t.group_rows} "
+        "partitions)"
+        + ("; the ragged column chunks of a block's matrices share the array"
+           if t.block_batches > 1 and view.n % t.chunk_cols else ""),
+        f"sub-blocks of <= {t.group_rows} x {t.chunk_cols} on the {hw.pe.rows} x {hw.pe.cols} "
+        "PE array: " + ("PeTranspose (pass-through)" if t.mode == "passthrough" else
+                        f"LoadWeights + MatMul against a {t.group_rows} x {t.group_rows} "
+                        f"identity built on chip, sums in {t.psum_dtype}"),
+        f"per column chunk, bands of {t.band_groups} row group(s) land side by side in one "
+        f"PSUM bank ({t.band_groups * t.group_rows * dtype_of(t.psum_dtype).itemsize} of "
+        f"{hw.psum.bank_bytes} bytes), banks used round-robin; ActCopy moves each band to "
+        "SBUF at a second address, where the chunk's rows are stored with one run each"
+        + (f"; each {il} neighbouring chunks take their columns by turns, so that a "
+           f"partition holds {il} target rows in a row and one store of the {il} chunks "
+           f"writes runs of {il} rows" if il > 1 else ""),
+        f"SBUF per partition: {t.identity_elems * item} B identity + {t.buffers} x "
+        f"({t.in_tile_elems * item} B in + {t.out_tile_elems * item} B out) = "
+        f"{t.sbuf_bytes_per_partition} of {hw.sbuf.bytes_per_partition} B"
+        + ({1: " (single buffer: no DMA/PE overlap)", 2: " (double-buffered)"}
+           .get(t.buffers, f" ({t.buffers}-deep buffering)")),
+        f"DMA spread round-robin over {hw.dma.queues} queues (the first block's loads and "
+        f"the last block's stores over all of them, to cut fill and drain); DRAM runs of "
+        f"{min(t.block_cols, view.n) * item} B in, "
+        f"{il * min(t.block_rows, view.m) * item} B out",
+    ]
+    return lines
+
+
+__all__ = ["explain"]
