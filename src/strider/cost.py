@@ -23,8 +23,8 @@ Assumptions
   order. On ``trn1-like``: 27 GiB/s per engine, full speed from 4 KiB runs, 94% at
   2 KiB, 71% at 512 B, 21% at 64 B (``c = 256``, fit to the bands of AWS's DMA bandwidth
   guide), ~286 ns fixed per DRAM transfer (``strider bench fidelity`` checks these
-  against the documents). The
-  DMA's SBUF side has no stride penalty of its own: its runs are its cost.
+  against the documents). The DMA's SBUF side has no stride penalty of its own: its
+  runs are its cost.
 - **DRAM bandwidth is shared.** A DMA touching DRAM demands ``k * bytes / cycles``
   bytes per cycle of DRAM bandwidth (``k`` = 1, or 2 for DRAM -> DRAM). When the
   running DMAs together demand more than ``hw.dram_bytes_per_cycle``, all of them slow
@@ -323,6 +323,33 @@ def instruction_window(instr: Instruction, hw: Hardware) -> tuple[float, float] 
     return window[0] * scale, window[1] * scale
 
 
+class PathSlot(NamedTuple):
+    """Where a windowed PE instruction gets the array's moving path (times after its
+    start, except ``free``): ``occupancy`` until the next PE instruction may begin (its
+    stream has started), ``delay`` it waited for the path (added to its latency),
+    ``held`` until it lets the path go, and ``free``: when the path is free again."""
+
+    occupancy: float
+    delay: float
+    held: float
+    free: float
+
+
+def take_moving_path(window: tuple[float, float], start: float, path_free: float) -> PathSlot:
+    """Place a windowed instruction (:func:`instruction_window`) that begins at ``start``
+    on a moving path free from ``path_free``: its stream waits for the path, holds it for
+    its interval, and the next instruction may begin once the stream has started (the
+    estimate and the simulator's schedule share this rule).
+
+    >>> take_moving_path((16.0, 64.0), start=0.0, path_free=40.0)   # waits 24 cycles
+    PathSlot(occupancy=40.0, delay=24.0, held=104.0, free=104.0)
+    """
+    lead, interval = window
+    delay = max(0.0, path_free - (start + lead))
+    return PathSlot(lead + delay, delay, lead + delay + interval,
+                    start + lead + delay + interval)
+
+
 def instruction_cycles(instr: Instruction, hw: Hardware) -> float:
     """Uncontended cycles of any instruction, end to end (its latency).
 
@@ -420,13 +447,12 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
                         break
                     start = max(start, sorted(ends)[sync[1] - 1])
                 occupancy, latency = timing[k]
-                held = latency if occupancy >= latency else occupancy
-                if windows[k] is not None:  # background load: the stream waits for the
-                    lead, interval = windows[k]  # moving path; the next may begin after
-                    delay = max(0.0, path_free[e] - (start + lead))
-                    path_free[e] = start + lead + delay + interval
-                    occupancy, latency = lead + delay, latency + delay
-                    held = min(latency, lead + delay + interval)
+                held = min(occupancy, latency)
+                if windows[k] is not None:
+                    slot = take_moving_path(windows[k], start, path_free[e])
+                    path_free[e] = slot.free
+                    occupancy, latency = slot.occupancy, latency + slot.delay
+                    held = min(latency, slot.held)
                 finish = start + latency
                 dram_bytes += sum(i.dram_traffic())
                 end[k], done[k], free[e] = finish, True, start + occupancy
@@ -446,7 +472,7 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     return Estimate(float(max(schedule, dram_bytes / dram_rate)), busy, float(schedule))
 
 
-__all__ = ["PeCost", "pe_cost", "instruction_window", "engine_scale", "transfer_cycles",
+__all__ = ["PeCost", "pe_cost", "instruction_window", "PathSlot", "take_moving_path", "engine_scale", "transfer_cycles",
            "descriptor_fixed_cycles", "chunk_efficiency", "innermost_stride_bytes", "access_rate",
            "stride_rate", "lane_cycles", "access_cycles",
            "instruction_timing", "instruction_cycles", "roofline_cycles", "Estimate", "estimate"]

@@ -35,6 +35,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..cost import take_moving_path
 from ..errors import DeadlockError
 from ..hardware import Hardware
 from ..program import Program
@@ -179,15 +180,12 @@ def schedule(program: Program, hw: Hardware,
         else:
             o, t = occ[k], lat[k]
             w = window[k] if window is not None else None
-            held = o
-            if w is not None:  # background load: the stream waits for the moving path and
-                lead, interval = w  # the next instruction may begin once it has started
-                delay = max(0.0, path_free[e] - (now + lead))
-                path_free[e] = now + lead + delay + interval
-                o, t = lead + delay, t + delay
-                frees[k], ends[k] = o, t
-                held = lead + delay + interval
-            hold[k] = held
+            hold[k] = o
+            if w is not None:  # background weight load: the stream takes the moving path
+                slot = take_moving_path(w, now, path_free[e])
+                path_free[e] = slot.free
+                o, t = slot.occupancy, t + slot.delay
+                frees[k], ends[k], hold[k] = o, t, slot.held
             if o < t:
                 push(heap, (now + o, -1 - k))
             push(heap, (now + t, k))

@@ -65,17 +65,6 @@ class PageLayout:
         return row * p, min((row + 1) * p, n)
 
 
-def contiguous_run_bytes(shape: Sequence[int], region: Sequence[slice], itemsize: int) -> int:
-    """Bytes of the longest contiguous run of a box inside a row-major tensor.
-
-    >>> contiguous_run_bytes((4, 8), (slice(0, 2), slice(0, 8)), 4)
-    64
-    >>> contiguous_run_bytes((4, 8), (slice(0, 2), slice(2, 6)), 4)
-    16
-    """
-    return region_pattern(shape, region).contiguous_run() * itemsize
-
-
 def region_pattern(shape: Sequence[int], region: Sequence[slice]) -> AccessPattern:
     """The element pattern of a box inside a row-major tensor of ``shape``.
 
@@ -130,5 +119,5 @@ def fmt_index(t: Sequence[int]) -> str:
     return "(" + ",".join(str(int(v)) for v in t) + ")"
 
 
-__all__ = ["PageId", "PageLayout", "choose_page_shape", "contiguous_run_bytes", "region_pattern",
+__all__ = ["PageId", "PageLayout", "choose_page_shape", "region_pattern",
            "fmt_index"]
