@@ -166,10 +166,19 @@ def innermost_stride_bytes(ref: Ref) -> int:
     >>> innermost_stride_bytes(Ref.sbuf(0, 4, columns, "float32"))
     16
     """
-    if ref.pattern.size <= 1:
+    return innermost_stride(ref.pattern.shape, ref.pattern.strides) * ref.itemsize
+
+
+def innermost_stride(shape: tuple[int, ...], strides: tuple[int, ...]) -> int:
+    """Elements between consecutive elements of the innermost walked dim of ``(shape,
+    strides)``, dims that chain merged; 0 for at most one element.
+
+    >>> innermost_stride((8, 4), (1, 8)), innermost_stride((8, 4), (4, 1))
+    (8, 1)
+    """
+    if math.prod(shape) <= 1:
         return 0
-    strides = coalesced_dims(ref.pattern.shape, ref.pattern.strides)[1]
-    return abs(strides[-1]) * ref.itemsize
+    return abs(coalesced_dims(shape, strides)[1][-1])
 
 
 def access_rate(spec: VectorSpec | ActivationSpec, *refs: Ref) -> float:
@@ -473,6 +482,6 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
 
 
 __all__ = ["PeCost", "pe_cost", "instruction_window", "PathSlot", "take_moving_path", "engine_scale", "transfer_cycles",
-           "descriptor_fixed_cycles", "chunk_efficiency", "innermost_stride_bytes", "access_rate",
+           "descriptor_fixed_cycles", "chunk_efficiency", "innermost_stride", "innermost_stride_bytes", "access_rate",
            "stride_rate", "lane_cycles", "access_cycles",
            "instruction_timing", "instruction_cycles", "roofline_cycles", "Estimate", "estimate"]

@@ -24,6 +24,7 @@ strider.errors.ConfigError: 1 problem(s) in the hardware description:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from .dtypes import KNOWN_DTYPES
@@ -70,9 +71,13 @@ class PEArraySpec:
         if isinstance(self.dtype_cycles, dict):
             object.__setattr__(self, "dtype_cycles", tuple(sorted(self.dtype_cycles.items())))
 
+    @cached_property
+    def _factors(self) -> dict[str, int]:
+        return dict(self.dtype_cycles)
+
     def dtype_factor(self, dtype: str) -> int:
         """Cycles per moving column (and per loaded weight row) for ``dtype``."""
-        return dict(self.dtype_cycles).get(str(dtype), 1)
+        return self._factors.get(str(dtype), 1)
 
     def load_cycles(self, rows: int, dtype: str) -> int:
         """Cycles a load of ``rows`` weight rows occupies the weight path.

@@ -137,6 +137,11 @@ static void tile_scalar(const char *s, char *d, int64_t na, int64_t nb, int64_t 
     }
 }
 
+/* How tile_512 stores: plain stores, rows outer (STORE_PLAIN), streaming stores of
+ * whole lines in strips where output rows start on a line (STORE_NT), plain stores in
+ * strips (STORE_STRIPS: into the line-aligned staging buffer, which stays cached). */
+enum { STORE_PLAIN = 0, STORE_NT = 1, STORE_STRIPS = 2 };
+
 #ifdef STRIDER_X86
 /* ---- AVX2 tiles: input contiguous along A (isa == elem), output contiguous along B ----
  * Micro-kernels read 32 bytes from each of 16 (8) input rows and write 64 bytes
@@ -419,10 +424,6 @@ AVX512 static void strip_512(const char *s, int64_t isb, char *d, int64_t osa,
     }
 }
 
-/* How tile_512 stores: plain stores, rows outer (STORE_PLAIN), streaming stores of
- * whole lines in strips where output rows start on a line (STORE_NT), plain stores in
- * strips (STORE_STRIPS: into the line-aligned staging buffer, which stays cached). */
-enum { STORE_PLAIN = 0, STORE_NT = 1, STORE_STRIPS = 2 };
 
 /* One tile, strips of m input rows outermost: each strip streams m input rows along
  * A (sequential reads the prefetcher follows); output lines are written whole. The
@@ -728,14 +729,16 @@ AVX512 static void tile_grp(const plan_t *p, const char *s, char *d, int64_t i0,
 }
 #endif
 
-/* One work item: a tile (or, in rows mode, a piece of a row) from s to d. */
-static void run_item(const plan_t *p, const char *s, char *d, int64_t na, int64_t nb, int nt) {
-    (void)nt; /* streaming stores: x86 only */
+/* One work item: a tile (or, in rows mode, a piece of a row) from s to d; store is a
+ * STORE_* kind (row copies stream only with STORE_NT). */
+static void run_item(const plan_t *p, const char *s, char *d, int64_t na, int64_t nb,
+                     int store) {
+    (void)store; /* streaming stores: x86 only */
     const int a = p->a;
     const int64_t elem = p->elem, isb = p->is[p->nd - 1];
     if (a < 0) { /* a piece of a long row */
 #ifdef STRIDER_X86
-        if (nt) {
+        if (store == STORE_NT) {
             copy_nt(d, s, nb * elem);
             return;
         }
@@ -745,9 +748,9 @@ static void run_item(const plan_t *p, const char *s, char *d, int64_t na, int64_
     }
 #ifdef STRIDER_X86
     if (p->simd >= 2 && isb == elem && p->rows)
-        copy_rows_512(s, d, na, p->is[a], p->os[a], nb * elem, nt);
+        copy_rows_512(s, d, na, p->is[a], p->os[a], nb * elem, store == STORE_NT);
     else if (p->simd >= 2 && KELEM(elem) && p->is[a] == elem)
-        tile_512(s, d, na, nb, isb, p->os[a], elem, nt);
+        tile_512(s, d, na, nb, isb, p->os[a], elem, store);
     else if (p->simd >= 1 && KELEM(elem) && p->is[a] == elem)
         tile_avx2(s, d, na, nb, isb, p->os[a], elem);
     else
@@ -813,7 +816,7 @@ static void run_range(const plan_t *p, int64_t w0, int64_t w1, char *stage) {
                          p->elem <= 4 || p->os[a] % 64 == 0 ? STORE_STRIPS : STORE_PLAIN);
                 staged += bytes;
             } else {
-                run_item(p, s, d, na, nb, 1);
+                run_item(p, s, d, na, nb, STORE_NT);
             }
         } else
 #endif
@@ -822,7 +825,7 @@ static void run_range(const plan_t *p, int64_t w0, int64_t w1, char *stage) {
             tile_grp(p, s - idx[a] * p->ta * p->elem, d - j0 * p->elem, idx[a] * p->ta, na, j0, nb);
         else
 #endif
-            run_item(p, s, d, na, nb, p->nt);
+            run_item(p, s, d, na, nb, p->nt ? STORE_NT : STORE_PLAIN);
         for (int k = nd - 1; k >= 0; k--) { /* odometer step, output order */
             if (++idx[k] < p->ext[k]) break;
             idx[k] = 0;

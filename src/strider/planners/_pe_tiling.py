@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..cost import engine_scale, pe_cost
 from ..dtypes import accumulator_dtype, dtype_of
 from ..errors import CapacityError
 from ..hardware import Hardware
@@ -204,8 +205,6 @@ def pack_tiles(view: TransposeView, dtype: str, hw: Hardware) -> bool:
     """
     if hw.pe.tiles < 2 or hw.pe.rows // hw.pe.tiles < 1:
         return False
-    from ..cost import engine_scale, pe_cost
-
     k, m = min(hw.pe.rows, view.m), min(hw.pe.cols, view.n)
     c = pe_cost(k, m, k, dtype, hw, load=True, stream=True)
     block = max(c.window) if c.window else c.occupancy      # one sub-block, back to back

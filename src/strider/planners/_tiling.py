@@ -28,8 +28,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ..access_pattern import coalesced_dims, row_major_strides
-from ..cost import chunk_efficiency, descriptor_fixed_cycles, engine_scale, stride_rate
+from ..access_pattern import row_major_strides
+from ..cost import (chunk_efficiency, descriptor_fixed_cycles, engine_scale,
+                    innermost_stride, stride_rate)
 from ..hardware import Hardware
 from ._groups import divisors, split_dim
 from ._splits import double_splits, run_splits
@@ -98,10 +99,17 @@ class CopyBalancer:
     def __init__(self, hw: Hardware, partitions: int) -> None:
         self.hw, self.partitions = hw, partitions
         self.load = {"vector": 0.0, "act": 0.0}
+        self._engines: dict[int, list[tuple[str, float, float]]] = {}
+
+    def engines(self, stride_bytes: int) -> list[tuple[str, float, float]]:
+        """:func:`copy_engines` for this balancer's partitions, once per stride."""
+        if stride_bytes not in self._engines:
+            self._engines[stride_bytes] = copy_engines(self.hw, self.partitions, stride_bytes)
+        return self._engines[stride_bytes]
 
     def pick(self, elements: int, stride_bytes: int = 0) -> str:
         ends = {engine: self.load[engine] + fixed + per * elements for engine, per, fixed
-                in copy_engines(self.hw, self.partitions, stride_bytes)}
+                in self.engines(stride_bytes)}
         engine = min(ends, key=ends.__getitem__)
         self.load[engine] = ends[engine]
         return engine
@@ -120,8 +128,7 @@ def copy_cycles(hw: Hardware, partitions: int, block: int, pieces: int,
     cuts = [block * (j + 1) // pieces - block * j // pieces for j in range(pieces)]
     for n in cuts:
         balancer.pick(n, stride_bytes)
-    last = min(fixed + per * cuts[-1]
-               for _, per, fixed in copy_engines(hw, partitions, stride_bytes))
+    last = min(fixed + per * cuts[-1] for _, per, fixed in balancer.engines(stride_bytes))
     return max(balancer.load.values()), float(last)
 
 
@@ -136,9 +143,7 @@ def copy_stride_bytes(t: Tiling, ext: Sequence[int]) -> int:
     pos = {d: i for i, d in enumerate(t.free)}
     cs = row_major_strides(tuple(ext[d] for d in t.free))
     shape = tuple(ext[d] for d in t.free_target)
-    if math.prod(shape) <= 1:
-        return 0
-    return abs(coalesced_dims(shape, tuple(cs[pos[d]] for d in t.free_target))[1][-1]) * t.itemsize
+    return innermost_stride(shape, tuple(cs[pos[d]] for d in t.free_target)) * t.itemsize
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 
 from ..access_pattern import AccessPattern
-from ..cost import descriptor_fixed_cycles
+from ..cost import descriptor_fixed_cycles, estimate
 from ..errors import ArgumentError, CapacityError, PlanError
 from ..hardware import Hardware
 from ..dtypes import EXACT_MAC_DTYPES, MAC_DTYPES, dtype_of
@@ -403,7 +403,6 @@ class PeStrategy:
         found = _prepare(request, hw, options)
         if isinstance(found, str):
             raise PlanError(f"strategy 'pe' cannot plan {request.describe()}: {found}")
-        from ..cost import estimate
 
         view, mode, engine, note, tiling = found
         program = _Emitter(request, view, tiling, hw).emit()

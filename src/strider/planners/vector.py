@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -428,10 +427,9 @@ class VectorStrategy:
 KEEP, KEEP_SMALL, SMALL_BYTES, SHORT_PROGRAM = 10, 16, 16 << 20, 4096
 
 
-def best_sbuf_program(w: Working, hw: Hardware, empty: Program, keep: int | None = None):
+def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
     """Emit the few best tilings by the analytic score; keep the cheapest by the cost model."""
-    if keep is None:
-        keep = KEEP_SMALL if w.size * w.itemsize <= SMALL_BYTES else KEEP
+    keep = KEEP_SMALL if w.size * w.itemsize <= SMALL_BYTES else KEEP
     best = None
     tried = []
     for rank, tiling in enumerate(rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep)):
