@@ -77,6 +77,58 @@ def test_the_simulator_and_the_estimate_time_a_transfer_alike():
     assert sim == pytest.approx(transfer_cycles(8192, 1024, TRN1, dram=True))
 
 
+@pytest.mark.parametrize("overlap", [False, True])
+def test_back_to_back_transfers_hide_each_others_latency_when_the_queue_overlaps(overlap):
+    # tiny at 1 GHz with 40 cycles of DRAM latency: 8 + 256 / 8 = 40 cycles of bytes each
+    hw = Hardware.preset("tiny").with_changes(dram={"latency_ns": 40.0,
+                                                    "bandwidth_bytes_per_s": 1e12},
+                                              dma={"overlap_dram_latency": overlap})
+    p = Program()
+    p.tensor("x", (3, 4, 16), "float32", role="input")
+    loads = [p.dma(0, Ref.dram("x", AP.unchecked((4, 16), (16, 1), 64 * k), "float32"),
+                   Ref.sbuf(0, 4, AP.unchecked((16,), (1,), 16 * k), "float32"))
+             for k in range(3)]
+    x = np.random.default_rng(5).standard_normal((3, 4, 16)).astype(np.float32)
+    result = Machine(hw).run(p, {"x": x})
+    occupancy, latency = instruction_timing(DmaCopy(queue=0, src=p.instructions[0].src,
+                                                    dst=p.instructions[0].dst), hw)
+    assert latency == 8 + 40 + 32 and occupancy == (40 if overlap else latency)
+    # one queue, in order: the bytes are serial; the latency is paid once (overlap) or
+    # by every transfer
+    want = 3 * 40 + 40 if overlap else 3 * 80
+    assert result.stats.cycles == pytest.approx(want)
+    assert estimate(p, hw).cycles == pytest.approx(want)
+    assert loads == [0, 1, 2]
+
+
+def _psum_round_trip(cast: bool):
+    """int32 sums DMAed into PSUM, copied to int8 SBUF by the activation engine and by
+    the vector engine, and stored: the two outputs."""
+    tiny = Hardware.preset("tiny")
+    p = Program()
+    p.tensor("x", (4, 8), "int32", role="input")
+    for name in ("act", "vec"):
+        p.tensor(name, (4, 8), "int8", role="output")
+    psum = Ref.psum(0, 4, AP.contiguous((8,)), "int32")
+    load = p.dma(0, Ref.dram("x", AP.contiguous((4, 8)), "int32"), psum)
+    for k, name in enumerate(("act", "vec")):
+        tile = Ref.sbuf(0, 4, AP.unchecked((8,), (1,), 8 * k), "int8")
+        copy = (p.act_copy(psum, tile, deps=[load]) if name == "act"
+                else p.vector_copy(psum, tile, deps=[load], cast=cast))
+        p.dma(1, tile, Ref.dram(name, AP.contiguous((4, 8)), "int8"), deps=[copy])
+    x = np.random.default_rng(9).integers(-128, 128, (4, 8)).astype(np.int32)
+    x[x == 0] = 7
+    return x, Machine(tiny).run(p, {"x": x}).outputs
+
+
+def test_the_vector_engine_converts_psum_sums_as_the_activation_engine_does():
+    x, out = _psum_round_trip(cast=True)
+    assert np.array_equal(out["vec"], x.astype(np.int8))
+    assert np.array_equal(out["act"], out["vec"])
+    with pytest.raises(ProgramError, match="same element size"):
+        _psum_round_trip(cast=False)   # without cast a copy moves bits: sizes must match
+
+
 @pytest.mark.parametrize("stride, rate", [(1, 1.0), (4, 1.0), (5, 0.5), (16, 0.5)])
 def test_a_strided_sbuf_access_runs_at_half_rate_beyond_16_bytes(stride, rate):
     src = Ref.sbuf(0, 128, AP((256,), (stride,)), "float32")       # stride x 4 bytes

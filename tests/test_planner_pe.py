@@ -15,7 +15,7 @@ from strider.errors import ArgumentError, PlanError
 from strider.dtypes import dtype_of
 from strider.plan import PermuteRequest
 from strider.planners.pe import STRATEGY, choose_mode, transpose_view
-from strider.program import ActCopy, DmaCopy, LoadWeights, MatMul, PeTranspose
+from strider.program import ActCopy, DmaCopy, LoadWeights, MatMul, PeTranspose, VectorCopy
 from strider.strategy import plan_permute
 from strider.cost import engine_scale
 from strider.systolic import Timing, systolic_transpose
@@ -145,7 +145,8 @@ def test_tiling_program_structure_and_capacity(hw, shape, dtype, options):
     assert np.array_equal(np.sort(np.concatenate(y_addr)), np.arange(request.size))
     n_pe = sum(isinstance(i, (MatMul, PeTranspose)) for i in instrs)
     assert n_pe == d["sub_blocks"]
-    assert sum(isinstance(i, ActCopy) for i in instrs) >= d["blocks"]
+    copies = [i for i in instrs if isinstance(i, (ActCopy, VectorCopy)) and i.src.memory == "psum"]
+    assert len(copies) >= d["blocks"]
 
 
 def test_dma_spreads_over_every_queue_and_double_buffers():
@@ -196,7 +197,8 @@ def test_tall_blocks_copy_psum_in_bank_sized_bands():
     t = plan.details["tiling"]
     assert t["groups"] > t["band_groups"] > 1
     bank = TRN1.psum.bank_bytes // 4
-    acts = [i for i in plan.program.instructions if isinstance(i, ActCopy)]
+    acts = [i for i in plan.program.instructions if isinstance(i, (ActCopy, VectorCopy))]
+    assert {type(a) for a in acts} == {ActCopy, VectorCopy}  # both engines share the copies
     assert max(a.src.pattern.size for a in acts) == t["band_groups"] * t["group_rows"] <= bank
     stores = [i for i in plan.program.instructions
               if isinstance(i, DmaCopy) and i.dst.memory == "dram"]

@@ -20,7 +20,9 @@ Assumptions
   overhead ``c > 0`` each run (packet) pays a fixed cost worth ``c`` bytes of transfer
   time, a saturation curve ``chunk / (chunk + c)`` normalised to 1 at
   ``efficient_chunk_bytes``. A queue (a DMA engine) moves one descriptor at a time, in
-  order. On ``trn1-like``: 27 GiB/s per engine, full speed from 4 KiB runs, 94% at
+  order; with ``dma.overlap_dram_latency`` (``trn1-like``) it holds the queue only for
+  ``descriptor_cycles`` plus its bytes, and finishes a DRAM latency later
+  (:func:`transfer_timing`), so back-to-back transfers hide each other's latency. On ``trn1-like``: 27 GiB/s per engine, full speed from 4 KiB runs, 94% at
   2 KiB, 71% at 512 B, 21% at 64 B (``c = 256``, fit to the bands of AWS's DMA bandwidth
   guide), ~286 ns fixed per DRAM transfer (``strider bench fidelity`` checks these
   against the documents). The DMA's SBUF side has no stride penalty of its own: its
@@ -29,8 +31,10 @@ Assumptions
   bytes per cycle of DRAM bandwidth (``k`` = 1, or 2 for DRAM -> DRAM). When the
   running DMAs together demand more than ``hw.dram_bytes_per_cycle``, all of them slow
   down by the same factor (the simulator's fluid model; the descriptor overhead is
-  spread over the transfer). The DRAM latency is part of each transfer's fixed cost,
-  during which the transfer is running (a queue does not overlap it with the next).
+  spread over the transfer). Without ``dma.overlap_dram_latency`` the DRAM latency is
+  part of each transfer's fixed cost, during which the transfer is running (a queue does
+  not overlap it with the next); with it, the latency follows the transfer's bytes and
+  demands no bandwidth.
 - **PE array** (:func:`pe_cost`; in PE-clock cycles, ``pe.clock_hz``; the
   element-level reference :mod:`strider.systolic` counts the same cycles). A
   ``K x M`` stationary block and ``N`` moving columns of a dtype with factor ``f``
@@ -99,61 +103,9 @@ from typing import NamedTuple
 
 from .access_pattern import coalesced_dims
 from .errors import DeadlockError
+from .dma_cost import (chunk_efficiency, descriptor_fixed_cycles, descriptor_issue_cycles,
+                       hidden_latency_cycles, transfer_cycles, transfer_timing)
 from .hardware import ActivationSpec, Hardware, VectorSpec
-
-def transfer_cycles(nbytes: int, chunk: int, hw: Hardware, dram: bool = False) -> float:
-    """Uncontended cycles (of the DMA clock) of one DMA transfer (one descriptor) of
-    ``nbytes`` whose shorter side moves contiguous runs of ``chunk`` bytes: its fixed
-    cost (:func:`descriptor_fixed_cycles`; ``dram``: a side is in DRAM) plus the bytes
-    at the queue's rate scaled by the payload-size curve of its runs
-    (:func:`chunk_efficiency`).
-
-    >>> from strider import Hardware
-    >>> transfer_cycles(512, 32, Hardware.preset("tiny"))       # 8 + 512 / 8
-    72.0
-    >>> transfer_cycles(128, 4, Hardware.preset("tiny"))        # 8 + 128 / (8 * 4/32)
-    136.0
-    >>> hw = Hardware.preset("trn1-like")      # 100 + 214 ns of DRAM latency + 32 KiB at 27 GiB/s
-    >>> round(transfer_cycles(32768, 8192, hw, dram=True))
-    1982
-    """
-    spec = hw.dma
-    return (descriptor_fixed_cycles(hw, dram)
-            + nbytes / (spec.bytes_per_cycle * chunk_efficiency(chunk, hw)))
-
-
-def descriptor_fixed_cycles(hw: Hardware, dram: bool = True) -> float:
-    """The fixed cost of one DMA transfer in DMA-clock cycles: ``dma.descriptor_cycles``
-    plus, when a side is in DRAM, ``dram.latency_ns``.
-
-    >>> from strider import Hardware
-    >>> descriptor_fixed_cycles(Hardware.preset("trn1-like"))     # 100 + 214 ns x 1.4 GHz
-    399.6
-    """
-    latency = hw.dram.latency_ns * 1e-9 * hw.engine_clock_hz("dma") if dram else 0.0
-    return hw.dma.descriptor_cycles + latency
-
-
-def chunk_efficiency(chunk: int, hw: Hardware) -> float:
-    """The share of a DMA queue's rate that runs of ``chunk`` contiguous bytes get (the
-    payload-size curve): 1 from ``dma.efficient_chunk_bytes`` (``F``) up; below it
-    ``chunk / F`` when ``dma.packet_overhead_bytes`` is 0 (a run takes as long as one of
-    ``F``), else ``chunk (F + c) / (F (chunk + c))`` with ``c`` the per-packet overhead
-    in bytes of transfer time.
-
-    >>> from strider import Hardware
-    >>> chunk_efficiency(8, Hardware.preset("tiny")), chunk_efficiency(64, Hardware.preset("tiny"))
-    (0.25, 1.0)
-    >>> trn1 = Hardware.preset("trn1-like")            # F = 4096, c = 256
-    >>> [round(chunk_efficiency(run, trn1), 2) for run in (64, 256, 512, 2048, 4096)]
-    [0.21, 0.53, 0.71, 0.94, 1.0]
-    """
-    full, overhead = hw.dma.efficient_chunk_bytes, hw.dma.packet_overhead_bytes
-    if chunk >= full:
-        return 1.0
-    if not overhead:
-        return chunk / full
-    return chunk * (full + overhead) / (full * (chunk + overhead))
 
 
 def innermost_stride_bytes(ref: Ref) -> int:
@@ -482,6 +434,6 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
 
 
 __all__ = ["PeCost", "pe_cost", "instruction_window", "PathSlot", "take_moving_path", "engine_scale", "transfer_cycles",
-           "descriptor_fixed_cycles", "chunk_efficiency", "innermost_stride", "innermost_stride_bytes", "access_rate",
+           "transfer_timing", "hidden_latency_cycles", "descriptor_issue_cycles", "descriptor_fixed_cycles", "chunk_efficiency", "innermost_stride", "innermost_stride_bytes", "access_rate",
            "stride_rate", "lane_cycles", "access_cycles",
            "instruction_timing", "instruction_cycles", "roofline_cycles", "Estimate", "estimate"]

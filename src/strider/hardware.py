@@ -107,7 +107,10 @@ class DmaSpec:
 
     A queue moves one descriptor (one DMA transfer) at a time, in order. A descriptor
     costs ``descriptor_cycles`` (plus ``dram.latency_ns`` when a side is in DRAM) and
-    then its bytes at ``bytes_per_cycle``, scaled by the payload-size curve of the
+    then its bytes at ``bytes_per_cycle``. With ``overlap_dram_latency`` the queue starts
+    its next descriptor once the bytes have moved: the DRAM latency delays a transfer's
+    completion but does not hold the queue (the engine has requests to other transfers
+    in flight meanwhile). The bytes' rate is scaled by the payload-size curve of the
     contiguous runs it moves (:func:`strider.cost.chunk_efficiency`): full speed from
     ``efficient_chunk_bytes``; below it, with ``packet_overhead_bytes = 0`` a run takes
     as long as one of ``efficient_chunk_bytes`` (a linear ramp), else each run pays a
@@ -123,6 +126,7 @@ class DmaSpec:
     ttu_width_bits: int = 32
     clock_hz: float | None = None
     packet_overhead_bytes: int = 0
+    overlap_dram_latency: bool = False
 
     def ttu_config(self) -> TTUConfig:
         """The TTU each queue walks its patterns with: a row per side, a column per dim."""
@@ -486,7 +490,7 @@ def trn1_like() -> Hardware:
                                   fast_stride_bytes=16, strided_rate=0.5),
         dma=DmaSpec(queues=16, bytes_per_cycle=27 * 2**30 / 1.4e9, descriptor_cycles=100,
                     efficient_chunk_bytes=4096, max_dims=5, ttu_width_bits=32,
-                    packet_overhead_bytes=256),
+                    packet_overhead_bytes=256, overlap_dram_latency=True),
         stream=StreamSpec(processing_engines=4, page_bytes=256 * 1024, pages=16),
         dtypes=("int8", "uint8", "int16", "uint16", "int32", "uint32", "float16", "bfloat16",
                 "float32", "float8_e4m3fn", "float8_e5m2"),

@@ -46,7 +46,8 @@ def random_hardware(choose: Choose) -> Hardware:
         vector={"lanes": parts, "transpose_block": choose(range(4, min(32, parts) + 1))},
         activation={"lanes": parts},
         dma={"queues": choose(range(1, 17)), "max_dims": choose(range(2, 6)),
-             "ttu_width_bits": choose((16, 24, 32))},
+             "ttu_width_bits": choose((16, 24, 32)),
+             "overlap_dram_latency": choose((False, True))},
         stream={"pages": 4, "page_bytes": 1024},
     )
 

@@ -93,6 +93,12 @@ TRN1_SOURCES = (
                                   ">= 2 KiB 'approaches peak', >= 4 KiB saturated; a "
                                   "per-packet overhead worth 256 B of transfer time puts "
                                   "64 B at 21%, 256 B at 53%, 2 KiB at 94% of full speed"),
+    ("dma.overlap_dram_latency", f"inferred: {_DMA}, DMA Queues: each engine serves 16 "
+                                 "queues round robin, so while one transfer waits for DRAM "
+                                 f"another's bytes move; {_ARCH}: an engine moves one "
+                                 "transfer's data at a time. Modelled as: the bytes of "
+                                 "back-to-back transfers are serial, the DRAM latency "
+                                 "delays each one's completion without holding the queue"),
     ("dma.max_dims", _ASSUMED),
     ("dma.ttu_width_bits", _ASSUMED),
     ("stream.processing_engines", "modelling assumption: seed 004's stream processor has no "

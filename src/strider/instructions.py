@@ -53,7 +53,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .access_pattern import AccessPattern
-from .cost import PeCost, access_cycles, descriptor_fixed_cycles, pe_cost, transfer_cycles
+from .cost import (PeCost, access_cycles, descriptor_fixed_cycles, hidden_latency_cycles, pe_cost,
+                   transfer_timing)
 from .dtypes import accumulator_dtype
 from .errors import CapacityError, ProgramError, SimulationError
 from .hardware import Hardware
@@ -174,7 +175,9 @@ class DmaCopy(Instruction):
 
     Cost: the transfer's fixed cycles (the DRAM latency too when a side is in DRAM) plus
     the bytes at the queue's rate, slower for runs shorter than
-    ``dma.efficient_chunk_bytes`` (:func:`strider.cost.transfer_cycles`). The SBUF side
+    ``dma.efficient_chunk_bytes`` (:func:`strider.cost.transfer_cycles`); with
+    ``dma.overlap_dram_latency`` the latency does not hold the queue
+    (:func:`strider.cost.transfer_timing`). The SBUF side
     is read or written as the hardware's DMA buffers (its runs), so it has no stride
     penalty of its own: the run-length curve is its cost.
     """
@@ -201,9 +204,9 @@ class DmaCopy(Instruction):
         nbytes = self.nbytes
         dram = "dram" in (self.src.memory, self.dst.memory)
         if nbytes == 0:
-            return _constant(descriptor_fixed_cycles(hw, dram))
-        chunk = min(self.src.run_bytes, self.dst.run_bytes)
-        return _constant(transfer_cycles(nbytes, chunk, hw, dram))
+            fixed = descriptor_fixed_cycles(hw, dram)
+            return fixed - hidden_latency_cycles(hw, dram), fixed
+        return transfer_timing(nbytes, min(self.src.run_bytes, self.dst.run_bytes), hw, dram)
 
     def engine_problem(self, hw: Hardware) -> str | None:
         if 0 <= self.queue < hw.dma.queues:
@@ -383,19 +386,27 @@ class ActCopy(Instruction):
         rules.same_partitions(k, self)
 
     def execute(self, k: int, machine: Any) -> None:
-        src = machine.read(k, self, "src", self.src)
-        dst = machine.view(self.dst)
-        with np.errstate(invalid="ignore", over="ignore"):
-            dst[...] = src.reshape(dst.shape).astype(dst.dtype)
-        machine.wrote(self.dst)
+        _convert(k, self, machine)
+
+
+def _convert(k: int, instr: Any, machine: Any) -> None:
+    """``dst = src`` converted value by value to ``dst``'s dtype (as NumPy casts)."""
+    src = machine.read(k, instr, "src", instr.src)
+    dst = machine.view(instr.dst)
+    with np.errstate(invalid="ignore", over="ignore"):
+        dst[...] = src.reshape(dst.shape).astype(dst.dtype)
+    machine.wrote(instr.dst)
 
 
 @dataclass(frozen=True, kw_only=True)
 class VectorCopy(Instruction):
-    """``dst[i] = src[i]`` (bits) on the vector engine, lane per partition."""
+    """``dst[i] = src[i]`` on the vector engine, lane per partition: the bits, or with
+    ``cast`` the values converted to ``dst``'s dtype (PSUM's int32 sums to int8, as
+    :class:`ActCopy` does)."""
 
     src: Ref
     dst: Ref
+    cast: bool = False
     engine_kind: ClassVar[str] = "vector"
 
     def timing(self, hw: Hardware) -> tuple[float, float]:
@@ -405,10 +416,14 @@ class VectorCopy(Instruction):
         rules.ref(k, self, "src", self.src, ON_CHIP)
         rules.ref(k, self, "dst", self.dst, ON_CHIP)
         rules.same_partitions(k, self)
-        rules.same_itemsize(k, self, self.src, self.dst)
+        if not self.cast:
+            rules.same_itemsize(k, self, self.src, self.dst)
 
     def execute(self, k: int, machine: Any) -> None:
-        machine.move(k, self)
+        if self.cast:
+            _convert(k, self, machine)
+        else:
+            machine.move(k, self)
 
 
 @dataclass(frozen=True, kw_only=True)

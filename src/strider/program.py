@@ -147,8 +147,9 @@ class Program:
     def act_copy(self, src: Ref, dst: Ref, deps: Iterable[int] = (), label: str = "") -> int:
         return self.add(ActCopy(src=src, dst=dst, deps=tuple(deps), label=label))
 
-    def vector_copy(self, src: Ref, dst: Ref, deps: Iterable[int] = (), label: str = "") -> int:
-        return self.add(VectorCopy(src=src, dst=dst, deps=tuple(deps), label=label))
+    def vector_copy(self, src: Ref, dst: Ref, deps: Iterable[int] = (), label: str = "",
+                    cast: bool = False) -> int:
+        return self.add(VectorCopy(src=src, dst=dst, deps=tuple(deps), label=label, cast=cast))
 
     def vector_transpose(self, src: Ref, dst: Ref, deps: Iterable[int] = (),
                          label: str = "") -> int:

@@ -35,6 +35,7 @@ from ..hardware import Hardware
 from ..dtypes import dtype_of
 from ..program import Ref
 from ..descriptor_fit import ttu_problem, walk_problem
+from ..dma_cost import transfer_timing
 
 
 @dataclass(frozen=True)
@@ -326,4 +327,28 @@ def fitted_pairs(src: Ref, dst: Ref, hw: Hardware) -> list[tuple[Ref, Ref]]:
     return descriptors(Transfer(shape, src.dtype, *sides), hw)  # type: ignore[misc]
 
 
-__all__ = ["Side", "Transfer", "descriptors", "costed_descriptors", "fits_ttu", "fitted_pairs"]
+class QueueBalancer:
+    """Assigns descriptors to the least-loaded queue of a group (estimated busy cycles)."""
+
+    def __init__(self, hw: Hardware) -> None:
+        self.hw = hw
+        self.load = [0.0] * hw.dma.queues
+
+    def pick(self, queues: range, src: Ref, dst: Ref) -> int:
+        return self.pick_for(queues, min(src.run_bytes, dst.run_bytes),
+                             src.nbytes)
+
+    def pick_for(self, queues: range, chunk: int, nbytes: int) -> int:
+        """:meth:`pick` for a descriptor of ``nbytes`` whose shorter side run is ``chunk``
+        bytes (as :func:`~._descriptors.costed_descriptors` gives them)."""
+        load = self.load
+        if queues.step == 1:  # the first of the least-loaded queues
+            window = load[queues.start:queues.stop]
+            q = queues.start + window.index(min(window))
+        else:
+            q = min(queues, key=lambda k: (load[k], k))
+        load[q] += transfer_timing(nbytes, max(1, chunk), self.hw, dram=True)[0]
+        return q
+
+
+__all__ = ["QueueBalancer", "Side", "Transfer", "descriptors", "costed_descriptors", "fits_ttu", "fitted_pairs"]

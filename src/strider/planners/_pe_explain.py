@@ -35,8 +35,9 @@ def explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardwar
                         f"identity built on chip, sums in {t.psum_dtype}"),
         f"per column chunk, bands of {t.band_groups} row group(s) land side by side in one "
         f"PSUM bank ({t.band_groups * t.group_rows * dtype_of(t.psum_dtype).itemsize} of "
-        f"{hw.psum.bank_bytes} bytes), banks used round-robin; ActCopy moves each band to "
-        "SBUF at a second address, where the chunk's rows are stored with one run each"
+        f"{hw.psum.bank_bytes} bytes), banks used round-robin; the activation or vector "
+        "engine (whichever is free first) moves each band to SBUF at a second address, "
+        "where the chunk's rows are stored with one run each"
         + (f"; each {il} neighbouring chunks take their columns by turns, so that a "
            f"partition holds {il} target rows in a row and one store of the {il} chunks "
            f"writes runs of {il} rows" if il > 1 else ""),
@@ -45,8 +46,9 @@ def explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardwar
         f"{t.sbuf_bytes_per_partition} of {hw.sbuf.bytes_per_partition} B"
         + ({1: " (single buffer: no DMA/PE overlap)", 2: " (double-buffered)"}
            .get(t.buffers, f" ({t.buffers}-deep buffering)")),
-        f"DMA spread round-robin over {hw.dma.queues} queues (the first block's loads and "
-        f"the last block's stores over all of them, to cut fill and drain); DRAM runs of "
+        f"DMA spread over {hw.dma.queues} queues, each descriptor to the least-loaded "
+        f"one (the first block's loads and the last block's stores over all of them, to "
+        f"cut fill and drain); DRAM runs of "
         f"{min(t.block_cols, view.n) * item} B in, "
         f"{il * min(t.block_rows, view.m) * item} B out",
     ]

@@ -141,7 +141,7 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
     if pack_tiles(view, dtype, hw):
         top_rows = min(top_rows, hw.pe.rows // hw.pe.tiles)
     for nbuf in ([buffers] if buffers else [3, 2, 1]):
-        rows = top_rows
+        rows = min(top_rows, m)  # a short matrix: groups (and the out tile) m rows tall
         while rows >= 1:
             slots = max(1, hw.sbuf.partitions // rows)
             ident = rows if mode == "mac" else 0

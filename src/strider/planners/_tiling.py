@@ -29,7 +29,7 @@ from typing import Sequence
 import numpy as np
 
 from ..access_pattern import row_major_strides
-from ..cost import (chunk_efficiency, descriptor_fixed_cycles, engine_scale,
+from ..cost import (chunk_efficiency, descriptor_issue_cycles, engine_scale, hidden_latency_cycles,
                     innermost_stride, stride_rate)
 from ..hardware import Hardware
 from ._groups import divisors, split_dim
@@ -55,16 +55,16 @@ FEW_TILES = 4
 
 def descriptor_worth(hw: Hardware, tiles: int) -> int:
     """Bytes a descriptor should carry at least: 32 (few tiles: 8) times what its fixed
-    cost (:func:`~strider.cost.descriptor_fixed_cycles`) would move, so the fixed costs
-    stay within 1/32 (1/8) of the time.
+    cost on its queue (:func:`~strider.cost.descriptor_issue_cycles`) would move, so the
+    fixed costs stay within 1/32 (1/8) of the time.
 
     >>> from strider import Hardware
     >>> hw = Hardware.preset("trn1-like")
     >>> descriptor_worth(hw, 100), descriptor_worth(hw, 1)
-    (264795, 66198)
+    (66265, 16566)
     """
     share = 8 if tiles <= FEW_TILES else 32
-    return max(1, int(share * descriptor_fixed_cycles(hw) * hw.dma.bytes_per_cycle))
+    return max(1, int(share * descriptor_issue_cycles(hw) * hw.dma.bytes_per_cycle))
 
 
 def copy_engines(hw: Hardware, partitions: int,
@@ -272,7 +272,8 @@ def _scores(t: Tiling, hw: Hardware, total_bytes: int, pieces: Sequence[int]) ->
     """:func:`score` of ``t`` with each slice count of ``pieces`` (shared set-up)."""
     classes = [(ext, count, math.prod(ext[d] for d in t.free)) for ext, count in t.tile_classes()]
     queues = hw.dma.queues
-    dc, dram = descriptor_fixed_cycles(hw) * engine_scale("dma", hw), hw.dram_bytes_per_cycle
+    dc, dram = descriptor_issue_cycles(hw) * engine_scale("dma", hw), hw.dram_bytes_per_cycle
+    latency = hidden_latency_cycles(hw) * engine_scale("dma", hw)  # the first load, last store
     needs_vector, tiles = t.needs_vector, t.tiles
     two = t.slots == 2 and needs_vector and tiles > 1
     dram_cycles = 2 * total_bytes / dram
@@ -302,9 +303,9 @@ def _scores(t: Tiling, hw: Hardware, total_bytes: int, pieces: Sequence[int]) ->
         assert first is not None
         nbytes, alone_in, alone_out, vec, last, step, run_in, run_out = first
         if tiles == 1:
-            total = max(alone_in, vec) + last + alone_out
+            total = max(alone_in, vec) + last + alone_out + 2 * latency
         else:  # one tile's steady step is replaced by the fill and the drain
-            total += alone_in + last + alone_out - step
+            total += alone_in + last + alone_out + 2 * latency - step
         out.append({"cycles": max(total, dram_cycles), "chunk_in_bytes": run_in,
                     "chunk_out_bytes": run_out, "efficiency_in": chunk_efficiency(run_in, hw),
                     "efficiency_out": chunk_efficiency(run_out, hw), "dram_cycles": dram_cycles})

@@ -15,12 +15,14 @@ of ``C x (H*W)``. The plan:
 3. Per block: DMA the rows into SBUF row partitions (several queues); per sub-block
    ``LoadWeights`` + ``MatMul`` against the identity (``VectorIdentity`` builds it on chip
    once), or ``PeTranspose`` in pass-through mode; a band of row groups of one column
-   chunk lands side by side in one PSUM bank; ``ActCopy`` moves the band to SBUF at a
-   second address (casting back from the accumulator); DMA out per chunk.
+   chunk lands side by side in one PSUM bank; a copy moves the band to SBUF at a second
+   address (casting back from the accumulator) on whichever of the activation engine
+   (``ActCopy``) and the vector engine (``VectorCopy`` with ``cast``) is free first; DMA
+   out per chunk.
 4. **Multiple buffering** (triple where it fits): SBUF input/output tiles rotate
    through the buffers, PSUM bands rotate through the banks, and later blocks' loads are
    queued ahead of this block's stores; dependencies are per row group and per chunk, so
-   DMA overlaps PE work. Every DMA is spread round-robin over the queues so that DRAM
+   DMA overlaps PE work. Every DMA goes to the least-loaded queue so that DRAM
    bandwidth, not one queue, is the limit; the first block's loads and the last block's
    stores are cut finer to shorten the pipeline's fill and drain.
 
@@ -60,13 +62,14 @@ from typing import Any
 import numpy as np
 
 from ..access_pattern import AccessPattern
-from ..cost import descriptor_fixed_cycles, estimate
+from ..cost import descriptor_issue_cycles, estimate
 from ..errors import ArgumentError, CapacityError, PlanError
 from ..hardware import Hardware
 from ..dtypes import EXACT_MAC_DTYPES, MAC_DTYPES, dtype_of
 from ..plan import Plan, PermuteRequest
 from ..program import Program, Ref
-from ._descriptors import fitted_pairs
+from ._descriptors import QueueBalancer, fitted_pairs
+from ._tiling import CopyBalancer
 from ._pe_explain import explain
 from ._pe_tiling import (DESCRIPTOR_AMORTISATION, Tiling, TransposeView, choose_tiling,
                          chunk_list, interleave, pack_tiles, transpose_view)
@@ -146,10 +149,12 @@ class _Emitter:
         self.p.tensor("x", request.shape, request.dtype, role="input")
         self.p.tensor("y", request.out_shape, request.dtype, role="output")
         self.item = dtype_of(t.dtype).itemsize
-        self.queue = 0
+        self.queues, self.all_queues = QueueBalancer(hw), range(hw.dma.queues)
+        # PSUM -> SBUF copies go to whichever of the activation and vector engines is free
+        self.copies = CopyBalancer(hw, min(hw.pe.cols, hw.psum.partitions))
         self.bank_elems = hw.psum.bank_bytes // dtype_of(t.psum_dtype).itemsize
         self.bank = 0
-        self.bank_reader: dict[int, int] = {}     # bank -> last ActCopy reading it
+        self.bank_reader: dict[int, int] = {}     # bank -> last copy reading it
         self.identity: list[int] = []
         # a descriptor carries DESCRIPTOR_AMORTISATION times what its fixed cost (set-up
         # and DRAM latency) would move -- but no more than a block's share of each queue,
@@ -157,7 +162,7 @@ class _Emitter:
         per_cycle = DESCRIPTOR_AMORTISATION * hw.dma.bytes_per_cycle
         block = t.block_batches * min(t.block_rows, view.m) * min(t.block_cols, view.n)
         self.min_desc_bytes = max(1.0, per_cycle * hw.dma.descriptor_cycles,
-                                  min(per_cycle * descriptor_fixed_cycles(hw),
+                                  min(per_cycle * descriptor_issue_cycles(hw),
                                       block * self.item / hw.dma.queues))
 
     # ---------------------------------------------------------------- addresses
@@ -180,8 +185,7 @@ class _Emitter:
         """One DMA, as several descriptors where one does not fit the TTU; their ids."""
         ids = []
         for s, d in fitted_pairs(src, dst, self.hw):
-            q = self.queue
-            self.queue = (self.queue + 1) % self.hw.dma.queues
+            q = self.queues.pick(self.all_queues, s, d)
             ids.append(self.p.dma(q, s, d, deps=deps, label=label))
         return ids
 
@@ -226,7 +230,7 @@ class _Emitter:
     def compute_chunk(self, block: dict, slot: int, ci: int, chunk: tuple[int, int, int, int],
                       loads: dict[tuple[int, int], list[int]], readers: dict[int, list[int]],
                       out_free: list[int]) -> list[int]:
-        """PE work and PSUM -> SBUF copies of one column chunk; returns the ActCopy ids."""
+        """PE work and PSUM -> SBUF copies of one column chunk; returns the copies' ids."""
         t, p = self.t, self.p
         bb0, count, c0, width = chunk
         groups = block["groups"]
@@ -270,8 +274,12 @@ class _Emitter:
                 (rows,), (1,), bank * self.bank_elems), t.psum_dtype)
             dst = Ref.sbuf(0, count * width, AccessPattern.unchecked(
                 (rows,), (1,), self.out_offset(slot, ci) + row0), t.dtype)
-            a = p.act_copy(src, dst, deps=pe_last + out_free,
-                           label=f"psum->sbuf {block['name']} chunk {ci} rows {row0}..")
+            label = f"psum->sbuf {block['name']} chunk {ci} rows {row0}.."
+            if self.copies.pick(rows) == "vector":
+                a = p.vector_copy(src, dst, deps=pe_last + out_free, label=label,
+                                  cast=t.psum_dtype != t.dtype)
+            else:
+                a = p.act_copy(src, dst, deps=pe_last + out_free, label=label)
             self.bank_reader[bank] = a
             acts.append(a)
         return acts

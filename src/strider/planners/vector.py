@@ -39,12 +39,12 @@ from typing import Any
 import numpy as np
 
 from ..access_pattern import AccessPattern, row_major_strides
-from ..cost import estimate, innermost_stride_bytes, transfer_cycles
+from ..cost import estimate, innermost_stride_bytes
 from ..hardware import Hardware
 from ..dtypes import dtype_of
 from ..plan import PermuteRequest, Plan
 from ..program import Program, Ref
-from ._descriptors import Side, Transfer, costed_descriptors, descriptors
+from ._descriptors import QueueBalancer, Side, Transfer, costed_descriptors, descriptors
 from ._groups import Groups, carrier_dtype, carrier_why_not, coalesce_permutation
 from ..inbuffer import in_buffer_steps
 from ._postcondition import check_program
@@ -106,30 +106,6 @@ def make_plan(request: PermuteRequest, hw: Hardware, program: Program, strategy:
         reference=lambda inputs: {"y": request.reference(np.asarray(inputs["x"]))},
         explanation=explanation, details=details,
     )
-
-
-class QueueBalancer:
-    """Assigns descriptors to the least-loaded queue of a group (estimated busy cycles)."""
-
-    def __init__(self, hw: Hardware) -> None:
-        self.hw = hw
-        self.load = [0.0] * hw.dma.queues
-
-    def pick(self, queues: range, src: Ref, dst: Ref) -> int:
-        return self.pick_for(queues, min(src.run_bytes, dst.run_bytes),
-                             src.nbytes)
-
-    def pick_for(self, queues: range, chunk: int, nbytes: int) -> int:
-        """:meth:`pick` for a descriptor of ``nbytes`` whose shorter side run is ``chunk``
-        bytes (as :func:`~._descriptors.costed_descriptors` gives them)."""
-        load = self.load
-        if queues.step == 1:  # the first of the least-loaded queues
-            window = load[queues.start:queues.stop]
-            q = queues.start + window.index(min(window))
-        else:
-            q = min(queues, key=lambda k: (load[k], k))
-        load[q] += transfer_cycles(nbytes, max(1, chunk), self.hw, dram=True)
-        return q
 
 
 def emit_direct(program: Program, w: Working, hw: Hardware, label: str) -> int:
@@ -553,4 +529,4 @@ def explain_tiling(t: Tiling, w: Working, hw: Hardware, counts: dict[str, int]) 
 STRATEGY = VectorStrategy()
 
 __all__ = ["STRATEGY", "VectorStrategy", "Working", "emit_direct", "emit_sbuf", "make_plan",
-           "declare_tensors", "QueueBalancer"]
+           "declare_tensors"]

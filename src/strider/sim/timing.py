@@ -106,7 +106,8 @@ def schedule(program: Program, hw: Hardware,
     """Run the event loop; ``on_start(k)`` / ``on_finish(k)`` are called in time order.
 
     An instruction holds its engine for its occupancy and finishes (its dependents and
-    Signals count it) after its latency; DMAs stretch both under DRAM contention.
+    Signals count it) after its latency; a DMA's bytes stretch under DRAM contention (its
+    occupancy, and its latency with it), the DRAM latency that follows them does not.
 
     Raises :class:`~strider.errors.DeadlockError` (with the chain of waiters) when
     instructions remain but none can ever start.
@@ -138,7 +139,7 @@ def schedule(program: Program, hw: Hardware,
     for k in range(n):
         moved = read[k] + written[k]
         if moved:
-            demand[k] = moved / lat[k]
+            demand[k] = moved / occ[k]  # the bytes move while the DMA holds its queue
     dram_cap = hw.dram_bytes_per_cycle
 
     start = [0.0] * n
@@ -176,7 +177,7 @@ def schedule(program: Program, hw: Hardware,
             on_start(k)
         r = demand[k]
         if r:
-            dram.start(now, k, r, lat[k])
+            dram.start(now, k, r, occ[k])
         else:
             o, t = occ[k], lat[k]
             w = window[k] if window is not None else None
@@ -197,6 +198,13 @@ def schedule(program: Program, hw: Hardware,
     while heap or dram_running:
         if dram_running and not (heap and heap[0][0] <= dram.next_finish()[0]):
             now, k = dram.pop()
+            if ends[k] > frees[k]:  # its bytes have moved; the DRAM latency follows
+                hold[k] = now - start[k]
+                e = eng[k]
+                busy[e] = False
+                push(heap, (now + ends[k] - frees[k], k))
+                try_start(e, now)
+                continue
         else:
             now, k = pop(heap)
         if k < 0:  # a pipelined instruction frees its engine before it finishes
@@ -208,7 +216,7 @@ def schedule(program: Program, hw: Hardware,
         finished[k] = True
         done += 1
         e = eng[k]
-        if frees[k] >= ends[k] or demand[k]:
+        if frees[k] >= ends[k]:
             busy[e] = False
         if on_finish is not None:
             on_finish(k)

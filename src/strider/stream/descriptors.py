@@ -27,7 +27,7 @@ from functools import lru_cache
 from typing import Sequence
 
 from ..access_pattern import AccessPattern
-from ..cost import descriptor_fixed_cycles, transfer_cycles
+from ..cost import descriptor_fixed_cycles, hidden_latency_cycles, transfer_cycles
 from ..hardware import Hardware
 from ..operands import Ref
 from ..planners._descriptors import Side, Transfer, costed_descriptors
@@ -59,11 +59,14 @@ def _box_descriptors(shape, bounds, dtype, hw, load, tensor) -> tuple[Descriptor
 def transfer_cost(descriptors: Sequence[Descriptor], hw: Hardware) -> float:
     """Uncontended cycles (the DMA's own clock) of one queue walking ``descriptors`` back
     to back: each one's fixed cost (DRAM latency included: a stream's transfers all have
-    a side in DRAM) plus its bytes at its runs' rate (:func:`strider.cost.transfer_cycles`);
-    one descriptor's fixed cost when empty."""
+    a side in DRAM) plus its bytes at its runs' rate (:func:`strider.cost.transfer_cycles`)
+    -- the latency once when the queue overlaps it with the next descriptor's bytes
+    (``dma.overlap_dram_latency``); one descriptor's fixed cost when empty."""
     if not descriptors:
         return float(descriptor_fixed_cycles(hw, dram=True))
-    return sum(transfer_cycles(nbytes, chunk, hw, dram=True) for _, _, chunk, nbytes in descriptors)
+    hidden = hidden_latency_cycles(hw, dram=True)
+    return hidden + sum(transfer_cycles(nbytes, chunk, hw, dram=True) - hidden
+                        for _, _, chunk, nbytes in descriptors)
 
 
 __all__ = ["Descriptor", "box_descriptors", "transfer_cost"]
