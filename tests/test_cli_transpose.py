@@ -38,15 +38,11 @@ def test_auto_picks_a_verified_strategy(capsys, dtype):
     assert r["strategy"] == best
 
 
-def test_pe_refuses_floats_without_pass_through_unless_allowed(capsys):
-    code = main(["transpose", "--shape", "64,64", "--dtype", "float32", "--hw", "trn1-like",
-                 "--strategy", "pe"])
-    err = capsys.readouterr().err
-    assert code == 2 and "allow_inexact" in err and "-0.0" in err
+def test_pe_moves_floats_without_pass_through_bit_exactly_in_int16_parts(capsys):
     r = _json(capsys, "--shape", "64,64", "--dtype", "float32", "--hw", "trn1-like",
-              "--strategy", "pe", "--allow-inexact")
+              "--strategy", "pe")
     assert r["_code"] == 0 and r["verified"] is True and r["pe_mode"] == "mac"
-    assert r["bit_exact_for_all_inputs"] is False
+    assert r["bit_exact_for_all_inputs"] is True
 
 
 def test_compare_simulates_every_applicable_candidate(capsys):

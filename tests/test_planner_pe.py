@@ -75,13 +75,17 @@ def test_not_a_batched_transpose_is_refused_with_a_reason(shape, perm):
 def test_mode_choice_and_refusals():
     f32 = PermuteRequest((64, 64), (1, 0), "float32")
     assert STRATEGY.why_not(f32, TINY) is None                  # pass-through: exact
-    reason = STRATEGY.why_not(f32, TRN1)
+    assert STRATEGY.why_not(f32, TRN1) is None                  # int16 halves: exact
+    reason = STRATEGY.why_not(f32, TRN1, pe_carrier=False)
     assert "allow_inexact" in reason and "NaN" in reason and "-0.0" in reason
-    assert STRATEGY.why_not(f32, TRN1, allow_inexact=True) is None
+    assert STRATEGY.why_not(f32, TRN1, pe_carrier=False, allow_inexact=True) is None
     assert STRATEGY.why_not(PermuteRequest((64, 64), (1, 0), "int16"), TRN1) is None
     assert "32 bits" in STRATEGY.why_not(PermuteRequest((64, 64), (1, 0), "int32"), TRN1,
-                                         allow_inexact=True)
-    assert "32 bits" in STRATEGY.why_not(PermuteRequest((4, 4), (1, 0), "float64"), TRN1)
+                                         pe_carrier=False, allow_inexact=True)
+    # wider elements go through the array as 16-bit parts, one pass each
+    for wide, parts in (("float32", 2), ("int32", 2), ("float64", 4)):
+        mode, engine, note = choose_mode(wide, TRN1)
+        assert (mode, engine) == ("mac", "int16") and f"{parts} int16 parts" in note
     # 8/16-bit floats ride through the MAC cells as integers: bit-exact, no opt-in needed
     assert choose_mode("bfloat16", TRN1)[:2] == ("mac", "int16")
     assert choose_mode("float8_e4m3fn", TRN1)[:2] == ("mac", "int8")
@@ -91,14 +95,35 @@ def test_mode_choice_and_refusals():
     assert choose_mode("float64", no_f64)[:2] == ("passthrough", "uint64")
     assert "no pass-through" in STRATEGY.why_not(f32, PATENT, pe_mode="passthrough")
     assert choose_mode("int8", TINY, pe_mode="mac")[0] == "mac"
-    assert choose_mode("float32", TINY, pe_mode="mac")[0] is None
+    assert choose_mode("float32", TINY, pe_mode="mac")[:2] == ("mac", "int16")
+    assert choose_mode("float32", TINY, pe_mode="mac", carrier=False)[0] is None
     with pytest.raises(ArgumentError, match="pe_mode"):
         STRATEGY.why_not(f32, TINY, pe_mode="fast")
 
 
+@pytest.mark.parametrize("shape, perm, dtype", [
+    ((300, 1000), (1, 0), "float32"), ((3, 130, 70), (0, 2, 1), "int32"),
+    ((40, 9, 3, 3), (2, 3, 1, 0), "float32"), ((70, 50), (1, 0), "float64"),
+    ((5, 64, 6, 7), (0, 2, 3, 1), "uint32")])
+def test_wide_elements_cross_the_array_in_16_bit_parts_bit_exactly(shape, perm, dtype):
+    request = PermuteRequest(shape, perm, dtype)
+    x = _data(shape, dtype)
+    flat = x.reshape(-1)
+    if np.dtype(dtype).kind == "f":  # the values multiply-accumulate would spoil
+        flat[:6] = [np.nan, np.inf, -np.inf, -0.0, np.finfo(dtype).tiny / 4, -1.5]
+        size = np.dtype(dtype).itemsize   # and a signalling NaN's payload
+        flat.view(f"u{size}")[6] = {4: 0x7F800001, 8: 0x7FF0000000000001}[size]
+    plan, result = _run(request, TRN1, x)
+    assert plan.details["bit_exact"] and plan.details["tiling"]["carrier"] == "int16"
+    assert same_bits(result.outputs["y"], request.reference(x))
+    weights = [i for i in plan.program.instructions if isinstance(i, LoadWeights)]
+    assert weights and all(w.src.dtype == "int16" for w in weights)
+
+
 def test_plan_details_say_whether_the_result_is_bit_exact():
     assert STRATEGY.plan(PermuteRequest((8, 8), (1, 0), "float32"), TINY).details["bit_exact"]
-    inexact = STRATEGY.plan(PermuteRequest((8, 8), (1, 0), "float32"), TRN1, allow_inexact=True)
+    inexact = STRATEGY.plan(PermuteRequest((8, 8), (1, 0), "float32"), TRN1, allow_inexact=True,
+                            pe_carrier=False)
     assert not inexact.details["bit_exact"] and "poisons" in inexact.explain()
 
 

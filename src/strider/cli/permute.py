@@ -43,8 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="target dim k is source dim perm[k] (as numpy.transpose)")
     p.add_argument("--dtype", default="float32", help="element type (default float32)")
     p.add_argument("--allow-inexact", action="store_true",
-                   help="let the PE array move floats by multiply-accumulate (NaN and -0.0 "
-                        "are not kept)")
+                   help="where the hardware lists no 16-bit integer to carry floats "
+                        "bit-exactly, let the PE array move them by multiply-accumulate "
+                        "(NaN and -0.0 are not kept)")
     add_run_options(p, strategies="vector, dma, pe")
     p.set_defaults(handler=run)
 

@@ -37,7 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="leading batch dims, kept in order (default: none)")
     p.add_argument("--dtype", default="float32", help="element type (default float32)")
     p.add_argument("--allow-inexact", action="store_true",
-                   help="let the PE array transpose floats by multiply-accumulate")
+                   help="where the hardware lists no 16-bit integer to carry floats "
+                        "bit-exactly, let the PE array move them by multiply-accumulate "
+                        "(NaN and -0.0 are not kept)")
     p.add_argument("--compare", action="store_true",
                    help="simulate every applicable strategy, not only the chosen one")
     add_run_options(p, strategies="pe, vector, dma")

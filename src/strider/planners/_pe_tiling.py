@@ -82,7 +82,18 @@ class Tiling:
     out_tile_elems: int      # per partition, one buffer
     sbuf_bytes_per_partition: int
     block_batches: int = 1   # batch matrices per block (> 1 only when a block spans all n)
-    band_groups: int = 1     # row groups whose results share one PSUM bank (one ActCopy)
+    band_groups: int = 1     # row groups whose results share one PSUM bank (one copy)
+    carrier: str | None = None  # the integer the PE moves a wider element in, part by part
+
+    @property
+    def pe_dtype(self) -> str:
+        """The dtype of the PE array's operands: ``dtype``, or its carrier."""
+        return self.carrier or self.dtype
+
+    @property
+    def parts(self) -> int:
+        """Carrier parts per element (float32 in int16 halves: 2), else 1."""
+        return dtype_of(self.dtype).itemsize // dtype_of(self.pe_dtype).itemsize
 
     @property
     def block_rows(self) -> int:
@@ -115,7 +126,7 @@ def chunk_list(cols: int, batches: int, chunk: int) -> list[tuple[int, int, int,
 
 
 def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
-                  buffers: int | None = None) -> Tiling:
+                  buffers: int | None = None, carrier: str | None = None) -> Tiling:
     """Pick row groups, block shape and buffering that fit SBUF, PSUM banks and the array.
 
     Row groups are as tall as the array (fewer PE instructions); a block has enough row
@@ -127,7 +138,8 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
     block fits.
     """
     item = dtype_of(dtype).itemsize
-    psum_dtype = dtype if mode == "passthrough" else accumulator_dtype(dtype)
+    pe_dtype = carrier or dtype
+    psum_dtype = pe_dtype if mode == "passthrough" else accumulator_dtype(pe_dtype)
     bank_elems = hw.psum.bank_bytes // dtype_of(psum_dtype).itemsize
     budget = hw.sbuf.bytes_per_partition // item
     chunk = min(hw.pe.cols, hw.psum.partitions)
@@ -138,7 +150,7 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
     run = -(-hw.dma.efficient_chunk_bytes // item)          # elements per efficient run
     tried = []
     top_rows = min(hw.pe.rows, bank_elems, hw.sbuf.partitions)
-    if pack_tiles(view, dtype, hw):
+    if pack_tiles(view, dtype, hw, carrier):
         top_rows = min(top_rows, hw.pe.rows // hw.pe.tiles)
     for nbuf in ([buffers] if buffers else [3, 2, 1]):
         rows = min(top_rows, m)  # a short matrix: groups (and the out tile) m rows tall
@@ -178,7 +190,7 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
                 return Tiling(mode, dtype, psum_dtype, rows, groups, slots, q, chunk, nbuf,
                               ident, in_tile, out_tile,
                               (ident + nbuf * (in_tile + out_tile)) * item, nb,
-                              min(band, groups))
+                              min(band, groups), carrier)
             tried.append(f"{nbuf} buffer(s) of {rows}-row groups")
             rows //= 2
     raise CapacityError(
@@ -189,7 +201,8 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
     )
 
 
-def pack_tiles(view: TransposeView, dtype: str, hw: Hardware) -> bool:
+def pack_tiles(view: TransposeView, dtype: str, hw: Hardware, carrier: str | None = None
+               ) -> bool:
     """Whether to cut row groups to one row tile of the array (``pe.rows / pe.tiles``), so
     that two sub-blocks stream side by side (row tiling): when the hardware has tiling
     and full-height sub-blocks would make the PE the bound (busier than DRAM). Below
@@ -206,8 +219,9 @@ def pack_tiles(view: TransposeView, dtype: str, hw: Hardware) -> bool:
     if hw.pe.tiles < 2 or hw.pe.rows // hw.pe.tiles < 1:
         return False
     k, m = min(hw.pe.rows, view.m), min(hw.pe.cols, view.n)
-    c = pe_cost(k, m, k, dtype, hw, load=True, stream=True)
-    block = max(c.window) if c.window else c.occupancy      # one sub-block, back to back
+    c = pe_cost(k, m, k, carrier or dtype, hw, load=True, stream=True)
+    parts = dtype_of(dtype).itemsize // dtype_of(carrier or dtype).itemsize
+    block = parts * (max(c.window) if c.window else c.occupancy)  # one sub-block, back to back
     blocks = view.batch * -(-view.m // hw.pe.rows) * -(-view.n // hw.pe.cols)
     pe_cycles = blocks * block * engine_scale("pe", hw)
     nbytes = view.batch * view.m * view.n * dtype_of(dtype).itemsize
