@@ -475,3 +475,17 @@ def test_one_full_128_block_takes_as_long_on_the_simulated_pe_as_in_the_referenc
     assert result.stats.engine_busy["pe"] == pytest.approx(taking, abs=1e-9)
     assert plan.details["engine_busy"]["pe"] == pytest.approx(taking, abs=1e-9)
     assert same_bits(result.outputs["y"], reference.psum.astype(np.int16))
+
+
+def test_chunks_stored_by_turns_leave_psum_in_one_shared_copy():
+    request = PermuteRequest((2, 64, 28, 28), (0, 2, 3, 1), "int8")   # m = 64 rows
+    x = _data(request.shape, "int8")
+    plan, result = _run(request, TRN1, x)
+    assert same_bits(result.outputs["y"], request.reference(x))
+    t = plan.details["tiling"]
+    copies = [i for i in plan.program.instructions
+              if isinstance(i, (ActCopy, VectorCopy)) and i.src.memory == "psum"]
+    widest, rows = max(c.src.pattern.size for c in copies), t["group_rows"] * t["groups"]
+    assert widest > rows and widest % rows == 0                         # several chunks each
+    assert widest * 4 <= TRN1.psum.bank_bytes                           # within one bank
+    assert len(copies) < plan.details["sub_blocks"]

@@ -67,7 +67,7 @@ import numpy as np
 
 from ..access_pattern import AccessPattern
 from ..cost import descriptor_issue_cycles, estimate
-from ..errors import ArgumentError, CapacityError, PlanError
+from ..errors import CapacityError, PlanError
 from ..hardware import Hardware
 from ..dtypes import EXACT_MAC_DTYPES, MAC_DTYPES, dtype_of
 from ..plan import Plan, PermuteRequest
@@ -77,80 +77,8 @@ from ._tiling import CopyBalancer
 from ._pe_explain import explain
 from ._pe_tiling import (DESCRIPTOR_AMORTISATION, Tiling, TransposeView, choose_tiling,
                          chunk_list, interleave, pack_tiles, transpose_view)
+from ._pe_modes import choose_mode
 from ._postcondition import check_program
-
-MODES = ("auto", "passthrough", "mac")
-
-
-def choose_mode(dtype: str, hw: Hardware, allow_inexact: bool = False, pe_mode: str = "auto",
-                carrier: bool = True) -> tuple[str | None, str | None, str]:
-    """``(mode, engine dtype, note)``; ``(None, None, reason)`` when nothing is bit-exact.
-
-    The engine dtype is the one the program's on-chip refs use. Pure data movement may
-    reinterpret bytes, so with ``carrier`` an 8/16-bit float goes through the
-    multiply-accumulate cells as a same-size integer: its bits ride through the int32
-    sums unchanged and the transpose is bit-exact, NaN, Inf and -0.0 included.
-
-    >>> choose_mode("bfloat16", Hardware.preset("trn1-like"))[:2]
-    ('mac', 'int16')
-    >>> choose_mode("float32", Hardware.preset("trn1-like"))[:2]     # two int16 halves
-    ('mac', 'int16')
-    >>> choose_mode("float32", Hardware.preset("trn1-like"), carrier=False,
-    ...             allow_inexact=True)[:2]
-    ('mac', 'float32')
-    >>> choose_mode("int32", Hardware.preset("tiny"))[:2]
-    ('passthrough', 'int32')
-    """
-    if pe_mode not in MODES:
-        raise ArgumentError(f"pe_mode must be one of {', '.join(MODES)}, got {pe_mode!r}")
-    size = dtype_of(dtype).itemsize
-    if pe_mode in ("auto", "passthrough") and hw.pe.passthrough_transpose:
-        engine = dtype if hw.supports(dtype) else _int_carrier(size, hw, ("uint", "int"))
-        if engine is None:
-            return None, None, (f"{hw.name} lists neither {dtype} nor an integer of "
-                                f"{size} byte(s) to carry it")
-        return "passthrough", engine, ("pass-through mode: bit-exact for every dtype"
-                                       + (f" ({dtype} carried as {engine})"
-                                          if engine != dtype else ""))
-    if pe_mode == "passthrough":
-        return None, None, (f"{hw.name}'s PE array has no pass-through transpose mode "
-                            "(pe.passthrough_transpose = false)")
-    if dtype in EXACT_MAC_DTYPES and hw.supports(dtype):
-        return "mac", dtype, "multiply-accumulate mode: bit-exact for 8/16-bit integers (int32 sums)"
-    if carrier and size <= 2:
-        engine = _int_carrier(size, hw, ("int", "uint"))
-        if engine is not None:
-            return "mac", engine, (f"multiply-accumulate mode on {dtype} carried as {engine}: "
-                                   "bit-exact (the bits ride through the int32 sums), "
-                                   "NaN, Inf and -0.0 included")
-    if carrier and size % 2 == 0:  # a wider element: its 16-bit parts, one pass each
-        engine = _int_carrier(2, hw, ("int", "uint"))
-        if engine is not None:
-            return "mac", engine, (f"multiply-accumulate mode on {dtype} carried as "
-                                   f"{size // 2} {engine} parts, each through the array in "
-                                   "turn: bit-exact (the bits ride through the int32 sums), "
-                                   "NaN, Inf and -0.0 included")
-    if dtype not in MAC_DTYPES or not hw.supports(dtype):
-        return None, None, (f"{dtype} cannot go through the multiply-accumulate cells (they "
-                            f"accumulate in 32 bits) and {hw.name}'s PE array has no "
-                            "pass-through mode; use strategy 'vector' or 'dma'")
-    if not allow_inexact:
-        return None, None, (
-            f"{hw.name}'s PE array has no pass-through mode and multiply-accumulate is not "
-            f"bit-exact for {dtype} (a NaN or Inf poisons its whole column, -0.0 becomes "
-            "+0.0); pass allow_inexact=True (--allow-inexact) to accept that, or use "
-            "strategy 'vector' or 'dma'")
-    return "mac", dtype, (f"multiply-accumulate mode (allow_inexact): {dtype} is exact for "
-                          "finite values, but a NaN/Inf poisons its column and -0.0 becomes +0.0")
-
-
-def _int_carrier(size: int, hw: Hardware, kinds: tuple[str, ...]) -> str | None:
-    for kind in kinds:
-        name = f"{kind}{8 * size}"
-        if hw.supports(name):
-            return name
-    return None
-
 
 class _Emitter:
     """Builds the program for one tiling: addresses, queues and dependencies."""
@@ -166,6 +94,7 @@ class _Emitter:
         self.copies = CopyBalancer(hw, min(hw.pe.cols, hw.psum.partitions))
         self.bank_elems = hw.psum.bank_bytes // dtype_of(t.psum_dtype).itemsize
         self.bank = 0
+        self.shared: dict[str, Any] = {}  # the PSUM bank that chunks sharing a copy fill
         self.bank_reader: dict[int, int] = {}     # bank -> last copy reading it
         self.identity: list[int] = []
         # a descriptor carries DESCRIPTOR_AMORTISATION times what its fixed cost (set-up
@@ -192,6 +121,21 @@ class _Emitter:
     def turns(self, block: dict, chunk: tuple[int, int, int, int]) -> int:
         """How many neighbouring chunks, ``chunk``'s included, take columns by turns."""
         return block["interleave"] if chunk[3] == self.t.chunk_cols else 1
+
+    def shared_copy(self, block: dict, chunk: tuple[int, int, int, int]) -> tuple[int, int]:
+        """``(n, i)``: ``chunk`` is the ``i``-th of ``n`` neighbouring chunks whose results
+        sit side by side in one PSUM bank and leave it in one copy (its fixed cost paid
+        once). Chunks stored together by turns do, when one band holds a chunk's rows
+        (one part) of a full-height block -- their rows then follow each other in the
+        output tile too -- as many
+        as fit the bank and divide the turns; else ``(1, 0)``."""
+        t, k = self.t, self.turns(block, chunk)
+        if (k == 1 or t.parts > 1 or t.band_groups < len(block["groups"])
+                or block["rows"] != t.block_rows):
+            return 1, 0
+        fit = self.bank_elems // t.block_rows
+        n = max(d for d in range(1, k + 1) if k % d == 0 and d <= fit)
+        return n, chunk[2] // chunk[3] % k % n
 
     def dma(self, src: Ref, dst: Ref, deps: list[int], label: str) -> list[int]:
         """One DMA, as several descriptors where one does not fit the TTU; their ids."""
@@ -248,12 +192,18 @@ class _Emitter:
         groups = block["groups"]
         acts = []
         parts, pe_dtype = t.parts, t.pe_dtype
+        share, at = self.shared_copy(block, chunk)
         for g0, h in itertools.product(range(0, len(groups), t.band_groups), range(parts)):
             band = range(g0, min(g0 + t.band_groups, len(groups)))
-            bank = self.bank
-            self.bank = (self.bank + 1) % self.hw.psum.banks
-            war = [self.bank_reader[bank]] if bank in self.bank_reader else []
-            pe_last = []
+            if at == 0:  # a fresh bank (the first of chunks that share one copy)
+                bank = self.bank
+                self.bank = (self.bank + 1) % self.hw.psum.banks
+                war = [self.bank_reader[bank]] if bank in self.bank_reader else []
+                self.shared = {"bank": bank, "war": war, "pe": [], "free": [], "ci": ci}
+            bank, war = self.shared["bank"], self.shared["war"]
+            pe_last = self.shared["pe"]
+            self.shared["free"] += out_free
+            base = bank * self.bank_elems + at * t.block_rows  # this chunk's place in the bank
             for gi in band:
                 row0, k = groups[gi]
                 part0 = (gi % t.partition_slots) * t.group_rows
@@ -269,8 +219,7 @@ class _Emitter:
                                                off * parts + h))
                 src = Ref.sbuf(part0, k, pat, pe_dtype)
                 dst = Ref.psum(0, count * width, AccessPattern.unchecked(
-                    (k,), (1,), bank * self.bank_elems + (gi - g0) * t.group_rows),
-                    t.psum_dtype)
+                    (k,), (1,), base + (gi - g0) * t.group_rows), t.psum_dtype)
                 deps = [d for bb in range(bb0, bb0 + count) for d in loads[gi, bb]]
                 label = f"{block['name']} chunk {ci} rows {row0}.." + (f" part {h}" if parts > 1
                                                                        else "")
@@ -284,18 +233,22 @@ class _Emitter:
                                  + war, label=f"identity {label}")
                     readers.setdefault(gi, []).append(w)
                 pe_last.append(i)
+            if at < share - 1:  # the copy waits for the chunks that share it
+                continue
+            first = self.shared["ci"]
             row0 = groups[g0][0] - block["i0"]
-            rows = sum(groups[gi][1] for gi in band)
+            rows = sum(groups[gi][1] for gi in band) + (share - 1) * t.block_rows
             src = Ref.psum(0, count * width, AccessPattern.unchecked(
                 (rows,), (1,), bank * self.bank_elems), t.psum_dtype)
             dst = Ref.sbuf(0, count * width, AccessPattern.unchecked(
-                (rows,), (parts,), (self.out_offset(slot, ci) + row0) * parts + h), pe_dtype)
-            label = f"psum->sbuf {block['name']} chunk {ci} rows {row0}.."
+                (rows,), (parts,), (self.out_offset(slot, first) + row0) * parts + h), pe_dtype)
+            label = f"psum->sbuf {block['name']} chunk {first}..{ci} rows {row0}.."
+            deps = pe_last + self.shared["free"]
             if self.copies.pick(rows) == "vector":
-                a = p.vector_copy(src, dst, deps=pe_last + out_free, label=label,
+                a = p.vector_copy(src, dst, deps=deps, label=label,
                                   cast=t.psum_dtype != pe_dtype)
             else:
-                a = p.act_copy(src, dst, deps=pe_last + out_free, label=label)
+                a = p.act_copy(src, dst, deps=deps, label=label)
             self.bank_reader[bank] = a
             acts.append(a)
         return acts
