@@ -99,6 +99,9 @@ def test_mode_choice_and_refusals():
     assert choose_mode("float32", TINY, pe_mode="mac", carrier=False)[0] is None
     with pytest.raises(ArgumentError, match="pe_mode"):
         STRATEGY.why_not(f32, TINY, pe_mode="fast")
+    for turns in (0, 3, 2.0, True):   # 64 rows: 3 does not divide them
+        with pytest.raises(ArgumentError, match="pe_row_turns"):
+            STRATEGY.why_not(PermuteRequest((64, 64), (1, 0), "int8"), TRN1, pe_row_turns=turns)
 
 
 @pytest.mark.parametrize("shape, perm, dtype", [
@@ -210,14 +213,17 @@ def test_ragged_column_chunks_of_several_batch_matrices_share_the_array():
     weights = [i for i in plan.program.instructions if isinstance(i, LoadWeights)]
     merged = [w for w in weights if w.src.pattern.ndim == 2]
     assert merged and all(w.src.pattern.size == 128 for w in merged)
-    # one full chunk per matrix and row group, plus one shared remainder chunk per row group
-    assert len(weights) == plan.details["sub_blocks"] == (16 + 1) * 2
+    # one full chunk per matrix and row group, plus one shared remainder chunk per row
+    # group; each a pass per row of a partition (rows of 272 B: several to a partition)
+    r = t["row_turns"]
+    groups = -(-256 // r // t["group_rows"])
+    assert len(weights) == plan.details["sub_blocks"] == (16 + 1) * groups * r
 
 
 def test_tall_blocks_copy_psum_in_bank_sized_bands():
     request = PermuteRequest((4, 3136, 256), (0, 2, 1), "int16")
     x = _data(request.shape, "int16")
-    plan, result = _run(request, TRN1, x)
+    plan, result = _run(request, TRN1, x, pe_row_turns=1)
     assert same_bits(result.outputs["y"], request.reference(x))
     t = plan.details["tiling"]
     assert t["groups"] > t["band_groups"] > 1
@@ -380,7 +386,8 @@ def test_mac_mode_contaminates_columns_exactly_as_the_systolic_reference_predict
     shape = (19, 13) if hw is TINY else (150, 140)
     request = PermuteRequest(shape, (1, 0), dtype)
     x = _specials(shape, dtype)
-    plan, result = _run(request, hw, x, pe_mode="mac", allow_inexact=True, pe_carrier=False)
+    plan, result = _run(request, hw, x, pe_mode="mac", allow_inexact=True, pe_carrier=False,
+                        pe_row_turns=1)
     t = plan.details["tiling"]
     want = _mac_prediction(x, t["groups"] * t["group_rows"], t["block_cols"], t["group_rows"],
                            t["chunk_cols"])
@@ -461,7 +468,7 @@ def test_one_full_128_block_takes_as_long_on_the_simulated_pe_as_in_the_referenc
     """Serial, one row a cycle: 128 load + 384 stream; trn1: the load at 4 rows a cycle."""
     request = PermuteRequest((128, 128), (1, 0), "int16")
     x = _data(request.shape, "int16")
-    plan, result = _run(request, hw, x)
+    plan, result = _run(request, hw, x, pe_row_turns=1)
     reference = systolic_transpose(x, rows=hw.pe.rows, cols=hw.pe.cols,
                                    timing=Timing.of(hw.pe, "int16"))
     assert reference.cycles == pe_cycles
@@ -489,3 +496,29 @@ def test_chunks_stored_by_turns_leave_psum_in_one_shared_copy():
     assert widest > rows and widest % rows == 0                         # several chunks each
     assert widest * 4 <= TRN1.psum.bank_bytes                           # within one bank
     assert len(copies) < plan.details["sub_blocks"]
+
+
+@pytest.mark.parametrize("shape, perm, dtype, hw", [
+    ((16, 56, 56, 64), (0, 3, 1, 2), "int8", TRN1), ((3, 96, 40), (0, 2, 1), "bfloat16", TRN1),
+    ((2, 60, 12), (0, 2, 1), "int16", TRN1), ((4, 48, 2), (0, 2, 1), "uint8", TINY)])
+def test_short_rows_load_several_to_a_partition_and_come_out_whole(shape, perm, dtype, hw):
+    request = PermuteRequest(shape, perm, dtype)
+    x = _data(shape, dtype)
+    view = transpose_view(request)
+    tilings = [t for _, t in _prepare_tilings(request, hw)]
+    assert any(t.row_turns > 1 for t in tilings)          # a candidate takes R rows each
+    assert all(view.m % t.row_turns == 0 for t in tilings)
+    plan, result = _run(request, hw, x)
+    assert same_bits(result.outputs["y"], request.reference(x))
+    r = plan.details["tiling"]["row_turns"]
+    if r > 1:  # every load of a row group moves whole rows: runs of R rows
+        loads = [i for i in plan.program.instructions
+                 if isinstance(i, DmaCopy) and i.src.memory == "dram"]
+        assert min(i.dst.pattern.size for i in loads) % (r * view.n) == 0
+
+
+def _prepare_tilings(request, hw):
+    from strider.planners.pe import _prepare
+    found = _prepare(request, hw, {})
+    assert not isinstance(found, str), found
+    return found[4]

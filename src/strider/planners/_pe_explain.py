@@ -11,8 +11,15 @@ from ._pe_tiling import Tiling, TransposeView, interleave
 
 def explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardware, note: str,
              k: int) -> list[str]:
-    item = dtype_of(t.dtype).itemsize
-    lines = [f"{request.describe()} as {view.batch} x ({view.m} x {view.n}) transpose(s); {note}"]
+    item, R = dtype_of(t.dtype).itemsize, t.row_turns
+    lines = [f"{request.describe()} as {view.batch} x ({view.m * R} x {view.n}) transpose(s); "
+             f"{note}"]
+    if R > 1:
+        lines.append(f"short rows ({view.n * item} B): each partition holds {R} consecutive "
+                     f"source rows, loaded as one run; below, rows count groups of {R} "
+                     f"(m = {view.m}); the array takes one of a partition's rows per pass, "
+                     f"and each pass's copy out of PSUM writes every {R}th element of the "
+                     "output rows")
     if view.columns is not None:
         lines.append(f"the {view.n} columns are dims {view.columns.shape} that the target "
                      f"orders as {view.columns.perm}: the array transposes them as they come, "
@@ -50,8 +57,8 @@ def explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardwar
         f"DMA spread over {hw.dma.queues} queues, each descriptor to the least-loaded "
         f"one (the first block's loads and the last block's stores over all of them, to "
         f"cut fill and drain); DRAM runs of "
-        f"{min(t.block_cols, view.n) * item} B in, "
-        f"{il * min(t.block_rows, view.m) * item} B out",
+        f"{R * min(t.block_cols, view.n) * item} B in, "
+        f"{il * min(t.block_rows, view.m) * R * item} B out",
     ]
     return lines
 

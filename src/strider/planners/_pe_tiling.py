@@ -84,6 +84,7 @@ class Tiling:
     block_batches: int = 1   # batch matrices per block (> 1 only when a block spans all n)
     band_groups: int = 1     # row groups whose results share one PSUM bank (one copy)
     carrier: str | None = None  # the integer the PE moves a wider element in, part by part
+    row_turns: int = 1       # source rows per partition (rows counted in groups of these)
 
     @property
     def pe_dtype(self) -> str:
@@ -126,7 +127,8 @@ def chunk_list(cols: int, batches: int, chunk: int) -> list[tuple[int, int, int,
 
 
 def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
-                  buffers: int | None = None, carrier: str | None = None) -> Tiling:
+                  buffers: int | None = None, carrier: str | None = None,
+                  row_turns: int = 1) -> Tiling:
     """Pick row groups, block shape and buffering that fit SBUF, PSUM banks and the array.
 
     Row groups are as tall as the array (fewer PE instructions); a block has enough row
@@ -135,7 +137,9 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
     spanning whole batch matrices takes several of them when the matrices are small or
     their ragged column chunks can share the array. Prefers triple, then double
     buffering; raises :class:`CapacityError` when not even a single-buffered 1-column
-    block fits.
+    block fits. With ``row_turns`` ``R`` > 1 (``view.m`` counts groups of ``R`` source
+    rows, :func:`row_turn_choices`) each partition holds ``R`` whole source rows, so
+    blocks span all ``n``.
     """
     item = dtype_of(dtype).itemsize
     pe_dtype = carrier or dtype
@@ -144,13 +148,14 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
     budget = hw.sbuf.bytes_per_partition // item
     chunk = min(hw.pe.cols, hw.psum.partitions)
     m, n, batch = max(view.m, 1), max(view.n, 1), max(view.batch, 1)
-    total_bytes = batch * m * n * item
+    R = row_turns
+    total_bytes = batch * m * R * n * item
     min_desc = DESCRIPTOR_AMORTISATION * hw.dma.descriptor_cycles * hw.dma.bytes_per_cycle
     target = max(total_bytes / TARGET_BLOCKS, hw.dma.queues * min_desc)
     run = -(-hw.dma.efficient_chunk_bytes // item)          # elements per efficient run
     tried = []
     top_rows = min(hw.pe.rows, bank_elems, hw.sbuf.partitions)
-    if pack_tiles(view, dtype, hw, carrier):
+    if pack_tiles(view, dtype, hw, carrier, R):
         top_rows = min(top_rows, hw.pe.rows // hw.pe.tiles)
     for nbuf in ([buffers] if buffers else [3, 2, 1]):
         rows = min(top_rows, m)  # a short matrix: groups (and the out tile) m rows tall
@@ -161,28 +166,31 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
             band = max(1, min(bank_elems // rows, all_groups))
 
             def sbuf_elems(groups: int, q: int, nb: int) -> tuple[int, int]:
-                in_tile = -(-groups // slots) * nb * q
-                out_tile = len(chunk_list(min(q, n), nb, chunk)) * groups * rows
+                in_tile = -(-groups // slots) * nb * q * R
+                out_tile = len(chunk_list(min(q, n), nb, chunk)) * groups * rows * R
                 return in_tile, out_tile
 
             def fits(groups: int, q: int, nb: int) -> bool:
                 a, b = sbuf_elems(groups, q, nb)
                 return ident + nbuf * (a + b) <= budget
 
-            groups = min(max(1, -(-run // rows)), all_groups)
+            groups = min(max(1, -(-run // (rows * R))), all_groups)
             while groups > 1 and not fits(groups, 1, 1):
                 groups -= 1
             if fits(groups, 1, 1):
-                q = _block_cols(n, groups * rows, chunk, target, run, item,
+                q = _block_cols(n, groups * rows * R, chunk, target, run, item,
                                 lambda q_: fits(groups, q_, 1))
+                if q < n and R > 1:  # a partition's rows must be whole (one load run):
+                    tried.append(f"{nbuf} buffer(s) of {R} whole rows per partition")
+                    break            # fewer buffers may hold them
                 nb = 1
                 if q >= n:  # whole rows: grow the block down the rows, then over batches
                     rem = n % chunk
                     share = min(batch, max(1, chunk // rem) if rem else 1)
                     while (groups < all_groups and fits(groups + 1, n, share)
-                           and (groups + 1) * rows * n * item <= target):
+                           and (groups + 1) * rows * R * n * item <= target):
                         groups += 1
-                    want = max(share, int(target // (groups * rows * n * item)))
+                    want = max(share, int(target // (groups * rows * R * n * item)))
                     nb = min(batch, want)
                     while nb > 1 and not fits(groups, n, nb):
                         nb -= 1
@@ -190,7 +198,7 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
                 return Tiling(mode, dtype, psum_dtype, rows, groups, slots, q, chunk, nbuf,
                               ident, in_tile, out_tile,
                               (ident + nbuf * (in_tile + out_tile)) * item, nb,
-                              min(band, groups), carrier)
+                              min(band, groups), carrier, R)
             tried.append(f"{nbuf} buffer(s) of {rows}-row groups")
             rows //= 2
     raise CapacityError(
@@ -201,8 +209,8 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
     )
 
 
-def pack_tiles(view: TransposeView, dtype: str, hw: Hardware, carrier: str | None = None
-               ) -> bool:
+def pack_tiles(view: TransposeView, dtype: str, hw: Hardware, carrier: str | None = None,
+               row_turns: int = 1) -> bool:
     """Whether to cut row groups to one row tile of the array (``pe.rows / pe.tiles``), so
     that two sub-blocks stream side by side (row tiling): when the hardware has tiling
     and full-height sub-blocks would make the PE the bound (busier than DRAM). Below
@@ -220,11 +228,11 @@ def pack_tiles(view: TransposeView, dtype: str, hw: Hardware, carrier: str | Non
         return False
     k, m = min(hw.pe.rows, view.m), min(hw.pe.cols, view.n)
     c = pe_cost(k, m, k, carrier or dtype, hw, load=True, stream=True)
-    parts = dtype_of(dtype).itemsize // dtype_of(carrier or dtype).itemsize
-    block = parts * (max(c.window) if c.window else c.occupancy)  # one sub-block, back to back
+    passes = row_turns * dtype_of(dtype).itemsize // dtype_of(carrier or dtype).itemsize
+    block = passes * (max(c.window) if c.window else c.occupancy)  # a sub-block's passes
     blocks = view.batch * -(-view.m // hw.pe.rows) * -(-view.n // hw.pe.cols)
     pe_cycles = blocks * block * engine_scale("pe", hw)
-    nbytes = view.batch * view.m * view.n * dtype_of(dtype).itemsize
+    nbytes = view.batch * view.m * row_turns * view.n * dtype_of(dtype).itemsize
     dram_cycles = 2 * nbytes / hw.dram_bytes_per_cycle
     return pe_cycles > dram_cycles
 
@@ -259,10 +267,33 @@ def interleave(v: TransposeView, t: Tiling, rows: int, cols: int, hw: Hardware) 
     full = cols // t.chunk_cols
     if v.columns is not None or not rows == v.m == t.block_rows or full < 2:
         return 1
-    want, row_bytes = keep_up_run(hw), rows * dtype_of(t.dtype).itemsize
+    want, row_bytes = keep_up_run(hw), rows * t.row_turns * dtype_of(t.dtype).itemsize
     return next((d for d in range(1, full + 1) if full % d == 0 and d * row_bytes >= want),
                 full)
 
 
-__all__ = ["TARGET_BLOCKS", "DESCRIPTOR_AMORTISATION", "TransposeView", "transpose_view",
+def row_turn_choices(view: TransposeView, item: int, hw: Hardware) -> list[int]:
+    """Rows per partition worth trying besides 1 when the source rows are short: the
+    fewest consecutive rows (a divisor of ``m``) that make a load run of 1 KiB, and of
+    the run the queues need to keep up with DRAM (:func:`._splits.keep_up_run`). The
+    transpose then goes through the array one row of each partition at a time, and its
+    copies out of PSUM write every ``R``-th element (:class:`Tiling` ``row_turns``).
+
+    >>> row_turn_choices(TransposeView(16, 3136, 64), 1, Hardware.preset("trn1-like"))
+    [16, 32]
+    >>> row_turn_choices(TransposeView(16, 64, 3136), 1, Hardware.preset("trn1-like"))
+    []
+    """
+    row = view.n * item
+    if view.columns is not None or view.m < 2 or row >= keep_up_run(hw):
+        return []
+    out = []
+    for want in (1024, keep_up_run(hw)):
+        r = next((d for d in range(2, view.m + 1) if view.m % d == 0 and d * row >= want), None)
+        if r is not None and r not in out:
+            out.append(r)
+    return out
+
+
+__all__ = ["TARGET_BLOCKS", "row_turn_choices", "DESCRIPTOR_AMORTISATION", "TransposeView", "transpose_view",
            "Tiling", "chunk_list", "choose_tiling", "interleave", "pack_tiles"]

@@ -40,7 +40,9 @@ and on trn1-like faster than float32 arithmetic (two 1x passes against one at 4x
 
 Options (keyword arguments of ``why_not``/``plan``): ``allow_inexact`` (bool),
 ``pe_mode`` (``"auto"``, ``"passthrough"``, ``"mac"``), ``pe_buffers`` (1, 2 or 3),
-``pe_carrier`` (default True; False sends floats through float arithmetic).
+``pe_carrier`` (default True; False sends floats through float arithmetic),
+``pe_row_turns`` (source rows per partition; default: 1, or more for short rows when the
+cost model prefers it).
 
 Examples
 --------
@@ -52,7 +54,9 @@ Examples
 "trn1-like's PE array has no p"
 >>> plan = STRATEGY.plan(PermuteRequest((256, 512), (1, 0), "int8"), hw)
 >>> plan.details["mode"], plan.details["blocks"], plan.details["block_shape"]
-('mac', 1, (256, 512))
+('mac', 1, (128, 512))
+>>> plan.details["tiling"]["row_turns"]        # 512 B rows: two to a partition (1 KiB runs)
+2
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ import numpy as np
 
 from ..access_pattern import AccessPattern
 from ..cost import descriptor_issue_cycles, estimate
-from ..errors import CapacityError, PlanError
+from ..errors import ArgumentError, CapacityError, PlanError
 from ..hardware import Hardware
 from ..dtypes import EXACT_MAC_DTYPES, MAC_DTYPES, dtype_of
 from ..plan import Plan, PermuteRequest
@@ -76,7 +80,8 @@ from ._descriptors import QueueBalancer, fitted_pairs
 from ._tiling import CopyBalancer
 from ._pe_explain import explain
 from ._pe_tiling import (DESCRIPTOR_AMORTISATION, Tiling, TransposeView, choose_tiling,
-                         chunk_list, interleave, pack_tiles, transpose_view)
+                         chunk_list, interleave, pack_tiles, row_turn_choices,
+                         transpose_view)
 from ._pe_modes import choose_mode
 from ._postcondition import check_program
 
@@ -101,7 +106,8 @@ class _Emitter:
         # and DRAM latency) would move -- but no more than a block's share of each queue,
         # so that small blocks still spread over all of them
         per_cycle = DESCRIPTOR_AMORTISATION * hw.dma.bytes_per_cycle
-        block = t.block_batches * min(t.block_rows, view.m) * min(t.block_cols, view.n)
+        block = (t.block_batches * min(t.block_rows, view.m) * t.row_turns
+                 * min(t.block_cols, view.n))
         self.min_desc_bytes = max(1.0, per_cycle * hw.dma.descriptor_cycles,
                                   min(per_cycle * descriptor_issue_cycles(hw),
                                       block * self.item / hw.dma.queues))
@@ -110,13 +116,13 @@ class _Emitter:
     def in_offset(self, slot: int, group: int, batch: int) -> int:
         """Free-dim offset of row group ``group``, batch ``batch`` of an input tile."""
         t = self.t
-        return (t.identity_elems + slot * t.in_tile_elems
-                + ((group // t.partition_slots) * t.block_batches + batch) * t.block_cols)
+        return (t.identity_elems + slot * t.in_tile_elems + t.row_turns * t.block_cols
+                * ((group // t.partition_slots) * t.block_batches + batch))
 
     def out_offset(self, slot: int, chunk: int) -> int:
         t = self.t
         return (t.identity_elems + t.buffers * t.in_tile_elems + slot * t.out_tile_elems
-                + chunk * t.block_rows)
+                + chunk * t.block_rows * t.row_turns)
 
     def turns(self, block: dict, chunk: tuple[int, int, int, int]) -> int:
         """How many neighbouring chunks, ``chunk``'s included, take columns by turns."""
@@ -130,7 +136,7 @@ class _Emitter:
         output tile too -- as many
         as fit the bank and divide the turns; else ``(1, 0)``."""
         t, k = self.t, self.turns(block, chunk)
-        if (k == 1 or t.parts > 1 or t.band_groups < len(block["groups"])
+        if (k == 1 or t.parts * t.row_turns > 1 or t.band_groups < len(block["groups"])
                 or block["rows"] != t.block_rows):
             return 1, 0
         fit = self.bank_elems // t.block_rows
@@ -172,11 +178,12 @@ class _Emitter:
                 part0 = (gi % t.partition_slots) * t.group_rows
                 off = self.in_offset(slot, gi, bb)
                 ids[gi, bb] = []
-                for lo, hi in _ranges(k, self.splits(k * cols * self.item, k, block["first"])):
+                run = t.row_turns * cols  # R > 1: R whole source rows per partition
+                for lo, hi in _ranges(k, self.splits(k * run * self.item, k, block["first"])):
                     src = Ref.dram("x", AccessPattern.unchecked(
-                        (hi - lo, cols), (v.n, 1), (b * v.m + row0 + lo) * v.n + block["j0"]),
-                        t.dtype)
-                    dst = Ref.sbuf(part0 + lo, hi - lo, AccessPattern.unchecked((cols,), (1,), off),
+                        (hi - lo, run), (t.row_turns * v.n, 1),
+                        (b * v.m + row0 + lo) * t.row_turns * v.n + block["j0"]), t.dtype)
+                    dst = Ref.sbuf(part0 + lo, hi - lo, AccessPattern.unchecked((run,), (1,), off),
                                    t.dtype)
                     ids[gi, bb].extend(self.dma(src, dst, readers.get(gi, []),
                                                 f"load {block['name']} batch {b} rows "
@@ -191,9 +198,11 @@ class _Emitter:
         bb0, count, c0, width = chunk
         groups = block["groups"]
         acts = []
-        parts, pe_dtype = t.parts, t.pe_dtype
+        parts, pe_dtype, R = t.parts, t.pe_dtype, t.row_turns
         share, at = self.shared_copy(block, chunk)
-        for g0, h in itertools.product(range(0, len(groups), t.band_groups), range(parts)):
+        # h: a wide element's carrier part (parts > 1) or a partition's row (R > 1)
+        for g0, h in itertools.product(range(0, len(groups), t.band_groups), range(parts * R)):
+            sub = h if parts > 1 else h * t.block_cols  # where sub-pass h reads in a row
             band = range(g0, min(g0 + t.band_groups, len(groups)))
             if at == 0:  # a fresh bank (the first of chunks that share one copy)
                 bank = self.bank
@@ -212,17 +221,16 @@ class _Emitter:
                 if turns > 1:  # by turns: see _pe_tiling.interleave
                     f = c0 // width
                     off = self.in_offset(slot, gi, bb0) + (c0 - f % turns * width) + f % turns
-                # part h of each element (parts > 1: a wide element's carrier halves)
-                pat = (AccessPattern.unchecked((width,), (turns * parts,), off * parts + h)
+                pat = (AccessPattern.unchecked((width,), (turns * parts,), off * parts + sub)
                        if count == 1 else
-                       AccessPattern.unchecked((count, width), (t.block_cols * parts, parts),
-                                               off * parts + h))
+                       AccessPattern.unchecked((count, width), (t.block_cols * parts * R, parts),
+                                               off * parts + sub))
                 src = Ref.sbuf(part0, k, pat, pe_dtype)
                 dst = Ref.psum(0, count * width, AccessPattern.unchecked(
                     (k,), (1,), base + (gi - g0) * t.group_rows), t.psum_dtype)
                 deps = [d for bb in range(bb0, bb0 + count) for d in loads[gi, bb]]
-                label = f"{block['name']} chunk {ci} rows {row0}.." + (f" part {h}" if parts > 1
-                                                                       else "")
+                label = f"{block['name']} chunk {ci} rows {row0}.." + (
+                    f" part {h}" if parts > 1 else f" turn {h}" if R > 1 else "")
                 if t.mode == "passthrough":
                     i = p.pe_transpose(src, dst, deps=deps + war, label=f"transpose {label}")
                     readers.setdefault(gi, []).append(i)
@@ -240,8 +248,9 @@ class _Emitter:
             rows = sum(groups[gi][1] for gi in band) + (share - 1) * t.block_rows
             src = Ref.psum(0, count * width, AccessPattern.unchecked(
                 (rows,), (1,), bank * self.bank_elems), t.psum_dtype)
-            dst = Ref.sbuf(0, count * width, AccessPattern.unchecked(
-                (rows,), (parts,), (self.out_offset(slot, first) + row0) * parts + h), pe_dtype)
+            dst = Ref.sbuf(0, count * width, AccessPattern.unchecked(   # every (parts R)-th
+                (rows,), (parts * R,), (self.out_offset(slot, first) + row0 * R) * parts + h),
+                pe_dtype)
             label = f"psum->sbuf {block['name']} chunk {first}..{ci} rows {row0}.."
             deps = pe_last + self.shared["free"]
             if self.copies.pick(rows) == "vector":
@@ -257,16 +266,16 @@ class _Emitter:
                acts: list[int]) -> list[int]:
         t, v = self.t, self.v
         bb0, count, c0, width = chunk
-        rows = block["rows"]
+        m, rows = v.m * t.row_turns, block["rows"] * t.row_turns   # in source rows
         src_pat = AccessPattern.unchecked((rows,), (1,), self.out_offset(slot, ci))
-        base = (block["b0"] + bb0) * v.m * v.n + (block["j0"] + c0) * v.m + block["i0"]
+        base = (block["b0"] + bb0) * m * v.n + (block["j0"] + c0) * m + block["i0"] * t.row_turns
         nbytes = count * width * rows * self.item
         ids = []
         if v.columns is not None:  # each column lands where the target's column dims say
-            strides = v.columns.strides(v.m)
+            strides = v.columns.strides(m)
             first_col = block["j0"] + c0
             for bb in range(count):
-                b_base = (block["b0"] + bb0 + bb) * v.m * v.n + block["i0"]
+                b_base = (block["b0"] + bb0 + bb) * m * v.n + block["i0"]  # row_turns 1
                 for lo, hi in _ranges(width, self.splits(nbytes // count, width, block["last"])):
                     for first, index, ext in v.columns.boxes(first_col + lo, first_col + hi):
                         dst = AccessPattern.unchecked(
@@ -280,26 +289,23 @@ class _Emitter:
             k = self.turns(block, chunk)
             src_pat = AccessPattern.unchecked((k * rows,), (1,),
                                               self.out_offset(slot, ci - k + 1))
-            base -= (k - 1) * width * v.m
+            base -= (k - 1) * width * m
             for lo, hi in _ranges(width, self.splits(k * nbytes, width, block["last"])):
-                dst = AccessPattern.unchecked((hi - lo, k * rows), (k * v.m, 1),
-                                              base + lo * k * v.m)
+                dst = AccessPattern.unchecked((hi - lo, k * rows), (k * m, 1),
+                                              base + lo * k * m)
                 ids.extend(self.dma(Ref.sbuf(lo, hi - lo, src_pat, t.dtype),
                                     Ref.dram("y", dst, t.dtype), acts,
                                     f"store {block['name']} chunks {ci - k + 1}..{ci}"))
-        elif count == 1:
-            for lo, hi in _ranges(width, self.splits(nbytes, width, block["last"])):
-                dst = AccessPattern.unchecked((hi - lo, rows), (v.m, 1), base + lo * v.m)
-                ids.extend(self.dma(Ref.sbuf(lo, hi - lo, src_pat, t.dtype),
+        else:  # each batch matrix's columns, in pieces over the queues
+            for bb, (lo, hi) in itertools.product(
+                    range(count), _ranges(width, self.splits(nbytes // count, width,
+                                                             block["last"]))):
+                dst = AccessPattern.unchecked((hi - lo, rows), (m, 1),
+                                              base + bb * m * v.n + lo * m)
+                ids.extend(self.dma(Ref.sbuf(bb * width + lo, hi - lo, src_pat, t.dtype),
                                     Ref.dram("y", dst, t.dtype), acts,
-                                    f"store {block['name']} chunk {ci} cols {c0 + lo}.."))
-        else:  # one piece per run of whole batch matrices
-            for lo, hi in _ranges(count, self.splits(nbytes, count, block["last"])):
-                dst = AccessPattern.unchecked((hi - lo, width, rows), (v.m * v.n, v.m, 1),
-                                    base + lo * v.m * v.n)
-                ids.extend(self.dma(Ref.sbuf(lo * width, (hi - lo) * width, src_pat, t.dtype),
-                                    Ref.dram("y", dst, t.dtype), acts,
-                                    f"store {block['name']} chunk {ci} batches {lo}.."))
+                                    f"store {block['name']} chunk {ci} batch {bb0 + bb} "
+                                    f"cols {c0 + lo}.."))
         return ids
 
     # ---------------------------------------------------------------- the schedule
@@ -370,7 +376,8 @@ class PeStrategy:
 
     name = "pe"
     summary = "PE-array transpose against an identity matrix (seed 002)"
-    options: tuple[str, ...] = ("allow_inexact", "pe_mode", "pe_buffers", "pe_carrier")  # the keyword options plan() reads
+    options: tuple[str, ...] = ("allow_inexact", "pe_mode", "pe_buffers", "pe_carrier",
+                                "pe_row_turns")  # the keyword options plan() reads
 
     def why_not(self, request: PermuteRequest, hw: Hardware, **options: Any) -> str | None:
         found = _prepare(request, hw, options)
@@ -381,10 +388,16 @@ class PeStrategy:
         if isinstance(found, str):
             raise PlanError(f"strategy 'pe' cannot plan {request.describe()}: {found}")
 
-        view, mode, engine, note, tiling = found
-        program = _Emitter(request, view, tiling, hw).emit()
-        check_program(program, hw, self.name)
-        predicted = estimate(program, hw)
+        view, mode, engine, note, tilings = found
+        best = None
+        for v, tiling in tilings:  # one row per partition, or R (short rows): the faster
+            program = _Emitter(request, v, tiling, hw).emit()
+            check_program(program, hw, self.name)
+            predicted = estimate(program, hw)
+            if best is None or predicted.cycles < best[3].cycles:
+                best = (v, tiling, program, predicted)
+        assert best is not None
+        view, tiling, program, predicted = best
         k = tiling.blocks(view)
         details: dict[str, Any] = {
             "mode": mode, "engine_dtype": engine,
@@ -407,7 +420,8 @@ class PeStrategy:
 
 
 def _prepare(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
-    """``(view, mode, engine dtype, note, tiling)``, or the reason the strategy does not apply."""
+    """``(view, mode, engine dtype, note, [(view, tiling), ...])`` -- the tilings worth
+    emitting, each with the view it cuts -- or the reason the strategy does not apply."""
     view = transpose_view(request)
     if view is None:
         return (f"perm {request.perm} of shape {request.shape} is not a transpose of the "
@@ -420,12 +434,30 @@ def _prepare(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
     if mode is None:
         return note
     wide = dtype_of(request.dtype).itemsize > dtype_of(engine).itemsize  # carried in parts
+    dtype, carrier, buffers = (request.dtype, engine, options.get("pe_buffers")) if wide else (
+        engine, None, options.get("pe_buffers"))
     try:
-        tiling = choose_tiling(view, request.dtype if wide else engine, mode, hw,
-                               options.get("pe_buffers"), carrier=engine if wide else None)
+        tilings = [(view, choose_tiling(view, dtype, mode, hw, buffers, carrier))]
     except CapacityError as exc:
         return str(exc)
-    return view, mode, engine, note, tiling
+    turns = options.get("pe_row_turns")
+    if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int)
+                              or turns < 1 or view.m % turns or (wide and turns > 1)):
+        raise ArgumentError(f"pe_row_turns must be a positive divisor of the {view.m} rows "
+                            f"(1 for wide elements), got {turns!r}")
+    choices = (row_turn_choices(view, dtype_of(dtype).itemsize, hw)
+               if turns is None and not wide else [] if turns in (None, 1) else [turns])
+    if turns is not None and turns > 1:
+        tilings = []  # only the rows per partition asked for
+    for r in choices:
+        rows = TransposeView(view.batch, view.m // r, view.n)  # R source rows a partition
+        try:
+            tilings.append((rows, choose_tiling(rows, dtype, mode, hw, buffers, row_turns=r)))
+        except CapacityError:
+            continue
+    if not tilings:
+        return f"{turns} rows per partition do not fit {hw.name}'s state buffer"
+    return view, mode, engine, note, tilings
 
 
 def _sub_blocks(view: TransposeView, t: Tiling) -> int:
@@ -436,7 +468,7 @@ def _sub_blocks(view: TransposeView, t: Tiling) -> int:
                                 min(t.block_batches, view.batch - b0), t.chunk_cols))
                  for b0 in range(0, view.batch, t.block_batches)
                  for j0 in range(0, view.n, t.block_cols))
-    return row_groups * chunks
+    return row_groups * chunks * t.parts * t.row_turns
 
 
 STRATEGY = PeStrategy()
