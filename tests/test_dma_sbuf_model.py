@@ -16,6 +16,7 @@ from strider.instructions import ActCopy, DmaCopy, Ref, VectorCopy
 from strider.planners._tiling import copy_cycles
 from strider.program import Program
 from strider.sim import Machine
+from strider.sim.tracing import dram_bandwidth_series
 
 TRN1 = Hardware.preset("trn1-like")
 
@@ -99,6 +100,11 @@ def test_back_to_back_transfers_hide_each_others_latency_when_the_queue_overlaps
     assert result.stats.cycles == pytest.approx(want)
     assert estimate(p, hw).cycles == pytest.approx(want)
     assert loads == [0, 1, 2]
+    # the trace's DRAM counter: 256 B per 40 cycles while the bytes move, none in a
+    # latency that follows them
+    times, level = dram_bandwidth_series(result.schedule, hw.clock_hz)
+    assert level.max() == pytest.approx(256 / 40 * 1e9 if overlap else 256 / 80 * 1e9)
+    assert level[-1] == 0 and (times[-1] == 120 if overlap else times[-1] == 240)
 
 
 def _psum_round_trip(cast: bool):

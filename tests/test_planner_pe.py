@@ -522,3 +522,14 @@ def _prepare_tilings(request, hw):
     found = _prepare(request, hw, {})
     assert not isinstance(found, str), found
     return found[4]
+
+
+@pytest.mark.parametrize("shape, buffers", [((1, 20, 130), 1), ((3, 20, 130), 2), ((2, 9, 300), 1)])
+def test_a_ragged_block_does_not_hide_an_older_reader_of_the_same_tile(shape, buffers):
+    # the edge blocks have fewer chunks (or row groups) than the ones before them: the
+    # next block in their slot must still wait for the older stores (loads) of that part
+    request = PermuteRequest(shape, (0, 2, 1), "float64")
+    x = _data(shape, "float64")
+    plan, result = _run(request, TINY, x, pe_buffers=buffers)   # the simulator checks races
+    assert plan.details["tiling"]["buffers"] == buffers
+    assert same_bits(result.outputs["y"], request.reference(x))

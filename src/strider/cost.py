@@ -65,7 +65,8 @@ Assumptions
 - **Occupancy and latency** (:func:`instruction_timing`). An instruction keeps its
   engine from starting the next one for its *occupancy* (a windowed PE instruction:
   until its stream starts) and its results are ready (for dependents, Signals and the
-  end of the program) after its *latency*; they differ only on the pipelined PE array.
+  end of the program) after its *latency*; they differ on the pipelined PE array and
+  for a DMA whose DRAM latency overlaps its queue's next transfer.
   An engine's *busy* time is the time it was taking work: on the PE the union of its
   loads and issue intervals -- not the drain of results already in flight (the NKI
   guide's initiation-interval view); on every other engine ``[start, end)``.
@@ -246,7 +247,9 @@ def instruction_timing(instr: Instruction, hw: Hardware) -> tuple[float, float]:
     instruction's :meth:`~strider.instructions.Instruction.timing`).
 
     Occupancy: how long the instruction keeps its engine from starting the next one;
-    latency: when its results are ready. They differ only on the pipelined PE array.
+    latency: when its results are ready. They differ on the pipelined PE array and for a
+    DMA whose DRAM latency overlaps its queue's next transfer
+    (``dma.overlap_dram_latency``).
 
     >>> from strider import AccessPattern, Hardware
     >>> from strider.instructions import LoadWeights, MatMul, Ref

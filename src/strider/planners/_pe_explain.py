@@ -47,8 +47,9 @@ def explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardwar
         "where the chunk's rows are stored with one run each"
         + (f"; each {il} neighbouring chunks take their columns by turns, so that a "
            f"partition holds {il} target rows in a row and one store of the {il} chunks "
-           f"writes runs of {il} rows (chunks stored together share a PSUM bank and "
-           f"leave it in one copy where their rows fit)" if il > 1 else ""),
+           f"writes runs of {il} rows"
+           + (" (chunks stored together share a PSUM bank and leave it in one copy where "
+              "their rows fit)" if t.parts * t.row_turns == 1 else "") if il > 1 else ""),
         f"SBUF per partition: {t.identity_elems * item} B identity + {t.buffers} x "
         f"({t.in_tile_elems * item} B in + {t.out_tile_elems * item} B out) = "
         f"{t.sbuf_bytes_per_partition} of {hw.sbuf.bytes_per_partition} B"

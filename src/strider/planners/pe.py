@@ -102,9 +102,9 @@ class _Emitter:
         self.shared: dict[str, Any] = {}  # the PSUM bank that chunks sharing a copy fill
         self.bank_reader: dict[int, int] = {}     # bank -> last copy reading it
         self.identity: list[int] = []
-        # a descriptor carries DESCRIPTOR_AMORTISATION times what its fixed cost (set-up
-        # and DRAM latency) would move -- but no more than a block's share of each queue,
-        # so that small blocks still spread over all of them
+        # a descriptor carries DESCRIPTOR_AMORTISATION times what its fixed cost on its
+        # queue (set-up, and the DRAM latency unless overlapped) would move -- but no more
+        # than a block's share of each queue, so that small blocks still spread over all
         per_cycle = DESCRIPTOR_AMORTISATION * hw.dma.bytes_per_cycle
         block = (t.block_batches * min(t.block_rows, view.m) * t.row_turns
                  * min(t.block_cols, view.n))
@@ -339,28 +339,31 @@ class _Emitter:
         nbuf = self.t.buffers
         ahead = nbuf - 1                     # blocks whose loads are queued ahead
         loads: dict[int, dict] = {}
-        readers: dict[int, dict[int, list[int]]] = {}   # block -> row group -> PE readers
-        stores: dict[int, dict[int, list[int]]] = {}    # block -> chunk -> store ids
+        # the instructions last reading each part of a slot's tiles, by (slot, row group)
+        # and (slot, chunk) -- not by block: a ragged block may have fewer of either
+        in_readers: dict[int, dict[int, list[int]]] = {s: {} for s in range(nbuf)}
+        out_readers: dict[tuple[int, int], list[int]] = {}
 
         def emit_loads(b: int) -> None:
-            loads[b] = self.loads(blocks[b], b % nbuf, readers.get(b - nbuf, {}))
+            loads[b] = self.loads(blocks[b], b % nbuf, dict(in_readers[b % nbuf]))
 
         for b in range(min(ahead, len(blocks))):
             emit_loads(b)
         for b, block in enumerate(blocks):
             if b + ahead < len(blocks):
                 emit_loads(b + ahead)
-            readers[b], stores[b] = {}, {}
-            earlier = stores.get(b - nbuf, {})
+            readers: dict[int, list[int]] = {}   # row group -> this block's PE readers
+            slot = b % nbuf
             pending: list[int] = []
             for ci, chunk in enumerate(block["chunks"]):
-                pending += self.compute_chunk(block, b % nbuf, ci, chunk, loads[b],
-                                              readers[b], earlier.get(ci, []))
+                pending += self.compute_chunk(block, slot, ci, chunk, loads[b], readers,
+                                              out_readers.get((slot, ci), []))
                 k = self.turns(block, chunk)
                 if chunk[2] // chunk[3] % k == k - 1:  # the last of k chunks stored together
-                    ids = self.stores(block, b % nbuf, ci, chunk, pending)
-                    stores[b].update({c: ids for c in range(ci - k + 1, ci + 1)})
+                    ids = self.stores(block, slot, ci, chunk, pending)
+                    out_readers.update({(slot, c): ids for c in range(ci - k + 1, ci + 1)})
                     pending = []
+            in_readers[slot].update(readers)
         return self.p
 
 

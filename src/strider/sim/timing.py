@@ -5,10 +5,12 @@ order. The head of a queue starts as soon as its engine is free, its dependencie
 finished and, for a ``Wait``, its semaphore has been signalled often enough (Signals
 count when they finish; a Wait does not consume the count). An engine is free again
 after the running instruction's *occupancy*; the instruction finishes after its
-*latency* (they differ on the pipelined PE array, see :meth:`strider.instructions.Instruction.timing`).
+*latency* (they differ on the pipelined PE array and for a DMA whose DRAM latency
+overlaps its queue's next transfer, see :meth:`strider.instructions.Instruction.timing`).
 
 DRAM bandwidth is shared as a fluid: a running DMA touching DRAM demands ``sides *
-bytes / cycles`` bytes per cycle (its uncontended rate, see :mod:`strider.cost`); when
+bytes / occupancy`` bytes per cycle while its bytes move (its uncontended rate, see
+:mod:`strider.cost`; an overlapped latency that follows them demands none); when
 the demands add up to more than ``hw.dram_bytes_per_cycle`` every such DMA slows down
 by the same factor. A virtual clock that advances at that factor lets each DMA's finish
 be computed once, at its start (as in fair queueing), so an event costs ``O(log n)``.
@@ -60,7 +62,8 @@ class Schedule:
     @property
     def busy_until(self) -> np.ndarray:
         """When each instruction stops holding its engine: its end, or on the pipelined
-        PE array the end of its issue interval (its results may still be in flight)."""
+        PE array the end of its issue interval (its results may still be in flight), or
+        for an overlapped DMA the end of its bytes (its DRAM latency still passing)."""
         return self.end if self.busy_end is None else self.busy_end
 
     @property

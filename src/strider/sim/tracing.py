@@ -13,20 +13,23 @@ from ..trace import Trace
 
 
 def dram_bandwidth_series(sched, clock_hz: float) -> tuple[np.ndarray, np.ndarray]:
-    """(time in cycles, DRAM bytes per second) steps: each DMA adds its rate while it runs.
+    """(time in cycles, DRAM bytes per second) steps: each DMA adds its rate while its
+    bytes move (until :attr:`~strider.sim.timing.Schedule.busy_until`: an overlapped DRAM
+    latency that follows them moves none).
 
-    A DMA contributes its *average* rate over its whole run (bytes / duration). Under the
+    A DMA contributes its *average* rate over that time (bytes / duration). Under the
     fluid sharing model its real rate changes while other DMAs start and stop, so where
     runs overlap unevenly the sum can briefly read a few percent above the DRAM bandwidth;
     the totals (bytes, achieved bandwidth in the stats) are exact.
     """
     moved = (sched.dram_read + sched.dram_written).astype(np.float64)
-    dur = sched.end - sched.start
+    stop = sched.busy_until
+    dur = stop - sched.start
     sel = (moved > 0) & (dur > 0)
     if not sel.any():
         return np.zeros(1), np.zeros(1)
     rate = moved[sel] / dur[sel] * clock_hz
-    times = np.concatenate([sched.start[sel], sched.end[sel]])
+    times = np.concatenate([sched.start[sel], stop[sel]])
     deltas = np.concatenate([rate, -rate])
     order = np.argsort(times, kind="stable")
     times, level = times[order], np.cumsum(deltas[order])

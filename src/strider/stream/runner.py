@@ -3,9 +3,11 @@
 :func:`run_stream` drives a :class:`~strider.stream.processor.StreamCore` in time:
 loads and result stores go through ``hw.dma.queues`` DMA queues, one transfer at a time
 per queue, each cut into descriptors that fit the queues' TTU
-(:func:`~strider.stream.descriptors.box_descriptors`) and priced by
-:func:`strider.cost.transfer_cycles` per descriptor from its bytes and its contiguous runs, and all of them share DRAM bandwidth through the simulator's own
-fluid model (:class:`strider.sim.dram.SharedDram`); engines compute for their kernel's
+(:func:`~strider.stream.descriptors.box_descriptors`) and priced per descriptor from its
+bytes and its contiguous runs (:func:`~strider.stream.descriptors.transfer_cost`); with
+``dma.overlap_dram_latency`` a queue takes its next transfer once the bytes have moved
+and the transfer lands a DRAM latency later. All of them share DRAM bandwidth through
+the simulator's own fluid model (:class:`strider.sim.dram.SharedDram`); engines compute for their kernel's
 declared cycles plus ``hw.stream.update_cycles`` per update, and loads overlap compute.
 
 Examples
@@ -29,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..cost import engine_scale
+from ..cost import engine_scale, hidden_latency_cycles
 from ..data import same_bits
 from ..errors import DeadlockError
 from ..sim.dram import SharedDram
@@ -102,6 +104,7 @@ def run_stream(program: "StreamProgram", x: np.ndarray, *,
 
     # engines' own clocks -> top-level cycles, the one time base
     dma_scale, pe_scale = engine_scale("dma", hw), engine_scale("stream", hw)
+    hidden = hidden_latency_cycles(hw) * dma_scale   # does not hold a queue
 
     out_shape, out_dtype = core.out.shape, core.out.dtype
 
@@ -145,22 +148,27 @@ def run_stream(program: "StreamProgram", x: np.ndarray, *,
             while free_queues and waiting:
                 job = waiting.popleft()
                 job.queue, job.start = free_queues.pop(0), now
-                dram.start(now, seq, job.nbytes / job.cycles if job.cycles > 0 else 0.0,
-                           job.cycles)
+                held = max(job.cycles - hidden, 0.0)  # the bytes; an overlapped latency follows
+                dram.start(now, seq, job.nbytes / held if held > 0 else 0.0, held)
                 running[seq] = job
                 seq += 1
         occupancy.append((now, *core.table.occupancy()))
 
     pending_stores: dict[int, list] = {}
+    landing: list[tuple[float, int, DmaJob]] = []  # bytes moved, the DRAM latency passing
     settle()
-    while running or heap:
+    while running or heap or landing:
         t_dram = dram.next_finish()[0] if dram.heap else math.inf
-        now = min(t_dram, heap[0][0] if heap else math.inf)
+        now = min(t_dram, heap[0][0] if heap else math.inf,
+                  landing[0][0] if landing else math.inf)
         while dram.heap and dram.next_finish()[0] <= now + 1e-9:
             _, key = dram.pop()
             job = running.pop(key)
-            free_queues.append(job.queue)
+            free_queues.append(job.queue)  # the queue takes the next job meanwhile
             free_queues.sort()
+            heapq.heappush(landing, (now + min(hidden, job.cycles), key, job))
+        while landing and landing[0][0] <= now + 1e-9:
+            _, _, job = heapq.heappop(landing)
             label = (f"page {fmt_index(job.key)}" if job.kind == "load"
                      else f"results of pe{job.key}")
             timeline.append((f"dma{job.queue}", job.start, now, job.kind, label))
