@@ -22,7 +22,8 @@ Assumptions
   ``efficient_chunk_bytes``. A queue (a DMA engine) moves one descriptor at a time, in
   order; with ``dma.overlap_dram_latency`` (``trn1-like``) it holds the queue only for
   ``descriptor_cycles`` plus its bytes, and finishes a DRAM latency later
-  (:func:`transfer_timing`), so back-to-back transfers hide each other's latency. On ``trn1-like``: 27 GiB/s per engine, full speed from 4 KiB runs, 94% at
+  (:func:`transfer_timing`), so back-to-back transfers hide each other's latency. On
+  ``trn1-like``: 27 GiB/s per engine, full speed from 4 KiB runs, 94% at
   2 KiB, 71% at 512 B, 21% at 64 B (``c = 256``, fit to the bands of AWS's DMA bandwidth
   guide), ~286 ns fixed per DRAM transfer (``strider bench fidelity`` checks these
   against the documents). The DMA's SBUF side has no stride penalty of its own: its
@@ -436,7 +437,10 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     return Estimate(float(max(schedule, dram_bytes / dram_rate)), busy, float(schedule))
 
 
-__all__ = ["PeCost", "pe_cost", "instruction_window", "PathSlot", "take_moving_path", "engine_scale", "transfer_cycles",
-           "transfer_timing", "hidden_latency_cycles", "descriptor_issue_cycles", "descriptor_fixed_cycles", "chunk_efficiency", "innermost_stride", "innermost_stride_bytes", "access_rate",
-           "stride_rate", "lane_cycles", "access_cycles",
-           "instruction_timing", "instruction_cycles", "roofline_cycles", "Estimate", "estimate"]
+__all__ = ["PeCost", "pe_cost", "instruction_window", "PathSlot", "take_moving_path",
+           "engine_scale", "transfer_cycles", "transfer_timing",
+           "hidden_latency_cycles", "descriptor_issue_cycles",
+           "descriptor_fixed_cycles", "chunk_efficiency", "innermost_stride",
+           "innermost_stride_bytes", "access_rate", "stride_rate", "lane_cycles",
+           "access_cycles", "instruction_timing", "instruction_cycles",
+           "roofline_cycles", "Estimate", "estimate"]

@@ -355,8 +355,9 @@ class Hardware:
             ("activation engine",
              f"{self.activation.lanes} lanes (PSUM -> SBUF), {_access(self.activation)}"),
             ("DMA", f"{self.dma.queues} queues x {self.dma.bytes_per_cycle:g} B/cycle, "
-                    f"{self.dma.descriptor_cycles} cycles/descriptor (+ DRAM latency), full "
-                    f"speed from {self.dma.efficient_chunk_bytes} B runs, <= "
+                    f"{self.dma.descriptor_cycles} cycles/descriptor (+ DRAM latency"
+                    + (", overlapped with the next" if self.dma.overlap_dram_latency else "")
+                    + f"), full speed from {self.dma.efficient_chunk_bytes} B runs, <= "
                     f"{self.dma.max_dims} dims, {self.dma.ttu_width_bits}-bit TTU"),
             ("stream", f"{self.stream.processing_engines} processing engines, "
                        f"{self.stream.pages} pages x {self.stream.page_bytes / kib:g} KiB"),

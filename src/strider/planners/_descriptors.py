@@ -351,4 +351,5 @@ class QueueBalancer:
         return q
 
 
-__all__ = ["QueueBalancer", "Side", "Transfer", "descriptors", "costed_descriptors", "fits_ttu", "fitted_pairs"]
+__all__ = ["QueueBalancer", "Side", "Transfer", "descriptors", "costed_descriptors", "fits_ttu",
+           "fitted_pairs"]

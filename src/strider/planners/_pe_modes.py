@@ -48,7 +48,8 @@ def choose_mode(dtype: str, hw: Hardware, allow_inexact: bool = False, pe_mode: 
         return None, None, (f"{hw.name}'s PE array has no pass-through transpose mode "
                             "(pe.passthrough_transpose = false)")
     if dtype in EXACT_MAC_DTYPES and hw.supports(dtype):
-        return "mac", dtype, "multiply-accumulate mode: bit-exact for 8/16-bit integers (int32 sums)"
+        return "mac", dtype, ("multiply-accumulate mode: bit-exact for 8/16-bit integers "
+                              "(int32 sums)")
     if carrier and size <= 2:
         engine = _int_carrier(size, hw, ("int", "uint"))
         if engine is not None:

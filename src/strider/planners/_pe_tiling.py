@@ -295,5 +295,6 @@ def row_turn_choices(view: TransposeView, item: int, hw: Hardware) -> list[int]:
     return out
 
 
-__all__ = ["TARGET_BLOCKS", "row_turn_choices", "DESCRIPTOR_AMORTISATION", "TransposeView", "transpose_view",
+__all__ = ["TARGET_BLOCKS", "row_turn_choices", "DESCRIPTOR_AMORTISATION", "TransposeView",
+           "transpose_view",
            "Tiling", "chunk_list", "choose_tiling", "interleave", "pack_tiles"]
