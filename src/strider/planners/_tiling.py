@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -115,6 +115,7 @@ class CopyBalancer:
         return engine
 
 
+@lru_cache(maxsize=1 << 16)  # the ranking asks for the same few blocks over and over
 def copy_cycles(hw: Hardware, partitions: int, block: int, pieces: int,
                 stride_bytes: int = 0) -> tuple[float, float]:
     """(makespan of a tile's ``pieces`` copy slices over the copy engines, cycles of
