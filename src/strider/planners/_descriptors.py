@@ -210,7 +210,8 @@ class _Cut:
         """``(src offset, src partition, src form, dst offset, dst partition, dst form)``
         of every descriptor relative to the transfer's: the outer loop in odometer
         order, each step's ranges of dim ``outer`` in order, at least ``pieces`` or as
-        many as the TTU needs."""
+        many as the TTU needs (DRAM -> DRAM: as many as the dims outside the innermost
+        hold, the loop going deeper where the outer dims are too short)."""
         if pieces in self._plans:
             return self._plans[pieces]
         for outer in range(len(self.shape)):
@@ -224,6 +225,13 @@ class _Cut:
             raise PlanError(f"no DMA descriptor of {hw.name} can walk even one element of "
                             f"this transfer: {why}")
         shape = self.shape
+        # DRAM -> DRAM with too few indices to share out: loop over this dim too and cut
+        # the next one (never the innermost, whose runs a cut would shorten); on chip the
+        # planners share the work out by partitions themselves
+        dram = all(memory == "dram" for memory, _, _ in self.sides)
+        while (dram and math.prod(shape[:outer + 1]) < pieces and outer + 2 < len(shape)
+               and longest == shape[outer]):
+            outer, longest = outer + 1, self.longest(outer + 1)
         count = math.prod(shape[:outer])
         cut = max(1, min(shape[outer], -(-pieces // count)), -(-shape[outer] // longest))
         step = -(-shape[outer] // cut)
