@@ -60,10 +60,11 @@ def test_transpose_view_merges_dims_that_stay_together():
     assert transpose_view(PermuteRequest((1, 6, 1, 4), (3, 2, 0, 1), "int8")).m == 6
 
 
-@pytest.mark.parametrize("shape,perm", [((2, 3, 4), (1, 0, 2)), ((2, 3, 4, 5), (2, 0, 3, 1)),
+@pytest.mark.parametrize("shape,perm", [((2, 3, 40), (1, 0, 2)), ((2, 3, 4, 5), (2, 0, 3, 1)),
                                         ((2, 3, 4, 5), (1, 0, 3, 2)),
-                                        ((2, 3, 4, 5), (0, 2, 1, 3))])
+                                        ((2, 3, 4, 50), (0, 2, 1, 3))])
 def test_not_a_batched_transpose_is_refused_with_a_reason(shape, perm):
+    # (a kept innermost dim of 40 or 50 int8 values is wider than MAX_GROUP_BYTES)
     request = PermuteRequest(shape, perm, "int8")
     assert transpose_view(request) is None
     reason = STRATEGY.why_not(request, TINY)
@@ -557,3 +558,29 @@ def test_mac_mode_on_random_hardware_is_bit_exact_with_parts_and_row_turns(
         plan, result = _run(request, hw, x, pe_row_turns=r)
         assert plan.details["tiling"]["row_turns"] == r
         assert same_bits(result.outputs["y"], request.reference(x))
+
+
+@pytest.mark.parametrize("shape, perm, dtype", [
+    ((97, 85, 3), (1, 0, 2), "int8"), ((48, 64, 3), (1, 0, 2), "float32"),
+    ((2, 30, 70, 7), (0, 2, 1, 3), "uint8"), ((3, 40, 50, 2), (0, 2, 1, 3), "bfloat16"),
+    ((20, 30, 2), (1, 0, 2), "float64"), ((5, 9, 4), (1, 0, 2), "int16")])
+def test_a_kept_short_innermost_dim_crosses_the_array_value_by_value(shape, perm, dtype):
+    # HWC -> WHC images, complex pairs: the innermost dim's values travel as one element
+    request = PermuteRequest(shape, perm, dtype)
+    view = transpose_view(request)
+    assert view.group == shape[-1]
+    x = _data(shape, dtype)
+    if np.dtype(dtype).kind == "f":
+        x.reshape(-1)[:3] = [np.nan, -0.0, np.inf]
+    plan, result = _run(request, TRN1, x)
+    assert plan.details["tiling"]["group"] == shape[-1] and plan.details["bit_exact"]
+    assert same_bits(result.outputs["y"], request.reference(x))
+    loads = [i for i in plan.program.instructions
+             if isinstance(i, DmaCopy) and i.src.memory == "dram"]
+    # the loads walk whole elements: runs of whole rows of values
+    assert min(i.src.run_bytes for i in loads) >= shape[-2] * x.itemsize * shape[-1] or \
+        min(i.src.run_bytes for i in loads) % (shape[-1] * x.itemsize) == 0
+
+
+def test_a_wide_kept_innermost_dim_is_left_to_the_vector_path():
+    assert transpose_view(PermuteRequest((4, 8, 64), (1, 0, 2), "bfloat16")) is None

@@ -22,6 +22,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from dataclasses import dataclass
@@ -359,5 +360,19 @@ class QueueBalancer:
         return q
 
 
-__all__ = ["QueueBalancer", "Side", "Transfer", "descriptors", "costed_descriptors", "fits_ttu",
-           "fitted_pairs"]
+def element_values(ref: Ref, group: int) -> Ref:
+    """``ref`` (a pattern of elements) over the ``group`` values of each element: every
+    stride and the offset times ``group``, and the values as the innermost dim (merged
+    into a unit-stride innermost dim)."""
+    p = ref.pattern
+    strides = tuple(st * group for st in p.strides)
+    if p.shape and p.strides[-1] == 1:
+        pattern = AccessPattern.unchecked(p.shape[:-1] + (p.shape[-1] * group,),
+                                          strides[:-1] + (1,), p.offset * group)
+    else:
+        pattern = AccessPattern.unchecked(p.shape + (group,), strides + (1,), p.offset * group)
+    return dataclasses.replace(ref, pattern=pattern)
+
+
+__all__ = ["QueueBalancer", "element_values", "Side", "Transfer", "descriptors",
+           "costed_descriptors", "fits_ttu", "fitted_pairs"]

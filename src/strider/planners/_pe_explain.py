@@ -11,9 +11,13 @@ from ._pe_tiling import Tiling, TransposeView, interleave
 
 def explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardware, note: str,
              k: int) -> list[str]:
-    item, R = dtype_of(t.dtype).itemsize, t.row_turns
+    item, R = t.elem_bytes, t.row_turns
     lines = [f"{request.describe()} as {view.batch} x ({view.m * R} x {view.n}) transpose(s); "
              f"{note}"]
+    if t.group > 1:
+        lines.append(f"the innermost dim ({t.group}) stays innermost: its {t.group} values "
+                     "travel as one element, loaded and stored whole, and cross the array "
+                     "one value per pass")
     if R > 1:
         lines.append(f"short rows ({view.n * item} B): each partition holds {R} consecutive "
                      f"source rows, loaded as one run; below, rows count groups of {R} "

@@ -23,6 +23,9 @@ from ._splits import keep_up_run
 
 #: Blocks per batch matrix the tiling aims for (enough to pipeline DMA and PE work).
 TARGET_BLOCKS = 16
+#: The widest kept innermost dim (bytes) whose values cross the PE array as one element
+#: (each of its values a pass of its own: wider ones are the vector path's work).
+MAX_GROUP_BYTES = 16
 #: A DMA descriptor should move at least this many times its fixed cost in bytes.
 DESCRIPTOR_AMORTISATION = 8
 
@@ -36,17 +39,22 @@ class TransposeView:
     m: int
     n: int
     columns: Columns | None = field(default=None, repr=False)
+    group: int = field(default=1, repr=False)  # values per element (a kept trailing dim)
 
 
 def transpose_view(request: PermuteRequest) -> TransposeView | None:
     """``(B, m, n)`` when the permutation is a batched last-two-dims swap -- or one whose
-    target also re-orders the dims after ``m`` (:mod:`._columns`) -- else None.
+    target also re-orders the dims after ``m`` (:mod:`._columns`), or one that keeps a
+    short innermost dim in place (its values travel together as one element of
+    ``group`` values, at most :data:`MAX_GROUP_BYTES`) -- else None.
 
     >>> transpose_view(PermuteRequest((2, 3, 4, 5), (0, 2, 3, 1), "int8"))
     TransposeView(batch=2, m=3, n=20)
     >>> transpose_view(PermuteRequest((8, 4, 3, 3), (2, 3, 1, 0), "int8")).columns
     Columns(shape=(4, 9), perm=(1, 0))
-    >>> transpose_view(PermuteRequest((2, 3, 4), (1, 0, 2), "int8")) is None
+    >>> transpose_view(PermuteRequest((2, 3, 4), (1, 0, 2), "int8")).group   # RGBA pixels
+    4
+    >>> transpose_view(PermuteRequest((2, 3, 64), (1, 0, 2), "int8")) is None
     True
     """
     shape, perm, _ = coalesce_permutation(request.shape, request.perm)
@@ -55,6 +63,10 @@ def transpose_view(request: PermuteRequest) -> TransposeView | None:
     if len(shape) == 1:  # nothing moves relative to anything else: a 1 x n "transpose"
         return TransposeView(1, 1, shape[0])
     k = len(shape)
+    item = dtype_of(request.dtype).itemsize
+    if (k >= 3 and perm == tuple(range(k - 3)) + (k - 2, k - 3, k - 1)
+            and shape[-1] * item <= MAX_GROUP_BYTES):
+        return TransposeView(math.prod(shape[:-3]), shape[-3], shape[-2], group=shape[-1])
     if perm != tuple(range(k - 2)) + (k - 1, k - 2):
         group = column_group(shape, perm)
         if group is None:
@@ -85,6 +97,7 @@ class Tiling:
     band_groups: int = 1     # row groups whose results share one PSUM bank (one copy)
     carrier: str | None = None  # the integer the PE moves a wider element in, part by part
     row_turns: int = 1       # source rows per partition (rows counted in groups of these)
+    group: int = 1           # values of ``dtype`` per element (a kept innermost dim)
 
     @property
     def pe_dtype(self) -> str:
@@ -93,8 +106,14 @@ class Tiling:
 
     @property
     def parts(self) -> int:
-        """Carrier parts per element (float32 in int16 halves: 2), else 1."""
-        return dtype_of(self.dtype).itemsize // dtype_of(self.pe_dtype).itemsize
+        """PE passes per element: its values (``group``) times each value's carrier parts
+        (float32 in int16 halves: 2); 1 for a plain element."""
+        return self.group * dtype_of(self.dtype).itemsize // dtype_of(self.pe_dtype).itemsize
+
+    @property
+    def elem_bytes(self) -> int:
+        """Bytes of one element (``group`` values of ``dtype``)."""
+        return self.group * dtype_of(self.dtype).itemsize
 
     @property
     def block_rows(self) -> int:
@@ -128,7 +147,7 @@ def chunk_list(cols: int, batches: int, chunk: int) -> list[tuple[int, int, int,
 
 def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
                   buffers: int | None = None, carrier: str | None = None,
-                  row_turns: int = 1) -> Tiling:
+                  row_turns: int = 1, group: int = 1) -> Tiling:
     """Pick row groups, block shape and buffering that fit SBUF, PSUM banks and the array.
 
     Row groups are as tall as the array (fewer PE instructions); a block has enough row
@@ -141,7 +160,7 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
     rows, :func:`row_turn_choices`) each partition holds ``R`` whole source rows, so
     blocks span all ``n``.
     """
-    item = dtype_of(dtype).itemsize
+    item = dtype_of(dtype).itemsize * group   # an element's bytes
     pe_dtype = carrier or dtype
     psum_dtype = pe_dtype if mode == "passthrough" else accumulator_dtype(pe_dtype)
     bank_elems = hw.psum.bank_bytes // dtype_of(psum_dtype).itemsize
@@ -155,7 +174,7 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
     run = -(-hw.dma.efficient_chunk_bytes // item)          # elements per efficient run
     tried = []
     top_rows = min(hw.pe.rows, bank_elems, hw.sbuf.partitions)
-    if pack_tiles(view, dtype, hw, carrier, R):
+    if pack_tiles(view, dtype, hw, carrier, R, group):
         top_rows = min(top_rows, hw.pe.rows // hw.pe.tiles)
     for nbuf in ([buffers] if buffers else [3, 2, 1]):
         rows = min(top_rows, m)  # a short matrix: groups (and the out tile) m rows tall
@@ -198,7 +217,7 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
                 return Tiling(mode, dtype, psum_dtype, rows, groups, slots, q, chunk, nbuf,
                               ident, in_tile, out_tile,
                               (ident + nbuf * (in_tile + out_tile)) * item, nb,
-                              min(band, groups), carrier, R)
+                              min(band, groups), carrier, R, group)
             tried.append(f"{nbuf} buffer(s) of {rows}-row groups")
             rows //= 2
     raise CapacityError(
@@ -210,7 +229,7 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
 
 
 def pack_tiles(view: TransposeView, dtype: str, hw: Hardware, carrier: str | None = None,
-               row_turns: int = 1) -> bool:
+               row_turns: int = 1, group: int = 1) -> bool:
     """Whether to cut row groups to one row tile of the array (``pe.rows / pe.tiles``), so
     that two sub-blocks stream side by side (row tiling): when the hardware has tiling
     and full-height sub-blocks would make the PE the bound (busier than DRAM). Below
@@ -228,11 +247,11 @@ def pack_tiles(view: TransposeView, dtype: str, hw: Hardware, carrier: str | Non
         return False
     k, m = min(hw.pe.rows, view.m), min(hw.pe.cols, view.n)
     c = pe_cost(k, m, k, carrier or dtype, hw, load=True, stream=True)
-    passes = row_turns * dtype_of(dtype).itemsize // dtype_of(carrier or dtype).itemsize
+    passes = row_turns * group * dtype_of(dtype).itemsize // dtype_of(carrier or dtype).itemsize
     block = passes * (max(c.window) if c.window else c.occupancy)  # a sub-block's passes
     blocks = view.batch * -(-view.m // hw.pe.rows) * -(-view.n // hw.pe.cols)
     pe_cycles = blocks * block * engine_scale("pe", hw)
-    nbytes = view.batch * view.m * row_turns * view.n * dtype_of(dtype).itemsize
+    nbytes = view.batch * view.m * row_turns * view.n * group * dtype_of(dtype).itemsize
     dram_cycles = 2 * nbytes / hw.dram_bytes_per_cycle
     return pe_cycles > dram_cycles
 
@@ -267,7 +286,7 @@ def interleave(v: TransposeView, t: Tiling, rows: int, cols: int, hw: Hardware) 
     full = cols // t.chunk_cols
     if v.columns is not None or not rows == v.m == t.block_rows or full < 2:
         return 1
-    want, row_bytes = keep_up_run(hw), rows * t.row_turns * dtype_of(t.dtype).itemsize
+    want, row_bytes = keep_up_run(hw), rows * t.row_turns * t.elem_bytes
     return next((d for d in range(1, full + 1) if full % d == 0 and d * row_bytes >= want),
                 full)
 
@@ -295,6 +314,17 @@ def row_turn_choices(view: TransposeView, item: int, hw: Hardware) -> list[int]:
     return out
 
 
-__all__ = ["TARGET_BLOCKS", "row_turn_choices", "DESCRIPTOR_AMORTISATION", "TransposeView",
-           "transpose_view",
-           "Tiling", "chunk_list", "choose_tiling", "interleave", "pack_tiles"]
+def sub_blocks(view: TransposeView, t: Tiling) -> int:
+    """Every row group of every block meets every column chunk of that block."""
+    row_groups = sum(-(-min(t.block_rows, view.m - i0) // t.group_rows)
+                     for i0 in range(0, view.m, t.block_rows))
+    chunks = sum(len(chunk_list(min(t.block_cols, view.n - j0),
+                                min(t.block_batches, view.batch - b0), t.chunk_cols))
+                 for b0 in range(0, view.batch, t.block_batches)
+                 for j0 in range(0, view.n, t.block_cols))
+    return row_groups * chunks * t.parts * t.row_turns
+
+
+__all__ = ["TARGET_BLOCKS", "sub_blocks", "MAX_GROUP_BYTES", "row_turn_choices",
+           "DESCRIPTOR_AMORTISATION", "TransposeView", "transpose_view", "Tiling",
+           "chunk_list", "choose_tiling", "interleave", "pack_tiles"]

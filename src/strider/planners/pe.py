@@ -76,11 +76,11 @@ from ..hardware import Hardware
 from ..dtypes import EXACT_MAC_DTYPES, MAC_DTYPES, dtype_of
 from ..plan import Plan, PermuteRequest
 from ..program import Program, Ref
-from ._descriptors import QueueBalancer, fitted_pairs
+from ._descriptors import QueueBalancer, element_values, fitted_pairs
 from ._tiling import CopyBalancer
 from ._pe_explain import explain
 from ._pe_tiling import (DESCRIPTOR_AMORTISATION, Tiling, TransposeView, choose_tiling,
-                         chunk_list, interleave, pack_tiles, row_turn_choices,
+                         chunk_list, interleave, pack_tiles, row_turn_choices, sub_blocks,
                          transpose_view)
 from ._pe_modes import choose_mode
 from ._postcondition import check_program
@@ -93,7 +93,7 @@ class _Emitter:
         self.p = Program(f"pe-transpose {request.describe()}")
         self.p.tensor("x", request.shape, request.dtype, role="input")
         self.p.tensor("y", request.out_shape, request.dtype, role="output")
-        self.item = dtype_of(t.dtype).itemsize
+        self.item = t.elem_bytes
         self.queues, self.all_queues = QueueBalancer(hw), range(hw.dma.queues)
         # PSUM -> SBUF copies go to whichever of the activation and vector engines is free
         self.copies = CopyBalancer(hw, min(hw.pe.cols, hw.psum.partitions))
@@ -144,8 +144,11 @@ class _Emitter:
         return n, chunk[2] // chunk[3] % k % n
 
     def dma(self, src: Ref, dst: Ref, deps: list[int], label: str) -> list[int]:
-        """One DMA, as several descriptors where one does not fit the TTU; their ids."""
+        """One DMA (patterns in elements), as several descriptors where one does not fit
+        the TTU; their ids."""
         ids = []
+        if self.t.group > 1:  # an element is `group` values in a row: walk the values
+            src, dst = element_values(src, self.t.group), element_values(dst, self.t.group)
         for s, d in fitted_pairs(src, dst, self.hw):
             q = self.queues.pick(self.all_queues, s, d)
             ids.append(self.p.dma(q, s, d, deps=deps, label=label))
@@ -408,7 +411,7 @@ class PeStrategy:
             "view": (view.batch, view.m, view.n), "blocks": k,
             "block_shape": (tiling.block_rows, tiling.block_cols),
             "sub_block_shape": (tiling.group_rows, tiling.chunk_cols),
-            "sub_blocks": _sub_blocks(view, tiling),
+            "sub_blocks": sub_blocks(view, tiling),
             "tiling": asdict(tiling),
             "sbuf_bytes_per_partition": tiling.sbuf_bytes_per_partition,
             "engine_busy": dict(predicted.engine_busy),
@@ -436,11 +439,15 @@ def _prepare(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
         options.get("pe_mode", "auto"), bool(options.get("pe_carrier", True)))
     if mode is None:
         return note
-    wide = dtype_of(request.dtype).itemsize > dtype_of(engine).itemsize  # carried in parts
+    # carried in parts: a value wider than the PE's operand, or an element of several
+    wide = dtype_of(request.dtype).itemsize > dtype_of(engine).itemsize or view.group > 1
     dtype, carrier, buffers = (request.dtype, engine, options.get("pe_buffers")) if wide else (
         engine, None, options.get("pe_buffers"))
+    if dtype_of(dtype).itemsize == dtype_of(engine).itemsize:
+        dtype, carrier = engine, None   # a same-size carrier moves the values whole
     try:
-        tilings = [(view, choose_tiling(view, dtype, mode, hw, buffers, carrier))]
+        tilings = [(view, choose_tiling(view, dtype, mode, hw, buffers, carrier,
+                                        group=view.group))]
     except CapacityError as exc:
         return str(exc)
     turns = options.get("pe_row_turns")
@@ -461,17 +468,6 @@ def _prepare(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
     if not tilings:
         return f"{turns} rows per partition do not fit {hw.name}'s state buffer"
     return view, mode, engine, note, tilings
-
-
-def _sub_blocks(view: TransposeView, t: Tiling) -> int:
-    """Every row group of every block meets every column chunk of that block."""
-    row_groups = sum(-(-min(t.block_rows, view.m - i0) // t.group_rows)
-                     for i0 in range(0, view.m, t.block_rows))
-    chunks = sum(len(chunk_list(min(t.block_cols, view.n - j0),
-                                min(t.block_batches, view.batch - b0), t.chunk_cols))
-                 for b0 in range(0, view.batch, t.block_batches)
-                 for j0 in range(0, view.n, t.block_cols))
-    return row_groups * chunks * t.parts * t.row_turns
 
 
 STRATEGY = PeStrategy()
