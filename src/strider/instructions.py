@@ -53,8 +53,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .access_pattern import AccessPattern
-from .cost import (PeCost, access_cycles, descriptor_fixed_cycles, hidden_latency_cycles, pe_cost,
-                   transfer_timing)
+from .cost import PeCost, access_cycles, pe_cost, transfer_timing
 from .dtypes import accumulator_dtype
 from .errors import CapacityError, ProgramError, SimulationError
 from .hardware import Hardware
@@ -201,12 +200,9 @@ class DmaCopy(Instruction):
         return (n if self.src.memory == "dram" else 0), (n if self.dst.memory == "dram" else 0)
 
     def timing(self, hw: Hardware) -> tuple[float, float]:
-        nbytes = self.nbytes
         dram = "dram" in (self.src.memory, self.dst.memory)
-        if nbytes == 0:
-            fixed = descriptor_fixed_cycles(hw, dram)
-            return fixed - hidden_latency_cycles(hw, dram), fixed
-        return transfer_timing(nbytes, min(self.src.run_bytes, self.dst.run_bytes), hw, dram)
+        chunk = max(1, min(self.src.run_bytes, self.dst.run_bytes))  # 0 bytes: fixed cost
+        return transfer_timing(self.nbytes, chunk, hw, dram)
 
     def engine_problem(self, hw: Hardware) -> str | None:
         if 0 <= self.queue < hw.dma.queues:

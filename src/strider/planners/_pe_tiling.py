@@ -42,6 +42,16 @@ class TransposeView:
     group: int = field(default=1, repr=False)  # values per element (a kept trailing dim)
 
 
+def element_passes(dtype: str, carrier: str | None, group: int) -> int:
+    """PE passes per element: its values (``group``) times each value's carrier parts
+    (float32 in int16 halves: 2); 1 for a plain element.
+
+    >>> element_passes("float32", "int16", 3), element_passes("int8", None, 1)
+    (6, 1)
+    """
+    return group * dtype_of(dtype).itemsize // dtype_of(carrier or dtype).itemsize
+
+
 def transpose_view(request: PermuteRequest) -> TransposeView | None:
     """``(B, m, n)`` when the permutation is a batched last-two-dims swap -- or one whose
     target also re-orders the dims after ``m`` (:mod:`._columns`), or one that keeps a
@@ -106,9 +116,8 @@ class Tiling:
 
     @property
     def parts(self) -> int:
-        """PE passes per element: its values (``group``) times each value's carrier parts
-        (float32 in int16 halves: 2); 1 for a plain element."""
-        return self.group * dtype_of(self.dtype).itemsize // dtype_of(self.pe_dtype).itemsize
+        """PE passes per element (:func:`element_passes`)."""
+        return element_passes(self.dtype, self.carrier, self.group)
 
     @property
     def elem_bytes(self) -> int:
@@ -247,7 +256,7 @@ def pack_tiles(view: TransposeView, dtype: str, hw: Hardware, carrier: str | Non
         return False
     k, m = min(hw.pe.rows, view.m), min(hw.pe.cols, view.n)
     c = pe_cost(k, m, k, carrier or dtype, hw, load=True, stream=True)
-    passes = row_turns * group * dtype_of(dtype).itemsize // dtype_of(carrier or dtype).itemsize
+    passes = row_turns * element_passes(dtype, carrier, group)
     block = passes * (max(c.window) if c.window else c.occupancy)  # a sub-block's passes
     blocks = view.batch * -(-view.m // hw.pe.rows) * -(-view.n // hw.pe.cols)
     pe_cycles = blocks * block * engine_scale("pe", hw)
@@ -327,4 +336,4 @@ def sub_blocks(view: TransposeView, t: Tiling) -> int:
 
 __all__ = ["TARGET_BLOCKS", "sub_blocks", "MAX_GROUP_BYTES", "row_turn_choices",
            "DESCRIPTOR_AMORTISATION", "TransposeView", "transpose_view", "Tiling",
-           "chunk_list", "choose_tiling", "interleave", "pack_tiles"]
+           "chunk_list", "choose_tiling", "interleave", "pack_tiles", "element_passes"]

@@ -131,13 +131,12 @@ class _Emitter:
     def shared_copy(self, block: dict, chunk: tuple[int, int, int, int]) -> tuple[int, int]:
         """``(n, i)``: ``chunk`` is the ``i``-th of ``n`` neighbouring chunks whose results
         sit side by side in one PSUM bank and leave it in one copy (its fixed cost paid
-        once). Chunks stored together by turns do, when one band holds a chunk's rows
-        (one part) of a full-height block -- their rows then follow each other in the
-        output tile too -- as many
-        as fit the bank and divide the turns; else ``(1, 0)``."""
+        once). Chunks stored together by turns (blocks of full height, see
+        :func:`._pe_tiling.interleave`) do when one band holds a chunk's rows in one pass
+        -- their rows then follow each other in the output tile too -- as many as fit
+        the bank and divide the turns; else ``(1, 0)``."""
         t, k = self.t, self.turns(block, chunk)
-        if (k == 1 or t.parts * t.row_turns > 1 or t.band_groups < len(block["groups"])
-                or block["rows"] != t.block_rows):
+        if k == 1 or t.parts * t.row_turns > 1 or t.band_groups < len(block["groups"]):
             return 1, 0
         fit = self.bank_elems // t.block_rows
         n = max(d for d in range(1, k + 1) if k % d == 0 and d <= fit)
@@ -203,6 +202,11 @@ class _Emitter:
         acts = []
         parts, pe_dtype, R = t.parts, t.pe_dtype, t.row_turns
         share, at = self.shared_copy(block, chunk)
+        turns = self.turns(block, chunk)
+        col = c0   # the chunk's first column in a row; by turns, see _pe_tiling.interleave
+        if turns > 1:
+            f = c0 // width
+            col = c0 - f % turns * width + f % turns
         # h: a wide element's carrier part (parts > 1) or a partition's row (R > 1)
         for g0, h in itertools.product(range(0, len(groups), t.band_groups), range(parts * R)):
             sub = h if parts > 1 else h * t.block_cols  # where sub-pass h reads in a row
@@ -211,19 +215,17 @@ class _Emitter:
                 bank = self.bank
                 self.bank = (self.bank + 1) % self.hw.psum.banks
                 war = [self.bank_reader[bank]] if bank in self.bank_reader else []
-                self.shared = {"bank": bank, "war": war, "pe": [], "free": [], "ci": ci}
+                self.shared = {"bank": bank, "war": war, "pe": [], "free": list(out_free),
+                               "ci": ci}
+            else:  # a later chunk in the shared bank (one band, one pass: once a chunk)
+                self.shared["free"] += out_free
             bank, war = self.shared["bank"], self.shared["war"]
             pe_last = self.shared["pe"]
-            self.shared["free"] += out_free
             base = bank * self.bank_elems + at * t.block_rows  # this chunk's place in the bank
             for gi in band:
                 row0, k = groups[gi]
                 part0 = (gi % t.partition_slots) * t.group_rows
-                off = self.in_offset(slot, gi, bb0) + c0
-                turns = self.turns(block, chunk)
-                if turns > 1:  # by turns: see _pe_tiling.interleave
-                    f = c0 // width
-                    off = self.in_offset(slot, gi, bb0) + (c0 - f % turns * width) + f % turns
+                off = self.in_offset(slot, gi, bb0) + col
                 pat = (AccessPattern.unchecked((width,), (turns * parts,), off * parts + sub)
                        if count == 1 else
                        AccessPattern.unchecked((count, width), (t.block_cols * parts * R, parts),
@@ -348,7 +350,7 @@ class _Emitter:
         out_readers: dict[tuple[int, int], list[int]] = {}
 
         def emit_loads(b: int) -> None:
-            loads[b] = self.loads(blocks[b], b % nbuf, dict(in_readers[b % nbuf]))
+            loads[b] = self.loads(blocks[b], b % nbuf, in_readers[b % nbuf])
 
         for b in range(min(ahead, len(blocks))):
             emit_loads(b)
@@ -439,32 +441,30 @@ def _prepare(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
         options.get("pe_mode", "auto"), bool(options.get("pe_carrier", True)))
     if mode is None:
         return note
-    # carried in parts: a value wider than the PE's operand, or an element of several
-    wide = dtype_of(request.dtype).itemsize > dtype_of(engine).itemsize or view.group > 1
-    dtype, carrier, buffers = (request.dtype, engine, options.get("pe_buffers")) if wide else (
-        engine, None, options.get("pe_buffers"))
-    if dtype_of(dtype).itemsize == dtype_of(engine).itemsize:
-        dtype, carrier = engine, None   # a same-size carrier moves the values whole
-    try:
-        tilings = [(view, choose_tiling(view, dtype, mode, hw, buffers, carrier,
-                                        group=view.group))]
-    except CapacityError as exc:
-        return str(exc)
+    # the tiles hold values of `dtype`; the array moves them as `engine`: whole (a
+    # same-size carrier), or in parts (a wider value, or an element of several values)
+    wider = dtype_of(request.dtype).itemsize > dtype_of(engine).itemsize
+    dtype, carrier = (request.dtype, engine) if wider else (engine, None)
+    wide = wider or view.group > 1
     turns = options.get("pe_row_turns")
     if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int)
                               or turns < 1 or view.m % turns or (wide and turns > 1)):
         raise ArgumentError(f"pe_row_turns must be a positive divisor of the {view.m} rows "
                             f"(1 for wide elements), got {turns!r}")
-    choices = (row_turn_choices(view, dtype_of(dtype).itemsize, hw)
-               if turns is None and not wide else [] if turns in (None, 1) else [turns])
-    if turns is not None and turns > 1:
-        tilings = []  # only the rows per partition asked for
-    for r in choices:
-        rows = TransposeView(view.batch, view.m // r, view.n)  # R source rows a partition
+    if turns is None:  # one row per partition, and (short rows) the worth-trying R's
+        turns_tried = [1] + ([] if wide else row_turn_choices(view, dtype_of(dtype).itemsize,
+                                                              hw))
+    else:
+        turns_tried = [turns]
+    tilings = []
+    for r in turns_tried:
+        rows = view if r == 1 else TransposeView(view.batch, view.m // r, view.n)
         try:
-            tilings.append((rows, choose_tiling(rows, dtype, mode, hw, buffers, row_turns=r)))
-        except CapacityError:
-            continue
+            tilings.append((rows, choose_tiling(rows, dtype, mode, hw, options.get("pe_buffers"),
+                                                carrier, r, view.group)))
+        except CapacityError as exc:
+            if r == 1:   # one row per partition is the least SBUF: nothing fits
+                return str(exc)
     if not tilings:
         return f"{turns} rows per partition do not fit {hw.name}'s state buffer"
     return view, mode, engine, note, tilings

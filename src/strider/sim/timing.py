@@ -201,13 +201,10 @@ def schedule(program: Program, hw: Hardware,
     while heap or dram_running:
         if dram_running and not (heap and heap[0][0] <= dram.next_finish()[0]):
             now, k = dram.pop()
-            if ends[k] > frees[k]:  # its bytes have moved; the DRAM latency follows
-                hold[k] = now - start[k]
-                e = eng[k]
-                busy[e] = False
+            if ends[k] > frees[k]:  # its bytes have moved; the DRAM latency follows, and
+                hold[k] = now - start[k]  # the queue is free as after a pipelined issue
                 push(heap, (now + ends[k] - frees[k], k))
-                try_start(e, now)
-                continue
+                k = -1 - k
         else:
             now, k = pop(heap)
         if k < 0:  # a pipelined instruction frees its engine before it finishes

@@ -27,7 +27,7 @@ from functools import lru_cache
 from typing import Sequence
 
 from ..access_pattern import AccessPattern
-from ..cost import descriptor_fixed_cycles, hidden_latency_cycles, transfer_cycles
+from ..cost import descriptor_fixed_cycles, hidden_latency_cycles, transfer_timing
 from ..hardware import Hardware
 from ..operands import Ref
 from ..planners._descriptors import Side, Transfer, costed_descriptors
@@ -64,9 +64,8 @@ def transfer_cost(descriptors: Sequence[Descriptor], hw: Hardware) -> float:
     (``dma.overlap_dram_latency``); one descriptor's fixed cost when empty."""
     if not descriptors:
         return float(descriptor_fixed_cycles(hw, dram=True))
-    hidden = hidden_latency_cycles(hw, dram=True)
-    return hidden + sum(transfer_cycles(nbytes, chunk, hw, dram=True) - hidden
-                        for _, _, chunk, nbytes in descriptors)
+    return hidden_latency_cycles(hw, dram=True) + sum(
+        transfer_timing(nbytes, chunk, hw, dram=True)[0] for _, _, chunk, nbytes in descriptors)
 
 
 __all__ = ["Descriptor", "box_descriptors", "transfer_cost"]
