@@ -20,7 +20,7 @@ Examples
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -29,10 +29,14 @@ class Columns:
 
     shape: tuple[int, ...]
     perm: tuple[int, ...]
+    # the column dims' target strides, where other dims sit between them
+    target: tuple[int, ...] | None = field(default=None, repr=False)
 
     def strides(self, m: int) -> tuple[int, ...]:
         """Target element stride of each column dim (source order); a target row holds
-        ``m`` elements (the transposed dim, innermost in the target)."""
+        ``m`` elements (the transposed dims, innermost in the target)."""
+        if self.target is not None:
+            return self.target
         out = [0] * len(self.shape)
         step = m
         for d in reversed(self.perm):
@@ -43,8 +47,18 @@ class Columns:
     def boxes(self, start: int, stop: int) -> list[tuple[int, tuple[int, ...], tuple[int, ...]]]:
         """The row-major column range ``[start, stop)`` as boxes of the column dims, in
         order: ``(first column, index of its corner, extents)``."""
-        return [(_flat(index, self.shape), index, ext)
-                for index, ext in _boxes(start, stop, self.shape)]
+        return boxes(start, stop, self.shape)
+
+
+def boxes(start: int, stop: int, shape: tuple[int, ...]
+          ) -> list[tuple[int, tuple[int, ...], tuple[int, ...]]]:
+    """The row-major index range ``[start, stop)`` of ``shape`` as boxes, in order:
+    ``(first flat index, index of its corner, extents)``.
+
+    >>> boxes(2, 9, (4, 3))
+    [(2, (0, 2), (1, 1)), (3, (1, 0), (2, 3))]
+    """
+    return [(_flat(index, shape), index, ext) for index, ext in _boxes(start, stop, shape)]
 
 
 def _flat(index: tuple[int, ...], shape: tuple[int, ...]) -> int:
@@ -94,4 +108,4 @@ def column_group(shape: tuple[int, ...], perm: tuple[int, ...]
             Columns(tuple(shape[r + 1:]), tuple(d - r - 1 for d in perm[r:-1])))
 
 
-__all__ = ["Columns", "column_group"]
+__all__ = ["Columns", "boxes", "column_group"]

@@ -19,6 +19,7 @@ from ..hardware import Hardware
 from ..plan import PermuteRequest
 from ._columns import Columns, column_group
 from ._groups import coalesce_permutation
+from ._pe_layout import Layout, general_layout, layout_key
 from ._splits import keep_up_run
 
 #: Blocks per batch matrix the tiling aims for (enough to pipeline DMA and PE work).
@@ -40,6 +41,23 @@ class TransposeView:
     n: int
     columns: Columns | None = field(default=None, repr=False)
     group: int = field(default=1, repr=False)  # values per element (a kept trailing dim)
+    layout: Layout | None = field(default=None, repr=False)  # rows/batches anywhere
+
+    def source_rows(self, b: int, start: int, stop: int, row_turns: int = 1
+                    ) -> list[tuple[int, tuple[int, ...], tuple[int, ...], int]]:
+        """Rows ``[start, stop)`` of batch ``b`` as source boxes: ``(first row, extents,
+        element strides, element offset)``; one box unless the rows are several dims."""
+        if self.layout is None:
+            step = row_turns * self.n
+            return [(start, (stop - start,), (step,), (b * self.m + start) * step)]
+        base = self.layout.batch_offsets(b)[0]
+        return [(f, e, s, base + o) for f, e, s, o in self.layout.row_boxes(start, stop)]
+
+    def target_batch(self, b: int, row_turns: int = 1) -> int:
+        """Target element offset of batch ``b``."""
+        if self.layout is None:
+            return b * self.m * row_turns * self.n
+        return self.layout.batch_offsets(b)[1]
 
 
 def element_passes(dtype: str, carrier: str | None, group: int) -> int:
@@ -56,16 +74,19 @@ def transpose_view(request: PermuteRequest) -> TransposeView | None:
     """``(B, m, n)`` when the permutation is a batched last-two-dims swap -- or one whose
     target also re-orders the dims after ``m`` (:mod:`._columns`), or one that keeps a
     short innermost dim in place (its values travel together as one element of
-    ``group`` values, at most :data:`MAX_GROUP_BYTES`) -- else None.
+    ``group`` values, at most :data:`MAX_GROUP_BYTES`), or any other that moves the
+    innermost dim (rows and batches anywhere, :mod:`._pe_layout`) -- else None.
 
     >>> transpose_view(PermuteRequest((2, 3, 4, 5), (0, 2, 3, 1), "int8"))
     TransposeView(batch=2, m=3, n=20)
-    >>> transpose_view(PermuteRequest((8, 4, 3, 3), (2, 3, 1, 0), "int8")).columns
-    Columns(shape=(4, 9), perm=(1, 0))
+    >>> transpose_view(PermuteRequest((256, 256, 3, 3), (2, 3, 1, 0), "int8")).columns
+    Columns(shape=(256, 9), perm=(1, 0))
     >>> transpose_view(PermuteRequest((2, 3, 4), (1, 0, 2), "int8")).group   # RGBA pixels
     4
     >>> transpose_view(PermuteRequest((2, 3, 64), (1, 0, 2), "int8")) is None
     True
+    >>> transpose_view(PermuteRequest((28, 3, 31, 687), (3, 1, 2, 0), "bfloat16"))
+    TransposeView(batch=1, m=2604, n=687)
     """
     shape, perm, _ = coalesce_permutation(request.shape, request.perm)
     if math.prod(shape) == 0:
@@ -77,13 +98,18 @@ def transpose_view(request: PermuteRequest) -> TransposeView | None:
     if (k >= 3 and perm == tuple(range(k - 3)) + (k - 2, k - 3, k - 1)
             and shape[-1] * item <= MAX_GROUP_BYTES):
         return TransposeView(math.prod(shape[:-3]), shape[-3], shape[-2], group=shape[-1])
-    if perm != tuple(range(k - 2)) + (k - 1, k - 2):
-        group = column_group(shape, perm)
-        if group is None:
-            return None
-        batch, m, columns = group
-        return TransposeView(batch, m, math.prod(columns.shape), columns)
-    return TransposeView(math.prod(shape[:-2]), shape[-2], shape[-1])
+    if perm == tuple(range(k - 2)) + (k - 1, k - 2):
+        return TransposeView(math.prod(shape[:-2]), shape[-2], shape[-1])
+    layout = general_layout(shape, perm, item)
+    if layout is None:
+        return None
+    group = column_group(shape, perm)
+    m, n = math.prod(layout.row_shape), math.prod(layout.columns.shape)
+    if group is not None:  # m rows of re-ordered columns, unless rows of several dims run longer
+        batch, m_cols, columns = group
+        if layout_key(m_cols, math.prod(columns.shape), item) >= layout_key(m, n, item):
+            return TransposeView(batch, m_cols, math.prod(columns.shape), columns)
+    return TransposeView(math.prod(layout.batch_shape), m, n, layout.columns, layout=layout)
 
 
 @dataclass(frozen=True)
@@ -108,6 +134,7 @@ class Tiling:
     carrier: str | None = None  # the integer the PE moves a wider element in, part by part
     row_turns: int = 1       # source rows per partition (rows counted in groups of these)
     group: int = 1           # values of ``dtype`` per element (a kept innermost dim)
+    column_turns: int = 1    # chunks that take the turn dim by turns (a general layout)
 
     @property
     def pe_dtype(self) -> str:
@@ -156,7 +183,7 @@ def chunk_list(cols: int, batches: int, chunk: int) -> list[tuple[int, int, int,
 
 def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
                   buffers: int | None = None, carrier: str | None = None,
-                  row_turns: int = 1, group: int = 1) -> Tiling:
+                  row_turns: int = 1, group: int = 1, column_turns: int = 1) -> Tiling:
     """Pick row groups, block shape and buffering that fit SBUF, PSUM banks and the array.
 
     Row groups are as tall as the array (fewer PE instructions); a block has enough row
@@ -167,7 +194,8 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
     buffering; raises :class:`CapacityError` when not even a single-buffered 1-column
     block fits. With ``row_turns`` ``R`` > 1 (``view.m`` counts groups of ``R`` source
     rows, :func:`row_turn_choices`) each partition holds ``R`` whole source rows, so
-    blocks span all ``n``.
+    blocks span all ``n``. With ``column_turns`` ``K`` > 1
+    (:func:`._pe_layout.turned_columns`) a block is whole matrices, each in ``K`` chunks.
     """
     item = dtype_of(dtype).itemsize * group   # an element's bytes
     pe_dtype = carrier or dtype
@@ -195,8 +223,9 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
 
             def sbuf_elems(groups: int, q: int, nb: int) -> tuple[int, int]:
                 in_tile = -(-groups // slots) * nb * q * R
-                out_tile = len(chunk_list(min(q, n), nb, chunk)) * groups * rows * R
-                return in_tile, out_tile
+                chunks = (nb * column_turns if column_turns > 1 else
+                          len(chunk_list(min(q, n), nb, chunk)))
+                return in_tile, chunks * groups * rows * R
 
             def fits(groups: int, q: int, nb: int) -> bool:
                 a, b = sbuf_elems(groups, q, nb)
@@ -208,9 +237,14 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
             if fits(groups, 1, 1):
                 q = _block_cols(n, groups * rows * R, chunk, target, run, item,
                                 lambda q_: fits(groups, q_, 1))
-                if q < n and R > 1:  # a partition's rows must be whole (one load run):
-                    tried.append(f"{nbuf} buffer(s) of {R} whole rows per partition")
-                    break            # fewer buffers may hold them
+                if q < n and R * column_turns > 1:  # a partition's rows must be whole
+                    tried.append(f"{nbuf} buffer(s) of whole rows")    # (one load run),
+                    break            # and chunks by turns whole matrices: fewer buffers?
+                if column_turns > 1:
+                    if not fits(all_groups, n, 1):
+                        tried.append(f"{nbuf} buffer(s) of whole {m}-row matrices")
+                        break
+                    groups = all_groups
                 nb = 1
                 if q >= n:  # whole rows: grow the block down the rows, then over batches
                     rem = n % chunk
@@ -226,7 +260,7 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
                 return Tiling(mode, dtype, psum_dtype, rows, groups, slots, q, chunk, nbuf,
                               ident, in_tile, out_tile,
                               (ident + nbuf * (in_tile + out_tile)) * item, nb,
-                              min(band, groups), carrier, R, group)
+                              min(band, groups), carrier, R, group, column_turns)
             tried.append(f"{nbuf} buffer(s) of {rows}-row groups")
             rows //= 2
     raise CapacityError(
@@ -292,6 +326,8 @@ def interleave(v: TransposeView, t: Tiling, rows: int, cols: int, hw: Hardware) 
     divisor of the full chunks) whose rows make the run the queues need to keep up with
     DRAM (:func:`._splits.keep_up_run`); 1 (plain column ranges, a store per chunk)
     when one row already does, or the block does not span ``m``."""
+    if t.column_turns > 1:
+        return t.column_turns
     full = cols // t.chunk_cols
     if v.columns is not None or not rows == v.m == t.block_rows or full < 2:
         return 1

@@ -71,7 +71,7 @@ import numpy as np
 
 from ..access_pattern import AccessPattern
 from ..cost import descriptor_issue_cycles, estimate
-from ..errors import ArgumentError, CapacityError, PlanError
+from ..errors import PlanError
 from ..hardware import Hardware
 from ..dtypes import EXACT_MAC_DTYPES, MAC_DTYPES, dtype_of
 from ..plan import Plan, PermuteRequest
@@ -80,8 +80,10 @@ from ._descriptors import QueueBalancer, element_values, fitted_pairs
 from ._tiling import CopyBalancer
 from ._pe_explain import explain
 from ._pe_tiling import (DESCRIPTOR_AMORTISATION, Tiling, TransposeView, choose_tiling,
-                         chunk_list, interleave, pack_tiles, row_turn_choices, sub_blocks,
+                         chunk_list, interleave, pack_tiles, sub_blocks,
                          transpose_view)
+from ._pe_candidates import candidates
+from ._pe_layout import turned_columns
 from ._pe_modes import choose_mode
 from ._postcondition import check_program
 
@@ -101,6 +103,12 @@ class _Emitter:
         self.bank = 0
         self.shared: dict[str, Any] = {}  # the PSUM bank that chunks sharing a copy fill
         self.bank_reader: dict[int, int] = {}     # bank -> last copy reading it
+        # chunks by turns over a general layout's turn dim: the array's columns
+        self.turned = (turned_columns(view.layout, view.m, t.column_turns)
+                       if t.column_turns > 1 else None)
+        # a chunk's rows in the output tile (and in a PSUM bank that chunks share): a
+        # block's, or a short matrix's all -- chunks stored together follow each other
+        self.row_step = min(t.block_rows, view.m)
         self.identity: list[int] = []
         # a descriptor carries DESCRIPTOR_AMORTISATION times what its fixed cost on its
         # queue (set-up, and the DRAM latency unless overlapped) would move -- but no more
@@ -122,11 +130,12 @@ class _Emitter:
     def out_offset(self, slot: int, chunk: int) -> int:
         t = self.t
         return (t.identity_elems + t.buffers * t.in_tile_elems + slot * t.out_tile_elems
-                + chunk * t.block_rows * t.row_turns)
+                + chunk * self.row_step * t.row_turns)
 
     def turns(self, block: dict, chunk: tuple[int, int, int, int]) -> int:
         """How many neighbouring chunks, ``chunk``'s included, take columns by turns."""
-        return block["interleave"] if chunk[3] == self.t.chunk_cols else 1
+        full = chunk[3] == self.t.chunk_cols or self.turned is not None
+        return block["interleave"] if full else 1
 
     def shared_copy(self, block: dict, chunk: tuple[int, int, int, int]) -> tuple[int, int]:
         """``(n, i)``: ``chunk`` is the ``i``-th of ``n`` neighbouring chunks whose results
@@ -134,13 +143,14 @@ class _Emitter:
         once). Chunks stored together by turns (blocks of full height, see
         :func:`._pe_tiling.interleave`) do when one band holds a chunk's rows in one pass
         -- their rows then follow each other in the output tile too -- as many as fit
-        the bank and divide the turns; else ``(1, 0)``."""
+        the bank (the last group of the turns may be smaller); else ``(1, 0)``."""
         t, k = self.t, self.turns(block, chunk)
         if k == 1 or t.parts * t.row_turns > 1 or t.band_groups < len(block["groups"]):
             return 1, 0
-        fit = self.bank_elems // t.block_rows
-        n = max(d for d in range(1, k + 1) if k % d == 0 and d <= fit)
-        return n, chunk[2] // chunk[3] % k % n
+        fit = max(1, min(k, self.bank_elems // self.row_step))
+        f = chunk[2] // chunk[3] % k
+        first = f - f % fit
+        return min(fit, k - first), f - first
 
     def dma(self, src: Ref, dst: Ref, deps: list[int], label: str) -> list[int]:
         """One DMA (patterns in elements), as several descriptors where one does not fit
@@ -182,14 +192,15 @@ class _Emitter:
                 ids[gi, bb] = []
                 run = t.row_turns * cols  # R > 1: R whole source rows per partition
                 for lo, hi in _ranges(k, self.splits(k * run * self.item, k, block["first"])):
-                    src = Ref.dram("x", AccessPattern.unchecked(
-                        (hi - lo, run), (t.row_turns * v.n, 1),
-                        (b * v.m + row0 + lo) * t.row_turns * v.n + block["j0"]), t.dtype)
-                    dst = Ref.sbuf(part0 + lo, hi - lo, AccessPattern.unchecked((run,), (1,), off),
-                                   t.dtype)
-                    ids[gi, bb].extend(self.dma(src, dst, readers.get(gi, []),
-                                                f"load {block['name']} batch {b} rows "
-                                                f"{row0 + lo}.."))
+                    for first, ext, strides, offset in v.source_rows(b, row0 + lo, row0 + hi,
+                                                                     t.row_turns):
+                        src = Ref.dram("x", AccessPattern.unchecked(
+                            ext + (run,), strides + (1,), offset + block["j0"]), t.dtype)
+                        dst = Ref.sbuf(part0 + first - row0, math.prod(ext),
+                                       AccessPattern.unchecked((run,), (1,), off), t.dtype)
+                        ids[gi, bb].extend(self.dma(src, dst, readers.get(gi, []),
+                                                    f"load {block['name']} batch {b} rows "
+                                                    f"{first}.."))
         return ids
 
     def compute_chunk(self, block: dict, slot: int, ci: int, chunk: tuple[int, int, int, int],
@@ -204,7 +215,9 @@ class _Emitter:
         share, at = self.shared_copy(block, chunk)
         turns = self.turns(block, chunk)
         col = c0   # the chunk's first column in a row; by turns, see _pe_tiling.interleave
-        if turns > 1:
+        if self.turned is not None:  # turn c: the turn dim's indices c, c + K, ...
+            col = c0 // width * self.turned[2]
+        elif turns > 1:
             f = c0 // width
             col = c0 - f % turns * width + f % turns
         # h: a wide element's carrier part (parts > 1) or a partition's row (R > 1)
@@ -221,12 +234,16 @@ class _Emitter:
                 self.shared["free"] += out_free
             bank, war = self.shared["bank"], self.shared["war"]
             pe_last = self.shared["pe"]
-            base = bank * self.bank_elems + at * t.block_rows  # this chunk's place in the bank
+            base = bank * self.bank_elems + at * self.row_step  # the chunk's place in the bank
             for gi in band:
                 row0, k = groups[gi]
                 part0 = (gi % t.partition_slots) * t.group_rows
                 off = self.in_offset(slot, gi, bb0) + col
-                pat = (AccessPattern.unchecked((width,), (turns * parts,), off * parts + sub)
+                pat = (AccessPattern.unchecked(self.turned[0].shape,
+                                               tuple(s * parts for s in self.turned[1]),
+                                               off * parts + sub)
+                       if self.turned is not None else
+                       AccessPattern.unchecked((width,), (turns * parts,), off * parts + sub)
                        if count == 1 else
                        AccessPattern.unchecked((count, width), (t.block_cols * parts * R, parts),
                                                off * parts + sub))
@@ -250,7 +267,7 @@ class _Emitter:
                 continue
             first = self.shared["ci"]
             row0 = groups[g0][0] - block["i0"]
-            rows = sum(groups[gi][1] for gi in band) + (share - 1) * t.block_rows
+            rows = sum(groups[gi][1] for gi in band) + (share - 1) * self.row_step
             src = Ref.psum(0, count * width, AccessPattern.unchecked(
                 (rows,), (1,), bank * self.bank_elems), t.psum_dtype)
             dst = Ref.sbuf(0, count * width, AccessPattern.unchecked(   # every (parts R)-th
@@ -273,18 +290,25 @@ class _Emitter:
         bb0, count, c0, width = chunk
         m, rows = v.m * t.row_turns, block["rows"] * t.row_turns   # in source rows
         src_pat = AccessPattern.unchecked((rows,), (1,), self.out_offset(slot, ci))
-        base = (block["b0"] + bb0) * m * v.n + (block["j0"] + c0) * m + block["i0"] * t.row_turns
+        base = (v.target_batch(block["b0"] + bb0, t.row_turns) + (block["j0"] + c0) * m
+                + block["i0"] * t.row_turns)
         nbytes = count * width * rows * self.item
         ids = []
         if v.columns is not None:  # each column lands where the target's column dims say
-            strides = v.columns.strides(m)
-            first_col = block["j0"] + c0
+            # by turns (general layouts), a partition holds the K chunks' rows in a row
+            k = self.turns(block, chunk) if self.turned is not None else 1
+            columns = self.turned[0] if k > 1 else v.columns
+            strides = columns.strides(m)
+            first_col = 0 if k > 1 else block["j0"] + c0
+            src_pat = AccessPattern.unchecked((k * rows,), (1,),
+                                              self.out_offset(slot, ci - k + 1))
             for bb in range(count):
-                b_base = (block["b0"] + bb0 + bb) * m * v.n + block["i0"]  # row_turns 1
-                for lo, hi in _ranges(width, self.splits(nbytes // count, width, block["last"])):
-                    for first, index, ext in v.columns.boxes(first_col + lo, first_col + hi):
+                b_base = v.target_batch(block["b0"] + bb0 + bb) + block["i0"]  # row_turns 1
+                for lo, hi in _ranges(width, self.splits(k * nbytes // count, width,
+                                                         block["last"])):
+                    for first, index, ext in columns.boxes(first_col + lo, first_col + hi):
                         dst = AccessPattern.unchecked(
-                            ext + (rows,), strides + (1,),
+                            ext + (k * rows,), strides + (1,),
                             b_base + sum(i * st for i, st in zip(index, strides)))
                         ids.extend(self.dma(
                             Ref.sbuf(bb * width + first - first_col, math.prod(ext), src_pat,
@@ -314,6 +338,15 @@ class _Emitter:
         return ids
 
     # ---------------------------------------------------------------- the schedule
+    def chunks(self, cols: int, batches: int) -> list[tuple[int, int, int, int]]:
+        """A block's column chunks (:func:`._pe_tiling.chunk_list`); by turns over a
+        general layout's turn dim, K chunks of each matrix, chunk c taking turn c."""
+        k = self.t.column_turns
+        if k == 1:
+            return chunk_list(cols, batches, self.t.chunk_cols)
+        width = cols // k
+        return [(b, 1, c * width, width) for b in range(batches) for c in range(k)]
+
     def blocks(self) -> list[dict]:
         t, v = self.t, self.v
         out = []
@@ -328,7 +361,7 @@ class _Emitter:
                     out.append({"b0": b0, "nb": nb, "i0": i0, "rows": rows, "j0": j0,
                                 "cols": cols, "groups": groups,
                                 "interleave": interleave(v, t, rows, cols, self.hw),
-                                "chunks": chunk_list(cols, nb, t.chunk_cols),
+                                "chunks": self.chunks(cols, nb),
                                 "name": f"block {len(out)}", "first": not out,
                                 "last": False})
         if out:
@@ -388,11 +421,11 @@ class PeStrategy:
                                 "pe_row_turns")  # the keyword options plan() reads
 
     def why_not(self, request: PermuteRequest, hw: Hardware, **options: Any) -> str | None:
-        found = _prepare(request, hw, options)
+        found = candidates(request, hw, options)
         return found if isinstance(found, str) else None
 
     def plan(self, request: PermuteRequest, hw: Hardware, **options: Any) -> Plan:
-        found = _prepare(request, hw, options)
+        found = candidates(request, hw, options)
         if isinstance(found, str):
             raise PlanError(f"strategy 'pe' cannot plan {request.describe()}: {found}")
 
@@ -425,49 +458,6 @@ class PeStrategy:
             explanation=explain(request, view, tiling, hw, note, k),
             details=details,
         )
-
-
-def _prepare(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
-    """``(view, mode, engine dtype, note, [(view, tiling), ...])`` -- the tilings worth
-    emitting, each with the view it cuts -- or the reason the strategy does not apply."""
-    view = transpose_view(request)
-    if view is None:
-        return (f"perm {request.perm} of shape {request.shape} is not a transpose of the "
-                "last two dims with the leading dims in order, nor one whose target also "
-                "re-orders the columns (even after merging dims that stay together); use "
-                "strategy 'vector'")
-    mode, engine, note = choose_mode(
-        request.dtype, hw, bool(options.get("allow_inexact", False)),
-        options.get("pe_mode", "auto"), bool(options.get("pe_carrier", True)))
-    if mode is None:
-        return note
-    # the tiles hold values of `dtype`; the array moves them as `engine`: whole (a
-    # same-size carrier), or in parts (a wider value, or an element of several values)
-    wider = dtype_of(request.dtype).itemsize > dtype_of(engine).itemsize
-    dtype, carrier = (request.dtype, engine) if wider else (engine, None)
-    wide = wider or view.group > 1
-    turns = options.get("pe_row_turns")
-    if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int)
-                              or turns < 1 or view.m % turns or (wide and turns > 1)):
-        raise ArgumentError(f"pe_row_turns must be a positive divisor of the {view.m} rows "
-                            f"(1 for wide elements), got {turns!r}")
-    if turns is None:  # one row per partition, and (short rows) the worth-trying R's
-        turns_tried = [1] + ([] if wide else row_turn_choices(view, dtype_of(dtype).itemsize,
-                                                              hw))
-    else:
-        turns_tried = [turns]
-    tilings = []
-    for r in turns_tried:
-        rows = view if r == 1 else TransposeView(view.batch, view.m // r, view.n)
-        try:
-            tilings.append((rows, choose_tiling(rows, dtype, mode, hw, options.get("pe_buffers"),
-                                                carrier, r, view.group)))
-        except CapacityError as exc:
-            if r == 1:   # one row per partition is the least SBUF: nothing fits
-                return str(exc)
-    if not tilings:
-        return f"{turns} rows per partition do not fit {hw.name}'s state buffer"
-    return view, mode, engine, note, tilings
 
 
 STRATEGY = PeStrategy()

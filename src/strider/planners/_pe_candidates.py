@@ -1,0 +1,72 @@
+"""The ``pe`` strategy's candidates for one request: the transpose view, the PE mode,
+and the tilings worth emitting (one row per partition or several, chunks by turns)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..dtypes import dtype_of
+from ..errors import ArgumentError, CapacityError
+from ..hardware import Hardware
+from ..plan import PermuteRequest
+from ._pe_layout import column_turn_choices
+from ._pe_modes import choose_mode
+from ._pe_tiling import (MAX_GROUP_BYTES, TransposeView, choose_tiling, row_turn_choices,
+                         transpose_view)
+from ._splits import keep_up_run
+
+
+def candidates(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
+    """``(view, mode, engine dtype, note, [(view, tiling), ...])`` -- the tilings worth
+    emitting, each with the view it cuts -- or the reason the strategy does not apply.
+
+    >>> from strider import Hardware
+    >>> found = candidates(PermuteRequest((8, 16, 16, 16, 16), (4, 1, 3, 0, 2), "float32"),
+    ...                    Hardware.preset("trn1-like"), {})
+    >>> found[0], [t.column_turns for _, t in found[4]]
+    (TransposeView(batch=16, m=128, n=256), [1, 2, 4])
+    """
+    view = transpose_view(request)
+    if view is None:
+        return (f"perm {request.perm} of shape {request.shape} keeps an innermost dim of more "
+                f"than {MAX_GROUP_BYTES} bytes innermost (even after merging dims that stay "
+                "together): nothing for the PE array to transpose; use strategy 'vector'")
+    mode, engine, note = choose_mode(
+        request.dtype, hw, bool(options.get("allow_inexact", False)),
+        options.get("pe_mode", "auto"), bool(options.get("pe_carrier", True)))
+    if mode is None:
+        return note
+    # the tiles hold values of `dtype`; the array moves them as `engine`: whole (a
+    # same-size carrier), or in parts (a wider value, or an element of several values)
+    wider = dtype_of(request.dtype).itemsize > dtype_of(engine).itemsize
+    dtype, carrier = (request.dtype, engine) if wider else (engine, None)
+    wide = wider or view.group > 1
+    turns = options.get("pe_row_turns")
+    if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int)
+                              or turns < 1 or view.m % turns or (wide and turns > 1)):
+        raise ArgumentError(f"pe_row_turns must be a positive divisor of the {view.m} rows "
+                            f"(1 for wide elements), got {turns!r}")
+    if turns is None:  # one row per partition, and (short rows) the worth-trying R's
+        turns_tried = [1] + ([] if wide else row_turn_choices(view, dtype_of(dtype).itemsize,
+                                                              hw))
+    else:
+        turns_tried = [turns]
+    # a general layout with short rows: chunks that take columns by turns (one each)
+    column_turns = column_turn_choices(view.layout, view.m, view.n, dtype_of(request.dtype)
+                                       .itemsize, min(hw.pe.cols, hw.psum.partitions),
+                                       (1024, keep_up_run(hw)))
+    tilings = []
+    for r, k in [(r, 1) for r in turns_tried] + [(1, k) for k in column_turns]:
+        rows = view if r == 1 else TransposeView(view.batch, view.m // r, view.n)
+        try:
+            tilings.append((rows, choose_tiling(rows, dtype, mode, hw, options.get("pe_buffers"),
+                                                carrier, r, view.group, k)))
+        except CapacityError as exc:
+            if r == k == 1:   # one row per partition is the least SBUF: nothing fits
+                return str(exc)
+    if not tilings:
+        return f"{turns} rows per partition do not fit {hw.name}'s state buffer"
+    return view, mode, engine, note, tilings
+
+
+__all__ = ["candidates"]

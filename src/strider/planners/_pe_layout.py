@@ -1,0 +1,166 @@
+"""Any permutation that moves the innermost dim, as a batch of PE transposes.
+
+After merging dims that stay together, a permutation whose source and target end in
+different dims is a batch of transposes:
+
+- the **columns** are a suffix of the source's dims (source order), so a range of
+  columns is one contiguous run to load; the stores walk them at their target strides
+  (:class:`._columns.Columns`);
+- the **rows** are a suffix of the target's dims (target order), so a range of rows is
+  one contiguous run to store; the loads walk them at their source strides;
+- every other dim is a **batch** dim, wherever it sits on either side.
+
+The PE array turns each column into a partition, whatever the dims around it. Of the
+ways to pick the two suffixes, :func:`general_layout` takes the one whose shorter run
+(rows or columns, in bytes) is longest: runs of a few hundred bytes on either side
+would leave DRAM bandwidth idle.
+
+>>> lay = general_layout((16, 16, 16, 16, 16), (4, 1, 3, 0, 2), 4)   # 5-d float32
+>>> lay.row_shape, lay.columns.shape, lay.batch_shape
+((16, 16), (16, 16), (16,))
+>>> lay.row_source, lay.columns.target, lay.batch_offsets(1)
+((65536, 256), (256, 65536), (4096, 4096))
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..access_pattern import row_major_strides
+from ._columns import Columns, boxes
+
+#: Chunks by turns cost the PE array at most this many times the passes of plain ones.
+MAX_TURN_PASSES = 4
+#: Run length (bytes) beyond which a longer one no longer counts when the row and
+#: column dims are picked: DMA is at full speed there.
+FULL_SPEED_RUN = 2048
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the rows, columns and batches of a general transpose sit (element strides)."""
+
+    batch_shape: tuple[int, ...]
+    batch_source: tuple[int, ...]
+    batch_target: tuple[int, ...]
+    row_shape: tuple[int, ...]      # the row dims, target order
+    row_source: tuple[int, ...]     # their source strides
+    columns: Columns                # the column dims, source order, with target strides
+
+    def batch_offsets(self, b: int) -> tuple[int, int]:
+        """(source, target) element offset of batch ``b`` (row-major over the batch dims)."""
+        src = tgt = 0
+        for n, s, t in zip(reversed(self.batch_shape), reversed(self.batch_source),
+                           reversed(self.batch_target)):
+            b, i = divmod(b, n)
+            src, tgt = src + i * s, tgt + i * t
+        return src, tgt
+
+    def row_boxes(self, start: int, stop: int
+                  ) -> list[tuple[int, tuple[int, ...], tuple[int, ...], int]]:
+        """Rows ``[start, stop)`` as source boxes: ``(first row, extents, strides,
+        offset)``, the offset relative to the batch's."""
+        return [(first, ext, self.row_source,
+                 sum(i * s for i, s in zip(index, self.row_source)))
+                for first, index, ext in boxes(start, stop, self.row_shape)]
+
+
+def general_layout(shape: tuple[int, ...], perm: tuple[int, ...], item: int) -> Layout | None:
+    """The layout of a coalesced permutation (``item`` bytes per element) as batched
+    transposes, or None when the innermost dim stays innermost (nothing to transpose)."""
+    k = len(shape)
+    if k < 2 or perm[-1] == k - 1:
+        return None
+    source = row_major_strides(shape)
+    at = row_major_strides(tuple(shape[d] for d in perm))
+    target = [0] * k
+    for position, d in enumerate(perm):
+        target[d] = at[position]
+    best = None
+    for c in range(1, k):
+        cols = tuple(range(k - c, k))
+        for r in range(1, k):
+            rows = perm[k - r:]
+            if set(rows) & set(cols):
+                break
+            key = layout_key(math.prod(shape[d] for d in rows),
+                             math.prod(shape[d] for d in cols), item)
+            if best is None or key > best[0]:
+                best = (key, rows, cols)
+    if best is None:
+        return None
+    _, rows, cols = best
+    batch = tuple(d for d in range(k) if d not in rows and d not in cols)
+    col_perm = tuple(sorted(range(len(cols)), key=lambda i: -target[cols[i]]))
+    return Layout(
+        tuple(shape[d] for d in batch), tuple(source[d] for d in batch),
+        tuple(target[d] for d in batch), tuple(shape[d] for d in rows),
+        tuple(source[d] for d in rows),
+        Columns(tuple(shape[d] for d in cols), col_perm, tuple(target[d] for d in cols)))
+
+
+def turned_columns(layout: Layout, m: int, turns: int) -> tuple[Columns, tuple[int, ...], int]:
+    """The array's columns when ``turns`` column chunks take the column dim just outside
+    the rows in the target (the *turn dim*, target stride ``m``) by turns: chunk ``c``
+    takes its indices ``c, c + turns, ...``, so that each output partition holds
+    ``turns`` target row blocks that follow each other in DRAM and one store writes runs
+    of ``turns * m``. Returns ``(the chunk's columns with their target strides, their
+    strides in the input tile, the tile step from one turn to the next)``.
+
+    >>> lay = general_layout((16, 16, 16, 16, 16), (4, 1, 3, 0, 2), 4)
+    >>> cols, tile, step = turned_columns(lay, 256, 2)
+    >>> cols.shape, cols.target, tile, step
+    ((8, 16), (512, 65536), (32, 1), 16)
+    """
+    cols = layout.columns
+    i = turn_dim(layout, m)
+    assert i is not None and cols.shape[i] % turns == 0
+    tile = list(row_major_strides(cols.shape))
+    step = tile[i]
+    shape, target = list(cols.shape), list(cols.strides(m))
+    shape[i] //= turns
+    tile[i] *= turns
+    target[i] *= turns
+    return Columns(tuple(shape), cols.perm, tuple(target)), tuple(tile), step
+
+
+def turn_dim(layout: Layout, m: int) -> int | None:
+    """The column dim whose target stride is ``m`` (right outside the rows), if any."""
+    return next((i for i, s in enumerate(layout.columns.strides(m)) if s == m), None)
+
+
+def column_turn_choices(layout: Layout | None, m: int, n: int, item: int, chunk: int,
+                        runs: tuple[int, ...]) -> list[int]:
+    """Turn counts worth trying (:func:`turned_columns`) when the rows are short: for
+    each wanted store run in ``runs`` (bytes), the fewest turns -- a divisor of the turn
+    dim that leaves at most ``chunk`` columns per chunk -- reaching it (or the most
+    there are).
+
+    >>> lay = general_layout((19, 6, 15, 18, 56), (0, 4, 3, 2, 1), 2)   # rows of 180 B
+    >>> column_turn_choices(lay, 90, 1008, 2, 128, (1024, 2048))
+    [9, 18]
+    """
+    if layout is None or (i := turn_dim(layout, m)) is None or m * item >= max(runs):
+        return []
+    extent = layout.columns.shape[i]
+    # each chunk costs the array a pass whatever its width: at most MAX_TURN_PASSES
+    # times the passes of plain chunks
+    most = MAX_TURN_PASSES * -(-n // chunk)
+    fits = [d for d in range(2, min(extent, most) + 1) if extent % d == 0 and n // d <= chunk]
+    out: list[int] = []
+    for want in runs:
+        k = next((d for d in fits if d * m * item >= want), fits[-1] if fits else None)
+        if k is not None and k not in out:
+            out.append(k)
+    return out
+
+
+def layout_key(m: int, n: int, item: int) -> tuple[int, int, int]:
+    """How good ``m`` rows of ``n`` columns are: the shorter of the two runs (up to full
+    DMA speed), then rows and columns enough to fill 128 partitions."""
+    return (min(m * item, n * item, FULL_SPEED_RUN), min(m, 128), min(n, 128))
+
+
+__all__ = ["FULL_SPEED_RUN", "MAX_TURN_PASSES", "Layout", "column_turn_choices", "general_layout", "layout_key",
+           "turn_dim", "turned_columns"]
