@@ -9,7 +9,8 @@ from ..dtypes import dtype_of
 from ..errors import ArgumentError, CapacityError
 from ..hardware import Hardware
 from ..plan import PermuteRequest
-from ._pe_layout import column_turn_choices
+from ._pe_layout import column_turn_choices, row_turn_dim, turned_rows
+from ._pe_layout import row_turn_choices as layout_row_turns
 from ._pe_modes import choose_mode
 from ._pe_tiling import (MAX_GROUP_BYTES, TransposeView, choose_tiling, row_turn_choices,
                          transpose_view)
@@ -41,32 +42,64 @@ def candidates(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
     wider = dtype_of(request.dtype).itemsize > dtype_of(engine).itemsize
     dtype, carrier = (request.dtype, engine) if wider else (engine, None)
     wide = wider or view.group > 1
+    item, runs = dtype_of(request.dtype).itemsize, (1024, keep_up_run(hw))
     turns = options.get("pe_row_turns")
     if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int)
-                              or turns < 1 or view.m % turns or (wide and turns > 1)):
-        raise ArgumentError(f"pe_row_turns must be a positive divisor of the {view.m} rows "
-                            f"(1 for wide elements), got {turns!r}")
-    if turns is None:  # one row per partition, and (short rows) the worth-trying R's
-        turns_tried = [1] + ([] if wide else row_turn_choices(view, dtype_of(dtype).itemsize,
-                                                              hw))
-    else:
+                              or turns < 1 or (turns > 1 and (wide or not _turnable(view, turns)))):
+        raise ArgumentError(f"pe_row_turns must be 1 or a divisor of the rows that follow each "
+                            f"other in the source ({_turn_extent(view)}; 1 for wide elements), "
+                            f"got {turns!r}")
+    if turns is not None:
         turns_tried = [turns]
+    elif wide:
+        turns_tried = [1]
+    elif view.layout is not None:  # rows by turns over the row dim right outside the columns
+        turns_tried = [1] + layout_row_turns(view.layout, view.m, view.n, item,
+                                             min(hw.pe.rows, hw.sbuf.partitions), runs)
+    else:  # one row per partition, and (short rows) the worth-trying R's
+        turns_tried = [1] + row_turn_choices(view, dtype_of(dtype).itemsize, hw)
     # a general layout with short rows: chunks that take columns by turns (one each)
-    column_turns = column_turn_choices(view.layout, view.m, view.n, dtype_of(request.dtype)
-                                       .itemsize, min(hw.pe.cols, hw.psum.partitions),
-                                       (1024, keep_up_run(hw)))
+    column_turns = column_turn_choices(view.layout, view.m, view.n, item,
+                                       min(hw.pe.cols, hw.psum.partitions), runs)
     tilings = []
     for r, k in [(r, 1) for r in turns_tried] + [(1, k) for k in column_turns]:
-        rows = view if r == 1 else TransposeView(view.batch, view.m // r, view.n)
-        try:
-            tilings.append((rows, choose_tiling(rows, dtype, mode, hw, options.get("pe_buffers"),
-                                                carrier, r, view.group, k)))
-        except CapacityError as exc:
-            if r == k == 1:   # one row per partition is the least SBUF: nothing fits
-                return str(exc)
+        rows = view if r == 1 else TransposeView(
+            view.batch, view.m // r, view.n, view.columns,
+            layout=view.layout and turned_rows(view.layout, view.n, r))
+        for store_run in (None, *sorted(runs, reverse=True)):
+            try:
+                tiling = choose_tiling(rows, dtype, mode, hw, options.get("pe_buffers"), carrier,
+                                       r, view.group, k, whole=view.layout is not None,
+                                       store_run=store_run)
+            except CapacityError as exc:
+                if r == k == 1:   # one row per partition is the least SBUF: nothing fits
+                    return str(exc)
+                break
+            if store_run is None or tiling.groups < tilings[-1][1].groups:
+                tilings.append((rows, tiling))
+            # too few blocks to overlap loads with stores: also try shorter store runs
+            if tiling.blocks(rows) >= FEW_BLOCKS:
+                break
     if not tilings:
         return f"{turns} rows per partition do not fit {hw.name}'s state buffer"
     return view, mode, engine, note, tilings
+
+
+#: Blocks below which a tiling also tries row groups that aim for shorter store runs:
+#: with so few, loading the first block and storing the last are most of the time.
+FEW_BLOCKS = 8
+
+
+def _turn_extent(view: TransposeView) -> int:
+    """How many rows follow each other in the source (what rows by turns may divide)."""
+    if view.layout is not None:
+        i = row_turn_dim(view.layout, view.n)
+        return 1 if i is None else view.layout.row_shape[i]
+    return view.m if view.columns is None else 1
+
+
+def _turnable(view: TransposeView, turns: int) -> bool:
+    return _turn_extent(view) % turns == 0
 
 
 __all__ = ["candidates"]

@@ -25,7 +25,7 @@ would leave DRAM bandwidth idle.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..access_pattern import row_major_strides
 from ._columns import Columns, boxes
@@ -44,9 +44,13 @@ class Layout:
     batch_shape: tuple[int, ...]
     batch_source: tuple[int, ...]
     batch_target: tuple[int, ...]
-    row_shape: tuple[int, ...]      # the row dims, target order
+    row_shape: tuple[int, ...]      # the row dims (of partitions), target order
     row_source: tuple[int, ...]     # their source strides
     columns: Columns                # the column dims, source order, with target strides
+    # rows by turns (:func:`turned_rows`): where the row dims put a partition's first
+    # row in the target's row block, and the step from one of its rows to the next
+    row_target: tuple[int, ...] | None = None
+    row_step: int = 0
 
     def batch_offsets(self, b: int) -> tuple[int, int]:
         """(source, target) element offset of batch ``b`` (row-major over the batch dims)."""
@@ -63,6 +67,15 @@ class Layout:
         offset)``, the offset relative to the batch's."""
         return [(first, ext, self.row_source,
                  sum(i * s for i, s in zip(index, self.row_source)))
+                for first, index, ext in boxes(start, stop, self.row_shape)]
+
+
+    def row_places(self, start: int, stop: int
+                   ) -> list[tuple[int, tuple[int, ...], tuple[int, ...], int]]:
+        """Partitions ``[start, stop)`` as boxes of their first row's place in the
+        target's row block: ``(first partition, extents, strides, place)``."""
+        target = self.row_target or row_major_strides(self.row_shape)
+        return [(first, ext, target, sum(i * s for i, s in zip(index, target)))
                 for first, index, ext in boxes(start, stop, self.row_shape)]
 
 
@@ -125,6 +138,63 @@ def turned_columns(layout: Layout, m: int, turns: int) -> tuple[Columns, tuple[i
     return Columns(tuple(shape), cols.perm, tuple(target)), tuple(tile), step
 
 
+def turned_rows(layout: Layout, n: int, turns: int) -> Layout:
+    """The layout when each partition holds ``turns`` rows that follow each other in the
+    source (the row dim of source stride ``n``, right outside the columns: one load run
+    of ``turns * n``); the array takes one of them per pass, and each pass's copy puts
+    its rows ``row_step`` further along the target's row block.
+
+    >>> lay = turned_rows(general_layout((96, 76, 5, 109), (1, 3, 2, 0), 1), 109, 5)
+    >>> lay.row_shape, lay.row_source, lay.row_target, lay.row_step
+    ((1, 96), (545, 41420), (480, 1), 96)
+    """
+    i = row_turn_dim(layout, n)
+    assert i is not None and layout.row_shape[i] % turns == 0
+    shape, source = list(layout.row_shape), list(layout.row_source)
+    target = list(row_major_strides(layout.row_shape))
+    step = target[i]
+    shape[i] //= turns
+    source[i] *= turns
+    target[i] *= turns
+    return replace(layout, row_shape=tuple(shape), row_source=tuple(source),
+                   row_target=tuple(target), row_step=step)
+
+
+def row_turn_dim(layout: Layout, n: int) -> int | None:
+    """The row dim whose source stride is ``n`` (right outside the columns), if any."""
+    return next((i for i, s in enumerate(layout.row_source) if s == n), None)
+
+
+def row_turn_choices(layout: Layout | None, m: int, n: int, item: int, rows: int,
+                     runs: tuple[int, ...]) -> list[int]:
+    """Rows per partition worth trying (:func:`turned_rows`) when the columns are short:
+    for each wanted load run in ``runs`` (bytes), the fewest -- a divisor of the turn
+    dim, the array's passes at most :data:`MAX_TURN_PASSES` times a plain tiling's
+    (``rows`` partitions per pass) -- reaching it (or the most there are).
+
+    >>> row_turn_choices(general_layout((96, 76, 5, 109), (1, 3, 2, 0), 1), 480, 109, 1,
+    ...                  128, (1024, 2048))
+    [5]
+    """
+    if layout is None or (i := row_turn_dim(layout, n)) is None or n * item >= max(runs):
+        return []
+    extent = layout.row_shape[i]
+    most = MAX_TURN_PASSES * -(-m // rows)
+    fits = [d for d in range(2, min(extent, most) + 1) if extent % d == 0]
+    return _fewest(fits, n * item, runs)
+
+
+def _fewest(counts: list[int], run: int, runs: tuple[int, ...]) -> list[int]:
+    """For each wanted run, the first of ``counts`` whose multiple of ``run`` reaches it,
+    else the last; without repeats."""
+    out: list[int] = []
+    for want in runs:
+        k = next((d for d in counts if d * run >= want), counts[-1] if counts else None)
+        if k is not None and k not in out:
+            out.append(k)
+    return out
+
+
 def turn_dim(layout: Layout, m: int) -> int | None:
     """The column dim whose target stride is ``m`` (right outside the rows), if any."""
     return next((i for i, s in enumerate(layout.columns.strides(m)) if s == m), None)
@@ -148,12 +218,7 @@ def column_turn_choices(layout: Layout | None, m: int, n: int, item: int, chunk:
     # times the passes of plain chunks
     most = MAX_TURN_PASSES * -(-n // chunk)
     fits = [d for d in range(2, min(extent, most) + 1) if extent % d == 0 and n // d <= chunk]
-    out: list[int] = []
-    for want in runs:
-        k = next((d for d in fits if d * m * item >= want), fits[-1] if fits else None)
-        if k is not None and k not in out:
-            out.append(k)
-    return out
+    return _fewest(fits, m * item, runs)
 
 
 def layout_key(m: int, n: int, item: int) -> tuple[int, int, int]:
@@ -162,5 +227,6 @@ def layout_key(m: int, n: int, item: int) -> tuple[int, int, int]:
     return (min(m * item, n * item, FULL_SPEED_RUN), min(m, 128), min(n, 128))
 
 
-__all__ = ["FULL_SPEED_RUN", "MAX_TURN_PASSES", "Layout", "column_turn_choices", "general_layout", "layout_key",
-           "turn_dim", "turned_columns"]
+__all__ = ["FULL_SPEED_RUN", "MAX_TURN_PASSES", "Layout", "column_turn_choices",
+           "general_layout", "layout_key", "row_turn_choices", "row_turn_dim", "turn_dim",
+           "turned_columns", "turned_rows"]

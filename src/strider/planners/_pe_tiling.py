@@ -53,6 +53,16 @@ class TransposeView:
         base = self.layout.batch_offsets(b)[0]
         return [(f, e, s, base + o) for f, e, s, o in self.layout.row_boxes(start, stop)]
 
+    def row_places(self, start: int, stop: int, row_turns: int = 1
+                   ) -> list[tuple[int, tuple[int, ...], tuple[int, ...], int, int]]:
+        """Where a pass puts partitions ``[start, stop)`` in an output row, as boxes:
+        ``(first partition, extents, strides, place, step)`` -- ``step`` from one of a
+        partition's ``row_turns`` rows to the next."""
+        if self.layout is None or row_turns == 1:
+            return [(start, (stop - start,), (row_turns,), start * row_turns, 1)]
+        step = self.layout.row_step
+        return [(f, e, s, o, step) for f, e, s, o in self.layout.row_places(start, stop)]
+
     def target_batch(self, b: int, row_turns: int = 1) -> int:
         """Target element offset of batch ``b``."""
         if self.layout is None:
@@ -183,7 +193,8 @@ def chunk_list(cols: int, batches: int, chunk: int) -> list[tuple[int, int, int,
 
 def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
                   buffers: int | None = None, carrier: str | None = None,
-                  row_turns: int = 1, group: int = 1, column_turns: int = 1) -> Tiling:
+                  row_turns: int = 1, group: int = 1, column_turns: int = 1,
+                  whole: bool = False, store_run: int | None = None) -> Tiling:
     """Pick row groups, block shape and buffering that fit SBUF, PSUM banks and the array.
 
     Row groups are as tall as the array (fewer PE instructions); a block has enough row
@@ -195,8 +206,13 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
     block fits. With ``row_turns`` ``R`` > 1 (``view.m`` counts groups of ``R`` source
     rows, :func:`row_turn_choices`) each partition holds ``R`` whole source rows, so
     blocks span all ``n``. With ``column_turns`` ``K`` > 1
-    (:func:`._pe_layout.turned_columns`) a block is whole matrices, each in ``K`` chunks.
+    (:func:`._pe_layout.turned_columns`) a block is whole matrices, each in ``K`` chunks;
+    so is it with ``whole`` and ``R`` > 1 (rows by turns over a general layout, whose
+    partitions' rows do not follow each other in the target). ``store_run`` (bytes;
+    default ``dma.efficient_chunk_bytes``) is the store run the row groups aim for:
+    shorter, the blocks are smaller and more of them overlap.
     """
+    whole = column_turns > 1 or (whole and row_turns > 1)
     item = dtype_of(dtype).itemsize * group   # an element's bytes
     pe_dtype = carrier or dtype
     psum_dtype = pe_dtype if mode == "passthrough" else accumulator_dtype(pe_dtype)
@@ -208,7 +224,7 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
     total_bytes = batch * m * R * n * item
     min_desc = DESCRIPTOR_AMORTISATION * hw.dma.descriptor_cycles * hw.dma.bytes_per_cycle
     target = max(total_bytes / TARGET_BLOCKS, hw.dma.queues * min_desc)
-    run = -(-hw.dma.efficient_chunk_bytes // item)          # elements per efficient run
+    run = -(-(store_run or hw.dma.efficient_chunk_bytes) // item)   # elements per run
     tried = []
     top_rows = min(hw.pe.rows, bank_elems, hw.sbuf.partitions)
     if pack_tiles(view, dtype, hw, carrier, R, group):
@@ -237,10 +253,10 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
             if fits(groups, 1, 1):
                 q = _block_cols(n, groups * rows * R, chunk, target, run, item,
                                 lambda q_: fits(groups, q_, 1))
-                if q < n and R * column_turns > 1:  # a partition's rows must be whole
+                if q < n and (R > 1 or whole):  # a partition's rows must be whole
                     tried.append(f"{nbuf} buffer(s) of whole rows")    # (one load run),
                     break            # and chunks by turns whole matrices: fewer buffers?
-                if column_turns > 1:
+                if whole:
                     if not fits(all_groups, n, 1):
                         tried.append(f"{nbuf} buffer(s) of whole {m}-row matrices")
                         break

@@ -102,7 +102,7 @@ class _Emitter:
         self.bank_elems = hw.psum.bank_bytes // dtype_of(t.psum_dtype).itemsize
         self.bank = 0
         self.shared: dict[str, Any] = {}  # the PSUM bank that chunks sharing a copy fill
-        self.bank_reader: dict[int, int] = {}     # bank -> last copy reading it
+        self.bank_reader: dict[int, list[int]] = {}  # bank -> the last copies reading it
         # chunks by turns over a general layout's turn dim: the array's columns
         self.turned = (turned_columns(view.layout, view.m, t.column_turns)
                        if t.column_turns > 1 else None)
@@ -207,7 +207,7 @@ class _Emitter:
                       loads: dict[tuple[int, int], list[int]], readers: dict[int, list[int]],
                       out_free: list[int]) -> list[int]:
         """PE work and PSUM -> SBUF copies of one column chunk; returns the copies' ids."""
-        t, p = self.t, self.p
+        t, p, v = self.t, self.p, self.v
         bb0, count, c0, width = chunk
         groups = block["groups"]
         acts = []
@@ -227,7 +227,7 @@ class _Emitter:
             if at == 0:  # a fresh bank (the first of chunks that share one copy)
                 bank = self.bank
                 self.bank = (self.bank + 1) % self.hw.psum.banks
-                war = [self.bank_reader[bank]] if bank in self.bank_reader else []
+                war = list(self.bank_reader.get(bank, []))
                 self.shared = {"bank": bank, "war": war, "pe": [], "free": list(out_free),
                                "ci": ci}
             else:  # a later chunk in the shared bank (one band, one pass: once a chunk)
@@ -268,20 +268,27 @@ class _Emitter:
             first = self.shared["ci"]
             row0 = groups[g0][0] - block["i0"]
             rows = sum(groups[gi][1] for gi in band) + (share - 1) * self.row_step
-            src = Ref.psum(0, count * width, AccessPattern.unchecked(
-                (rows,), (1,), bank * self.bank_elems), t.psum_dtype)
-            dst = Ref.sbuf(0, count * width, AccessPattern.unchecked(   # every (parts R)-th
-                (rows,), (parts * R,), (self.out_offset(slot, first) + row0 * R) * parts + h),
-                pe_dtype)
-            label = f"psum->sbuf {block['name']} chunk {first}..{ci} rows {row0}.."
-            deps = pe_last + self.shared["free"]
-            if self.copies.pick(rows) == "vector":
-                a = p.vector_copy(src, dst, deps=deps, label=label,
-                                  cast=t.psum_dtype != pe_dtype)
-            else:
-                a = p.act_copy(src, dst, deps=deps, label=label)
-            self.bank_reader[bank] = a
-            acts.append(a)
+            out = self.out_offset(slot, first) - block["i0"] * R
+            self.bank_reader[bank] = []
+            # every (parts R)-th element of the output rows; rows by turns over a general
+            # layout: a box of partitions at a time, each turn a row step further
+            for p0, ext, strides, place, step in v.row_places(groups[g0][0],
+                                                               groups[g0][0] + rows, R):
+                size = math.prod(ext)
+                src = Ref.psum(0, count * width, AccessPattern.unchecked(
+                    (size,), (1,), bank * self.bank_elems + p0 - groups[g0][0]), t.psum_dtype)
+                dst = Ref.sbuf(0, count * width, AccessPattern.unchecked(
+                    ext, tuple(s * parts for s in strides),
+                    (out + place) * parts + (h * step if R > 1 else h)), pe_dtype)
+                label = f"psum->sbuf {block['name']} chunk {first}..{ci} rows {p0}.."
+                deps = pe_last + self.shared["free"]
+                if self.copies.pick(size) == "vector":
+                    a = p.vector_copy(src, dst, deps=deps, label=label,
+                                      cast=t.psum_dtype != pe_dtype)
+                else:
+                    a = p.act_copy(src, dst, deps=deps, label=label)
+                self.bank_reader[bank].append(a)
+                acts.append(a)
         return acts
 
     def stores(self, block: dict, slot: int, ci: int, chunk: tuple[int, int, int, int],
