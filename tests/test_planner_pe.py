@@ -98,7 +98,7 @@ def test_mode_choice_and_refusals():
     assert choose_mode("float32", TINY, pe_mode="mac", carrier=False)[0] is None
     with pytest.raises(ArgumentError, match="pe_mode"):
         STRATEGY.why_not(f32, TINY, pe_mode="fast")
-    for turns in (0, 3, 2.0, True):   # 64 rows: 3 does not divide them
+    for turns in (0, 65, 2.0, True):   # 64 rows: not 65 to a partition
         with pytest.raises(ArgumentError, match="pe_row_turns"):
             STRATEGY.why_not(PermuteRequest((64, 64), (1, 0), "int8"), TRN1, pe_row_turns=turns)
 
@@ -683,3 +683,34 @@ def test_general_layouts_on_random_hardware_are_bit_exact_with_every_candidate(
         result = Machine(hw).run(program, {"x": x})
         assert not result.stats.unwritten_outputs.get("y")
         assert same_bits(result.outputs["y"], request.reference(x)), tiling
+
+
+@settings(max_examples=30, deadline=None)
+@given(batch=st.integers(1, 3), m=st.integers(2, 300), n=st.integers(1, 40),
+       turns=st.integers(2, 40), dtype=st.sampled_from(["int8", "bfloat16", "uint16"]),
+       hw=st.sampled_from([TRN1, PATENT]), seed=st.integers(0, 2**32 - 1))
+def test_rows_by_turns_that_do_not_divide_the_rows_leave_the_last_partition_short(
+        batch, m, n, turns, dtype, hw, seed):
+    request = PermuteRequest((batch, m, n), (0, 2, 1), dtype)
+    turns = min(turns, transpose_view(request).m)   # (n = 1: one row of m, merged)
+    found = STRATEGY.why_not(request, hw, pe_row_turns=turns)
+    if found is not None:   # so many rows per partition: a real limit of the buffer
+        assert "do not fit" in found, found
+        return
+    x = random_array(np.random.default_rng(seed), request.shape, dtype_of(dtype))
+    plan, result = _run(request, hw, x, pe_row_turns=turns)
+    assert plan.details["tiling"]["row_turns"] == turns
+    assert same_bits(result.outputs["y"], request.reference(x))
+
+
+def test_a_prime_ish_row_count_still_loads_long_runs():
+    # 22053 = 3 x 7351 rows of 186 B: 6 rows to a partition, the last of them holding 3
+    request = PermuteRequest((22053, 93), (1, 0), "float16")
+    x = _data(request.shape, "float16")
+    plan, result = _run(request, TRN1, x)
+    assert plan.details["tiling"]["row_turns"] > 3
+    assert same_bits(result.outputs["y"], request.reference(x))
+    loads = [i for i in plan.program.instructions
+             if isinstance(i, DmaCopy) and i.src.memory == "dram"]
+    assert max(i.src.run_bytes for i in loads) >= 1024
+    assert result.stats.dram_roofline_ratio < 1.3

@@ -12,8 +12,8 @@ from ..plan import PermuteRequest
 from ._pe_layout import column_turn_choices, row_turn_dim, turned_rows
 from ._pe_layout import row_turn_choices as layout_row_turns
 from ._pe_modes import choose_mode
-from ._pe_tiling import (MAX_GROUP_BYTES, TransposeView, choose_tiling, row_turn_choices,
-                         transpose_view)
+from ._pe_tiling import (MAX_GROUP_BYTES, TransposeView, choose_tiling, ragged,
+                         row_turn_choices, transpose_view)
 from ._splits import keep_up_run
 
 
@@ -46,9 +46,9 @@ def candidates(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
     turns = options.get("pe_row_turns")
     if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int)
                               or turns < 1 or (turns > 1 and (wide or not _turnable(view, turns)))):
-        raise ArgumentError(f"pe_row_turns must be 1 or a divisor of the rows that follow each "
-                            f"other in the source ({_turn_extent(view)}; 1 for wide elements), "
-                            f"got {turns!r}")
+        raise ArgumentError(f"pe_row_turns must be 1, or up to the {_turn_extent(view)} rows "
+                            "that follow each other in the source (a divisor of them unless "
+                            f"the transpose is plain; 1 for wide elements), got {turns!r}")
     if turns is not None:
         turns_tried = [turns]
     elif wide:
@@ -63,9 +63,9 @@ def candidates(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
                                        min(hw.pe.cols, hw.psum.partitions), runs)
     tilings = []
     for r, k in [(r, 1) for r in turns_tried] + [(1, k) for k in column_turns]:
-        rows = view if r == 1 else TransposeView(
-            view.batch, view.m // r, view.n, view.columns,
-            layout=view.layout and turned_rows(view.layout, view.n, r))
+        rows = (view if r == 1 else ragged(view, r) if view.layout is None else
+                TransposeView(view.batch, view.m // r, view.n, view.columns,
+                              layout=turned_rows(view.layout, view.n, r)))
         for store_run in (None, *sorted(runs, reverse=True)):
             try:
                 tiling = choose_tiling(rows, dtype, mode, hw, options.get("pe_buffers"), carrier,
@@ -91,7 +91,8 @@ FEW_BLOCKS = 8
 
 
 def _turn_extent(view: TransposeView) -> int:
-    """How many rows follow each other in the source (what rows by turns may divide)."""
+    """How many rows follow each other in the source (what rows by turns may divide;
+    a plain transpose's last partition may hold fewer)."""
     if view.layout is not None:
         i = row_turn_dim(view.layout, view.n)
         return 1 if i is None else view.layout.row_shape[i]
@@ -99,7 +100,9 @@ def _turn_extent(view: TransposeView) -> int:
 
 
 def _turnable(view: TransposeView, turns: int) -> bool:
-    return _turn_extent(view) % turns == 0
+    extent = _turn_extent(view)
+    return turns <= extent if view.layout is None and view.columns is None else \
+        extent % turns == 0
 
 
 __all__ = ["candidates"]

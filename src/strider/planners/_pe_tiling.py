@@ -42,6 +42,20 @@ class TransposeView:
     columns: Columns | None = field(default=None, repr=False)
     group: int = field(default=1, repr=False)  # values per element (a kept trailing dim)
     layout: Layout | None = field(default=None, repr=False)  # rows/batches anywhere
+    # rows by turns that do not divide the source rows: the rows the last partition
+    # (of each batch) holds; 0 when every partition holds as many
+    last_rows: int = field(default=0, repr=False)
+
+    def source_count(self, row_turns: int = 1) -> int:
+        """Source rows of one batch matrix (partitions times rows each, the last ragged)."""
+        if self.last_rows:
+            return (self.m - 1) * row_turns + self.last_rows
+        return self.m * row_turns
+
+    def short(self, start: int, stop: int, turn: int) -> int:
+        """1 when turn ``turn`` of partitions ``[start, stop)`` skips a ragged last
+        partition's missing row, else 0."""
+        return int(bool(self.last_rows) and stop == self.m and turn >= self.last_rows)
 
     def source_rows(self, b: int, start: int, stop: int, row_turns: int = 1
                     ) -> list[tuple[int, tuple[int, ...], tuple[int, ...], int]]:
@@ -49,7 +63,8 @@ class TransposeView:
         element strides, element offset)``; one box unless the rows are several dims."""
         if self.layout is None:
             step = row_turns * self.n
-            return [(start, (stop - start,), (step,), (b * self.m + start) * step)]
+            return [(start, (stop - start,), (step,),
+                     b * self.source_count(row_turns) * self.n + start * step)]
         base = self.layout.batch_offsets(b)[0]
         return [(f, e, s, base + o) for f, e, s, o in self.layout.row_boxes(start, stop)]
 
@@ -66,7 +81,7 @@ class TransposeView:
     def target_batch(self, b: int, row_turns: int = 1) -> int:
         """Target element offset of batch ``b``."""
         if self.layout is None:
-            return b * self.m * row_turns * self.n
+            return b * self.source_count(row_turns) * self.n
         return self.layout.batch_offsets(b)[1]
 
 
@@ -341,11 +356,12 @@ def interleave(v: TransposeView, t: Tiling, rows: int, cols: int, hw: Hardware) 
     store of the ``K`` chunks writes runs of ``K`` rows. ``K``: the fewest chunks (a
     divisor of the full chunks) whose rows make the run the queues need to keep up with
     DRAM (:func:`._splits.keep_up_run`); 1 (plain column ranges, a store per chunk)
-    when one row already does, or the block does not span ``m``."""
+    when one row already does, or the block does not span ``m`` (or its last partition
+    is short of rows: :func:`ragged`)."""
     if t.column_turns > 1:
         return t.column_turns
     full = cols // t.chunk_cols
-    if v.columns is not None or not rows == v.m == t.block_rows or full < 2:
+    if v.columns is not None or v.last_rows or not rows == v.m == t.block_rows or full < 2:
         return 1
     want, row_bytes = keep_up_run(hw), rows * t.row_turns * t.elem_bytes
     return next((d for d in range(1, full + 1) if full % d == 0 and d * row_bytes >= want),
@@ -354,14 +370,19 @@ def interleave(v: TransposeView, t: Tiling, rows: int, cols: int, hw: Hardware) 
 
 def row_turn_choices(view: TransposeView, item: int, hw: Hardware) -> list[int]:
     """Rows per partition worth trying besides 1 when the source rows are short: the
-    fewest consecutive rows (a divisor of ``m``) that make a load run of 1 KiB, and of
-    the run the queues need to keep up with DRAM (:func:`._splits.keep_up_run`). The
-    transpose then goes through the array one row of each partition at a time, and its
-    copies out of PSUM write every ``R``-th element (:class:`Tiling` ``row_turns``).
+    fewest consecutive rows that make a load run of 1 KiB, and of the run the queues
+    need to keep up with DRAM (:func:`._splits.keep_up_run`) -- a divisor of ``m``
+    unless none is near (up to twice the rows), then that many with a ragged last
+    partition (:func:`ragged`). The transpose goes through the array one row of each
+    partition at a time, and its copies out of PSUM write every ``R``-th element
+    (:class:`Tiling` ``row_turns``).
 
-    >>> row_turn_choices(TransposeView(16, 3136, 64), 1, Hardware.preset("trn1-like"))
+    >>> trn1 = Hardware.preset("trn1-like")
+    >>> row_turn_choices(TransposeView(16, 3136, 64), 1, trn1)
     [16, 32]
-    >>> row_turn_choices(TransposeView(16, 64, 3136), 1, Hardware.preset("trn1-like"))
+    >>> row_turn_choices(TransposeView(1, 22053, 93), 2, trn1)     # 22053 = 3 x 7351
+    [6, 12]
+    >>> row_turn_choices(TransposeView(16, 64, 3136), 1, trn1)
     []
     """
     row = view.n * item
@@ -369,10 +390,25 @@ def row_turn_choices(view: TransposeView, item: int, hw: Hardware) -> list[int]:
         return []
     out = []
     for want in (1024, keep_up_run(hw)):
-        r = next((d for d in range(2, view.m + 1) if view.m % d == 0 and d * row >= want), None)
-        if r is not None and r not in out:
+        fewest = -(-want // row)
+        r = next((d for d in range(fewest, min(2 * fewest, view.m) + 1) if view.m % d == 0),
+                 min(fewest, view.m))
+        if r > 1 and r not in out:
             out.append(r)
     return out
+
+
+def ragged(view: TransposeView, row_turns: int) -> TransposeView:
+    """``view`` with ``row_turns`` source rows per partition (the last of each batch
+    matrix holding the rest, when they do not divide ``m``).
+
+    >>> v = ragged(TransposeView(2, 10, 7), 4)
+    >>> v, v.last_rows, v.source_count(4)
+    (TransposeView(batch=2, m=3, n=7), 2, 10)
+    """
+    m = -(-view.m // row_turns)
+    return TransposeView(view.batch, m, view.n, last_rows=view.m - (m - 1) * row_turns
+                         if view.m % row_turns else 0)
 
 
 def sub_blocks(view: TransposeView, t: Tiling) -> int:
@@ -386,6 +422,6 @@ def sub_blocks(view: TransposeView, t: Tiling) -> int:
     return row_groups * chunks * t.parts * t.row_turns
 
 
-__all__ = ["TARGET_BLOCKS", "sub_blocks", "MAX_GROUP_BYTES", "row_turn_choices",
+__all__ = ["TARGET_BLOCKS", "sub_blocks", "ragged", "MAX_GROUP_BYTES", "row_turn_choices",
            "DESCRIPTOR_AMORTISATION", "TransposeView", "transpose_view", "Tiling",
            "chunk_list", "choose_tiling", "interleave", "pack_tiles", "element_passes"]

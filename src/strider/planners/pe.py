@@ -190,8 +190,9 @@ class _Emitter:
                 part0 = (gi % t.partition_slots) * t.group_rows
                 off = self.in_offset(slot, gi, bb)
                 ids[gi, bb] = []
-                run = t.row_turns * cols  # R > 1: R whole source rows per partition
-                for lo, hi in _ranges(k, self.splits(k * run * self.item, k, block["first"])):
+                full = t.row_turns * cols  # R > 1: R whole source rows per partition
+                for lo, hi, rows in self.load_ranges(row0, k, full, block["first"]):
+                    run = rows * cols
                     for first, ext, strides, offset in v.source_rows(b, row0 + lo, row0 + hi,
                                                                      t.row_turns):
                         src = Ref.dram("x", AccessPattern.unchecked(
@@ -202,6 +203,18 @@ class _Emitter:
                                                     f"load {block['name']} batch {b} rows "
                                                     f"{first}.."))
         return ids
+
+    def load_ranges(self, row0: int, k: int, run: int, first: bool
+                    ) -> list[tuple[int, int, int]]:
+        """A row group's partitions in pieces for the load descriptors, each with the
+        source rows of its partitions; a ragged last partition in a piece of its own."""
+        R = self.t.row_turns
+        ranges = [(lo, hi, R) for lo, hi in _ranges(k, self.splits(k * run * self.item, k,
+                                                                    first))]
+        if self.v.last_rows and row0 + k == self.v.m:
+            lo, hi, _ = ranges.pop()
+            ranges += [(lo, hi - 1, R)] * (hi - 1 > lo) + [(hi - 1, hi, self.v.last_rows)]
+        return ranges
 
     def compute_chunk(self, block: dict, slot: int, ci: int, chunk: tuple[int, int, int, int],
                       loads: dict[tuple[int, int], list[int]], readers: dict[int, list[int]],
@@ -237,6 +250,9 @@ class _Emitter:
             base = bank * self.bank_elems + at * self.row_step  # the chunk's place in the bank
             for gi in band:
                 row0, k = groups[gi]
+                k -= v.short(row0, row0 + k, h)   # a ragged last partition: not this turn
+                if k == 0:
+                    continue
                 part0 = (gi % t.partition_slots) * t.group_rows
                 off = self.in_offset(slot, gi, bb0) + col
                 pat = (AccessPattern.unchecked(self.turned[0].shape,
@@ -268,6 +284,9 @@ class _Emitter:
             first = self.shared["ci"]
             row0 = groups[g0][0] - block["i0"]
             rows = sum(groups[gi][1] for gi in band) + (share - 1) * self.row_step
+            rows -= v.short(groups[g0][0], groups[g0][0] + rows, h)
+            if rows == 0:
+                continue
             out = self.out_offset(slot, first) - block["i0"] * R
             self.bank_reader[bank] = []
             # every (parts R)-th element of the output rows; rows by turns over a general
@@ -295,7 +314,8 @@ class _Emitter:
                acts: list[int]) -> list[int]:
         t, v = self.t, self.v
         bb0, count, c0, width = chunk
-        m, rows = v.m * t.row_turns, block["rows"] * t.row_turns   # in source rows
+        m = v.source_count(t.row_turns)                          # in source rows
+        rows = min(block["rows"] * t.row_turns, m - block["i0"] * t.row_turns)
         src_pat = AccessPattern.unchecked((rows,), (1,), self.out_offset(slot, ci))
         base = (v.target_batch(block["b0"] + bb0, t.row_turns) + (block["j0"] + c0) * m
                 + block["i0"] * t.row_turns)
