@@ -24,8 +24,8 @@ def candidates(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
     >>> from strider import Hardware
     >>> found = candidates(PermuteRequest((8, 16, 16, 16, 16), (4, 1, 3, 0, 2), "float32"),
     ...                    Hardware.preset("trn1-like"), {})
-    >>> found[0], [t.column_turns for _, t in found[4]]
-    (TransposeView(batch=16, m=128, n=256), [1, 2, 4])
+    >>> found[0], [(t.row_turns, t.column_turns) for _, t in found[4]]
+    (TransposeView(batch=16, m=128, n=256), [(1, 1), (2, 1), (1, 2), (1, 4)])
     """
     view = transpose_view(request)
     if view is None:
@@ -41,14 +41,14 @@ def candidates(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
     # same-size carrier), or in parts (a wider value, or an element of several values)
     wider = dtype_of(request.dtype).itemsize > dtype_of(engine).itemsize
     dtype, carrier = (request.dtype, engine) if wider else (engine, None)
-    wide = wider or view.group > 1
+    wide = view.group > 1   # (elements of several values: one row per partition)
     item, runs = dtype_of(request.dtype).itemsize, (1024, keep_up_run(hw))
     turns = options.get("pe_row_turns")
     if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int)
                               or turns < 1 or (turns > 1 and (wide or not _turnable(view, turns)))):
         raise ArgumentError(f"pe_row_turns must be 1, or up to the {_turn_extent(view)} rows "
                             "that follow each other in the source (a divisor of them unless "
-                            f"the transpose is plain; 1 for wide elements), got {turns!r}")
+                            f"the transpose is plain; 1 for elements of several values), got {turns!r}")
     if turns is not None:
         turns_tried = [turns]
     elif wide:

@@ -12,19 +12,37 @@ from ._pe_tiling import Tiling, TransposeView, interleave
 def explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardware, note: str,
              k: int) -> list[str]:
     item, R = t.elem_bytes, t.row_turns
-    lines = [f"{request.describe()} as {view.batch} x ({view.m * R} x {view.n}) transpose(s); "
+    lines = [f"{request.describe()} as {view.batch} x ({view.source_count(R)} x {view.n}) "
+             f"transpose(s); "
              f"{note}"]
     if t.group > 1:
         lines.append(f"the innermost dim ({t.group}) stays innermost: its {t.group} values "
                      "travel as one element, loaded and stored whole, and cross the array "
                      "one value per pass")
+    lay = view.layout
+    if lay is not None:
+        lines.append(
+            f"rows: dims {lay.row_shape} of partitions (target order, the "
+            f"target's innermost: each output row is one run); columns: dims "
+            f"{lay.columns.shape} (source order, the source's innermost: each load is one "
+            "run); " + (f"batches: dims {lay.batch_shape}, wherever they sit on either side"
+                        if lay.batch_shape else "no batch dims"))
     if R > 1:
-        lines.append(f"short rows ({view.n * item} B): each partition holds {R} consecutive "
-                     f"source rows, loaded as one run; below, rows count groups of {R} "
-                     f"(m = {view.m}); the array takes one of a partition's rows per pass, "
-                     f"and each pass's copy out of PSUM writes every {R}th element of the "
-                     "output rows")
-    if view.columns is not None:
+        ragged = (f"; the last partition of each matrix holds the other {view.last_rows}"
+                  if view.last_rows else "")
+        lines.append(f"short columns ({view.n * item} B): each partition holds {R} rows that "
+                     f"follow each other in the source, loaded as one run{ragged}; below, "
+                     f"rows count partitions (m = {view.m}); the array takes one of a "
+                     "partition's rows per pass, and each pass's copy out of PSUM puts its "
+                     "rows in place in the output rows"
+                     + (f" (every {R}th element)" if lay is None else " (box by box)"))
+    if t.column_turns > 1:
+        lines.append(f"short rows ({view.m * item} B): {t.column_turns} column chunks take the "
+                     "column dim right outside the rows in the target by turns, so each "
+                     f"output partition holds {t.column_turns} row blocks that follow each "
+                     f"other in DRAM and one store writes runs of {t.column_turns * view.m * item}"
+                     " B")
+    if view.columns is not None and lay is None:
         lines.append(f"the {view.n} columns are dims {view.columns.shape} that the target "
                      f"orders as {view.columns.perm}: the array transposes them as they come, "
                      "the stores put each box of columns in its place")
@@ -53,7 +71,8 @@ def explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardwar
            f"partition holds {il} target rows in a row and one store of the {il} chunks "
            f"writes runs of {il} rows"
            + (" (chunks stored together share a PSUM bank and leave it in one copy where "
-              "their rows fit)" if t.parts * t.row_turns == 1 else "") if il > 1 else ""),
+              "their rows fit)" if t.parts * t.row_turns == 1 else "")
+           if il > 1 and t.column_turns == 1 else ""),
         f"SBUF per partition: {t.identity_elems * item} B identity + {t.buffers} x "
         f"({t.in_tile_elems * item} B in + {t.out_tile_elems * item} B out) = "
         f"{t.sbuf_bytes_per_partition} of {hw.sbuf.bytes_per_partition} B"

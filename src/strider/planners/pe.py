@@ -233,9 +233,10 @@ class _Emitter:
         elif turns > 1:
             f = c0 // width
             col = c0 - f % turns * width + f % turns
-        # h: a wide element's carrier part (parts > 1) or a partition's row (R > 1)
-        for g0, h in itertools.product(range(0, len(groups), t.band_groups), range(parts * R)):
-            sub = h if parts > 1 else h * t.block_cols  # where sub-pass h reads in a row
+        # each pass: one row of each partition (R > 1), one carrier part of its elements
+        for g0, turn, part in itertools.product(range(0, len(groups), t.band_groups), range(R),
+                                                range(parts)):
+            sub = turn * t.block_cols * parts + part  # where the pass reads in a row
             band = range(g0, min(g0 + t.band_groups, len(groups)))
             if at == 0:  # a fresh bank (the first of chunks that share one copy)
                 bank = self.bank
@@ -250,7 +251,7 @@ class _Emitter:
             base = bank * self.bank_elems + at * self.row_step  # the chunk's place in the bank
             for gi in band:
                 row0, k = groups[gi]
-                k -= v.short(row0, row0 + k, h)   # a ragged last partition: not this turn
+                k -= v.short(row0, row0 + k, turn)  # a ragged last partition: not this turn
                 if k == 0:
                     continue
                 part0 = (gi % t.partition_slots) * t.group_rows
@@ -268,7 +269,7 @@ class _Emitter:
                     (k,), (1,), base + (gi - g0) * t.group_rows), t.psum_dtype)
                 deps = [d for bb in range(bb0, bb0 + count) for d in loads[gi, bb]]
                 label = f"{block['name']} chunk {ci} rows {row0}.." + (
-                    f" part {h}" if parts > 1 else f" turn {h}" if R > 1 else "")
+                    f" turn {turn}" * (R > 1) + f" part {part}" * (parts > 1))
                 if t.mode == "passthrough":
                     i = p.pe_transpose(src, dst, deps=deps + war, label=f"transpose {label}")
                     readers.setdefault(gi, []).append(i)
@@ -284,7 +285,7 @@ class _Emitter:
             first = self.shared["ci"]
             row0 = groups[g0][0] - block["i0"]
             rows = sum(groups[gi][1] for gi in band) + (share - 1) * self.row_step
-            rows -= v.short(groups[g0][0], groups[g0][0] + rows, h)
+            rows -= v.short(groups[g0][0], groups[g0][0] + rows, turn)
             if rows == 0:
                 continue
             out = self.out_offset(slot, first) - block["i0"] * R
@@ -298,7 +299,7 @@ class _Emitter:
                     (size,), (1,), bank * self.bank_elems + p0 - groups[g0][0]), t.psum_dtype)
                 dst = Ref.sbuf(0, count * width, AccessPattern.unchecked(
                     ext, tuple(s * parts for s in strides),
-                    (out + place) * parts + (h * step if R > 1 else h)), pe_dtype)
+                    (out + place + turn * step) * parts + part), pe_dtype)
                 label = f"psum->sbuf {block['name']} chunk {first}..{ci} rows {p0}.."
                 deps = pe_last + self.shared["free"]
                 if self.copies.pick(size) == "vector":
