@@ -561,7 +561,8 @@ def test_mac_mode_on_random_hardware_is_bit_exact_with_parts_and_row_turns(
 @pytest.mark.parametrize("shape, perm, dtype", [
     ((97, 85, 3), (1, 0, 2), "int8"), ((48, 64, 3), (1, 0, 2), "float32"),
     ((2, 30, 70, 7), (0, 2, 1, 3), "uint8"), ((3, 40, 50, 2), (0, 2, 1, 3), "bfloat16"),
-    ((20, 30, 2), (1, 0, 2), "float64"), ((5, 9, 4), (1, 0, 2), "int16")])
+    ((20, 30, 2), (1, 0, 2), "float64"), ((5, 9, 4), (1, 0, 2), "int16"),
+    ((30, 7, 70, 3), (2, 1, 0, 3), "int8"), ((6, 5, 40, 2), (2, 0, 1, 3), "bfloat16")])
 def test_a_kept_short_innermost_dim_crosses_the_array_value_by_value(shape, perm, dtype):
     # HWC -> WHC images, complex pairs: the innermost dim's values travel as one element
     request = PermuteRequest(shape, perm, dtype)

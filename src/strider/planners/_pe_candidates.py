@@ -42,7 +42,7 @@ def candidates(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
     wider = dtype_of(request.dtype).itemsize > dtype_of(engine).itemsize
     dtype, carrier = (request.dtype, engine) if wider else (engine, None)
     wide = view.group > 1   # (elements of several values: one row per partition)
-    item, runs = dtype_of(request.dtype).itemsize, (1024, keep_up_run(hw))
+    item, runs = dtype_of(request.dtype).itemsize * view.group, (1024, keep_up_run(hw))
     turns = options.get("pe_row_turns")
     if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int)
                               or turns < 1 or (turns > 1 and (wide or not _turnable(view, turns)))):

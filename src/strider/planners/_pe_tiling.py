@@ -10,7 +10,7 @@ TransposeView(batch=2, m=3, n=20)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..cost import engine_scale, pe_cost
 from ..dtypes import accumulator_dtype, dtype_of
@@ -118,11 +118,17 @@ def transpose_view(request: PermuteRequest) -> TransposeView | None:
         return TransposeView(0, 0, 0)
     if len(shape) == 1:  # nothing moves relative to anything else: a 1 x n "transpose"
         return TransposeView(1, 1, shape[0])
+    k, item = len(shape), dtype_of(request.dtype).itemsize
+    if k >= 3 and perm[-1] == k - 1 and shape[-1] * item <= MAX_GROUP_BYTES:
+        # the kept innermost dim's values travel as one element
+        view = _view(shape[:-1], perm[:-1], item * shape[-1])
+        return view and replace(view, group=shape[-1])
+    return _view(shape, perm, item)
+
+
+def _view(shape: tuple[int, ...], perm: tuple[int, ...], item: int) -> TransposeView | None:
+    """:func:`transpose_view` of a coalesced permutation of elements of ``item`` bytes."""
     k = len(shape)
-    item = dtype_of(request.dtype).itemsize
-    if (k >= 3 and perm == tuple(range(k - 3)) + (k - 2, k - 3, k - 1)
-            and shape[-1] * item <= MAX_GROUP_BYTES):
-        return TransposeView(math.prod(shape[:-3]), shape[-3], shape[-2], group=shape[-1])
     if perm == tuple(range(k - 2)) + (k - 1, k - 2):
         return TransposeView(math.prod(shape[:-2]), shape[-2], shape[-1])
     layout = general_layout(shape, perm, item)
