@@ -715,3 +715,26 @@ def test_a_prime_ish_row_count_still_loads_long_runs():
              if isinstance(i, DmaCopy) and i.src.memory == "dram"]
     assert max(i.src.run_bytes for i in loads) >= 1024
     assert result.stats.dram_roofline_ratio < 1.3
+
+
+@pytest.mark.parametrize("shape, dtype", [((3, 97, 3), "int16"), ((2, 97, 2), "int8"),
+                                          ((2, 97, 3), "float32")])
+def test_a_ragged_partition_alone_in_its_band_takes_no_bank_for_its_missing_turns(shape, dtype):
+    # on tiny (2 PSUM banks) the last row group of each matrix is the ragged partition
+    # alone; every candidate (rows by turns among them) keeps PSUM free of races
+    from strider.planners._pe_candidates import candidates
+    from strider.planners._pe_emit import Emitter
+    from strider.sim import Machine
+    request = PermuteRequest(shape, (0, 2, 1), dtype)
+    found = candidates(request, TINY, {})
+    x = _data(shape, dtype)
+    assert any(view.last_rows for view, _ in found[4])
+    for view, tiling in found[4]:
+        result = Machine(TINY).run(Emitter(request, view, tiling, TINY).emit(), {"x": x})
+        assert same_bits(result.outputs["y"], request.reference(x)), tiling
+
+
+def test_pinned_row_turns_are_kept():
+    plan = STRATEGY.plan(PermuteRequest((19, 6, 15, 18, 56), (0, 4, 3, 2, 1), "bfloat16"),
+                         TRN1, pe_row_turns=3)
+    assert (plan.details["tiling"]["row_turns"], plan.details["tiling"]["column_turns"]) == (3, 1)

@@ -59,8 +59,8 @@ def candidates(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
     else:  # one row per partition, and (short rows) the worth-trying R's
         turns_tried = [1] + row_turn_choices(view, dtype_of(dtype).itemsize, hw)
     # a general layout with short rows: chunks that take columns by turns (one each)
-    column_turns = column_turn_choices(view.layout, view.m, view.n, item,
-                                       min(hw.pe.cols, hw.psum.partitions), runs)
+    column_turns = [] if turns is not None else column_turn_choices(
+        view.layout, view.m, view.n, item, min(hw.pe.cols, hw.psum.partitions), runs)
     tilings = []
     for r, k in [(r, 1) for r in turns_tried] + [(1, k) for k in column_turns]:
         rows = (view if r == 1 else ragged(view, r) if view.layout is None else
@@ -72,8 +72,8 @@ def candidates(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
                                        r, view.group, k, whole=view.layout is not None,
                                        store_run=store_run)
             except CapacityError as exc:
-                if r == k == 1:   # one row per partition is the least SBUF: nothing fits
-                    return str(exc)
+                if r == k == 1 and store_run is None:   # one row per partition is the
+                    return str(exc)                      # least SBUF: nothing fits
                 break
             if store_run is None or tiling.groups < tilings[-1][1].groups:
                 tilings.append((rows, tiling))
@@ -101,6 +101,8 @@ def _turn_extent(view: TransposeView) -> int:
 
 def _turnable(view: TransposeView, turns: int) -> bool:
     extent = _turn_extent(view)
+    if view.m == 0:   # an empty tensor: nothing to turn, any count will do
+        return True
     return turns <= extent if view.layout is None and view.columns is None else \
         extent % turns == 0
 

@@ -234,13 +234,14 @@ class Emitter:
         turns as the bank holds, a ragged last partition's short turns apart (their
         copies have a row fewer); one pass each where the bank holds less than a turn."""
         R, parts = self.t.row_turns, self.t.parts
+        short = self.v.last_rows if self.v.short(first, first + span, R) else R
+        end = short if span == 1 else R   # a band of the ragged partition alone: its turns
         per = self.bank_elems // span // parts
         if per == 0:
-            return [(range(r, r + 1), range(h, h + 1)) for r in range(R) for h in range(parts)]
-        short = self.v.last_rows if self.v.short(first, first + span, R) else R
+            return [(range(r, r + 1), range(h, h + 1)) for r in range(end) for h in range(parts)]
         out, t0 = [], 0
-        while t0 < R:
-            t1 = min(R, t0 + per, short if t0 < short else R)
+        while t0 < end:
+            t1 = min(end, t0 + per, short if t0 < short else end)
             out.append((range(t0, t1), range(parts)))
             t0 = t1
         return out
@@ -259,10 +260,10 @@ class Emitter:
         rows = span + (share - 1) * self.row_step
         rows -= v.short(first_row, first_row + rows, turns[0])
         out = self.out_offset(slot, first) - block["i0"] * R
-        self.bank_reader[bank] = []
-        ids = []
-        if rows == 0:
+        ids: list[int] = []
+        if rows == 0:   # (the bank keeps its earlier readers: the next user waits for them)
             return ids
+        self.bank_reader[bank] = []
         outer = [(len(turns), parts * span, None), (len(hs), span, 1)]
         outer = [(n, a, b) for n, a, b in outer if n > 1]
         for p0, ext, strides, place, step in v.row_places(first_row, first_row + rows, R):

@@ -82,7 +82,7 @@ def explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardwar
         f"one (the first block's loads and the last block's stores over all of them, to "
         f"cut fill and drain); DRAM runs of "
         f"{R * min(t.block_cols, view.n) * item} B in, "
-        f"{il * min(t.block_rows, view.m) * R * item} B out",
+        f"{il * min(t.block_rows * R, view.source_count(R)) * item} B out",
     ]
     return lines
 

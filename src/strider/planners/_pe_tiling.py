@@ -421,7 +421,9 @@ def sub_blocks(view: TransposeView, t: Tiling) -> int:
     """Every row group of every block meets every column chunk of that block."""
     row_groups = sum(-(-min(t.block_rows, view.m - i0) // t.group_rows)
                      for i0 in range(0, view.m, t.block_rows))
-    chunks = sum(len(chunk_list(min(t.block_cols, view.n - j0),
+    chunks = sum(min(t.block_batches, view.batch - b0) * t.column_turns
+                 if t.column_turns > 1 else
+                 len(chunk_list(min(t.block_cols, view.n - j0),
                                 min(t.block_batches, view.batch - b0), t.chunk_cols))
                  for b0 in range(0, view.batch, t.block_batches)
                  for j0 in range(0, view.n, t.block_cols))
