@@ -9,8 +9,7 @@ from ..dtypes import dtype_of
 from ..errors import ArgumentError, CapacityError
 from ..hardware import Hardware
 from ..plan import PermuteRequest
-from ._pe_layout import column_turn_choices, row_turn_dim, turned_rows
-from ._pe_layout import row_turn_choices as layout_row_turns
+from ._pe_layout import column_turn_counts, row_turn_counts, row_turn_dim, turned_rows
 from ._pe_modes import choose_mode
 from ._pe_tiling import (MAX_GROUP_BYTES, TransposeView, choose_tiling, ragged,
                          row_turn_choices, transpose_view)
@@ -41,25 +40,26 @@ def candidates(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
     # same-size carrier), or in parts (a wider value, or an element of several values)
     wider = dtype_of(request.dtype).itemsize > dtype_of(engine).itemsize
     dtype, carrier = (request.dtype, engine) if wider else (engine, None)
-    wide = view.group > 1   # (elements of several values: one row per partition)
+    grouped = view.group > 1   # elements of several values: one row per partition
     item, runs = dtype_of(request.dtype).itemsize * view.group, (1024, keep_up_run(hw))
     turns = options.get("pe_row_turns")
-    if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int)
-                              or turns < 1 or (turns > 1 and (wide or not _turnable(view, turns)))):
+    if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int) or turns < 1
+                              or (turns > 1 and (grouped or not _turnable(view, turns)))):
         raise ArgumentError(f"pe_row_turns must be 1, or up to the {_turn_extent(view)} rows "
                             "that follow each other in the source (a divisor of them unless "
-                            f"the transpose is plain; 1 for elements of several values), got {turns!r}")
+                            "the transpose is plain; 1 for elements of several values), got "
+                            f"{turns!r}")
     if turns is not None:
         turns_tried = [turns]
-    elif wide:
+    elif grouped:
         turns_tried = [1]
     elif view.layout is not None:  # rows by turns over the row dim right outside the columns
-        turns_tried = [1] + layout_row_turns(view.layout, view.m, view.n, item,
-                                             min(hw.pe.rows, hw.sbuf.partitions), runs)
+        turns_tried = [1] + row_turn_counts(view.layout, view.m, view.n, item,
+                                            min(hw.pe.rows, hw.sbuf.partitions), runs)
     else:  # one row per partition, and (short rows) the worth-trying R's
         turns_tried = [1] + row_turn_choices(view, dtype_of(dtype).itemsize, hw)
     # a general layout with short rows: chunks that take columns by turns (one each)
-    column_turns = [] if turns is not None else column_turn_choices(
+    column_turns = [] if turns is not None else column_turn_counts(
         view.layout, view.m, view.n, item, min(hw.pe.cols, hw.psum.partitions), runs)
     tilings = []
     for r, k in [(r, 1) for r in turns_tried] + [(1, k) for k in column_turns]:
@@ -103,8 +103,9 @@ def _turnable(view: TransposeView, turns: int) -> bool:
     extent = _turn_extent(view)
     if view.m == 0:   # an empty tensor: nothing to turn, any count will do
         return True
-    return turns <= extent if view.layout is None and view.columns is None else \
-        extent % turns == 0
+    if view.layout is None and view.columns is None:   # plain: the last partition ragged
+        return turns <= extent
+    return extent % turns == 0
 
 
 __all__ = ["candidates"]

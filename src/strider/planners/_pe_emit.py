@@ -156,16 +156,15 @@ class Emitter:
                       loads: dict[tuple[int, int], list[int]], readers: dict[int, list[int]],
                       out_free: list[int]) -> list[int]:
         """PE work and PSUM -> SBUF copies of one column chunk; returns the copies' ids."""
-        t, p, v = self.t, self.p, self.v
-        bb0, count, c0, width = chunk
+        t = self.t
+        c0, width = chunk[2], chunk[3]
         groups = block["groups"]
         acts = []
-        parts, pe_dtype, R = t.parts, t.pe_dtype, t.row_turns
         share, at = self.shared_copy(block, chunk)
         turns = self.turns(block, chunk)
         col = c0   # the chunk's first column in a row; by turns, see _pe_tiling.interleave
         if self.turned is not None:  # turn c: the turn dim's indices c, c + K, ...
-            col = c0 // width * self.turned[2]
+            col = c0 // width * self.turned.step
         elif turns > 1:
             f = c0 // width
             col = c0 - f % turns * width + f % turns
@@ -186,47 +185,55 @@ class Emitter:
                 bank, war = self.shared["bank"], self.shared["war"]
                 base = bank * self.bank_elems + at * self.row_step  # the chunk's place
                 for n, (turn, part) in enumerate(itertools.product(*passes)):
-                    sub = turn * t.block_cols * parts + part  # where the pass reads in a row
                     for gi in band:
-                        row0, k = groups[gi]
-                        k -= v.short(row0, row0 + k, turn)  # a ragged last partition's turn
-                        if k == 0:
-                            continue
-                        part0 = (gi % t.partition_slots) * t.group_rows
-                        off = self.in_offset(slot, gi, bb0) + col
-                        pat = (AccessPattern.unchecked(self.turned[0].shape,
-                                                       tuple(s * parts for s in self.turned[1]),
-                                                       off * parts + sub)
-                               if self.turned is not None else
-                               AccessPattern.unchecked((width,), (turns * parts,),
-                                                       off * parts + sub)
-                               if count == 1 else
-                               AccessPattern.unchecked((count, width),
-                                                       (t.block_cols * parts * R, parts),
-                                                       off * parts + sub))
-                        src = Ref.sbuf(part0, k, pat, pe_dtype)
-                        dst = Ref.psum(0, count * width, AccessPattern.unchecked(
-                            (k,), (1,), base + n * span + (gi - g0) * t.group_rows),
-                            t.psum_dtype)
-                        deps = [d for bb in range(bb0, bb0 + count) for d in loads[gi, bb]]
-                        label = f"{block['name']} chunk {ci} rows {row0}.." + (
-                            f" turn {turn}" * (R > 1) + f" part {part}" * (parts > 1))
-                        if t.mode == "passthrough":
-                            i = p.pe_transpose(src, dst, deps=deps + war,
-                                               label=f"transpose {label}")
-                            readers.setdefault(gi, []).append(i)
-                        else:
-                            w = p.load_weights(src, deps=deps, label=f"weights {label}")
-                            ident = Ref.sbuf(part0, k, AccessPattern.unchecked((k,), (1,), 0),
-                                             pe_dtype)
-                            i = p.matmul(ident, dst, deps=[w, self.identity[
-                                gi % t.partition_slots]] + war, label=f"identity {label}")
-                            readers.setdefault(gi, []).append(w)
-                        self.shared["pe"].append(i)
+                        i = self.pe_pass(block, slot, ci, chunk, gi, col, turn, part,
+                                         base + n * span + (gi - g0) * t.group_rows,
+                                         loads, readers, war)
+                        if i is not None:
+                            self.shared["pe"].append(i)
                 if at == share - 1:  # the last of the chunks that share the copy
                     acts += self.copy_out(block, slot, ci, chunk, groups[g0][0], span, passes,
                                           share)
         return acts
+
+    def pe_pass(self, block: dict, slot: int, ci: int, chunk: tuple[int, int, int, int],
+                gi: int, col: int, turn: int, part: int, psum_at: int,
+                loads: dict[tuple[int, int], list[int]], readers: dict[int, list[int]],
+                war: list[int]) -> int | None:
+        """Row group ``gi`` through the array for one pass (``turn``, carrier ``part``)
+        into PSUM at ``psum_at``; the id of the instruction whose end the copy waits for
+        (None: a ragged last partition alone has no row this turn)."""
+        t, p, v = self.t, self.p, self.v
+        bb0, count, _, width = chunk
+        row0, k = block["groups"][gi]
+        k -= v.short(row0, row0 + k, turn)   # a ragged last partition's missing row
+        if k == 0:
+            return None
+        parts, R = t.parts, t.row_turns
+        part0 = (gi % t.partition_slots) * t.group_rows
+        at = (self.in_offset(slot, gi, bb0) + col) * parts + turn * t.block_cols * parts + part
+        if self.turned is not None:   # the turn's columns (chunks by turns)
+            pat = AccessPattern.unchecked(self.turned.columns.shape,
+                                          tuple(s * parts for s in self.turned.tile), at)
+        elif count == 1:
+            pat = AccessPattern.unchecked((width,), (self.turns(block, chunk) * parts,), at)
+        else:   # the ragged column chunks of several batch matrices side by side
+            pat = AccessPattern.unchecked((count, width), (t.block_cols * parts * R, parts), at)
+        src = Ref.sbuf(part0, k, pat, t.pe_dtype)
+        dst = Ref.psum(0, count * width, AccessPattern.unchecked((k,), (1,), psum_at),
+                       t.psum_dtype)
+        deps = [d for bb in range(bb0, bb0 + count) for d in loads[gi, bb]]
+        label = f"{block['name']} chunk {ci} rows {row0}.." + (
+            f" turn {turn}" * (R > 1) + f" part {part}" * (parts > 1))
+        if t.mode == "passthrough":
+            i = p.pe_transpose(src, dst, deps=deps + war, label=f"transpose {label}")
+            readers.setdefault(gi, []).append(i)
+            return i
+        w = p.load_weights(src, deps=deps, label=f"weights {label}")
+        ident = Ref.sbuf(part0, k, AccessPattern.unchecked((k,), (1,), 0), t.pe_dtype)
+        readers.setdefault(gi, []).append(w)
+        return p.matmul(ident, dst, deps=[w, self.identity[gi % t.partition_slots]] + war,
+                        label=f"identity {label}")
 
     def pass_groups(self, first: int, span: int) -> list[tuple[range, range]]:
         """The PE passes of a band (its first partition ``first``, ``span`` rows) in
@@ -264,17 +271,17 @@ class Emitter:
         if rows == 0:   # (the bank keeps its earlier readers: the next user waits for them)
             return ids
         self.bank_reader[bank] = []
-        outer = [(len(turns), parts * span, None), (len(hs), span, 1)]
-        outer = [(n, a, b) for n, a, b in outer if n > 1]
         for p0, ext, strides, place, step in v.row_places(first_row, first_row + rows, R):
             size = math.prod(ext)
+            # (turns, parts) dims of the group: their PSUM stride, their output stride
+            outer = [(n, a, b) for n, a, b in ((len(turns), parts * span, step * parts),
+                                               (len(hs), span, 1)) if n > 1]
             src = Ref.psum(0, count * width, AccessPattern.unchecked(
                 tuple(n for n, _, _ in outer) + (size,), tuple(a for _, a, _ in outer) + (1,),
                 bank * self.bank_elems + p0 - first_row), t.psum_dtype)
             dst = Ref.sbuf(0, count * width, AccessPattern.unchecked(
                 tuple(n for n, _, _ in outer) + ext,
-                tuple(step * parts if b is None else b for _, _, b in outer)
-                + tuple(s * parts for s in strides),
+                tuple(b for _, _, b in outer) + tuple(s * parts for s in strides),
                 (out + place + turns[0] * step) * parts + hs[0]), t.pe_dtype)
             label = f"psum->sbuf {block['name']} chunk {first}..{ci} rows {p0}.."
             deps = self.shared["pe"] + self.shared["free"]
@@ -301,13 +308,14 @@ class Emitter:
         if v.columns is not None:  # each column lands where the target's column dims say
             # by turns (general layouts), a partition holds the K chunks' rows in a row
             k = self.turns(block, chunk) if self.turned is not None else 1
-            columns = self.turned[0] if k > 1 else v.columns
+            columns = self.turned.columns if k > 1 else v.columns
             strides = columns.strides(m)
             first_col = 0 if k > 1 else block["j0"] + c0
             src_pat = AccessPattern.unchecked((k * rows,), (1,),
                                               self.out_offset(slot, ci - k + 1))
             for bb in range(count):
-                b_base = v.target_batch(block["b0"] + bb0 + bb) + block["i0"]  # row_turns 1
+                # (R > 1 over a general layout: whole blocks, i0 = 0)
+                b_base = v.target_batch(block["b0"] + bb0 + bb) + block["i0"]
                 for lo, hi in _ranges(width, self.splits(k * nbytes // count, width,
                                                          block["last"])):
                     for first, index, ext in columns.boxes(first_col + lo, first_col + hi):

@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from ..access_pattern import row_major_strides
 from ._columns import Columns, boxes
 
-#: Chunks by turns cost the PE array at most this many times the passes of plain ones.
+#: Rows or column chunks by turns cost the PE array at most this many times the passes
+#: of a plain tiling.
 MAX_TURN_PASSES = 4
 #: Run length (bytes) beyond which a longer one no longer counts when the row and
 #: column dims are picked: DMA is at full speed there.
@@ -47,9 +49,9 @@ class Layout:
     row_shape: tuple[int, ...]      # the row dims (of partitions), target order
     row_source: tuple[int, ...]     # their source strides
     columns: Columns                # the column dims, source order, with target strides
-    # rows by turns (:func:`turned_rows`): where the row dims put a partition's first
-    # row in the target's row block, and the step from one of its rows to the next
-    row_target: tuple[int, ...] | None = None
+    # where the row dims put a partition's first row in the target's row block, and
+    # (rows by turns, :func:`turned_rows`) the step from one of its rows to the next
+    row_target: tuple[int, ...]
     row_step: int = 0
 
     def batch_offsets(self, b: int) -> tuple[int, int]:
@@ -65,18 +67,21 @@ class Layout:
                   ) -> list[tuple[int, tuple[int, ...], tuple[int, ...], int]]:
         """Rows ``[start, stop)`` as source boxes: ``(first row, extents, strides,
         offset)``, the offset relative to the batch's."""
-        return [(first, ext, self.row_source,
-                 sum(i * s for i, s in zip(index, self.row_source)))
-                for first, index, ext in boxes(start, stop, self.row_shape)]
-
+        return _boxes_at(start, stop, self.row_shape, self.row_source)
 
     def row_places(self, start: int, stop: int
                    ) -> list[tuple[int, tuple[int, ...], tuple[int, ...], int]]:
         """Partitions ``[start, stop)`` as boxes of their first row's place in the
         target's row block: ``(first partition, extents, strides, place)``."""
-        target = self.row_target or row_major_strides(self.row_shape)
-        return [(first, ext, target, sum(i * s for i, s in zip(index, target)))
-                for first, index, ext in boxes(start, stop, self.row_shape)]
+        return _boxes_at(start, stop, self.row_shape, self.row_target)
+
+
+def _boxes_at(start: int, stop: int, shape: tuple[int, ...], strides: tuple[int, ...]
+              ) -> list[tuple[int, tuple[int, ...], tuple[int, ...], int]]:
+    """The flat range ``[start, stop)`` of ``shape`` as boxes walked at ``strides``:
+    ``(first index, extents, strides, offset of the first)``."""
+    return [(first, ext, strides, sum(i * s for i, s in zip(index, strides)))
+            for first, index, ext in boxes(start, stop, shape)]
 
 
 def general_layout(shape: tuple[int, ...], perm: tuple[int, ...], item: int) -> Layout | None:
@@ -106,20 +111,35 @@ def general_layout(shape: tuple[int, ...], perm: tuple[int, ...], item: int) -> 
     _, rows, cols = best
     batch = tuple(d for d in range(k) if d not in rows and d not in cols)
     col_perm = tuple(sorted(range(len(cols)), key=lambda i: -target[cols[i]]))
+    row_shape = tuple(shape[d] for d in rows)
     return Layout(
         tuple(shape[d] for d in batch), tuple(source[d] for d in batch),
-        tuple(target[d] for d in batch), tuple(shape[d] for d in rows),
-        tuple(source[d] for d in rows),
-        Columns(tuple(shape[d] for d in cols), col_perm, tuple(target[d] for d in cols)))
+        tuple(target[d] for d in batch), row_shape, tuple(source[d] for d in rows),
+        Columns(tuple(shape[d] for d in cols), col_perm, tuple(target[d] for d in cols)),
+        row_major_strides(row_shape))
 
 
-def turned_columns(layout: Layout, m: int, turns: int) -> tuple[Columns, tuple[int, ...], int]:
+class TurnedColumns(NamedTuple):
+    """The array's columns when chunks take the turn dim by turns (:func:`turned_columns`)."""
+
+    columns: Columns            # a chunk's columns, with their target strides
+    tile: tuple[int, ...]       # their strides in the input tile
+    step: int                   # the tile step from one turn to the next
+
+
+def _by_turns(shape: tuple[int, ...], i: int, turns: int, *strides: tuple[int, ...]):
+    """``shape`` with dim ``i`` cut by ``turns`` (one index in ``turns`` kept), each of
+    ``strides`` stepping ``turns`` times as far along it."""
+    cut = shape[:i] + (shape[i] // turns,) + shape[i + 1:]
+    return (cut, *(s[:i] + (s[i] * turns,) + s[i + 1:] for s in strides))
+
+
+def turned_columns(layout: Layout, m: int, turns: int) -> TurnedColumns:
     """The array's columns when ``turns`` column chunks take the column dim just outside
     the rows in the target (the *turn dim*, target stride ``m``) by turns: chunk ``c``
     takes its indices ``c, c + turns, ...``, so that each output partition holds
     ``turns`` target row blocks that follow each other in DRAM and one store writes runs
-    of ``turns * m``. Returns ``(the chunk's columns with their target strides, their
-    strides in the input tile, the tile step from one turn to the next)``.
+    of ``turns * m``.
 
     >>> lay = general_layout((16, 16, 16, 16, 16), (4, 1, 3, 0, 2), 4)
     >>> cols, tile, step = turned_columns(lay, 256, 2)
@@ -127,15 +147,11 @@ def turned_columns(layout: Layout, m: int, turns: int) -> tuple[Columns, tuple[i
     ((8, 16), (512, 65536), (32, 1), 16)
     """
     cols = layout.columns
-    i = turn_dim(layout, m)
+    i = column_turn_dim(layout, m)
     assert i is not None and cols.shape[i] % turns == 0
-    tile = list(row_major_strides(cols.shape))
-    step = tile[i]
-    shape, target = list(cols.shape), list(cols.strides(m))
-    shape[i] //= turns
-    tile[i] *= turns
-    target[i] *= turns
-    return Columns(tuple(shape), cols.perm, tuple(target)), tuple(tile), step
+    whole = row_major_strides(cols.shape)
+    shape, tile, target = _by_turns(cols.shape, i, turns, whole, cols.strides(m))
+    return TurnedColumns(Columns(shape, cols.perm, target), tile, whole[i])
 
 
 def turned_rows(layout: Layout, n: int, turns: int) -> Layout:
@@ -150,14 +166,10 @@ def turned_rows(layout: Layout, n: int, turns: int) -> Layout:
     """
     i = row_turn_dim(layout, n)
     assert i is not None and layout.row_shape[i] % turns == 0
-    shape, source = list(layout.row_shape), list(layout.row_source)
-    target = list(row_major_strides(layout.row_shape))
-    step = target[i]
-    shape[i] //= turns
-    source[i] *= turns
-    target[i] *= turns
-    return replace(layout, row_shape=tuple(shape), row_source=tuple(source),
-                   row_target=tuple(target), row_step=step)
+    shape, source, target = _by_turns(layout.row_shape, i, turns, layout.row_source,
+                                      layout.row_target)
+    return replace(layout, row_shape=shape, row_source=source, row_target=target,
+                   row_step=layout.row_target[i])
 
 
 def row_turn_dim(layout: Layout, n: int) -> int | None:
@@ -165,28 +177,28 @@ def row_turn_dim(layout: Layout, n: int) -> int | None:
     return next((i for i, s in enumerate(layout.row_source) if s == n), None)
 
 
-def row_turn_choices(layout: Layout | None, m: int, n: int, item: int, rows: int,
-                     runs: tuple[int, ...]) -> list[int]:
+def row_turn_counts(layout: Layout | None, m: int, n: int, item: int, rows: int,
+                    runs: tuple[int, ...]) -> list[int]:
     """Rows per partition worth trying (:func:`turned_rows`) when the columns are short:
     for each wanted load run in ``runs`` (bytes), the fewest -- a divisor of the turn
     dim, the array's passes at most :data:`MAX_TURN_PASSES` times a plain tiling's
     (``rows`` partitions per pass) -- reaching it (or the most there are).
 
-    >>> row_turn_choices(general_layout((96, 76, 5, 109), (1, 3, 2, 0), 1), 480, 109, 1,
-    ...                  128, (1024, 2048))
+    >>> row_turn_counts(general_layout((96, 76, 5, 109), (1, 3, 2, 0), 1), 480, 109, 1,
+    ...                 128, (1024, 2048))
     [5]
     """
     if layout is None or (i := row_turn_dim(layout, n)) is None or n * item >= max(runs):
         return []
-    extent = layout.row_shape[i]
-    most = MAX_TURN_PASSES * -(-m // rows)
-    fits = [d for d in range(2, min(extent, most) + 1) if extent % d == 0]
-    return _fewest(fits, n * item, runs)
+    return _turn_counts(layout.row_shape[i], MAX_TURN_PASSES * -(-m // rows), n * item, runs)
 
 
-def _fewest(counts: list[int], run: int, runs: tuple[int, ...]) -> list[int]:
-    """For each wanted run, the first of ``counts`` whose multiple of ``run`` reaches it,
-    else the last; without repeats."""
+def _turn_counts(extent: int, most: int, run: int, runs: tuple[int, ...],
+                 fits=lambda d: True) -> list[int]:
+    """Of the divisors ``d`` of ``extent`` from 2 to ``most`` that ``fits``, for each
+    wanted run in ``runs`` the first whose ``d * run`` reaches it, else the last; without
+    repeats."""
+    counts = [d for d in range(2, min(extent, most) + 1) if extent % d == 0 and fits(d)]
     out: list[int] = []
     for want in runs:
         k = next((d for d in counts if d * run >= want), counts[-1] if counts else None)
@@ -195,30 +207,27 @@ def _fewest(counts: list[int], run: int, runs: tuple[int, ...]) -> list[int]:
     return out
 
 
-def turn_dim(layout: Layout, m: int) -> int | None:
+def column_turn_dim(layout: Layout, m: int) -> int | None:
     """The column dim whose target stride is ``m`` (right outside the rows), if any."""
     return next((i for i, s in enumerate(layout.columns.strides(m)) if s == m), None)
 
 
-def column_turn_choices(layout: Layout | None, m: int, n: int, item: int, chunk: int,
-                        runs: tuple[int, ...]) -> list[int]:
+def column_turn_counts(layout: Layout | None, m: int, n: int, item: int, chunk: int,
+                       runs: tuple[int, ...]) -> list[int]:
     """Turn counts worth trying (:func:`turned_columns`) when the rows are short: for
     each wanted store run in ``runs`` (bytes), the fewest turns -- a divisor of the turn
     dim that leaves at most ``chunk`` columns per chunk -- reaching it (or the most
     there are).
 
     >>> lay = general_layout((19, 6, 15, 18, 56), (0, 4, 3, 2, 1), 2)   # rows of 180 B
-    >>> column_turn_choices(lay, 90, 1008, 2, 128, (1024, 2048))
+    >>> column_turn_counts(lay, 90, 1008, 2, 128, (1024, 2048))
     [9, 18]
     """
-    if layout is None or (i := turn_dim(layout, m)) is None or m * item >= max(runs):
+    if layout is None or (i := column_turn_dim(layout, m)) is None or m * item >= max(runs):
         return []
-    extent = layout.columns.shape[i]
-    # each chunk costs the array a pass whatever its width: at most MAX_TURN_PASSES
-    # times the passes of plain chunks
-    most = MAX_TURN_PASSES * -(-n // chunk)
-    fits = [d for d in range(2, min(extent, most) + 1) if extent % d == 0 and n // d <= chunk]
-    return _fewest(fits, m * item, runs)
+    # each chunk costs the array a pass whatever its width
+    return _turn_counts(layout.columns.shape[i], MAX_TURN_PASSES * -(-n // chunk), m * item,
+                        runs, lambda d: n // d <= chunk)
 
 
 def layout_key(m: int, n: int, item: int) -> tuple[int, int, int]:
@@ -227,6 +236,6 @@ def layout_key(m: int, n: int, item: int) -> tuple[int, int, int]:
     return (min(m * item, n * item, FULL_SPEED_RUN), min(m, 128), min(n, 128))
 
 
-__all__ = ["FULL_SPEED_RUN", "MAX_TURN_PASSES", "Layout", "column_turn_choices",
-           "general_layout", "layout_key", "row_turn_choices", "row_turn_dim", "turn_dim",
-           "turned_columns", "turned_rows"]
+__all__ = ["FULL_SPEED_RUN", "MAX_TURN_PASSES", "Layout", "TurnedColumns",
+           "column_turn_counts", "column_turn_dim", "general_layout", "layout_key",
+           "row_turn_counts", "row_turn_dim", "turned_columns", "turned_rows"]

@@ -134,10 +134,10 @@ def _view(shape: tuple[int, ...], perm: tuple[int, ...], item: int) -> Transpose
     layout = general_layout(shape, perm, item)
     if layout is None:
         return None
-    group = column_group(shape, perm)
+    reordered = column_group(shape, perm)
     m, n = math.prod(layout.row_shape), math.prod(layout.columns.shape)
-    if group is not None:  # m rows of re-ordered columns, unless rows of several dims run longer
-        batch, m_cols, columns = group
+    if reordered is not None:  # one row dim of re-ordered columns, unless rows of several
+        batch, m_cols, columns = reordered  # dims run longer
         if layout_key(m_cols, math.prod(columns.shape), item) >= layout_key(m, n, item):
             return TransposeView(batch, m_cols, math.prod(columns.shape), columns)
     return TransposeView(math.prod(layout.batch_shape), m, n, layout.columns, layout=layout)

@@ -29,8 +29,8 @@ from typing import Sequence
 import numpy as np
 
 from ..access_pattern import row_major_strides
-from ..cost import (chunk_efficiency, descriptor_issue_cycles, engine_scale, hidden_latency_cycles,
-                    innermost_stride, stride_rate)
+from ..cost import (chunk_efficiency, descriptor_issue_cycles, engine_scale,
+                    hidden_latency_cycles, innermost_stride, stride_rate)
 from ..hardware import Hardware
 from ._groups import divisors, split_dim
 from ._splits import double_splits, run_splits

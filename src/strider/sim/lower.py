@@ -176,7 +176,8 @@ class Rules:
     def same_itemsize(self, k, instr, a: Ref, b: Ref) -> None:
         if a.dtype != b.dtype and a.itemsize != b.itemsize:
             self.fail(k, instr, f"src is {a.dtype} but dst is {b.dtype}: a move copies bytes, "
-                                "so both sides need the same element size (ActCopy, or VectorCopy with cast, converts values)")
+                                "so both sides need the same element size (ActCopy, or "
+                                "VectorCopy with cast, converts values)")
 
     def pe_block(self, k, instr, ref: Ref, what: str, fit_cols: bool = False) -> tuple[int, int]:
         """Check the block fits the PE array's rows (and columns, for weights)."""

@@ -17,6 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from ..access_pattern import AccessPattern
+from ..errors import ArgumentError
 
 PageId = tuple[int, ...]  # coordinates in the page grid (every dim, streaming dim included)
 
