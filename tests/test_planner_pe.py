@@ -434,6 +434,7 @@ def test_mac_mode_is_bit_exact_for_small_integers_at_their_extremes(dtype):
 @pytest.mark.parametrize("shape,perm,dtype", [
     ((2, 128, 8, 64), (0, 2, 3, 1), "float16"),   # 4 full chunks of 256 B rows: turns of 4
     ((3, 128, 300), (0, 2, 1), "int8"),           # 2 full chunks + ragged, 3 matrices a block
+    ((131, 1500), (1, 0), "int8"),                # 131 rows: row groups of 128 + 3
 ])
 def test_column_chunks_by_turns_store_runs_of_several_target_rows(shape, perm, dtype):
     from strider.planners._splits import keep_up_run

@@ -367,7 +367,7 @@ def interleave(v: TransposeView, t: Tiling, rows: int, cols: int, hw: Hardware) 
     if t.column_turns > 1:
         return t.column_turns
     full = cols // t.chunk_cols
-    if v.columns is not None or v.last_rows or not rows == v.m == t.block_rows or full < 2:
+    if v.columns is not None or v.last_rows or rows != v.m or full < 2:
         return 1
     want, row_bytes = keep_up_run(hw), rows * t.row_turns * t.elem_bytes
     return next((d for d in range(1, full + 1) if full % d == 0 and d * row_bytes >= want),
