@@ -101,12 +101,24 @@ def costed_descriptors(transfer: Transfer, hw: Hardware,
     :attr:`~strider.operands.Ref.run_bytes` of the two sides, ``nbytes`` the bytes moved."""
     if transfer.size == 0:
         return []
+    return placed(transfer, cut_of(transfer, hw).plan(pieces, hw))
+
+
+def cut_of(transfer: Transfer, hw: Hardware) -> _Cut:
+    """The :class:`_Cut` of ``transfer``'s layout on ``hw`` (cached: planners cut the
+    same layout at many offsets)."""
     src, dst = transfer.src, transfer.dst
     item = dtype_of(transfer.dtype).itemsize
-    cut = _cut(transfer.shape, (src.memory, src.strides, src.pstrides),
-               (dst.memory, dst.strides, dst.pstrides), hw.sbuf.bytes_per_partition // item,
-               hw.dma.max_dims, hw.dma.ttu_width_bits)
-    plan = cut.plan(pieces, hw)
+    return _cut(transfer.shape, (src.memory, src.strides, src.pstrides),
+                (dst.memory, dst.strides, dst.pstrides), hw.sbuf.bytes_per_partition // item,
+                hw.dma.max_dims, hw.dma.ttu_width_bits)
+
+
+def placed(transfer: Transfer, plan: Sequence[tuple]) -> list[tuple[Ref, Ref, int, int]]:
+    """The descriptors of a :class:`_Cut` plan at ``transfer``'s offsets, as
+    ``(src, dst, chunk, nbytes)`` (:func:`costed_descriptors`)."""
+    src, dst = transfer.src, transfer.dst
+    item = dtype_of(transfer.dtype).itemsize
     s_off, s_pst = int(src.offset), int(src.pstart)
     d_off, d_pst = int(dst.offset), int(dst.pstart)
     dtype, s_name, d_name = transfer.dtype, src.tensor, dst.tensor
@@ -207,6 +219,27 @@ class _Cut:
             lo, hi = (mid, hi) if self.fits(outer, mid) else (lo, mid)
         return lo
 
+    def refuse(self, hw: Hardware) -> None:
+        """Raise the :class:`PlanError` of a transfer whose single elements do not fit."""
+        why = next(f.problem[1] for side in (0, 1)
+                   for f in [self.form(side, len(self.shape) - 1, 1)]
+                   if f is not None and f.problem is not None)
+        raise PlanError(f"no DMA descriptor of {hw.name} can walk even one element of "
+                        f"this transfer: {why}")
+
+    def descriptor(self, index: Sequence[int], start: int, stop: int) -> tuple:
+        """``(src offset, src partition, src form, dst offset, dst partition, dst form)``
+        of the box that fixes the outer dims at ``index`` and takes ``[start, stop)`` of
+        the next dim (every dim inside it whole), as :meth:`plan` lists them."""
+        depth = len(index)
+        out: list = []
+        for side, (_, strides, pstrides) in enumerate(self.sides):
+            pstrides = pstrides or (0,) * len(self.shape)
+            out += [sum(i * st for i, st in zip(index, strides)) + start * strides[depth],
+                    sum(i * st for i, st in zip(index, pstrides)) + start * pstrides[depth],
+                    self.form(side, depth, stop - start)]
+        return tuple(out)
+
     def plan(self, pieces: int, hw: Hardware) -> list:
         """``(src offset, src partition, src form, dst offset, dst partition, dst form)``
         of every descriptor relative to the transfer's: the outer loop in odometer
@@ -220,11 +253,7 @@ class _Cut:
             if longest:
                 break
         else:
-            why = next(f.problem[1] for side in (0, 1)
-                       for f in [self.form(side, len(self.shape) - 1, 1)]
-                       if f is not None and f.problem is not None)
-            raise PlanError(f"no DMA descriptor of {hw.name} can walk even one element of "
-                            f"this transfer: {why}")
+            self.refuse(hw)
         shape = self.shape
         # DRAM -> DRAM with too few indices to share out: loop over this dim too and cut
         # the next one (never the innermost, whose runs a cut would shorten); on chip the
@@ -243,23 +272,14 @@ class _Cut:
                 f"{hw.name} (dma.max_dims = {self.max_dims} and dma.ttu_width_bits = "
                 f"{self.width_bits} bound one descriptor's walk), more than the "
                 f"{MAX_DESCRIPTORS:,} a plan may hold; use wider TTU registers or more dims")
-        (_, ss, sps), (_, ds, dps) = self.sides
-        sps, dps = sps or (0,) * len(shape), dps or (0,) * len(shape)
         out = []
         for idx in itertools.product(*(range(n) for n in shape[:outer])):
-            so = sum(i * ss[k] for k, i in enumerate(idx))
-            do = sum(i * ds[k] for k, i in enumerate(idx))
-            sp = sum(i * sps[k] for k, i in enumerate(idx))
-            dp = sum(i * dps[k] for k, i in enumerate(idx))
             for start in range(0, shape[outer], step):
                 length = min(step, shape[outer] - start)
                 if not self.fits(outer, length):
                     raise PlanError(f"internal: a descriptor of {length} indices of dim "
                                     f"{outer} does not fit the TTU although {longest} do")
-                out.append((so + start * ss[outer], sp + start * sps[outer],
-                            self.form(0, outer, length),
-                            do + start * ds[outer], dp + start * dps[outer],
-                            self.form(1, outer, length)))
+                out.append(self.descriptor(idx, start, start + length))
         self._plans[pieces] = out
         return out
 
@@ -375,4 +395,4 @@ def element_values(ref: Ref, group: int) -> Ref:
 
 
 __all__ = ["QueueBalancer", "element_values", "Side", "Transfer", "descriptors",
-           "costed_descriptors", "fits_ttu", "fitted_pairs"]
+           "costed_descriptors", "cut_of", "placed", "fits_ttu", "fitted_pairs"]

@@ -44,7 +44,8 @@ from ..hardware import Hardware
 from ..dtypes import dtype_of
 from ..plan import PermuteRequest, Plan
 from ..program import Program, Ref
-from ._descriptors import QueueBalancer, Side, Transfer, costed_descriptors, descriptors
+from ._descriptors import QueueBalancer, Side, Transfer, costed_descriptors
+from ._spread import spread_descriptors
 from ._groups import Groups, carrier_dtype, carrier_why_not, coalesce_permutation
 from ..inbuffer import in_buffer_steps
 from ._postcondition import check_program
@@ -109,17 +110,16 @@ def make_plan(request: PermuteRequest, hw: Hardware, program: Program, strategy:
 
 
 def emit_direct(program: Program, w: Working, hw: Hardware, label: str) -> int:
-    """DRAM -> DRAM copy of the whole permutation, spread over every queue."""
+    """DRAM -> DRAM copy of the whole permutation, an even share on every queue."""
     sx = AccessPattern.contiguous(w.shape).strides
     sy = AccessPattern.contiguous([w.shape[d] for d in w.perm]).strides
     t = Transfer(tuple(w.shape[d] for d in w.perm), w.dtype,
                  Side.dram("x", [sx[d] for d in w.perm], 0), Side.dram("y", sy, 0))
-    balancer = QueueBalancer(hw)
     count = 0
-    for src, dst in descriptors(t, hw, pieces=hw.dma.queues):
-        q = balancer.pick(range(hw.dma.queues), src, dst)
-        program.dma(q, src, dst, label=label)
-        count += 1
+    for q, pairs in enumerate(spread_descriptors(t, hw, hw.dma.queues)):
+        for src, dst in pairs:
+            program.dma(q, src, dst, label=label)
+        count += len(pairs)
     return count
 
 
