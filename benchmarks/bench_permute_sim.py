@@ -141,13 +141,17 @@ def random_sized(count: int, seed: int) -> bool:
         verified &= report["verified"]
         ratio = result.stats.dram_roofline_ratio
         ratios.append(ratio)
+        bound = report["bound_by"]
         rows.append((ratio, dtype, "x".join(map(str, shape)), ",".join(map(str, perm)),
-                     plan.strategy, f"{ratio:.2f}x"))
+                     plan.strategy, f"{ratio:.2f}x",
+                     f"{bound['resource']} ({bound.get('busiest', bound['resource'])} "
+                     f"{bound['share']:.0%})" if bound["resource"] == "latency" else
+                     f"{bound['resource']} ({bound['share']:.0%} busy)"))
     within = sum(r <= 1.3 for r in ratios)
     print(f"\n{count} random 2-4 MiB permutations on trn1-like (seed {seed}, auto): "
           f"median {statistics.median(ratios):.2f}x the DRAM roofline, {within} of {count} "
           f"within 1.3x; the worst five:")
-    print(format_table(["dtype", "shape", "perm", "strategy", "x roofline"],
+    print(format_table(["dtype", "shape", "perm", "strategy", "x roofline", "bound by"],
                        [list(r[1:]) for r in sorted(rows, reverse=True)[:5]]))
     return verified
 
