@@ -162,7 +162,7 @@ class Tiling:
     pieces: int = 1                    # slices per tile that the pipeline moves one by one
     estimate: dict = field(default_factory=dict, compare=False)
 
-    @property
+    @cached_property
     def free_target(self) -> tuple[int, ...]:
         """Free dims in target order."""
         fs = set(self.free)

@@ -46,6 +46,7 @@ from ..plan import PermuteRequest, Plan
 from ..program import Program, Ref
 from ._descriptors import QueueBalancer, Side, Transfer, costed_descriptors
 from ._spread import spread_descriptors
+from ._hazards import Hazards
 from ._groups import Groups, carrier_dtype, carrier_why_not, coalesce_permutation
 from ..inbuffer import in_buffer_steps
 from ._postcondition import check_program
@@ -123,32 +124,6 @@ def emit_direct(program: Program, w: Working, hw: Hardware, label: str) -> int:
     return count
 
 
-class _Hazards:
-    """RAW, WAR and WAW dependencies on SBUF element ranges (free dim; every partition).
-
-    Ranges are tracked per piece, so a read of one slice of a slot waits only for the
-    writes of that slice, and a write waits only for the reads it would clobber. Writes
-    that share a ``disjoint`` key are slices of one pattern along one dim: their ranges
-    interleave but their elements do not, so they never wait for each other.
-    """
-
-    def __init__(self) -> None:
-        # (lo, hi, instructions, is_write, disjoint key): the instructions of one access
-        self.log: list[tuple[int, int, list[int], bool, object]] = []
-
-    def before(self, lo: int, hi: int, write: bool, disjoint: object = None) -> list[int]:
-        return sorted({i for a, b, ids, w, key in self.log
-                       if a < hi and lo < b and (write or w)
-                       and (disjoint is None or key != disjoint) for i in ids})
-
-    def record(self, lo: int, hi: int, ids: list[int], write: bool,
-               disjoint: object = None) -> None:
-        if write and disjoint is None:  # accesses inside a new write are ordered before it
-            self.log = [e for e in self.log if not (lo <= e[0] and e[1] <= hi)]
-        if ids:
-            self.log.append((lo, hi, list(ids), write, disjoint))
-
-
 def slot_pair(t: Tiling, k: int) -> tuple[int, int]:
     """(in-slot, out-slot) of tile ``k``. Three slots: tile k+1 reads into the slot that
     tile k-1 drains, so reading runs ahead of the vector step; two slots: tile k+1 reads
@@ -182,7 +157,7 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
     t = tiling
     free_t = t.free_target
     slot_elems = t.slot_bytes // t.itemsize
-    hazards = _Hazards()
+    hazards = Hazards()
     balancer = QueueBalancer(hw)
     counts = {"dma_in": 0, "vector": 0, "dma_out": 0}
     queues = range(hw.dma.queues)
