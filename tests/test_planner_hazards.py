@@ -9,7 +9,8 @@ from strider.plan import PermuteRequest
 from strider.planners._hazards import Hazards
 from strider.hardware import Hardware
 
-ACCESS = st.tuples(st.sampled_from(["read", "write", "slice", "new group"]),
+ACCESS = st.tuples(st.sampled_from(["read", "write", "slice", "slice of the one before",
+                                    "new group"]),
                    st.integers(0, 40), st.integers(1, 24))
 
 
@@ -17,14 +18,16 @@ ACCESS = st.tuples(st.sampled_from(["read", "write", "slice", "new group"]),
 @given(st.lists(ACCESS, min_size=1, max_size=60))
 def test_every_conflict_is_ordered(accesses):
     """Reads, writes and the slices of disjoint groups (writes that never conflict with
-    each other; a group ends when the next begins), interleaved at random: each later
-    access reaches every earlier one it conflicts with through the dependencies."""
+    each other; two groups live at a time, as a two-pass copy has them), interleaved at
+    random: each later access reaches every earlier one it conflicts with through the
+    dependencies."""
     hazards, made, group = Hazards(), [], 0
     for kind, lo, length in accesses:
         if kind == "new group":
             group += 1
             continue
-        write, key = kind != "read", (group if kind == "slice" else None)
+        write = kind != "read"
+        key = {"slice": group, "slice of the one before": group - 1}.get(kind)
         deps = hazards.before(lo, lo + length, write, key)
         hazards.record(lo, lo + length, [len(made)], write, key)
         made.append((lo, lo + length, write, key, set(deps)))
