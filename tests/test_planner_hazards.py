@@ -46,12 +46,13 @@ def test_a_two_slot_plan_keeps_its_dependency_lists_short():
     for the whole history (a 2-slot int8 transpose once had 2,800 each)."""
     hw = Hardware.preset("trn1-like")
     request = PermuteRequest((13, 278246), (1, 0), "int8")
-    from strider.planners._tiling import rank_tilings
+    from strider.planners._tiling import Tiling
     from strider.planners.vector import Working, declare_tensors, emit_sbuf
     from strider.program import Program
     w = Working.of(request, hw)
-    two_slot = next(t for t in rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=16)
-                    if t.slots == 2 and t.pieces > 1 and t.tiles > 1000)
+    # dim 1 split in (139123, 2); 1087 tiles of 128 partitions, each in 8 slices
+    two_slot = Tiling((13, 139123, 2), (1, 2, 0), ((1, 2),), (1,), (0, 2), (13, 128, 2),
+                      slots=2, itemsize=1, pieces=8)
     program = Program("two slots")
     declare_tensors(program, w)
     emit_sbuf(program, w, hw, two_slot)

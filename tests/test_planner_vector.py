@@ -309,3 +309,41 @@ def test_eight_byte_dtypes_are_reinterpreted_where_missing():
 def test_predicted_cycles_track_the_simulation():
     plan, result = _check((8, 64, 6, 6), (0, 2, 3, 1), "bfloat16", HW["trn1-like"])
     assert 0.5 < plan.predicted_cycles / result.stats.cycles < 1.5
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data(), st.lists(st.sampled_from([1, 2, 3, 5, 7, 13, 37, 101, 257, 1031]),
+                           min_size=1, max_size=4).filter(lambda s: int(np.prod(s)) <= 60_000),
+       st.sampled_from(DTYPES), st.integers(0, 2**32 - 1))
+def test_ragged_splits_move_every_element_once(data, shape, dtype, seed):
+    """Prime extents split as ceil(n / inner) x inner, the last outer index short: every
+    tiling of such a split (on trn1-like or random valid hardware) writes every output
+    element once, from the right source element, and reads no padding."""
+    from strider.hardware_random import random_hardware
+    from strider.planners._tiling import _candidates_for, ragged_splits
+    from strider.planners.vector import Working, declare_tensors, emit_sbuf, make_plan
+    from strider.program import Program
+    hw = data.draw(st.sampled_from([HW["trn1-like"], None])) or random_hardware(
+        lambda options: data.draw(st.sampled_from(options)))
+    perm = tuple(data.draw(st.permutations(range(len(shape)))))
+    request = PermuteRequest(tuple(shape), perm, dtype)
+    if STRATEGY.why_not(request, hw):
+        return
+    w = Working.of(request, hw)
+    x = random_array(np.random.default_rng(seed), request.shape, dtype_of(dtype))
+    tried = 0
+    for s, p, split, keep_free, ragged in ragged_splits(w.shape, w.perm, hw)[:3]:
+        tilings = _candidates_for(s, p, split, w.itemsize, hw, w.size * w.itemsize,
+                                  keep_free=keep_free, ragged=ragged)
+        for t in tilings[::max(1, len(tilings) // 3)]:   # a few slot and slice counts
+            program = Program("ragged")
+            declare_tensors(program, w)
+            try:
+                emit_sbuf(program, w, hw, t)
+            except PlanError:   # a real limit of random hardware (descriptor count)
+                continue
+            plan = make_plan(request, hw, program, "vector", [], {})
+            result = simulate(plan, x)
+            assert not result.stats.unwritten_outputs.get("y") and not result.stats.poisoned_reads
+            assert same_bits(result.outputs["y"], request.reference(x)), (t, hw.name)
+            tried += 1

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Sequence
 
@@ -161,6 +161,9 @@ class Tiling:
     itemsize: int
     pieces: int = 1                    # slices per tile that the pipeline moves one by one
     estimate: dict = field(default_factory=dict, compare=False)
+    # (outer working dim, true extent) of a ragged split: the dim's ceil(n / inner) x inner
+    # indices pad its n, the last outer index holding fewer (see tile_boxes)
+    ragged: tuple[int, int] | tuple[()] = ()
 
     @cached_property
     def free_target(self) -> tuple[int, ...]:
@@ -192,14 +195,14 @@ class Tiling:
 
     @cached_property
     def _strides(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        src = [1] * len(self.shape)
-        for d in range(len(self.shape) - 2, -1, -1):
-            src[d] = src[d + 1] * self.shape[d + 1]
-        dst = [0] * len(self.shape)
-        step = 1
-        for d in reversed(self.perm):
-            dst[d] = step
-            step *= self.shape[d]
+        # a ragged split's two dims span their true extent, not the padded one
+        outer, true = self.ragged or (-1, 0)
+        src, dst = [0] * len(self.shape), [0] * len(self.shape)
+        for strides, order in ((src, range(len(self.shape))), (dst, self.perm)):
+            step = 1
+            for d in reversed(tuple(order)):
+                strides[d] = step
+                step = strides[d + 1] * true if d == outer else step * self.shape[d]
         return tuple(src), tuple(dst)
 
     def source_strides(self) -> tuple[int, ...]:
@@ -321,7 +324,7 @@ def _outerness(shape: Sequence[int], perm: Sequence[int]) -> dict[int, int]:
 
 def _candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: int,
                     hw: Hardware, total_bytes: int, seen: set | None = None,
-                    keep_free: frozenset = frozenset()) -> list[Tiling]:
+                    keep_free: frozenset = frozenset(), ragged: tuple = ()) -> list[Tiling]:
     """Candidate tilings of one working shape; ``seen`` collects the tilings (slice
     count aside) already offered, which are not offered again; dims of ``keep_free``
     never spread over partitions."""
@@ -330,7 +333,7 @@ def _candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: 
     cap = hw.sbuf.partitions
     while cap >= 1:
         out += _candidates_capped(shape, perm, split, item, hw, total_bytes, cap, seen,
-                                  keep_free)
+                                  keep_free, ragged)
         if cap <= hw.sbuf.partitions // 4:
             break
         cap //= 2
@@ -338,7 +341,8 @@ def _candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: 
 
 
 def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes: int,
-                       cap: int, seen: set, keep_free: frozenset = frozenset()) -> list[Tiling]:
+                       cap: int, seen: set, keep_free: frozenset = frozenset(),
+                       ragged: tuple = ()) -> list[Tiling]:
     n = len(shape)
     a, b = n - 1, perm[-1]
     outer = _outerness(shape, perm)
@@ -407,14 +411,14 @@ def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes:
         for t2 in options:
             # even tiles: n = 512 by 250 would leave a 12-wide edge tile with short runs
             tile_t = tuple(-(-n // -(-n // e)) for n, e in zip(shape, t2))
-            key = (shape, perm, part_t, tile_t, slots)
+            key = (shape, perm, part_t, tile_t, slots, ragged)
             if key in seen:  # the same tiling (another split may lead to it) scores the same
                 continue
             seen.add(key)
-            base = Tiling(shape, perm, split, part_t, free_t, tile_t, slots, item)
+            base = Tiling(shape, perm, split, part_t, free_t, tile_t, slots, item,
+                          ragged=ragged)
             for pieces, est in zip(PIECES, _scores(base, hw, total_bytes, PIECES)):
-                out.append(Tiling(shape, perm, split, part_t, free_t, tile_t, slots, item,
-                                  pieces, est))
+                out.append(replace(base, pieces=pieces, estimate=est))
     return out
 
 
@@ -432,14 +436,16 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     options += run_splits(shape, perm, item, hw)
     found: dict[tuple, Tiling] = {}
     seen: set[tuple] = set()
-    for s, p, split, keep_free in options:
-        for cand in _candidates_for(s, p, split, item, hw, total_bytes, seen, keep_free):
-            key = (cand.shape, cand.perm, cand.part, cand.tile, cand.slots, cand.pieces)
+    for s, p, split, keep_free, *ragged in options + ragged_splits(shape, perm, hw):
+        for cand in _candidates_for(s, p, split, item, hw, total_bytes, seen, keep_free,
+                                    tuple(ragged[0]) if ragged else ()):
+            key = (cand.shape, cand.perm, cand.part, cand.tile, cand.slots, cand.pieces,
+                   cand.ragged)
             found.setdefault(key, cand)
     ranked = sorted(found.values(), key=lambda t: t.estimate["cycles"])
     seen: set[tuple] = set()  # the best slice count of each tile shape only
-    ranked = [t for t in ranked if (t.shape, t.part, t.tile, t.slots) not in seen
-              and not seen.add((t.shape, t.part, t.tile, t.slots))]
+    ranked = [t for t in ranked if (t.shape, t.part, t.tile, t.slots, t.ragged) not in seen
+              and not seen.add((t.shape, t.part, t.tile, t.slots, t.ragged))]
     # the analytic score is rough: besides the best few, keep the best of every kind
     # (see _kind) so that the caller's finer model sees each kind
     picked = ranked[: max(1, (keep * 2) // 3)]
@@ -454,6 +460,36 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     return sorted(picked, key=lambda t: t.estimate["cycles"])
 
 
+#: Outer extents a ragged split aims at (the dims' extents that no divisor splits well,
+#: primes above all): partition counts, and the few that complete a product of others.
+RAGGED_OUTERS = (2, 3, 4, 6, 8, 16, 32, 64, 128)
+
+
+def ragged_splits(shape: tuple[int, ...], perm: tuple[int, ...], hw: Hardware) -> list[tuple]:
+    """Options that split a dim ``n`` into ``(ceil(n / inner), inner)`` where ``inner``
+    does not divide ``n``: ``(working shape, perm, splits, keep free, (outer dim, n))``,
+    the last outer index holding ``n % inner`` (see :func:`tile_boxes`). They let a
+    prime extent spread over the partitions (int16 336981 x 4 transposed: 14x the DRAM
+    roofline with no divisor but 3) or complete a partition count.
+
+    >>> [(o[0], o[2]) for o in ragged_splits((7, 2), (1, 0), Hardware.preset("trn1-like"))]
+    [((2, 4, 2), ((0, 4),)), ((3, 3, 2), ((0, 3),))]
+    """
+    out, seen = [], set()
+    for d, n in enumerate(shape):
+        for outer in RAGGED_OUTERS:
+            if outer > min(n // 2, hw.sbuf.partitions):
+                break
+            inner = -(-n // outer)
+            if n % inner == 0 or (d, inner) in seen:
+                continue
+            seen.add((d, inner))
+            padded = tuple(shape[:d]) + (inner * -(-n // inner),) + tuple(shape[d + 1:])
+            s2, p2 = split_dim(padded, perm, d, inner)
+            out.append((s2, p2, ((d, inner),), frozenset(), (d, n)))
+    return out
+
+
 def _kind(t: Tiling) -> tuple[int, int, bool, int]:
     """What the score prices least reliably: the slot scheme, the partition count,
     whether tiles are few and large (queues in order make many small tiles wait on
@@ -463,12 +499,37 @@ def _kind(t: Tiling) -> tuple[int, int, bool, int]:
 
 
 def tile_boxes(t: Tiling):
-    """Every tile as (origin, extents), odometer order (outermost working dim first)."""
+    """Every tile as (origin, extents), odometer order (outermost working dim first).
+
+    With a ragged split a tile that reaches the padding is clipped to what exists: its
+    outer indices before the last, and the last one's inner indices that hold data --
+    two boxes, each moved as a tile of its own.
+
+    >>> t = Tiling((3, 4), (1, 0), ((0, 4),), (0,), (1,), (3, 4), 3, 1, ragged=(0, 10))
+    >>> list(tile_boxes(t))            # 10 = 4 + 4 + 2
+    [((0, 0), (2, 4)), ((2, 0), (1, 2))]
+    """
     grids = [range(0, n, step) for n, step in zip(t.shape, t.tile)]
     for origin in np.ndindex(*[len(g) for g in grids]):
         o = tuple(g[i] for g, i in zip(grids, origin))
         e = tuple(min(step, n - oo) for oo, step, n in zip(o, t.tile, t.shape))
+        yield from _existing(t, o, e)
+
+
+def _existing(t: Tiling, o: tuple[int, ...], e: tuple[int, ...]):
+    """The box ``(o, e)`` without a ragged split's padding, as at most two boxes."""
+    if not t.ragged:
         yield o, e
+        return
+    d, true = t.ragged
+    last, left = divmod(true, t.shape[d + 1])   # full outer indices, inner ones of the last
+    full = min(o[d] + e[d], last) - o[d]
+    if full > 0:
+        yield o, e[:d] + (full,) + e[d + 1:]
+    inner = min(o[d + 1] + e[d + 1], left) - o[d + 1]
+    if o[d] <= last < o[d] + e[d] and inner > 0:
+        yield (o[:d] + (last,) + o[d + 1:],
+               e[:d] + (1, inner) + e[d + 2:])
 
 
 __all__ = ["Tiling", "score", "rank_tilings", "tile_boxes", "PIPELINE_SLOTS"]

@@ -358,7 +358,7 @@ class VectorStrategy:
         est = tiling.estimate
         sbuf_pp = tiling.slots * tiling.slot_bytes
         details.update(
-            mode="sbuf", split=tiling.split, working_shape=tiling.shape,
+            mode="sbuf", split=tiling.split, ragged=tiling.ragged, working_shape=tiling.shape,
             working_perm=tiling.perm, partition_dims=tiling.part, free_dims=tiling.free,
             tile=tiling.tile, tiles=tiling.tiles, slots=tiling.slots, pieces=tiling.pieces,
             slot_bytes=tiling.slot_bytes, partitions=tiling.partitions,
@@ -463,10 +463,13 @@ def explain_tiling(t: Tiling, w: Working, hw: Hardware, counts: dict[str, int]) 
     lines = []
     shape = list(w.shape)
     for d, inner in t.split:
-        lines.append(f"split: dim {d} ({shape[d]}) into ({shape[d] // inner}, {inner}) so "
+        outer, left = -(-shape[d] // inner), shape[d] % inner
+        lines.append(f"split: dim {d} ({shape[d]}) into ({outer}, {inner}) so "
                      "that its outer part spreads over partitions while its inner part stays "
-                     "in each partition's block")
-        shape[d:d + 1] = [shape[d] // inner, inner]
+                     "in each partition's block" + (
+                         f"; ragged: the last outer index holds {left}, and the tiles that "
+                         "reach it move it as a tile of its own" if left else ""))
+        shape[d:d + 1] = [outer, inner]
     lines.append(f"working dims {t.shape} -> target order {t.perm}")
     part = ", ".join(f"{names[d]}:{t.tile[d]}" for d in t.part) or "none"
     lines.append(f"partitions: {t.partitions} (rest dims {part}, flattened row-major)")
@@ -477,7 +480,8 @@ def explain_tiling(t: Tiling, w: Working, hw: Hardware, counts: dict[str, int]) 
         f"{t.slots} slots of {t.slot_bytes:,} bytes = {t.slots * t.slot_bytes:,} of "
         f"{hw.sbuf.bytes_per_partition:,} bytes per partition")
     lines.append("pipeline: " + pipeline_text(t))
-    lines.append(f"loops: outer = odometer over {t.tiles} tiles (source order); inner = each "
+    lines.append(f"loops: outer = odometer over {sum(1 for _ in tile_boxes(t))} tiles (source "
+                 "order); inner = each "
                  f"descriptor's TTU walks the tile ({counts['dma_in']} read and "
                  f"{counts['dma_out']} write descriptors, <= {hw.dma.max_dims} dims each)")
     lines.append(f"DMA-in reads group 1 in {est['chunk_in_bytes']:,}-byte runs "
