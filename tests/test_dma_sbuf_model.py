@@ -13,7 +13,7 @@ from strider.cost import (access_cycles, descriptor_fixed_cycles, estimate, inst
                           transfer_cycles)
 from strider.errors import ConfigError, ProgramError
 from strider.instructions import ActCopy, DmaCopy, Ref, VectorCopy
-from strider.planners._tiling import copy_cycles
+from strider.planners._copy_engines import copy_cycles
 from strider.program import Program
 from strider.sim import Machine
 from strider.sim.tracing import dram_bandwidth_series

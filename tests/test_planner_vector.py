@@ -320,7 +320,8 @@ def test_ragged_splits_move_every_element_once(data, shape, dtype, seed):
     tiling of such a split (on trn1-like or random valid hardware) writes every output
     element once, from the right source element, and reads no padding."""
     from strider.hardware_random import random_hardware
-    from strider.planners._tiling import _candidates_for, ragged_splits
+    from strider.planners._splits import ragged_splits
+    from strider.planners._tiling import _candidates_for
     from strider.planners.vector import Working, declare_tensors, emit_sbuf, make_plan
     from strider.program import Program
     hw = data.draw(st.sampled_from([HW["trn1-like"], None])) or random_hardware(

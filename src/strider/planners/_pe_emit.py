@@ -18,7 +18,7 @@ from ..dtypes import dtype_of
 from ..plan import PermuteRequest
 from ..program import Program, Ref
 from ._descriptors import QueueBalancer, element_values, fitted_pairs
-from ._tiling import CopyBalancer
+from ._copy_engines import CopyBalancer
 from ._pe_layout import turned_columns
 from ._pe_tiling import DESCRIPTOR_AMORTISATION, Tiling, TransposeView, chunk_list, interleave
 

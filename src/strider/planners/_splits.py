@@ -144,4 +144,34 @@ def run_splits(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     return out
 
 
-__all__ = ["double_splits", "keep_up_run", "run_splits", "run_targets"]
+#: Outer extents a ragged split aims at (the dims' extents that no divisor splits well,
+#: primes above all): partition counts, and the few that complete a product of others.
+RAGGED_OUTERS = (2, 3, 4, 6, 8, 16, 32, 64, 128)
+
+
+def ragged_splits(shape: tuple[int, ...], perm: tuple[int, ...], hw: Hardware) -> list[tuple]:
+    """Options that split a dim ``n`` into ``(ceil(n / inner), inner)`` where ``inner``
+    does not divide ``n``: ``(working shape, perm, splits, keep free, (outer dim, n))``,
+    the last outer index holding ``n % inner`` (see :func:`tile_boxes`). They let a
+    prime extent spread over the partitions (int16 336981 x 4 transposed: 14x the DRAM
+    roofline with no divisor but 3) or complete a partition count.
+
+    >>> [(o[0], o[2]) for o in ragged_splits((7, 2), (1, 0), Hardware.preset("trn1-like"))]
+    [((2, 4, 2), ((0, 4),)), ((3, 3, 2), ((0, 3),))]
+    """
+    out, seen = [], set()
+    for d, n in enumerate(shape):
+        for outer in RAGGED_OUTERS:
+            if outer > min(n // 2, hw.sbuf.partitions):
+                break
+            inner = -(-n // outer)
+            if n % inner == 0 or (d, inner) in seen:
+                continue
+            seen.add((d, inner))
+            padded = tuple(shape[:d]) + (inner * -(-n // inner),) + tuple(shape[d + 1:])
+            s2, p2 = split_dim(padded, perm, d, inner)
+            out.append((s2, p2, ((d, inner),), frozenset(), (d, n)))
+    return out
+
+
+__all__ = ["double_splits", "keep_up_run", "ragged_splits", "run_splits", "run_targets"]

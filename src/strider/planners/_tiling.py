@@ -23,17 +23,18 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
 
 from ..access_pattern import row_major_strides
 from ..cost import (chunk_efficiency, descriptor_issue_cycles, engine_scale,
-                    hidden_latency_cycles, innermost_stride, stride_rate)
+                    hidden_latency_cycles, innermost_stride)
 from ..hardware import Hardware
 from ._groups import divisors, split_dim
-from ._splits import double_splits, run_splits
+from ._copy_engines import copy_cycles
+from ._splits import double_splits, ragged_splits, run_splits
 
 #: Slot count of the rotating buffer: DMA-in of tile t+1, vector work on t, DMA-out of t.
 PIPELINE_SLOTS = 3
@@ -65,86 +66,6 @@ def descriptor_worth(hw: Hardware, tiles: int) -> int:
     """
     share = 8 if tiles <= FEW_TILES else 32
     return max(1, int(share * descriptor_issue_cycles(hw) * hw.dma.bytes_per_cycle))
-
-
-def copy_engines(hw: Hardware, partitions: int,
-                 stride_bytes: int = 0) -> list[tuple[str, float, float]]:
-    """The lane-per-partition engines that can do the in-buffer re-ordering copy, as
-    ``(engine, cycles per element per partition, fixed cycles per instruction)`` in
-    top-level cycles, for a copy whose source's innermost stride is ``stride_bytes``
-    (the SBUF access rules: :func:`~strider.cost.stride_rate`).
-
-    Both the vector engine and the activation engine copy a strided SBUF pattern lane
-    by lane (an activation copy to the same dtype moves the bits unchanged), so the
-    slices of a tile are shared between them: on hardware whose DRAM outruns one
-    engine this is what keeps the permutation DRAM-bound.
-
-    >>> from strider import Hardware
-    >>> copy_engines(Hardware.preset("trn1-like"), 128, 64)   # vector at 1.12 GHz; 64 B stride
-    [('vector', 2.5, 75.0), ('act', 2.0, 60.0)]
-    """
-    out = []
-    for engine, spec in (("vector", hw.vector), ("act", hw.activation)):
-        scale = engine_scale(engine, hw)
-        passes = -(-partitions // spec.lanes)
-        out.append((engine, passes * scale / stride_rate(spec, stride_bytes),
-                    spec.instruction_cycles * scale))
-    return out
-
-
-class CopyBalancer:
-    """Gives each in-buffer copy slice to the engine that would finish it first
-    (estimated busy cycles; the same rule the score assumes)."""
-
-    def __init__(self, hw: Hardware, partitions: int) -> None:
-        self.hw, self.partitions = hw, partitions
-        self.load = {"vector": 0.0, "act": 0.0}
-        self._engines: dict[int, list[tuple[str, float, float]]] = {}
-
-    def engines(self, stride_bytes: int) -> list[tuple[str, float, float]]:
-        """:func:`copy_engines` for this balancer's partitions, once per stride."""
-        if stride_bytes not in self._engines:
-            self._engines[stride_bytes] = copy_engines(self.hw, self.partitions, stride_bytes)
-        return self._engines[stride_bytes]
-
-    def pick(self, elements: int, stride_bytes: int = 0) -> str:
-        ends = {engine: self.load[engine] + fixed + per * elements for engine, per, fixed
-                in self.engines(stride_bytes)}
-        engine = min(ends, key=ends.__getitem__)
-        self.load[engine] = ends[engine]
-        return engine
-
-
-@lru_cache(maxsize=1 << 16)  # the ranking asks for the same few blocks over and over
-def copy_cycles(hw: Hardware, partitions: int, block: int, pieces: int,
-                stride_bytes: int = 0) -> tuple[float, float]:
-    """(makespan of a tile's ``pieces`` copy slices over the copy engines, cycles of
-    the last slice alone): the score's in-buffer step.
-
-    >>> from strider import Hardware
-    >>> copy_cycles(Hardware.preset("trn1-like"), 128, 1600, 2)   # two engines, one slice each
-    (1075.0, 860.0)
-    """
-    balancer = CopyBalancer(hw, partitions)
-    cuts = [block * (j + 1) // pieces - block * j // pieces for j in range(pieces)]
-    for n in cuts:
-        balancer.pick(n, stride_bytes)
-    last = min(fixed + per * cuts[-1] for _, per, fixed in balancer.engines(stride_bytes))
-    return max(balancer.load.values()), float(last)
-
-
-def copy_stride_bytes(t: Tiling, ext: Sequence[int]) -> int:
-    """Innermost stride (bytes) of the source of a tile's re-ordering copy: it reads the
-    source-order block in target order (as the vector planner emits it).
-
-    >>> t = Tiling((64, 32), (1, 0), (), (), (0, 1), (64, 32), 3, 4)
-    >>> copy_stride_bytes(t, t.tile)                  # 32 floats per source row
-    128
-    """
-    pos = {d: i for i, d in enumerate(t.free)}
-    cs = row_major_strides(tuple(ext[d] for d in t.free))
-    shape = tuple(ext[d] for d in t.free_target)
-    return innermost_stride(shape, tuple(cs[pos[d]] for d in t.free_target)) * t.itemsize
 
 
 @dataclass(frozen=True)
@@ -239,6 +160,20 @@ class Tiling:
         for combo in itertools.product(*per_dim):
             out.append((tuple(e for e, _ in combo), math.prod(c for _, c in combo)))
         return out
+
+
+def copy_stride_bytes(t: Tiling, ext: Sequence[int]) -> int:
+    """Innermost stride (bytes) of the source of a tile's re-ordering copy: it reads the
+    source-order block in target order (as the vector planner emits it).
+
+    >>> t = Tiling((64, 32), (1, 0), (), (), (0, 1), (64, 32), 3, 4)
+    >>> copy_stride_bytes(t, t.tile)                  # 32 floats per source row
+    128
+    """
+    pos = {d: i for i, d in enumerate(t.free)}
+    cs = row_major_strides(tuple(ext[d] for d in t.free))
+    shape = tuple(ext[d] for d in t.free_target)
+    return innermost_stride(shape, tuple(cs[pos[d]] for d in t.free_target)) * t.itemsize
 
 
 def _sliced_queue_cycles(t: Tiling, hw: Hardware, ext: Sequence[int], nbytes: float,
@@ -458,36 +393,6 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
             picked.append(t)
     picked += [t for t in ranked if t not in picked][: keep - len(picked)]
     return sorted(picked, key=lambda t: t.estimate["cycles"])
-
-
-#: Outer extents a ragged split aims at (the dims' extents that no divisor splits well,
-#: primes above all): partition counts, and the few that complete a product of others.
-RAGGED_OUTERS = (2, 3, 4, 6, 8, 16, 32, 64, 128)
-
-
-def ragged_splits(shape: tuple[int, ...], perm: tuple[int, ...], hw: Hardware) -> list[tuple]:
-    """Options that split a dim ``n`` into ``(ceil(n / inner), inner)`` where ``inner``
-    does not divide ``n``: ``(working shape, perm, splits, keep free, (outer dim, n))``,
-    the last outer index holding ``n % inner`` (see :func:`tile_boxes`). They let a
-    prime extent spread over the partitions (int16 336981 x 4 transposed: 14x the DRAM
-    roofline with no divisor but 3) or complete a partition count.
-
-    >>> [(o[0], o[2]) for o in ragged_splits((7, 2), (1, 0), Hardware.preset("trn1-like"))]
-    [((2, 4, 2), ((0, 4),)), ((3, 3, 2), ((0, 3),))]
-    """
-    out, seen = [], set()
-    for d, n in enumerate(shape):
-        for outer in RAGGED_OUTERS:
-            if outer > min(n // 2, hw.sbuf.partitions):
-                break
-            inner = -(-n // outer)
-            if n % inner == 0 or (d, inner) in seen:
-                continue
-            seen.add((d, inner))
-            padded = tuple(shape[:d]) + (inner * -(-n // inner),) + tuple(shape[d + 1:])
-            s2, p2 = split_dim(padded, perm, d, inner)
-            out.append((s2, p2, ((d, inner),), frozenset(), (d, n)))
-    return out
 
 
 def _kind(t: Tiling) -> tuple[int, int, bool, int]:

@@ -50,7 +50,8 @@ from ._hazards import Hazards
 from ._groups import Groups, carrier_dtype, carrier_why_not, coalesce_permutation
 from ..inbuffer import in_buffer_steps
 from ._postcondition import check_program
-from ._tiling import CopyBalancer, Tiling, descriptor_worth, rank_tilings, score, tile_boxes
+from ._copy_engines import CopyBalancer
+from ._tiling import Tiling, descriptor_worth, rank_tilings, score, tile_boxes
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,79 @@
+"""The lane-per-partition engines that re-order a tile in SBUF, and how a tile's copy
+slices are shared between them (the vector planner's in-buffer step; the PE planner's
+copies out of PSUM use the same balance)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ..cost import engine_scale, stride_rate
+from ..hardware import Hardware
+
+
+def copy_engines(hw: Hardware, partitions: int,
+                 stride_bytes: int = 0) -> list[tuple[str, float, float]]:
+    """The lane-per-partition engines that can do the in-buffer re-ordering copy, as
+    ``(engine, cycles per element per partition, fixed cycles per instruction)`` in
+    top-level cycles, for a copy whose source's innermost stride is ``stride_bytes``
+    (the SBUF access rules: :func:`~strider.cost.stride_rate`).
+
+    Both the vector engine and the activation engine copy a strided SBUF pattern lane
+    by lane (an activation copy to the same dtype moves the bits unchanged), so the
+    slices of a tile are shared between them: on hardware whose DRAM outruns one
+    engine this is what keeps the permutation DRAM-bound.
+
+    >>> from strider import Hardware
+    >>> copy_engines(Hardware.preset("trn1-like"), 128, 64)   # vector at 1.12 GHz; 64 B stride
+    [('vector', 2.5, 75.0), ('act', 2.0, 60.0)]
+    """
+    out = []
+    for engine, spec in (("vector", hw.vector), ("act", hw.activation)):
+        scale = engine_scale(engine, hw)
+        passes = -(-partitions // spec.lanes)
+        out.append((engine, passes * scale / stride_rate(spec, stride_bytes),
+                    spec.instruction_cycles * scale))
+    return out
+
+
+class CopyBalancer:
+    """Gives each in-buffer copy slice to the engine that would finish it first
+    (estimated busy cycles; the same rule the score assumes)."""
+
+    def __init__(self, hw: Hardware, partitions: int) -> None:
+        self.hw, self.partitions = hw, partitions
+        self.load = {"vector": 0.0, "act": 0.0}
+        self._engines: dict[int, list[tuple[str, float, float]]] = {}
+
+    def engines(self, stride_bytes: int) -> list[tuple[str, float, float]]:
+        """:func:`copy_engines` for this balancer's partitions, once per stride."""
+        if stride_bytes not in self._engines:
+            self._engines[stride_bytes] = copy_engines(self.hw, self.partitions, stride_bytes)
+        return self._engines[stride_bytes]
+
+    def pick(self, elements: int, stride_bytes: int = 0) -> str:
+        ends = {engine: self.load[engine] + fixed + per * elements for engine, per, fixed
+                in self.engines(stride_bytes)}
+        engine = min(ends, key=ends.__getitem__)
+        self.load[engine] = ends[engine]
+        return engine
+
+
+@lru_cache(maxsize=1 << 16)  # the ranking asks for the same few blocks over and over
+def copy_cycles(hw: Hardware, partitions: int, block: int, pieces: int,
+                stride_bytes: int = 0) -> tuple[float, float]:
+    """(makespan of a tile's ``pieces`` copy slices over the copy engines, cycles of
+    the last slice alone): the score's in-buffer step.
+
+    >>> from strider import Hardware
+    >>> copy_cycles(Hardware.preset("trn1-like"), 128, 1600, 2)   # two engines, one slice each
+    (1075.0, 860.0)
+    """
+    balancer = CopyBalancer(hw, partitions)
+    cuts = [block * (j + 1) // pieces - block * j // pieces for j in range(pieces)]
+    for n in cuts:
+        balancer.pick(n, stride_bytes)
+    last = min(fixed + per * cuts[-1] for _, per, fixed in balancer.engines(stride_bytes))
+    return max(balancer.load.values()), float(last)
+
+
+__all__ = ["copy_engines", "CopyBalancer", "copy_cycles"]
