@@ -69,11 +69,17 @@ def main(argv: list[str] | None = None) -> int:
     strategies: collections.Counter[str] = collections.Counter()
     reasons: dict[str, list[str]] = collections.defaultdict(list)
     problems: list[str] = []
+    timings: list[tuple[float, str]] = []   # (seconds, the case) -- the slowest are shown
     t0 = time.perf_counter()
     for i in range(cases):
         hw = random_hardware(rng.choice)
         shape, perm, dtype = random_permutation(rng.choice, 70, max_size)
+        started = time.perf_counter()
         outcome, detail = run_case(hw, shape, perm, dtype, i)
+        timings.append((time.perf_counter() - started,
+                        f"case {i + 1}: {dtype}{list(shape)} perm {perm}, {hw.sbuf.partitions} "
+                        f"partitions x {hw.sbuf.bytes_per_partition // 1024} KiB, "
+                        f"{hw.dma.queues} queues ({outcome}, {detail[:40]})"))
         counts[outcome] += 1
         if outcome == "verified":
             strategies[detail] += 1
@@ -92,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {outcome:9s} {counts[outcome]:4d}")
     print(f"  verified {verified:.1%} (target >= 98%); strategies: "
           + ", ".join(f"{k} {v}" for k, v in strategies.most_common()))
+    print("  slowest (plan + simulate + verify): " + "; ".join(
+        f"{seconds:.1f} s {what}" for seconds, what in sorted(timings, reverse=True)[:3]))
     for fields, texts in sorted(reasons.items(), key=lambda kv: -len(kv[1])):
         print(f"  refused naming {fields}: {len(texts)}, e.g. {texts[0][:240]}")
     for text in problems:
