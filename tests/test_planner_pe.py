@@ -739,3 +739,17 @@ def test_pinned_row_turns_are_kept():
     plan = STRATEGY.plan(PermuteRequest((19, 6, 15, 18, 56), (0, 4, 3, 2, 1), "bfloat16"),
                          TRN1, pe_row_turns=3)
     assert (plan.details["tiling"]["row_turns"], plan.details["tiling"]["column_turns"]) == (3, 1)
+
+
+def test_few_blocks_also_try_narrower_blocks_of_the_same_rows():
+    """A tall transpose whose row groups cannot shrink (the block spans all m for its
+    stores by turns) still gets candidates of more, narrower blocks, so loads overlap
+    stores; the plan stays bit-exact."""
+    from strider.planners._pe_candidates import candidates
+    request = PermuteRequest((300, 4000), (1, 0), "int8")
+    found = candidates(request, TRN1, {})
+    blocks = [t.blocks(view) for view, t in found[4]]
+    assert len(blocks) >= 2 and blocks == sorted(set(blocks)) and blocks[0] < 3
+    x = _data(request.shape, "int8")
+    plan, result = _run(request, TRN1, x)
+    assert same_bits(result.outputs["y"], request.reference(x))
