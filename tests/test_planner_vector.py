@@ -348,3 +348,24 @@ def test_ragged_splits_move_every_element_once(data, shape, dtype, seed):
             assert not result.stats.unwritten_outputs.get("y") and not result.stats.poisoned_reads
             assert same_bits(result.outputs["y"], request.reference(x)), (t, hw.name)
             tried += 1
+
+
+@pytest.mark.parametrize("shape, perm, dtype, carrier", [
+    ((15, 2, 17, 19, 62), (3, 1, 0, 2, 4), "int8", "uint16"),     # 62-byte runs
+    ((6, 40, 8, 2), (1, 0, 2, 3), "float16", "uint32"),           # 32-byte runs
+    ((9, 7, 3), (1, 0, 2), "bfloat16", "bfloat16"),               # 6 bytes: as it is
+])
+def test_a_kept_innermost_run_moves_as_wider_elements(shape, perm, dtype, carrier):
+    """The copy engines re-order elements, not bytes: a permutation that keeps its
+    innermost dim moves that run in the widest unsigned integer dividing it; NaN
+    payloads and -0.0 come through (the bits are only moved)."""
+    plan, result = _check(shape, perm, dtype, HW["trn1-like"], seed=3)
+    assert plan.details["carrier_dtype"] == carrier
+    copies = [i for i in plan.program.instructions if isinstance(i, VectorCopy)]
+    assert all(c.src.dtype == carrier for c in copies)
+    if dtype == "float16":
+        x = np.full(shape, np.nan, np.float16).view(np.uint16)
+        x[..., 0] = 0x7C01      # a signalling NaN payload
+        x[..., 1] = 0x8000      # -0.0
+        out = simulate(plan, x.view(np.float16)).outputs["y"]
+        assert np.array_equal(out.view(np.uint16), np.transpose(x, perm))

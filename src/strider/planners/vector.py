@@ -64,6 +64,7 @@ class Working:
     shape: tuple[int, ...]
     perm: tuple[int, ...]
     origin: tuple[tuple[int, ...], ...]
+    itemsize: int = 0   # bytes of one working element (set by `of`)
 
     @classmethod
     def of(cls, request: PermuteRequest, hw: Hardware) -> Working:
@@ -72,22 +73,50 @@ class Working:
         if factor > 1:  # each element as `factor` carrier elements along a new innermost dim
             shape, perm = shape + (factor,), perm + (len(shape),)
         cshape, cperm, origin = coalesce_permutation(shape, perm)
-        return cls(request, dtype, factor, cshape, cperm, origin)
-
-    @property
-    def itemsize(self) -> int:
-        return self.request.itemsize // self.factor
+        item = request.itemsize // factor
+        wide = wider_carrier(cshape, cperm, item, hw)
+        if wide is not None:   # a kept innermost run moves in wider pieces
+            dtype, width = wide
+            cshape = cshape[:-1] + (cshape[-1] * item // width,)
+            item = width
+        return cls(request, dtype, factor, cshape, cperm, origin, item)
 
     @property
     def size(self) -> int:
         return math.prod(self.shape)
 
     def carrier_note(self) -> list[str]:
+        if self.itemsize > self.request.itemsize:
+            return [f"dtype: the innermost dim stays innermost, so its runs of "
+                    f"{self.request.shape[-1] * self.request.itemsize:,} bytes move as "
+                    f"{self.dtype} (fewer elements for the engines to re-order; pure data "
+                    "movement, bit-exact)"]
         if self.factor == 1 and self.dtype == self.request.dtype:
             return []
         how = f"{self.factor} x {self.dtype}" if self.factor > 1 else self.dtype
         return [f"dtype: {self.request.dtype} is not an engine dtype here; its bytes move "
                 f"as {how} (pure data movement, bit-exact)"]
+
+
+def wider_carrier(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
+                  hw: Hardware) -> tuple[str, int] | None:
+    """``(dtype, bytes)`` of the widest unsigned integer the engines have that the kept
+    innermost run divides into -- the copy engines re-order elements, not bytes, so a
+    permutation that keeps its innermost dim moves that run as fewer, wider elements --
+    or None (the innermost dim moves, or no wider carrier fits).
+
+    >>> hw = Hardware.preset("trn1-like")
+    >>> wider_carrier((15, 2, 107, 19, 62), (3, 1, 0, 2, 4), 1, hw)   # 62-byte runs
+    ('uint16', 2)
+    >>> wider_carrier((64, 48), (1, 0), 1, hw) is None                 # a transpose
+    True
+    """
+    if not shape or perm[-1] != len(shape) - 1 or math.prod(shape) == 0:
+        return None
+    run = shape[-1] * item
+    return next(((f"uint{8 * width}", width) for width in (8, 4, 2)
+                 if width > item and run % width == 0 and hw.supports(f"uint{8 * width}")),
+                None)
 
 
 def declare_tensors(program: Program, w: Working) -> None:
