@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from strider.errors import ArgumentError
 from strider.hardware import Hardware
@@ -101,3 +101,24 @@ def test_misspelt_strategy_options_are_refused():
         strider.plan_permute((4, 8), (1, 0), "float32", hw="tiny", allow_inexat=True)
     plan = strider.plan_permute((4, 8), (1, 0), "float32", hw="tiny", allow_inexact=True)
     assert plan.strategy in ("pe", "vector", "dma")
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data(), st.lists(st.integers(1, 20), min_size=1, max_size=4).filter(
+    lambda s: int(np.prod(s)) <= 5000), st.sampled_from(DTYPES))
+def test_auto_skipping_hopeless_strategies_picks_the_same_plan(data, shape, dtype):
+    """``fastest_only`` plans a strategy only while its lower bound could still win:
+    on random valid hardware the plan ``auto`` picks, and its prediction, are those of
+    planning every strategy."""
+    from strider.hardware_random import random_hardware
+    from strider.strategy import candidates, choose
+    from strider.errors import PlanError
+    hw = random_hardware(lambda options: data.draw(st.sampled_from(options)))
+    request = PermuteRequest(tuple(shape), tuple(data.draw(st.permutations(range(len(shape))))),
+                             dtype)
+    try:
+        every = choose(candidates(request, hw), request, hw)
+    except PlanError:
+        return
+    fastest = choose(candidates(request, hw, fastest_only=True), request, hw)
+    assert (fastest.strategy, fastest.predicted_cycles) == (every.strategy, every.predicted_cycles)

@@ -753,3 +753,35 @@ def test_few_blocks_also_try_narrower_blocks_of_the_same_rows():
     x = _data(request.shape, "int8")
     plan, result = _run(request, TRN1, x)
     assert same_bits(result.outputs["y"], request.reference(x))
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data(), shape=st.lists(st.integers(1, 24), min_size=2, max_size=4).filter(
+    lambda s: math.prod(s) <= 6000), dtype=st.sampled_from(PROPERTY_DTYPES))
+def test_the_pass_floor_never_exceeds_the_prediction(data, shape, dtype):
+    """The bound that lets ``auto`` skip the PE path is a true lower bound: for every
+    candidate tiling on random valid hardware, the program's predicted cycles are no
+    fewer (else ``auto`` could skip the plan it would have picked)."""
+    from strider.cost import estimate
+    from strider.hardware_random import random_hardware
+    from strider.planners._pe_emit import Emitter
+    from strider.planners.pe import pass_floor
+    hw = random_hardware(lambda options: data.draw(st.sampled_from(options)))
+    perm = tuple(data.draw(st.permutations(range(len(shape)))))
+    request = PermuteRequest(tuple(shape), perm, dtype)
+    if STRATEGY.why_not(request, hw) is not None:
+        return
+    for view, tiling in _prepare_tilings(request, hw):
+        predicted = estimate(Emitter(request, view, tiling, hw).emit(), hw).cycles
+        assert pass_floor(view, tiling, hw) <= predicted * (1 + 1e-9)
+
+
+def test_auto_skips_the_pe_path_where_its_floor_loses_and_says_why():
+    """207,480 batch matrices of 5 x 2 (float32[57,70,52,5,2] perm 1,0,2,4,3): the PE
+    path's loads alone would take 24x the vector plan's time; auto does not emit its
+    million instructions (that took 3.7 minutes) and names the bound instead."""
+    from strider.strategy import candidates
+    request = PermuteRequest((20, 30, 40, 5, 2), (1, 0, 2, 4, 3), "float32")
+    found = dict(candidates(request, TRN1, fastest_only=True))
+    assert isinstance(found["pe"], str) and found["pe"].startswith("not planned: needs at least")
+    assert "vector's predicted" in found["pe"] and not isinstance(found["vector"], str)

@@ -75,21 +75,42 @@ def check_fits_dram(request: PermuteRequest, hw: Hardware) -> None:
         )
 
 
-def candidates(request: PermuteRequest, hw: Hardware, **options: Any) -> list[tuple[str, Plan | str]]:
-    """Every strategy's plan, or the reason it does not apply, in name order."""
+def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = False,
+               **options: Any) -> list[tuple[str, Plan | str]]:
+    """Every strategy's plan, or the reason it does not apply, in name order.
+
+    ``fastest_only`` (what ``auto`` needs): strategies with a cheap lower bound on their
+    prediction (``lower_bound(request, hw, **options) -> (cycles, why) | None``) are
+    planned after the others, and not at all once the bound exceeds the best prediction
+    so far -- ``auto`` picks the same plan, without emitting a program of a
+    million instructions it would reject; the skipped strategy's entry says why.
+    """
     check_options(options)
     check_fits_dram(request, hw)
-    out: list[tuple[str, Plan | str]] = []
+    found: dict[str, Plan | str] = {}
+    applicable: list[tuple[tuple[float, str] | None, str, Strategy]] = []
     for name, strategy in strategies().items():
         reason = strategy.why_not(request, hw, **options)
-        if reason is None:
-            try:
-                out.append((name, strategy.plan(request, hw, **options)))
-            except PlanError as exc:
-                out.append((name, str(exc)))
-        else:
-            out.append((name, reason))
-    return out
+        if reason is not None:
+            found[name] = reason
+            continue
+        bound_of = getattr(strategy, "lower_bound", None) if fastest_only else None
+        bound = bound_of(request, hw, **options) if bound_of else None
+        applicable.append((bound, name, strategy))
+    best: tuple[float, str] | None = None
+    for bound, name, strategy in sorted(applicable, key=lambda a: a[0][0] if a[0] else 0.0):
+        if bound is not None and best is not None and bound[0] > best[0]:
+            found[name] = (f"not planned: needs at least {bound[0]:,.0f} cycles ({bound[1]}), "
+                           f"more than {best[1]}'s predicted {best[0]:,.0f}")
+            continue
+        try:
+            plan = found[name] = strategy.plan(request, hw, **options)
+        except PlanError as exc:
+            found[name] = str(exc)
+            continue
+        if best is None or plan.predicted_cycles < best[0]:
+            best = (plan.predicted_cycles, name)
+    return [(name, found[name]) for name in strategies()]
 
 
 def choose(found: list[tuple[str, Plan | str]], request: PermuteRequest, hw: Hardware,
@@ -148,4 +169,5 @@ def plan_permute(shape: Sequence[int], perm: Sequence[int], dtype: str,
         if reason is not None:
             raise PlanError(f"strategy {strategy!r} cannot plan {request.describe()}: {reason}")
         return known[strategy].plan(request, hardware, **options)
-    return choose(candidates(request, hardware, **options), request, hardware)
+    return choose(candidates(request, hardware, fastest_only=True, **options), request,
+                  hardware)

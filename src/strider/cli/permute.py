@@ -66,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     progress(args, f"planning {request.describe()} on {hw.name} ...")
     # every strategy planned once: the report lists them
-    found = candidates(request, hw, allow_inexact=args.allow_inexact)
+    found = candidates(request, hw, fastest_only=args.strategy == "auto",
+                       allow_inexact=args.allow_inexact)
     plan = choose(found, request, hw, args.strategy)
     report, result, problems = run_planned(
         args, plan, found, oracle=lambda ins: {"y": np.transpose(ins["x"], request.perm)})

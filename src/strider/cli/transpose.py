@@ -67,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
     hw = resolve_hardware(args.hw)
     options: dict[str, Any] = {"allow_inexact": args.allow_inexact}
     request = PermuteRequest(shape, perm, dtype_arg(args.dtype))
-    found = candidates(request, hw, **options)  # every strategy planned once
+    found = candidates(request, hw, fastest_only=args.strategy == "auto" and not args.compare,
+                       **options)  # every strategy planned once (that could win)
     plan = choose(found, request, hw, args.strategy)
     report, result, problems = run_planned(args, plan, found)
     if args.compare:

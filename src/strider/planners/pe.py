@@ -64,7 +64,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from ..cost import estimate
+from ..cost import descriptor_issue_cycles, engine_scale, estimate
 from ..errors import PlanError
 from ..hardware import Hardware
 from ..dtypes import EXACT_MAC_DTYPES, MAC_DTYPES
@@ -90,6 +90,17 @@ class PeStrategy:
         found = candidates(request, hw, options)
         return found if isinstance(found, str) else None
 
+    def lower_bound(self, request: PermuteRequest, hw: Hardware, **options: Any
+                    ) -> tuple[float, str] | None:
+        """``(cycles, why)``: no plan of this strategy is predicted faster (the fewest PE
+        passes of its tilings, :func:`pass_floor`); None when it does not apply."""
+        found = candidates(request, hw, options)
+        if isinstance(found, str):
+            return None
+        v, t = min(found[4], key=lambda vt: pass_floor(*vt, hw))
+        return pass_floor(v, t, hw), (f"{sub_blocks(v, t) // t.row_turns:,} PE passes and "
+                                      f"{v.batch:,} batch matrices to load, at the least")
+
     def plan(self, request: PermuteRequest, hw: Hardware, **options: Any) -> Plan:
         found = candidates(request, hw, options)
         if isinstance(found, str):
@@ -97,7 +108,11 @@ class PeStrategy:
 
         view, mode, engine, note, tilings = found
         best = None
-        for v, tiling in tilings:  # one row per partition, or R (short rows): the faster
+        # one row per partition, or R (short rows): the faster; a tiling whose passes
+        # alone take longer than the best prediction so far is not emitted (it cannot win)
+        for v, tiling in sorted(tilings, key=lambda vt: pass_floor(*vt, hw)):
+            if best is not None and pass_floor(v, tiling, hw) >= best[3].cycles:
+                continue
             program = Emitter(request, v, tiling, hw).emit()
             check_program(program, hw, self.name)
             predicted = estimate(program, hw)
@@ -126,7 +141,34 @@ class PeStrategy:
         )
 
 
+def pass_floor(view: TransposeView, t: Tiling, hw: Hardware) -> float:
+    """A lower bound on the predicted cycles of ``t``'s program, from what it must do at
+    the least: each PE pass (a MatMul or a transpose, ragged turns aside) holds the
+    array's moving path for its initiation interval, one moving column or more
+    (:meth:`~strider.hardware_pe.PEArraySpec.issue_cycles`; a row tile's share where the
+    array is tiled), one after another; and each block loads every batch matrix's every
+    row group with a descriptor of its own, each holding a queue for its fixed cost
+    (:func:`~strider.cost.descriptor_issue_cycles`) and its bytes. Emitting a tiling of
+    a million instructions takes a minute; this takes microseconds.
+
+    >>> from strider import Hardware
+    >>> hw = Hardware.preset("trn1-like")
+    >>> view = transpose_view(PermuteRequest((256, 512), (1, 0), "int8"))
+    >>> round(pass_floor(view, choose_tiling(view, "int8", "mac", hw), hw))   # the bytes
+    408
+    """
+    passes = sub_blocks(view, t) // t.row_turns
+    pe = passes * hw.pe.dtype_factor(t.pe_dtype) / hw.pe.tiles * engine_scale("pe", hw)
+    row_groups = sum(-(-min(t.block_rows, view.m - i0) // t.group_rows)
+                     for i0 in range(0, view.m, t.block_rows))
+    loads = view.batch * row_groups * -(-view.n // t.block_cols) if view.n else 0
+    nbytes = view.batch * view.m * t.row_turns * view.n * t.elem_bytes
+    queue = (loads * descriptor_issue_cycles(hw) + nbytes / hw.dma.bytes_per_cycle) \
+        / hw.dma.queues * engine_scale("dma", hw)
+    return max(pe, queue)
+
+
 STRATEGY = PeStrategy()
 
-__all__ = ["STRATEGY", "PeStrategy", "Tiling", "TransposeView", "choose_mode", "choose_tiling",
+__all__ = ["STRATEGY", "PeStrategy", "Tiling", "pass_floor", "TransposeView", "choose_mode", "choose_tiling",
            "pack_tiles", "transpose_view", "EXACT_MAC_DTYPES", "MAC_DTYPES"]
