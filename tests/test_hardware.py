@@ -162,3 +162,24 @@ def test_sizes_the_simulator_cannot_hold_are_refused():
         "unit each)"]
     with pytest.raises(ConfigError, match="partitions x bytes_per_partition must be <="):
         Hardware.preset("tiny").with_changes(sbuf={"bytes_per_partition": 2**40})
+
+
+def test_the_cached_hash_agrees_with_equality_and_stays_out_of_pickles():
+    import os
+    import pickle
+    import subprocess
+    import sys
+
+    hw = Hardware.preset("trn1-like")
+    same = Hardware.preset("trn1-like")
+    other = hw.with_changes(dma={"queues": 3})
+    assert hash(hw) == hash(same) and hw == same and hw != other
+    state = pickle.dumps(hw)
+    assert b"_hash" not in state
+    # string hashes differ per process: a worker must hash what it unpickles afresh
+    code = ("import pickle, sys; from strider import Hardware; "
+            "hw = pickle.loads(sys.stdin.buffer.read()); "
+            "print(hash(hw) == hash(Hardware.preset('trn1-like')))")
+    out = subprocess.run([sys.executable, "-c", code], input=state, capture_output=True,
+                         check=True, env={**os.environ, "PYTHONHASHSEED": "random"})
+    assert out.stdout.strip() == b"True"

@@ -184,6 +184,20 @@ class Hardware:
         if problems:
             raise ConfigError(problems)
 
+    # The planners' caches key on the hardware: hash its nested fields once, not at every
+    # lookup. The cached value stays out of pickles (string hashes differ per process).
+    def __hash__(self) -> int:
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash(tuple(getattr(self, f.name) for f in fields(self)))
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_hash", None)
+        return state
+
     # ------------------------------------------------------------ derived figures
     @property
     def dram_bytes_per_cycle(self) -> float:

@@ -177,20 +177,20 @@ def copy_stride_bytes(t: Tiling, ext: Sequence[int]) -> int:
 
 
 def _sliced_queue_cycles(t: Tiling, hw: Hardware, ext: Sequence[int], nbytes: float,
-                         m: int) -> tuple[float, float, int, int]:
+                         m: int, dma_scale: float) -> tuple[float, float, int, int]:
     """(read, write) queue-cycles and (read, write) DRAM run bytes of a tile moved in ``m``
     slices: each side is cut along its outermost free dim, which shortens its runs when
-    that dim is part of them."""
+    that dim is part of them (``dma_scale``: :func:`~strider.cost.engine_scale` of the
+    queues)."""
     out, runs = [], []
-    for side, dims in (("in", t.free), ("out", t.free_target)):
+    for dims in (t.free, t.free_target):
         d = next((d for d in dims if ext[d] > 1), None)
         cut = list(ext)
         if d is not None:
             cut[d] = -(-ext[d] // min(m, ext[d]))
         block = math.prod(cut[k] for k in t.free)
-        chunk = min(t.run_elements(side, cut), block) * t.itemsize
-        out.append(nbytes / (hw.dma.bytes_per_cycle * chunk_efficiency(chunk, hw))
-                   * engine_scale("dma", hw))
+        chunk = min(t.run_elements("in" if dims is t.free else "out", cut), block) * t.itemsize
+        out.append(nbytes / (hw.dma.bytes_per_cycle * chunk_efficiency(chunk, hw)) * dma_scale)
         runs.append(chunk)
     return out[0], out[1], runs[0], runs[1]
 
@@ -209,11 +209,18 @@ def score(t: Tiling, hw: Hardware, total_bytes: int) -> dict:
 
 def _scores(t: Tiling, hw: Hardware, total_bytes: int, pieces: Sequence[int]) -> list[dict]:
     """:func:`score` of ``t`` with each slice count of ``pieces`` (shared set-up)."""
-    classes = [(ext, count, math.prod(ext[d] for d in t.free)) for ext, count in t.tile_classes()]
+    item = t.itemsize
+    classes = []
+    for ext, count in t.tile_classes():
+        block = math.prod(ext[d] for d in t.free)
+        stride = copy_stride_bytes(t, ext) if t.needs_vector else 0
+        classes.append((ext, count, block, math.prod(ext[d] for d in t.part) * block * item,
+                        stride))
     queues = hw.dma.queues
-    dc, dram = descriptor_issue_cycles(hw) * engine_scale("dma", hw), hw.dram_bytes_per_cycle
-    latency = hidden_latency_cycles(hw) * engine_scale("dma", hw)  # the first load, last store
-    needs_vector, tiles = t.needs_vector, t.tiles
+    scale = engine_scale("dma", hw)
+    dc, dram = descriptor_issue_cycles(hw) * scale, hw.dram_bytes_per_cycle
+    latency = hidden_latency_cycles(hw) * scale  # the first load, last store
+    needs_vector, tiles, partitions = t.needs_vector, t.tiles, t.partitions
     two = t.slots == 2 and needs_vector and tiles > 1
     dram_cycles = 2 * total_bytes / dram
     worth = descriptor_worth(hw, tiles)
@@ -221,13 +228,12 @@ def _scores(t: Tiling, hw: Hardware, total_bytes: int, pieces: Sequence[int]) ->
     for m in pieces:
         total = 0.0
         first = None
-        for ext, count, block in classes:
-            nbytes = math.prod(ext[d] for d in t.part) * block * t.itemsize
-            q_in, q_out, run_in, run_out = _sliced_queue_cycles(t, hw, ext, nbytes, m)
+        for ext, count, block, nbytes, stride in classes:
+            q_in, q_out, run_in, run_out = _sliced_queue_cycles(t, hw, ext, nbytes, m, scale)
             per_piece = max(1, min(queues, int(nbytes // (m * worth))))
             over = m * per_piece * dc
             spread = min(queues, m * per_piece)
-            vec, last = (copy_cycles(hw, t.partitions, int(block), m, copy_stride_bytes(t, ext))
+            vec, last = (copy_cycles(hw, partitions, block, m, stride)
                          if needs_vector else (0.0, 0.0))
             alone_in = max(nbytes / dram, (q_in + over) / spread)
             alone_out = max(nbytes / dram, (q_out + over) / spread)
