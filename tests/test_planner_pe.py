@@ -785,3 +785,19 @@ def test_auto_skips_the_pe_path_where_its_floor_loses_and_says_why():
     found = dict(candidates(request, TRN1, fastest_only=True))
     assert isinstance(found["pe"], str) and found["pe"].startswith("not planned: needs at least")
     assert "vector's predicted" in found["pe"] and not isinstance(found["vector"], str)
+
+
+def test_chunks_by_turns_take_whole_matrices_wider_than_the_target_block():
+    """Rows of 16 B whose turn dim (67) only divides whole matrices: the tiling that
+    takes columns by turns is offered even where the target block size asks for
+    narrower blocks (before, it was refused and every store wrote 16-byte runs); it
+    wins here and stays bit-exact."""
+    from strider.planners._pe_candidates import candidates
+    hw = TRN1.with_changes(dma={"queues": 2, "descriptor_cycles": 1})
+    request = PermuteRequest((2, 16, 64, 67), (2, 0, 3, 1), "int8")
+    turned = [(view, t) for view, t in candidates(request, hw, {})[4] if t.column_turns > 1]
+    assert [(t.column_turns, t.block_cols) for _, t in turned] == [(67, 64 * 67)]
+    x = _data(request.shape, "int8")
+    plan, result = _run(request, hw, x)
+    assert plan.details["tiling"]["column_turns"] == 67
+    assert same_bits(result.outputs["y"], request.reference(x))

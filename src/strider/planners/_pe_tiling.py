@@ -275,8 +275,10 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
                 q = _block_cols(n, groups * rows * R, chunk, target, run, item,
                                 lambda q_: fits(groups, q_, 1))
                 if q < n and (R > 1 or whole):  # a partition's rows must be whole
-                    tried.append(f"{nbuf} buffer(s) of whole rows")    # (one load run),
-                    break            # and chunks by turns whole matrices: fewer buffers?
+                    if not fits(groups, n, 1):    # (one load run), and chunks by turns
+                        tried.append(f"{nbuf} buffer(s) of whole rows")   # whole
+                        break                       # matrices: fewer buffers?
+                    q = n  # blocks larger than the target asks beat none
                 if whole:
                     if not fits(all_groups, n, 1):
                         tried.append(f"{nbuf} buffer(s) of whole {m}-row matrices")
