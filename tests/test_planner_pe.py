@@ -801,3 +801,33 @@ def test_chunks_by_turns_take_whole_matrices_wider_than_the_target_block():
     plan, result = _run(request, hw, x)
     assert plan.details["tiling"]["column_turns"] == 67
     assert same_bits(result.outputs["y"], request.reference(x))
+
+
+@pytest.mark.parametrize("shape, perm, dtype", [
+    ((7, 11, 10, 6), (2, 1, 3, 0), "int8"),     # 7 full chunks in turns of 2: one alone
+    ((4, 3, 9, 12), (2, 0, 3, 1), "int8"),      # 9 in turns of 6, over 4 batch matrices
+    ((6, 2, 7, 4), (2, 3, 1, 0), "int8"),
+    ((4, 6, 6, 6), (2, 1, 3, 0), "int16"),
+])
+def test_column_dims_take_turns_over_the_innermost_in_every_block(shape, perm, dtype):
+    """Columns of several dims whose innermost the target puts right outside the short
+    rows: a block's full chunks take that dim by turns (partitions hold runs of several
+    rows), the chunks beyond a multiple of the turns are stored alone; every candidate
+    is bit-exact, writes every element and is race-free."""
+    from strider.planners._pe_emit import Emitter
+    from strider.planners._pe_tiling import interleave, turned_chunks
+    from strider.sim import Machine
+    request = PermuteRequest(shape, perm, dtype)
+    x = _data(shape, dtype)
+    turned = leftover = 0
+    for view, t in _prepare_tilings(request, TINY):
+        cols = min(t.block_cols, view.n)
+        k = interleave(view, t, min(t.block_rows, view.m), cols, TINY)
+        turned += view.columns is not None and k > 1
+        leftover += k > 1 and turned_chunks(cols, t.chunk_cols, k) < cols // t.chunk_cols
+        result = Machine(TINY).run(Emitter(request, view, t, TINY).emit(), {"x": x})
+        assert not result.stats.unwritten_outputs.get("y"), t
+        assert same_bits(result.outputs["y"], request.reference(x)), t
+    assert turned
+    if shape in ((7, 11, 10, 6), (4, 3, 9, 12)):
+        assert leftover

@@ -50,6 +50,21 @@ class Columns:
         return boxes(start, stop, self.shape)
 
 
+def by_turns(columns: Columns, m: int, turns: int) -> Columns:
+    """``columns`` in groups of ``turns`` neighbours along the innermost dim, which the
+    target puts right outside the rows (stride ``m``): one index per group, whose
+    ``turns`` rows follow each other in the target.
+
+    >>> c = by_turns(Columns((4, 6), (0, 1), (80, 10)), 10, 3)   # k right outside the rows
+    >>> c.shape, c.strides(10)
+    ((4, 2), (80, 30))
+    """
+    strides = columns.strides(m)
+    assert strides[-1] == m and columns.shape[-1] % turns == 0
+    return Columns(columns.shape[:-1] + (columns.shape[-1] // turns,), columns.perm,
+                   strides[:-1] + (strides[-1] * turns,))
+
+
 def boxes(start: int, stop: int, shape: tuple[int, ...]
           ) -> list[tuple[int, tuple[int, ...], tuple[int, ...]]]:
     """The row-major index range ``[start, stop)`` of ``shape`` as boxes, in order:
@@ -108,4 +123,4 @@ def column_group(shape: tuple[int, ...], perm: tuple[int, ...]
             Columns(tuple(shape[r + 1:]), tuple(d - r - 1 for d in perm[r:-1])))
 
 
-__all__ = ["Columns", "boxes", "column_group"]
+__all__ = ["Columns", "boxes", "by_turns", "column_group"]

@@ -17,10 +17,12 @@ from ..hardware import Hardware
 from ..dtypes import dtype_of
 from ..plan import PermuteRequest
 from ..program import Program, Ref
+from ._columns import by_turns
 from ._descriptors import QueueBalancer, element_values, fitted_pairs
 from ._copy_engines import CopyBalancer
 from ._pe_layout import turned_columns
-from ._pe_tiling import DESCRIPTOR_AMORTISATION, Tiling, TransposeView, chunk_list, interleave
+from ._pe_tiling import (DESCRIPTOR_AMORTISATION, Tiling, TransposeView, chunk_list, interleave,
+                         turned_chunks)
 
 
 class Emitter:
@@ -70,8 +72,13 @@ class Emitter:
 
     def turns(self, block: dict, chunk: tuple[int, int, int, int]) -> int:
         """How many neighbouring chunks, ``chunk``'s included, take columns by turns."""
-        full = chunk[3] == self.t.chunk_cols or self.turned is not None
-        return block["interleave"] if full else 1
+        if self.turned is not None:
+            return block["interleave"]
+        k = block["interleave"]
+        if chunk[3] != self.t.chunk_cols or chunk[2] // chunk[3] >= turned_chunks(
+                block["cols"], self.t.chunk_cols, k):
+            return 1
+        return k
 
     def shared_copy(self, block: dict, chunk: tuple[int, int, int, int]) -> tuple[int, int]:
         """``(n, i)``: ``chunk`` is the ``i``-th of ``n`` neighbouring chunks whose results
@@ -306,11 +313,17 @@ class Emitter:
         nbytes = count * width * rows * self.item
         ids = []
         if v.columns is not None:  # each column lands where the target's column dims say
-            # by turns (general layouts), a partition holds the K chunks' rows in a row
-            k = self.turns(block, chunk) if self.turned is not None else 1
-            columns = self.turned.columns if k > 1 else v.columns
+            # by turns, a partition holds the K chunks' rows in a row: over a general
+            # layout's turn dim (whole matrices), or the innermost column dim in a block
+            k = self.turns(block, chunk)
+            if self.turned is not None:
+                columns, first_col = self.turned.columns, 0
+            elif k > 1:
+                columns = by_turns(v.columns, m, k)
+                first_col = (block["j0"] + c0 - (k - 1) * width) // k
+            else:
+                columns, first_col = v.columns, block["j0"] + c0
             strides = columns.strides(m)
-            first_col = 0 if k > 1 else block["j0"] + c0
             src_pat = AccessPattern.unchecked((k * rows,), (1,),
                                               self.out_offset(slot, ci - k + 1))
             for bb in range(count):

@@ -70,6 +70,10 @@ def explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardwar
         + (f"; each {il} neighbouring chunks take their columns by turns, so that a "
            f"partition holds {il} target rows in a row and one store of the {il} chunks "
            f"writes runs of {il} rows"
+           + (f" (the turns step over the column dim of {view.columns.shape[-1]}, the "
+              "innermost, which the target puts right outside the rows; a block's chunks "
+              "beyond a multiple of the turns are stored alone)"
+              if view.columns is not None else "")
            + (" (chunks stored together share a PSUM bank and leave it in one copy where "
               "their rows fit)" if t.parts * t.row_turns == 1 else "")
            if il > 1 and t.column_turns == 1 else ""),

@@ -365,15 +365,33 @@ def interleave(v: TransposeView, t: Tiling, rows: int, cols: int, hw: Hardware) 
     divisor of the full chunks) whose rows make the run the queues need to keep up with
     DRAM (:func:`._splits.keep_up_run`); 1 (plain column ranges, a store per chunk)
     when one row already does, or the block does not span ``m`` (or its last partition
-    is short of rows: :func:`ragged`)."""
+    is short of rows: :func:`ragged`).
+
+    Columns of several dims (:mod:`._columns`) take turns over the innermost one when
+    the target puts it right outside the rows (stride ``m``): ``K`` then divides its
+    extent, so a partition's ``K`` columns share their outer indices, and every block's
+    first column; full chunks beyond a multiple of ``K`` are stored one by one
+    (:func:`turned_chunks`)."""
     if t.column_turns > 1:
         return t.column_turns
     full = cols // t.chunk_cols
-    if v.columns is not None or v.last_rows or rows != v.m or full < 2:
+    if v.last_rows or rows != v.m or full < 2:
         return 1
     want, row_bytes = keep_up_run(hw), rows * t.row_turns * t.elem_bytes
-    return next((d for d in range(1, full + 1) if full % d == 0 and d * row_bytes >= want),
-                full)
+    if v.columns is None:
+        return next((d for d in range(1, full + 1) if full % d == 0 and d * row_bytes >= want),
+                    full)
+    if v.columns.strides(v.m)[-1] != v.m:
+        return 1
+    turn = v.columns.shape[-1]
+    fits = [d for d in range(1, full + 1)
+            if turn % d == 0 and (t.block_cols % d == 0 or t.block_cols >= v.n)]
+    return next((d for d in fits if d * row_bytes >= want), fits[-1])
+
+
+def turned_chunks(cols: int, chunk_cols: int, turns: int) -> int:
+    """How many of a block's first column chunks go by turns (in groups of ``turns``)."""
+    return cols // chunk_cols // turns * turns
 
 
 def row_turn_choices(view: TransposeView, item: int, hw: Hardware) -> list[int]:
@@ -434,4 +452,5 @@ def sub_blocks(view: TransposeView, t: Tiling) -> int:
 
 __all__ = ["TARGET_BLOCKS", "sub_blocks", "ragged", "MAX_GROUP_BYTES", "row_turn_choices",
            "DESCRIPTOR_AMORTISATION", "TransposeView", "transpose_view", "Tiling",
-           "chunk_list", "choose_tiling", "interleave", "pack_tiles", "element_passes"]
+           "chunk_list", "choose_tiling", "interleave", "pack_tiles", "element_passes",
+           "turned_chunks"]
