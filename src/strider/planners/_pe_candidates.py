@@ -61,19 +61,23 @@ def candidates(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
     # a general layout with short rows: chunks that take columns by turns (one each)
     column_turns = [] if turns is not None else column_turn_counts(
         view.layout, view.m, view.n, item, min(hw.pe.cols, hw.psum.partitions), runs)
+    # a plain batched transpose with short rows: chunks by turns over a block's matrices
+    batch_turns = (turns is None and view.layout is None and view.columns is None
+                   and not grouped and view.batch > 1 and view.m * item < max(runs))
     tilings = []
-    for r, k in [(r, 1) for r in turns_tried] + [(1, k) for k in column_turns]:
+    for r, k, together in ([(r, 1, False) for r in turns_tried]
+                           + [(1, k, False) for k in column_turns] + [(1, 1, True)] * batch_turns):
         rows = (view if r == 1 else ragged(view, r) if view.layout is None else
                 TransposeView(view.batch, view.m // r, view.n, view.columns,
                               layout=turned_rows(view.layout, view.n, r)))
-        for store_run in (None, *sorted(runs, reverse=True)):
+        for store_run in (None,) + (() if together else tuple(sorted(runs, reverse=True))):
             try:
                 tiling = choose_tiling(rows, dtype, mode, hw, options.get("pe_buffers"), carrier,
                                        r, view.group, k, whole=view.layout is not None,
-                                       store_run=store_run)
+                                       store_run=store_run, batch_turns=together)
             except CapacityError as exc:
-                if r == k == 1 and store_run is None:   # one row per partition is the
-                    return str(exc)                      # least SBUF: nothing fits
+                if r == k == 1 and not together and store_run is None:  # one row per
+                    return str(exc)           # partition is the least SBUF: none fits
                 break
             if store_run is None or tiling.blocks(rows) > tilings[-1][1].blocks(rows):
                 tilings.append((rows, tiling))

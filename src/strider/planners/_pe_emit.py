@@ -17,10 +17,11 @@ from ..hardware import Hardware
 from ..dtypes import dtype_of
 from ..plan import PermuteRequest
 from ..program import Program, Ref
-from ._columns import by_turns
+from ._columns import Columns, by_turns
 from ._descriptors import QueueBalancer, element_values, fitted_pairs
 from ._copy_engines import CopyBalancer
-from ._pe_layout import turned_columns
+from ._pe_batch_turns import batch_turn_count
+from ._pe_layout import TurnedColumns, turned_columns
 from ._pe_tiling import (DESCRIPTOR_AMORTISATION, Tiling, TransposeView, chunk_list, interleave,
                          turned_chunks)
 
@@ -43,7 +44,7 @@ class Emitter:
         self.bank_reader: dict[int, list[int]] = {}  # bank -> the last copies reading it
         # chunks by turns over a general layout's turn dim: the array's columns
         self.turned = (turned_columns(view.layout, view.m, t.column_turns)
-                       if t.column_turns > 1 else None)
+                       if t.column_turns > 1 and not t.batch_turns else None)
         # a chunk's rows in the output tile (and in a PSUM bank that chunks share): a
         # block's, or a short matrix's all -- chunks stored together follow each other
         self.row_step = min(t.block_rows, view.m)
@@ -72,7 +73,7 @@ class Emitter:
 
     def turns(self, block: dict, chunk: tuple[int, int, int, int]) -> int:
         """How many neighbouring chunks, ``chunk``'s included, take columns by turns."""
-        if self.turned is not None:
+        if block["turned"] is not None:
             return block["interleave"]
         k = block["interleave"]
         if chunk[3] != self.t.chunk_cols or chunk[2] // chunk[3] >= turned_chunks(
@@ -170,8 +171,8 @@ class Emitter:
         share, at = self.shared_copy(block, chunk)
         turns = self.turns(block, chunk)
         col = c0   # the chunk's first column in a row; by turns, see _pe_tiling.interleave
-        if self.turned is not None:  # turn c: the turn dim's indices c, c + K, ...
-            col = c0 // width * self.turned.step
+        if block["turned"] is not None:  # turn c: the turn dim's indices c, c + K, ...
+            col = c0 // width * block["turned"].step
         elif turns > 1:
             f = c0 // width
             col = c0 - f % turns * width + f % turns
@@ -219,9 +220,10 @@ class Emitter:
         parts, R = t.parts, t.row_turns
         part0 = (gi % t.partition_slots) * t.group_rows
         at = (self.in_offset(slot, gi, bb0) + col) * parts + turn * t.block_cols * parts + part
-        if self.turned is not None:   # the turn's columns (chunks by turns)
-            pat = AccessPattern.unchecked(self.turned.columns.shape,
-                                          tuple(s * parts for s in self.turned.tile), at)
+        if block["turned"] is not None:   # the turn's columns (chunks by turns)
+            turned = block["turned"]
+            pat = AccessPattern.unchecked(turned.columns.shape,
+                                          tuple(s * parts for s in turned.tile), at)
         elif count == 1:
             pat = AccessPattern.unchecked((width,), (self.turns(block, chunk) * parts,), at)
         else:   # the ragged column chunks of several batch matrices side by side
@@ -229,7 +231,9 @@ class Emitter:
         src = Ref.sbuf(part0, k, pat, t.pe_dtype)
         dst = Ref.psum(0, count * width, AccessPattern.unchecked((k,), (1,), psum_at),
                        t.psum_dtype)
-        deps = [d for bb in range(bb0, bb0 + count) for d in loads[gi, bb]]
+        matrices = (range(block["nb"]) if t.batch_turns and block["turned"] is not None
+                    else range(bb0, bb0 + count))   # by turns over all the block's
+        deps = [d for bb in matrices for d in loads[gi, bb]]
         label = f"{block['name']} chunk {ci} rows {row0}.." + (
             f" turn {turn}" * (R > 1) + f" part {part}" * (parts > 1))
         if t.mode == "passthrough":
@@ -316,8 +320,8 @@ class Emitter:
             # by turns, a partition holds the K chunks' rows in a row: over a general
             # layout's turn dim (whole matrices), or the innermost column dim in a block
             k = self.turns(block, chunk)
-            if self.turned is not None:
-                columns, first_col = self.turned.columns, 0
+            if block["turned"] is not None:
+                columns, first_col = block["turned"].columns, 0
             elif k > 1:
                 columns = by_turns(v.columns, m, k)
                 first_col = (block["j0"] + c0 - (k - 1) * width) // k
@@ -363,6 +367,21 @@ class Emitter:
         return ids
 
     # ---------------------------------------------------------------- the schedule
+    def batch_turned(self, matrices: int) -> dict[str, Any]:
+        """A block's chunks when its ``matrices`` whole matrices take turns together
+        (:mod:`._pe_batch_turns`): ``K`` chunks, chunk ``c`` the block's columns ``c, c +
+        K, ...`` in a row over the matrices, partition ``i`` then holding target rows
+        ``iK .. iK + K - 1`` of the block; where ``K`` would idle most of the array (a
+        ragged last block), its matrices one after another."""
+        n, m = self.v.n, self.v.m
+        k = batch_turn_count(matrices, n, self.t.chunk_cols)
+        if k is None:
+            return {"interleave": 1, "turned": None,
+                    "chunks": chunk_list(n, matrices, self.t.chunk_cols)}
+        width = matrices * n // k
+        return {"interleave": k, "chunks": [(0, 1, c * width, width) for c in range(k)],
+                "turned": TurnedColumns(Columns((width,), (0,), (k * m,)), (k,), 1)}
+
     def chunks(self, cols: int, batches: int) -> list[tuple[int, int, int, int]]:
         """A block's column chunks (:func:`._pe_tiling.chunk_list`); by turns over a
         general layout's turn dim, K chunks of each matrix, chunk c taking turn c."""
@@ -386,9 +405,11 @@ class Emitter:
                     out.append({"b0": b0, "nb": nb, "i0": i0, "rows": rows, "j0": j0,
                                 "cols": cols, "groups": groups,
                                 "interleave": interleave(v, t, rows, cols, self.hw),
-                                "chunks": self.chunks(cols, nb),
+                                "chunks": self.chunks(cols, nb), "turned": self.turned,
                                 "name": f"block {len(out)}", "first": not out,
                                 "last": False})
+                    if t.batch_turns:
+                        out[-1].update(self.batch_turned(nb))
         if out:
             out[-1]["last"] = True
         return out

@@ -36,7 +36,15 @@ def explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardwar
                      "partition's rows per pass, and each pass's copy out of PSUM puts its "
                      "rows in place in the output rows"
                      + (f" (every {R}th element)" if lay is None else " (box by box)"))
-    if t.column_turns > 1:
+    if t.batch_turns:
+        width = t.block_batches * view.n // t.column_turns
+        lines.append(f"short rows ({view.m * item} B): the {t.block_batches} matrices of a "
+                     f"block lie side by side in each partition and {t.column_turns} chunks "
+                     f"of {width} columns take all their columns by turns, so each output "
+                     f"partition holds {t.column_turns} target rows that follow each other "
+                     "in DRAM, across matrices (a ragged last block takes turns of its own, "
+                     "or goes matrix by matrix)")
+    elif t.column_turns > 1:
         lines.append(f"short rows ({view.m * item} B): {t.column_turns} column chunks take the "
                      "column dim right outside the rows in the target by turns, so each "
                      f"output partition holds {t.column_turns} row blocks that follow each "
@@ -57,7 +65,7 @@ def explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardwar
         + f"{t.block_rows} x {t.block_cols} ({t.groups} row group(s) of {t.group_rows} "
         "partitions)"
         + ("; the ragged column chunks of a block's matrices share the array"
-           if t.block_batches > 1 and view.n % t.chunk_cols else ""),
+           if t.block_batches > 1 and view.n % t.chunk_cols and not t.batch_turns else ""),
         f"sub-blocks of <= {t.group_rows} x {t.chunk_cols} on the {hw.pe.rows} x {hw.pe.cols} "
         "PE array: " + ("PeTranspose (pass-through)" if t.mode == "passthrough" else
                         f"LoadWeights + MatMul against a {t.group_rows} x {t.group_rows} "

@@ -20,6 +20,7 @@ from ..plan import PermuteRequest
 from ._columns import Columns, column_group
 from ._groups import coalesce_permutation
 from ._pe_layout import Layout, general_layout, layout_key
+from ._pe_batch_turns import batch_turn_count, turned_batches
 from ._splits import keep_up_run
 
 #: Blocks per batch matrix the tiling aims for (enough to pipeline DMA and PE work).
@@ -166,6 +167,7 @@ class Tiling:
     row_turns: int = 1       # source rows per partition (rows counted in groups of these)
     group: int = 1           # values of ``dtype`` per element (a kept innermost dim)
     column_turns: int = 1    # chunks that take the turn dim by turns (a general layout)
+    batch_turns: bool = False  # ... the columns of all a block's matrices (_pe_batch_turns)
 
     @property
     def pe_dtype(self) -> str:
@@ -215,7 +217,8 @@ def chunk_list(cols: int, batches: int, chunk: int) -> list[tuple[int, int, int,
 def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
                   buffers: int | None = None, carrier: str | None = None,
                   row_turns: int = 1, group: int = 1, column_turns: int = 1,
-                  whole: bool = False, store_run: int | None = None) -> Tiling:
+                  whole: bool = False, store_run: int | None = None,
+                  batch_turns: bool = False) -> Tiling:
     """Pick row groups, block shape and buffering that fit SBUF, PSUM banks and the array.
 
     Row groups are as tall as the array (fewer PE instructions); a block has enough row
@@ -231,9 +234,11 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
     so is it with ``whole`` and ``R`` > 1 (rows by turns over a general layout, whose
     partitions' rows do not follow each other in the target). ``store_run`` (bytes;
     default ``dma.efficient_chunk_bytes``) is the store run the row groups aim for:
-    shorter, the blocks are smaller and more of them overlap.
+    shorter, the blocks are smaller and more of them overlap. With ``batch_turns`` (a
+    plain batched transpose of short rows, one row group) a block's whole matrices take
+    turns together (:mod:`._pe_batch_turns`).
     """
-    whole = column_turns > 1 or (whole and row_turns > 1)
+    whole = batch_turns or column_turns > 1 or (whole and row_turns > 1)
     item = dtype_of(dtype).itemsize * group   # an element's bytes
     pe_dtype = carrier or dtype
     psum_dtype = pe_dtype if mode == "passthrough" else accumulator_dtype(pe_dtype)
@@ -279,6 +284,21 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
                         tried.append(f"{nbuf} buffer(s) of whole rows")   # whole
                         break                       # matrices: fewer buffers?
                     q = n  # blocks larger than the target asks beat none
+                if batch_turns:  # one row group of whole matrices, by turns together
+                    def out_elems(nb: int, k: int) -> int:
+                        return max(k, len(chunk_list(n, nb, chunk))) * rows
+
+                    pick = turned_batches(batch, m, n, chunk, item, hw, lambda nb, k: (
+                        ident + nbuf * (nb * n + out_elems(nb, k)) <= budget))
+                    if all_groups > 1 or pick is None:
+                        tried.append(f"{nbuf} buffer(s) of matrices by turns")
+                        break
+                    nb, k = pick
+                    in_tile, out_tile = nb * n, out_elems(nb, k)
+                    return Tiling(mode, dtype, psum_dtype, rows, 1, slots, n, chunk, nbuf,
+                                  ident, in_tile, out_tile,
+                                  (ident + nbuf * (in_tile + out_tile)) * item, nb, 1,
+                                  carrier, R, group, k, batch_turns=True)
                 if whole:
                     if not fits(all_groups, n, 1):
                         tried.append(f"{nbuf} buffer(s) of whole {m}-row matrices")
@@ -437,14 +457,26 @@ def ragged(view: TransposeView, row_turns: int) -> TransposeView:
                          if view.m % row_turns else 0)
 
 
+def block_chunks(view: TransposeView, t: Tiling, matrices: int, cols: int) -> int:
+    """Column chunks of a block of ``matrices`` x ``cols``: by turns over a general
+    layout's turn dim, ``K`` per matrix; by turns over the block's matrices
+    (``batch_turns``), their count (:func:`._pe_batch_turns.batch_turn_count`) or, where
+    a ragged last block's have none, one matrix after another."""
+    if t.batch_turns:
+        k = batch_turn_count(matrices, view.n, t.chunk_cols)
+        if k is not None:
+            return k
+    elif t.column_turns > 1:
+        return matrices * t.column_turns
+    return len(chunk_list(cols, matrices, t.chunk_cols))
+
+
 def sub_blocks(view: TransposeView, t: Tiling) -> int:
     """Every row group of every block meets every column chunk of that block."""
     row_groups = sum(-(-min(t.block_rows, view.m - i0) // t.group_rows)
                      for i0 in range(0, view.m, t.block_rows))
-    chunks = sum(min(t.block_batches, view.batch - b0) * t.column_turns
-                 if t.column_turns > 1 else
-                 len(chunk_list(min(t.block_cols, view.n - j0),
-                                min(t.block_batches, view.batch - b0), t.chunk_cols))
+    chunks = sum(block_chunks(view, t, min(t.block_batches, view.batch - b0),
+                              min(t.block_cols, view.n - j0))
                  for b0 in range(0, view.batch, t.block_batches)
                  for j0 in range(0, view.n, t.block_cols))
     return row_groups * chunks * t.parts * t.row_turns
@@ -453,4 +485,4 @@ def sub_blocks(view: TransposeView, t: Tiling) -> int:
 __all__ = ["TARGET_BLOCKS", "sub_blocks", "ragged", "MAX_GROUP_BYTES", "row_turn_choices",
            "DESCRIPTOR_AMORTISATION", "TransposeView", "transpose_view", "Tiling",
            "chunk_list", "choose_tiling", "interleave", "pack_tiles", "element_passes",
-           "turned_chunks"]
+           "turned_chunks", "block_chunks"]

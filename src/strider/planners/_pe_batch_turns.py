@@ -1,0 +1,66 @@
+"""Chunks by turns over a block's batch matrices: a plain batched transpose whose rows
+are short puts each partition's target rows one after another across matrices.
+
+A block of ``nb`` whole ``m x n`` matrices lies in SBUF as ``m`` partitions of ``nb * n``
+columns in a row, and the target puts batch ``b``'s rows right after batch ``b - 1``'s:
+the block's ``nb * n`` target rows of ``m`` follow each other in DRAM. ``K`` chunks
+that take those columns by turns (chunk ``c``: columns ``c, c + K, ...``) leave each
+output partition holding ``K`` of those rows in a row, so one store writes runs of
+``K * m`` elements -- where turns within one matrix (:func:`._pe_tiling.interleave`)
+are capped by its own ``n`` columns, and its chunks by ``n`` (a few of the array's
+columns when ``n`` is small).
+
+>>> batch_turn_count(11, 1419, 128)       # 11 x 1419 = 129 chunks of 121 columns
+129
+>>> batch_turn_count(1, 127, 128) is None  # one chunk holds them: nothing to turn
+True
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from ..dma_cost import chunk_efficiency
+from ..hardware import Hardware
+
+#: A block of matrices by turns takes at most this share of the batch, so that several
+#: blocks overlap loads, PE work and stores.
+MIN_BLOCKS = 4
+
+
+def batch_turn_count(matrices: int, n: int, chunk: int) -> int | None:
+    """The fewest chunks (of at most ``chunk`` columns, dividing the ``matrices * n``
+    columns evenly) that take a block's columns by turns; None when that leaves fewer
+    than half the array's columns busy, or one chunk would do."""
+    cols = matrices * n
+    if cols <= chunk:
+        return None
+    least = -(-cols // chunk)
+    best = cols
+    for d in range(1, math.isqrt(cols) + 1):
+        if cols % d == 0:
+            best = min([best] + [x for x in (d, cols // d) if x >= least])
+    return best if cols // best * 2 >= chunk else None
+
+
+def turned_batches(batch: int, m: int, n: int, chunk: int, item: int, hw: Hardware,
+                   fits: Callable[[int, int], bool]) -> tuple[int, int] | None:
+    """``(matrices per block, chunks)``: of the block sizes that ``fits`` (given both),
+    the one whose chunks keep most of the array's columns busy and write the longest
+    runs (their product: the copies out of PSUM run one lane per column, the stores at
+    the payload-size curve's rate); None where none does."""
+    best = None
+    for nb in range(1, min(batch, max(1, -(-batch // MIN_BLOCKS))) + 1):
+        k = batch_turn_count(nb, n, chunk)
+        if k is None:
+            continue
+        if not fits(nb, k):
+            continue
+        score = (nb * n // k) / chunk * chunk_efficiency(k * m * item, hw)
+        if best is None or score > best[0] * (1 + 1e-9):
+            best = (score, nb, k)
+    return None if best is None else best[1:]
+
+
+__all__ = ["MIN_BLOCKS", "batch_turn_count", "turned_batches"]
