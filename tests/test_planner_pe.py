@@ -666,17 +666,23 @@ def test_general_layouts_on_random_hardware_are_bit_exact_with_every_candidate(
     """Random valid hardware x permutations that move the innermost dim: every tiling
     the cost model weighs (chunks by turns included) moves the data bit for bit."""
     from strider.hardware_random import random_hardware
+    hw = random_hardware(lambda options: data.draw(st.sampled_from(options)))
+    _every_candidate_is_bit_exact(PermuteRequest(*case, dtype), hw, seed)
+
+
+def _every_candidate_is_bit_exact(request: PermuteRequest, hw: Hardware, seed: int) -> None:
+    """Emit every tiling the cost model weighs; each passes the planner's post-condition
+    and moves random data bit for bit, writing every element (or the strategy names a
+    real limit of ``hw``)."""
     from strider.planners._pe_candidates import candidates
     from strider.planners._pe_emit import Emitter
     from strider.planners._postcondition import check_program
     from strider.sim import Machine
-    hw = random_hardware(lambda options: data.draw(st.sampled_from(options)))
-    request = PermuteRequest(*case, dtype)
     found = candidates(request, hw, {})
     if isinstance(found, str):   # a real limit of this hardware, said in words
         assert "fit" in found or "bits" in found or "PE array" in found, found
         return
-    x = random_array(np.random.default_rng(seed), request.shape, dtype_of(dtype))
+    x = random_array(np.random.default_rng(seed), request.shape, dtype_of(request.dtype))
     if found[1] == "mac" and np.dtype(x.dtype).kind == "f":
         x[x == 0] = 1
     for view, tiling in found[4]:
@@ -838,6 +844,8 @@ def test_column_dims_take_turns_over_the_innermost_in_every_block(shape, perm, d
     ((27, 6, 19), "int8"),     # blocks of 4 matrices; the last 3 take turns of their own
     ((12, 7, 22), "int16"),
     ((31, 6, 14), "float32"),  # two int16 halves per element, each by turns
+    ((9, 11, 6), "int8"),      # 11 rows: two row groups per chunk on tiny's 8-row array
+    ((10, 12, 9), "int16"),
 ])
 def test_short_rows_take_turns_over_a_blocks_matrices(shape, dtype):
     """A plain batched transpose with short rows: the chunks of a block take its
@@ -866,3 +874,15 @@ def test_matrices_by_turns_store_runs_of_many_short_rows():
     stores = [i for i in plan.program.instructions
               if isinstance(i, DmaCopy) and i.dst.memory == "dram"]
     assert {i.src.run_bytes for i in stores} == {129 * 14 * 2}   # a partition's run
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data(), batch=st.integers(2, 30), m=st.integers(1, 24), n=st.integers(2, 60),
+       dtype=st.sampled_from(["int8", "bfloat16", "float32"]), seed=st.integers(0, 2**32 - 1))
+def test_batched_short_rows_on_random_hardware_are_bit_exact_with_every_candidate(
+        data, batch, m, n, dtype, seed):
+    """Random valid hardware x batched transposes of short rows: every candidate the
+    cost model weighs (matrices by turns together, ragged last blocks) is bit-exact."""
+    from strider.hardware_random import random_hardware
+    hw = random_hardware(lambda options: data.draw(st.sampled_from(options)))
+    _every_candidate_is_bit_exact(PermuteRequest((batch, m, n), (0, 2, 1), dtype), hw, seed)

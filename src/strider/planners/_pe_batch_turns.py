@@ -1,5 +1,7 @@
-"""Chunks by turns over a block's batch matrices: a plain batched transpose whose rows
-are short puts each partition's target rows one after another across matrices.
+"""Chunks by turns over a block's batch matrices: a batched transpose whose rows are
+short, and whose target puts one matrix's rows right after the other's
+(:func:`rows_follow_across_matrices`), gets each partition's target rows one after
+another across matrices.
 
 A block of ``nb`` whole ``m x n`` matrices lies in SBUF as ``m`` partitions of ``nb * n``
 columns in a row, and the target puts batch ``b``'s rows right after batch ``b - 1``'s:
@@ -21,12 +23,26 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+from ..access_pattern import row_major_strides
 from ..dma_cost import chunk_efficiency
 from ..hardware import Hardware
 
 #: A block of matrices by turns takes at most this share of the batch, so that several
 #: blocks overlap loads, PE work and stores.
 MIN_BLOCKS = 4
+
+
+def rows_follow_across_matrices(view) -> bool:
+    """Whether batch ``b + 1``'s target rows follow batch ``b``'s, each matrix's in
+    column order (``view``: a :class:`._pe_tiling.TransposeView`): always for a plain
+    batched transpose; for a general layout, when its columns keep their source order
+    in the target and its batch dims lie row-major right outside them."""
+    if view.layout is None:
+        return view.columns is None
+    lay, m = view.layout, view.m
+    return (view.columns.strides(m) == tuple(s * m for s in row_major_strides(view.columns.shape))
+            and lay.batch_target == tuple(s * m * view.n
+                                          for s in row_major_strides(lay.batch_shape)))
 
 
 def batch_turn_count(matrices: int, n: int, chunk: int) -> int | None:
@@ -63,4 +79,4 @@ def turned_batches(batch: int, m: int, n: int, chunk: int, item: int, hw: Hardwa
     return None if best is None else best[1:]
 
 
-__all__ = ["MIN_BLOCKS", "batch_turn_count", "turned_batches"]
+__all__ = ["MIN_BLOCKS", "batch_turn_count", "rows_follow_across_matrices", "turned_batches"]

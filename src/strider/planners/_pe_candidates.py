@@ -9,6 +9,7 @@ from ..dtypes import dtype_of
 from ..errors import ArgumentError, CapacityError
 from ..hardware import Hardware
 from ..plan import PermuteRequest
+from ._pe_batch_turns import rows_follow_across_matrices
 from ._pe_layout import column_turn_counts, row_turn_counts, row_turn_dim, turned_rows
 from ._pe_modes import choose_mode
 from ._pe_tiling import (MAX_GROUP_BYTES, TransposeView, choose_tiling, ragged,
@@ -61,9 +62,9 @@ def candidates(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
     # a general layout with short rows: chunks that take columns by turns (one each)
     column_turns = [] if turns is not None else column_turn_counts(
         view.layout, view.m, view.n, item, min(hw.pe.cols, hw.psum.partitions), runs)
-    # a plain batched transpose with short rows: chunks by turns over a block's matrices
-    batch_turns = (turns is None and view.layout is None and view.columns is None
-                   and not grouped and view.batch > 1 and view.m * item < max(runs))
+    # short rows that follow each other across matrices: chunks by turns over a block's
+    batch_turns = (turns is None and not grouped and view.batch > 1   # matrices together
+                   and view.m * item < max(runs) and rows_follow_across_matrices(view))
     tilings = []
     for r, k, together in ([(r, 1, False) for r in turns_tried]
                            + [(1, k, False) for k in column_turns] + [(1, 1, True)] * batch_turns):
