@@ -52,8 +52,7 @@ def batch_turn_count(matrices: int, n: int, chunk: int) -> int | None:
     cols = matrices * n
     if cols <= chunk:
         return None
-    least = -(-cols // chunk)
-    best = cols
+    least, best = -(-cols // chunk), cols
     for d in range(1, math.isqrt(cols) + 1):
         if cols % d == 0:
             best = min([best] + [x for x in (d, cols // d) if x >= least])
@@ -69,9 +68,7 @@ def turned_batches(batch: int, m: int, n: int, chunk: int, item: int, hw: Hardwa
     best = None
     for nb in range(1, min(batch, max(1, -(-batch // MIN_BLOCKS))) + 1):
         k = batch_turn_count(nb, n, chunk)
-        if k is None:
-            continue
-        if not fits(nb, k):
+        if k is None or not fits(nb, k):
             continue
         score = (nb * n // k) / chunk * chunk_efficiency(k * m * item, hw)
         if best is None or score > best[0] * (1 + 1e-9):

@@ -18,12 +18,12 @@ from ..dtypes import dtype_of
 from ..plan import PermuteRequest
 from ..program import Program, Ref
 from ._columns import Columns, by_turns
+from ._pe_batch_turns import batch_turn_count
 from ._descriptors import QueueBalancer, element_values, fitted_pairs
 from ._copy_engines import CopyBalancer
-from ._pe_batch_turns import batch_turn_count
 from ._pe_layout import TurnedColumns, turned_columns
-from ._pe_tiling import (DESCRIPTOR_AMORTISATION, Tiling, TransposeView, chunk_list, interleave,
-                         turned_chunks)
+from ._pe_tiling import (DESCRIPTOR_AMORTISATION, Tiling, TransposeView, block_chunks,
+                         interleave, turned_chunks)
 
 
 class Emitter:
@@ -367,29 +367,17 @@ class Emitter:
         return ids
 
     # ---------------------------------------------------------------- the schedule
-    def batch_turned(self, matrices: int) -> dict[str, Any]:
-        """A block's chunks when its ``matrices`` whole matrices take turns together
-        (:mod:`._pe_batch_turns`): ``K`` chunks, chunk ``c`` the block's columns ``c, c +
-        K, ...`` in a row over the matrices, partition ``i`` then holding target rows
-        ``iK .. iK + K - 1`` of the block; where ``K`` would idle most of the array (a
-        ragged last block), its matrices one after another."""
-        n, m = self.v.n, self.v.m
-        k = batch_turn_count(matrices, n, self.t.chunk_cols)
+    def batch_turned(self, matrices: int) -> tuple[int, TurnedColumns | None]:
+        """``(K, columns)`` of a block whose ``matrices`` whole matrices take turns
+        together (:mod:`._pe_batch_turns`): chunk ``c`` of the ``K`` (:func:`block_chunks`)
+        takes the block's columns ``c, c + K, ...`` in a row over the matrices, partition
+        ``i`` then holding target rows ``iK .. iK + K - 1`` of the block; ``(1, None)``
+        where they go matrix by matrix (a ragged last block without turns)."""
+        k = batch_turn_count(matrices, self.v.n, self.t.chunk_cols)
         if k is None:
-            return {"interleave": 1, "turned": None,
-                    "chunks": chunk_list(n, matrices, self.t.chunk_cols)}
-        width = matrices * n // k
-        return {"interleave": k, "chunks": [(0, 1, c * width, width) for c in range(k)],
-                "turned": TurnedColumns(Columns((width,), (0,), (k * m,)), (k,), 1)}
-
-    def chunks(self, cols: int, batches: int) -> list[tuple[int, int, int, int]]:
-        """A block's column chunks (:func:`._pe_tiling.chunk_list`); by turns over a
-        general layout's turn dim, K chunks of each matrix, chunk c taking turn c."""
-        k = self.t.column_turns
-        if k == 1:
-            return chunk_list(cols, batches, self.t.chunk_cols)
-        width = cols // k
-        return [(b, 1, c * width, width) for b in range(batches) for c in range(k)]
+            return 1, None
+        width = matrices * self.v.n // k
+        return k, TurnedColumns(Columns((width,), (0,), (k * self.v.m,)), (k,), 1)
 
     def blocks(self) -> list[dict]:
         t, v = self.t, self.v
@@ -402,14 +390,14 @@ class Emitter:
                           for g0 in range(0, rows, t.group_rows)]
                 for j0 in range(0, v.n, t.block_cols):
                     cols = min(t.block_cols, v.n - j0)
+                    chunks = block_chunks(v, t, nb, cols)
+                    k, turned = (self.batch_turned(nb) if t.batch_turns else
+                                 (interleave(v, t, rows, cols, self.hw), self.turned))
                     out.append({"b0": b0, "nb": nb, "i0": i0, "rows": rows, "j0": j0,
-                                "cols": cols, "groups": groups,
-                                "interleave": interleave(v, t, rows, cols, self.hw),
-                                "chunks": self.chunks(cols, nb), "turned": self.turned,
+                                "cols": cols, "groups": groups, "interleave": k,
+                                "chunks": chunks, "turned": turned,
                                 "name": f"block {len(out)}", "first": not out,
                                 "last": False})
-                    if t.batch_turns:
-                        out[-1].update(self.batch_turned(nb))
         if out:
             out[-1]["last"] = True
         return out

@@ -458,26 +458,31 @@ def ragged(view: TransposeView, row_turns: int) -> TransposeView:
                          if view.m % row_turns else 0)
 
 
-def block_chunks(view: TransposeView, t: Tiling, matrices: int, cols: int) -> int:
-    """Column chunks of a block of ``matrices`` x ``cols``: by turns over a general
-    layout's turn dim, ``K`` per matrix; by turns over the block's matrices
-    (``batch_turns``), their count (:func:`._pe_batch_turns.batch_turn_count`) or, where
-    a ragged last block's have none, one matrix after another."""
+def block_chunks(view: TransposeView, t: Tiling, matrices: int, cols: int
+                 ) -> list[tuple[int, int, int, int]]:
+    """A block's column chunks, ``(first batch, batch count, column, width)`` as
+    :func:`chunk_list` gives them: by turns over a general layout's turn dim, ``K`` of
+    each matrix, chunk ``c`` taking turn ``c``; by turns over the block's matrices
+    (``batch_turns``), the :func:`._pe_batch_turns.batch_turn_count` chunks of all their
+    columns -- or, where a ragged last block's have none, one matrix after another."""
     if t.batch_turns:
         k = batch_turn_count(matrices, view.n, t.chunk_cols)
         if k is not None:
-            return k
+            width = matrices * view.n // k
+            return [(0, 1, c * width, width) for c in range(k)]
     elif t.column_turns > 1:
-        return matrices * t.column_turns
-    return len(chunk_list(cols, matrices, t.chunk_cols))
+        width = cols // t.column_turns
+        return [(b, 1, c * width, width) for b in range(matrices)
+                for c in range(t.column_turns)]
+    return chunk_list(cols, matrices, t.chunk_cols)
 
 
 def sub_blocks(view: TransposeView, t: Tiling) -> int:
     """Every row group of every block meets every column chunk of that block."""
     row_groups = sum(-(-min(t.block_rows, view.m - i0) // t.group_rows)
                      for i0 in range(0, view.m, t.block_rows))
-    chunks = sum(block_chunks(view, t, min(t.block_batches, view.batch - b0),
-                              min(t.block_cols, view.n - j0))
+    chunks = sum(len(block_chunks(view, t, min(t.block_batches, view.batch - b0),
+                                  min(t.block_cols, view.n - j0)))
                  for b0 in range(0, view.batch, t.block_batches)
                  for j0 in range(0, view.n, t.block_cols))
     return row_groups * chunks * t.parts * t.row_turns

@@ -183,13 +183,13 @@ def _sliced_queue_cycles(t: Tiling, hw: Hardware, ext: Sequence[int], nbytes: fl
     that dim is part of them (``dma_scale``: :func:`~strider.cost.engine_scale` of the
     queues)."""
     out, runs = [], []
-    for dims in (t.free, t.free_target):
+    for side, dims in (("in", t.free), ("out", t.free_target)):
         d = next((d for d in dims if ext[d] > 1), None)
         cut = list(ext)
         if d is not None:
             cut[d] = -(-ext[d] // min(m, ext[d]))
         block = math.prod(cut[k] for k in t.free)
-        chunk = min(t.run_elements("in" if dims is t.free else "out", cut), block) * t.itemsize
+        chunk = min(t.run_elements(side, cut), block) * t.itemsize
         out.append(nbytes / (hw.dma.bytes_per_cycle * chunk_efficiency(chunk, hw)) * dma_scale)
         runs.append(chunk)
     return out[0], out[1], runs[0], runs[1]
