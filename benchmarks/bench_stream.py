@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         print("  (no timeline plot: strider.plot is not available)")
 
     pages_list = [int(p) for p in args.pages.split(",")]
-    print(f"\n[2] time vs number of pages (one page row per segment, same tensor)")
+    print("\n[2] time vs number of pages (one page row per segment, same tensor)")
     rows, curve = [], []
     for pages in pages_list:
         result, wall = _run(hw, shape, x, pages, segment_rows=1)

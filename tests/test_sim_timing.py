@@ -118,7 +118,7 @@ def test_pe_array_is_pipelined_occupancy_then_latency():
     out = [Ref.psum(0, 4, AP.contiguous((10,), offset=16 * b), "float32") for b in (0, 1)]
     lw = p.load_weights(w)
     m1 = p.matmul(mv, out[0], deps=[lw])
-    m2 = p.matmul(mv, out[1])
+    p.matmul(mv, out[1])
     act = p.act_copy(out[0], Ref.sbuf(0, 4, AP.contiguous((10,), offset=32), "float32"),
                      deps=[m1])
     assert instruction_timing(p.instructions[m1], hw) == (10.0, 10 + 8 + 4)

@@ -101,13 +101,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from .access_pattern import coalesced_dims
 from .errors import DeadlockError
 from .dma_cost import (chunk_efficiency, descriptor_fixed_cycles, descriptor_issue_cycles,
                        hidden_latency_cycles, transfer_cycles, transfer_timing)
 from .hardware import ActivationSpec, Hardware, VectorSpec
+
+if TYPE_CHECKING:  # annotations only; these modules import this one
+    from .instructions import Instruction, Ref
+    from .program import Program
 
 
 def innermost_stride_bytes(ref: Ref) -> int:

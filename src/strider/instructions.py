@@ -52,7 +52,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .access_pattern import AccessPattern
 from .cost import PeCost, access_cycles, pe_cost, transfer_timing
 from .dtypes import accumulator_dtype
 from .errors import CapacityError, ProgramError, SimulationError

@@ -32,7 +32,7 @@ def _golden_section(example: GoldenExample) -> Section:
         if got != example.expected or not fast.equals(stream):
             raise VerificationError(
                 f"{example.name}: stream {got} differs from the patent's {example.expected}")
-        print(f"\nMatches the source document's stream; vectorised path identical. OK")
+        print("\nMatches the source document's stream; vectorised path identical. OK")
         return 0
 
     section.__name__ = f"ttu_{example.name}"

@@ -34,16 +34,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..data import same_bits
 from ..errors import ArgumentError, SimulationError
 from .instructions import Load, Segment
 from .kernels import COMBINE
 from .layout import PageId, fmt_index
 from .pages import PageTable
+
+if TYPE_CHECKING:  # annotations only
+    from .program import StreamProgram
 
 _POISON = 0xA5
 
@@ -270,7 +272,7 @@ class StreamCore:
 
     # ------------------------------------------------------------ data
     def _gather(self, t: Tile) -> np.ndarray:
-        lay, sd = self.p.layout, self.sd
+        lay = self.p.layout
         shape = tuple(s.stop - s.start for s in t.region)
         pieces = []
         for page in t.pages:

@@ -27,7 +27,7 @@ import heapq
 import math
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,6 +40,9 @@ from .layout import PageId, fmt_index
 from .processor import StreamCore
 from .safety import deadlock_witness
 from .stats import build_report, collect_stats, plot_result, write_trace
+
+if TYPE_CHECKING:  # annotations only
+    from .program import StreamProgram
 
 
 @dataclass

@@ -26,10 +26,15 @@ strider.errors.CapacityError: the stream's working set does not fit on chip: a s
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from ..errors import CapacityError
 from ..hardware import Hardware
 from .layout import fmt_index
+
+if TYPE_CHECKING:  # annotations only
+    from .layout import PageLayout
+    from .processor import StreamCore
 
 
 def working_set_pages(layout: PageLayout, segment_rows: int) -> int:

@@ -22,12 +22,17 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from ..sim.stats import RunStats, run_figures
 from ..text import format_bytes, format_table
+
+if TYPE_CHECKING:  # annotations only; these modules import this one
+    from .processor import StreamCore
+    from .program import StreamProgram
+    from .runner import StreamResult
 
 
 @dataclass
