@@ -885,3 +885,42 @@ def test_batched_short_rows_on_random_hardware_are_bit_exact_with_every_candidat
     from strider.hardware_random import random_hardware
     hw = random_hardware(lambda options: data.draw(st.sampled_from(options)))
     _every_candidate_is_bit_exact(PermuteRequest((batch, m, n), (0, 2, 1), dtype), hw, seed)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 9), min_size=1, max_size=4), st.data())
+def test_aligned_ranges_cover_the_range_in_order_and_cut_no_finer_than_even(shape, data):
+    from strider.planners._columns import aligned_ranges, boxes
+    total = math.prod(shape)
+    start = data.draw(st.integers(0, total - 1))
+    n = data.draw(st.integers(1, total - start))
+    pieces = data.draw(st.integers(1, 20))
+    got = aligned_ranges(start, n, pieces, tuple(shape))
+    assert got[0][0] == 0 and got[-1][1] == n
+    assert all(lo < hi for lo, hi in got) and all(a[1] == b[0] for a, b in zip(got, got[1:]))
+    assert len(got) <= min(pieces, n)
+    step = n / min(pieces, n)
+    assert all(abs(hi - round(i * step)) <= step / 4 + 1 for i, (_, hi) in enumerate(got[:-1], 1)
+               ) or len(got) < min(pieces, n)
+    # never more descriptors than even cuts would make
+    even = [(round(i * step), round((i + 1) * step)) for i in range(min(pieces, n))]
+    count = sum(len(boxes(start + lo, start + hi, tuple(shape))) for lo, hi in got)
+    assert count <= sum(len(boxes(start + lo, start + hi, tuple(shape))) for lo, hi in even
+                        if hi > lo)
+
+
+def test_pe_descriptors_cut_rows_and_columns_of_several_dims_on_their_boundaries():
+    """int16 5x9x97x10x42 (rows of two dims, one of 5): even cuts left loads of 1-3
+    partitions beside each 20-partition one; cut on multiples of 5 (but for the first
+    block's, cut one per queue to shorten the fill), descriptors average above 12 KB
+    and the plan stays bit-exact."""
+    shape, perm = (5, 9, 97, 10, 42), (4, 2, 1, 0, 3)
+    plan = plan_permute(shape, perm, "int16", TRN1, "pe")
+    dmas = [i for i in plan.program.instructions if isinstance(i, DmaCopy)]
+    assert sum(d.nbytes for d in dmas) / len(dmas) > 12_000
+    loads = [d for d in dmas if d.label.startswith("load") and "block 0 " not in d.label]
+    assert all(d.dst.partitions % 5 == 0 for d in loads)
+    x = _data(shape, "int16")
+    result = simulate(plan, x)
+    assert not result.stats.unwritten_outputs.get("y")
+    assert same_bits(result.outputs["y"], x.transpose(perm))

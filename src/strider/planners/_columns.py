@@ -76,6 +76,38 @@ def boxes(start: int, stop: int, shape: tuple[int, ...]
     return [(_flat(index, shape), index, ext) for index, ext in _boxes(start, stop, shape)]
 
 
+def aligned_ranges(start: int, n: int, pieces: int, shape: tuple[int, ...]
+                   ) -> tuple[tuple[int, int], ...]:
+    """``range(n)`` (flat indices ``start ..`` of row-major ``shape``) in about ``pieces``
+    nearly equal ``(lo, hi)`` ranges whose cuts sit on the coarsest index boundaries
+    within a quarter piece of an even cut, so that each range is few :func:`boxes` (one
+    DMA descriptor each): an even cut through a dim of 5 leaves boxes of 1-4 indices.
+    (Within half a piece, the uneven pieces lengthened the drain: bfloat16 22x185x279
+    reversed 1.17x -> 1.20x the DRAM roofline on trn1-like.)
+
+    >>> aligned_ranges(0, 60, 4, (12, 5))          # cuts on multiples of 5
+    ((0, 15), (15, 30), (30, 45), (45, 60))
+    >>> aligned_ranges(3, 40, 3, (9, 5))            # flat 3..43: cuts at flat 15 and 30
+    ((0, 12), (12, 27), (27, 40))
+    """
+    pieces = max(1, min(pieces, n))
+    step = n / pieces
+    suffixes = [math.prod(shape[j:]) for j in range(1, len(shape))]   # coarsest first
+    edges = [0]
+    for i in range(1, pieces):
+        want = i * step
+        cut = round(want)
+        for size in suffixes:
+            snapped = round((start + want) / size) * size - start
+            if abs(snapped - want) <= step / 4 and edges[-1] < snapped < n:
+                cut = snapped
+                break
+        if edges[-1] < cut < n:
+            edges.append(cut)
+    edges.append(n)
+    return tuple(zip(edges[:-1], edges[1:]))
+
+
 def _flat(index: tuple[int, ...], shape: tuple[int, ...]) -> int:
     flat = 0
     for i, n in zip(index, shape):
@@ -123,4 +155,4 @@ def column_group(shape: tuple[int, ...], perm: tuple[int, ...]
             Columns(tuple(shape[r + 1:]), tuple(d - r - 1 for d in perm[r:-1])))
 
 
-__all__ = ["Columns", "boxes", "by_turns", "column_group"]
+__all__ = ["Columns", "aligned_ranges", "boxes", "by_turns", "column_group"]

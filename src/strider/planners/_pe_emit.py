@@ -17,7 +17,7 @@ from ..hardware import Hardware
 from ..dtypes import dtype_of
 from ..plan import PermuteRequest
 from ..program import Program, Ref
-from ._columns import Columns, by_turns
+from ._columns import Columns, aligned_ranges, by_turns
 from ._pe_batch_turns import batch_turn_count
 from ._descriptors import QueueBalancer, element_values, fitted_pairs
 from ._copy_engines import CopyBalancer
@@ -153,8 +153,10 @@ class Emitter:
         """A row group's partitions in pieces for the load descriptors, each with the
         source rows of its partitions; a ragged last partition in a piece of its own."""
         R = self.t.row_turns
-        ranges = [(lo, hi, R) for lo, hi in _ranges(k, self.splits(k * run * self.item, k,
-                                                                    first))]
+        pieces = self.splits(k * run * self.item, k, first)
+        ranges = [(lo, hi, R) for lo, hi in (
+            _ranges(k, pieces) if self.v.layout is None else   # rows of several dims
+            aligned_ranges(row0, k, pieces, self.v.layout.row_shape))]
         if self.v.last_rows and row0 + k == self.v.m:
             lo, hi, _ = ranges.pop()
             ranges += [(lo, hi - 1, R)] * (hi - 1 > lo) + [(hi - 1, hi, self.v.last_rows)]
@@ -333,8 +335,8 @@ class Emitter:
             for bb in range(count):
                 # (R > 1 over a general layout: whole blocks, i0 = 0)
                 b_base = v.target_batch(block["b0"] + bb0 + bb) + block["i0"]
-                for lo, hi in _ranges(width, self.splits(k * nbytes // count, width,
-                                                         block["last"])):
+                for lo, hi in aligned_ranges(first_col, width, self.splits(
+                        k * nbytes // count, width, block["last"]), columns.shape):
                     for first, index, ext in columns.boxes(first_col + lo, first_col + hi):
                         dst = AccessPattern.unchecked(
                             ext + (k * rows,), strides + (1,),
