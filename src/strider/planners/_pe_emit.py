@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from functools import lru_cache
 from typing import Any
-
-import numpy as np
 
 from ..access_pattern import AccessPattern
 from ..cost import descriptor_issue_cycles
@@ -18,9 +15,9 @@ from ..dtypes import dtype_of
 from ..plan import PermuteRequest
 from ..program import Program, Ref
 from ._columns import Columns, aligned_ranges, by_turns
-from ._pe_batch_turns import batch_turn_count
-from ._descriptors import QueueBalancer, element_values, fitted_pairs
 from ._copy_engines import CopyBalancer
+from ._descriptors import QueueBalancer, element_values, fitted_pairs
+from ._pe_batch_turns import batch_turn_count
 from ._pe_layout import TurnedColumns, turned_columns
 from ._pe_tiling import (DESCRIPTOR_AMORTISATION, Tiling, TransposeView, block_chunks,
                          interleave, turned_chunks)
@@ -153,10 +150,9 @@ class Emitter:
         """A row group's partitions in pieces for the load descriptors, each with the
         source rows of its partitions; a ragged last partition in a piece of its own."""
         R = self.t.row_turns
-        pieces = self.splits(k * run * self.item, k, first)
-        ranges = [(lo, hi, R) for lo, hi in (
-            _ranges(k, pieces) if self.v.layout is None else   # rows of several dims
-            aligned_ranges(row0, k, pieces, self.v.layout.row_shape))]
+        rows = () if self.v.layout is None else self.v.layout.row_shape   # several dims?
+        ranges = [(lo, hi, R) for lo, hi in aligned_ranges(
+            row0, k, self.splits(k * run * self.item, k, first), rows)]
         if self.v.last_rows and row0 + k == self.v.m:
             lo, hi, _ = ranges.pop()
             ranges += [(lo, hi - 1, R)] * (hi - 1 > lo) + [(hi - 1, hi, self.v.last_rows)]
@@ -350,16 +346,17 @@ class Emitter:
             src_pat = AccessPattern.unchecked((k * rows,), (1,),
                                               self.out_offset(slot, ci - k + 1))
             base -= (k - 1) * width * m
-            for lo, hi in _ranges(width, self.splits(k * nbytes, width, block["last"])):
+            for lo, hi in aligned_ranges(0, width, self.splits(k * nbytes, width,
+                                                               block["last"])):
                 dst = AccessPattern.unchecked((hi - lo, k * rows), (k * m, 1),
                                               base + lo * k * m)
                 ids.extend(self.dma(Ref.sbuf(lo, hi - lo, src_pat, t.dtype),
                                     Ref.dram("y", dst, t.dtype), acts,
                                     f"store {block['name']} chunks {ci - k + 1}..{ci}"))
         else:  # each batch matrix's columns, in pieces over the queues
-            for bb, (lo, hi) in itertools.product(
-                    range(count), _ranges(width, self.splits(nbytes // count, width,
-                                                             block["last"]))):
+            pieces = self.splits(nbytes // count, width, block["last"])
+            for bb, (lo, hi) in itertools.product(range(count),
+                                                  aligned_ranges(0, width, pieces)):
                 dst = AccessPattern.unchecked((hi - lo, rows), (m, 1),
                                               base + bb * m * v.n + lo * m)
                 ids.extend(self.dma(Ref.sbuf(bb * width + lo, hi - lo, src_pat, t.dtype),
@@ -439,13 +436,6 @@ class Emitter:
                     pending = []
             in_readers[slot].update(readers)
         return self.p
-
-
-@lru_cache(maxsize=1024)
-def _ranges(n: int, pieces: int) -> tuple[tuple[int, int], ...]:
-    """Split ``range(n)`` into ``pieces`` nearly equal ``(lo, hi)`` ranges."""
-    edges = np.linspace(0, n, pieces + 1).round().astype(int)
-    return tuple((int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a)
 
 
 __all__ = ["Emitter"]
