@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from strider.access_pattern import row_major_strides
 from strider.api import simulate, same_bits
 from strider.errors import PlanError
 from strider.hardware import Hardware
@@ -18,7 +19,7 @@ from strider.planners._descriptors import Side, Transfer, descriptors, fits_ttu
 from strider.planners._groups import Groups, carrier_dtype, coalesce_permutation, split_dim
 from strider.inbuffer import in_buffer_steps
 from strider.planners.vector import STRATEGY
-from strider.program import DmaCopy, VectorCopy
+from strider.program import ActCopy, DmaCopy, VectorCopy
 
 from strategies import DTYPES, random_array
 
@@ -377,6 +378,45 @@ def test_ragged_tiles_are_clipped_to_boxes_that_cover_the_data_once(outer, inner
         reaches = (k[1] * tile[1] <= last < (k[1] + 1) * tile[1]
                    and min((k[2] + 1) * tile[2], inner) > left)
         assert n == 1 or reaches
+
+
+@given(st.lists(st.integers(1, 6), min_size=1, max_size=5), st.data())
+def test_a_copy_walks_a_dim_short_in_both_operands_where_there_is_one(shape, data):
+    """fastest_walk returns an order of the dims; it keeps the given order when that is
+    already fast, and otherwise finds a fast order whenever one dim innermost gives one."""
+    from strider.cost import innermost_stride
+    from strider.planners._copy_engines import fastest_walk
+    shape = tuple(shape)
+    perm = tuple(data.draw(st.permutations(range(len(shape)))))
+    src = tuple(row_major_strides(shape)[d] for d in perm)
+    shape_t = tuple(shape[d] for d in perm)
+    dst = row_major_strides(shape_t)
+    fast = data.draw(st.integers(1, 40))
+
+    def widest(order):
+        walk = tuple(shape_t[d] for d in order)
+        return max(innermost_stride(walk, tuple(src[d] for d in order)),
+                   innermost_stride(walk, tuple(dst[d] for d in order)))
+
+    got = fastest_walk(shape_t, src, dst, fast)
+    n = len(shape_t)
+    assert sorted(got) == list(range(n))
+    if widest(tuple(range(n))) <= fast:
+        assert got == tuple(range(n))
+    elif any(widest(tuple(d for d in range(n) if d != r) + (r,)) <= fast for r in range(n)):
+        assert widest(got) <= fast
+
+
+def test_int8_copies_walk_the_kept_dim_and_keep_full_rate():
+    """int8 18x325x3x50x3 -> (3, 325, 18, 50, 3): in the target order every copy reads at
+    a stride over 16 bytes (half rate); walking the dim of 50 innermost (3 bytes apart in
+    both blocks) keeps the full rate. It went from 1.82x to 1.24x the DRAM roofline."""
+    from strider.cost import access_rate
+    hw = HW["trn1-like"]
+    plan, result = _check((18, 325, 3, 50, 3), (4, 1, 0, 3, 2), "int8", hw, seed=5)
+    copies = [i for i in plan.program.instructions if isinstance(i, (VectorCopy, ActCopy))]
+    assert copies and all(access_rate(hw.vector, c.src, c.dst) == 1.0 for c in copies)
+    assert result.stats.dram_roofline_ratio < 1.3
 
 
 @pytest.mark.parametrize("shape, perm, dtype, carrier", [

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..cost import engine_scale, stride_rate
+from ..cost import engine_scale, innermost_stride, stride_rate
 from ..hardware import Hardware
 
 
@@ -76,4 +76,44 @@ def copy_cycles(hw: Hardware, partitions: int, block: int, pieces: int,
     return max(balancer.load.values()), float(last)
 
 
-__all__ = ["copy_engines", "CopyBalancer", "copy_cycles"]
+def fast_stride_elements(hw: Hardware, itemsize: int) -> int:
+    """The longest innermost stride, in elements of ``itemsize`` bytes, at which both copy
+    engines keep their full rate.
+
+    >>> from strider import Hardware
+    >>> fast_stride_elements(Hardware.preset("trn1-like"), 1)
+    16
+    """
+    limits = [spec.fast_stride_bytes for spec in (hw.vector, hw.activation)
+              if spec.fast_stride_bytes is not None]
+    return min(limits) // itemsize if limits else 1 << 62
+
+
+def fastest_walk(shape: tuple[int, ...], src: tuple[int, ...], dst: tuple[int, ...],
+                 fast: int) -> tuple[int, ...]:
+    """The order in which to walk a copy of ``shape`` with element strides ``src`` and
+    ``dst``: as given, unless moving one dim innermost brings both operands' innermost
+    strides within ``fast`` elements where the given order does not. An engine keeps its
+    full rate only while both are short (:func:`~strider.cost.stride_rate`), so a dim
+    short in both (one kept between the transposed ones) beats the target order.
+
+    >>> fastest_walk((6, 122, 3), (1, 6, 732), (366, 3, 1), 16)   # dim 1: 6 and 3 apart
+    (0, 2, 1)
+    >>> fastest_walk((64, 32), (1, 64), (32, 1), 16)   # a plain transpose: no such dim
+    (0, 1)
+    """
+    given = tuple(range(len(shape)))
+
+    def widest(order: tuple[int, ...]) -> int:
+        walk = tuple(shape[d] for d in order)
+        return max(innermost_stride(walk, tuple(src[d] for d in order)),
+                   innermost_stride(walk, tuple(dst[d] for d in order)))
+
+    if widest(given) <= fast:
+        return given
+    orders = [tuple(d for d in given if d != r) + (r,) for r in given if shape[r] > 1]
+    best = min(orders, key=widest, default=given)
+    return best if widest(best) <= fast else given
+
+
+__all__ = ["copy_engines", "CopyBalancer", "copy_cycles", "fast_stride_elements", "fastest_walk"]

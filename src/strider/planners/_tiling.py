@@ -33,7 +33,7 @@ from ..cost import (chunk_efficiency, descriptor_issue_cycles, engine_scale,
                     hidden_latency_cycles, innermost_stride)
 from ..hardware import Hardware
 from ._groups import divisors, split_dim
-from ._copy_engines import copy_cycles
+from ._copy_engines import copy_cycles, fast_stride_elements, fastest_walk
 from ._splits import double_splits, ragged_splits, run_splits
 
 #: Slot count of the rotating buffer: DMA-in of tile t+1, vector work on t, DMA-out of t.
@@ -164,18 +164,24 @@ class Tiling:
         return out
 
 
-def copy_stride_bytes(t: Tiling, ext: Sequence[int]) -> int:
-    """Innermost stride (bytes) of the source of a tile's re-ordering copy: it reads the
-    source-order block in target order (as the vector planner emits it).
+def copy_stride_bytes(t: Tiling, ext: Sequence[int], hw: Hardware) -> int:
+    """The wider innermost stride (bytes) of a tile's re-ordering copy: it reads the
+    source-order block and writes it in target order, walked as
+    :func:`~._copy_engines.fastest_walk` orders it (as the vector planner emits it).
 
+    >>> from strider import Hardware
     >>> t = Tiling((64, 32), (1, 0), (), (), (0, 1), (64, 32), 3, 4)
-    >>> copy_stride_bytes(t, t.tile)                  # 32 floats per source row
+    >>> copy_stride_bytes(t, t.tile, Hardware.preset("trn1-like"))   # 32 floats a row
     128
     """
     pos = {d: i for i, d in enumerate(t.free)}
     cs = row_major_strides(tuple(ext[d] for d in t.free))
     shape = tuple(ext[d] for d in t.free_target)
-    return innermost_stride(shape, tuple(cs[pos[d]] for d in t.free_target)) * t.itemsize
+    src, dst = tuple(cs[pos[d]] for d in t.free_target), row_major_strides(shape)
+    order = fastest_walk(shape, src, dst, fast_stride_elements(hw, t.itemsize))
+    walk = tuple(shape[d] for d in order)
+    return t.itemsize * max(innermost_stride(walk, tuple(src[d] for d in order)),
+                            innermost_stride(walk, tuple(dst[d] for d in order)))
 
 
 def _sliced_queue_cycles(t: Tiling, hw: Hardware, ext: Sequence[int], nbytes: float,
@@ -215,7 +221,7 @@ def _scores(t: Tiling, hw: Hardware, total_bytes: int, pieces: Sequence[int]) ->
     classes = []
     for ext, count in t.tile_classes():
         block = math.prod(ext[d] for d in t.free)
-        stride = copy_stride_bytes(t, ext) if t.needs_vector else 0
+        stride = copy_stride_bytes(t, ext, hw) if t.needs_vector else 0
         classes.append((ext, count, block, math.prod(ext[d] for d in t.part) * block * item,
                         stride))
     queues = hw.dma.queues

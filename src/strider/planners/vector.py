@@ -50,7 +50,7 @@ from ._hazards import Hazards
 from ._groups import Groups, carrier_dtype, carrier_why_not, coalesce_permutation
 from ..inbuffer import in_buffer_steps
 from ._postcondition import check_program
-from ._copy_engines import CopyBalancer
+from ._copy_engines import CopyBalancer, fast_stride_elements, fastest_walk
 from ._tiling import Tiling, descriptor_worth, rank_tilings, score, tile_boxes
 
 
@@ -193,6 +193,7 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
     queues = range(hw.dma.queues)
     pos = {d: i for i, d in enumerate(t.free)}
     engines = CopyBalancer(hw, t.partitions)
+    fast = fast_stride_elements(hw, t.itemsize)
 
     def dma(transfer: Transfer, lo: int, hi: int, way: str, label: str) -> None:
         on_chip_write = way == "in"
@@ -231,6 +232,8 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
             d, a, b = cut
             at = free_t.index(d)
             src, dst = src.slice(at, a, b), dst.slice(at, a, b)
+        walk = fastest_walk(src.shape, src.strides, dst.strides, fast)
+        src, dst = src.permute(walk), dst.permute(walk)
         # the slices of one tile's copy write disjoint elements of the out-slot
         key = ("copy", k) if cut is not None else None
         deps = sorted(set(hazards.before(src.min_address, src.max_address + 1, False)
