@@ -85,6 +85,9 @@ class Tiling:
     # (outer working dim, true extent) of a ragged split: the dim's ceil(n / inner) x inner
     # indices pad its n, the last outer index holding fewer (see tile_boxes)
     ragged: tuple[int, int] | tuple[()] = ()
+    # the last tile's vector step is cut as its DMA-out is, so the pipeline drains slice
+    # by slice behind the copies (instead of the copies following its DMA-in slices)
+    drain_by_stores: bool = False
 
     @cached_property
     def free_target(self) -> tuple[int, ...]:
