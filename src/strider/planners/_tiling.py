@@ -88,6 +88,9 @@ class Tiling:
     # the last tile's vector step is cut as its DMA-out is, so the pipeline drains slice
     # by slice behind the copies (instead of the copies following its DMA-in slices)
     drain_by_stores: bool = False
+    # where a tile's outermost dim has fewer indices than pieces, each index is cut along
+    # the next dim too (finer slices overlap better; they also cut runs and add copies)
+    fine_slices: bool = False
 
     @cached_property
     def free_target(self) -> tuple[int, ...]:

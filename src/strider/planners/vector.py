@@ -172,17 +172,44 @@ def _cuts(extent: int, pieces: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
 
 
-def _piece_dim(dims, ext) -> int | None:
-    """The outermost dim of ``dims`` with more than one index in this tile."""
-    return next((d for d in dims if ext[d] > 1), None)
+def _slices(dims, ext, pieces: int, fine: bool) -> list[tuple[tuple[int, int, int], ...]]:
+    """A block (``dims`` in its layout order, ``ext`` per dim) cut into at most ``pieces``
+    slices, each contiguous in the block: ranges of its outermost dim, or, ``fine``
+    where that has fewer indices than ``pieces``, each of its indices cut along the next
+    dim. A slice is its cuts ``(dim, start, stop)``, outer first; ``[()]`` is the whole block.
+
+    >>> _slices((0, 1), (3, 10), 2, False)
+    [((0, 0, 1),), ((0, 1, 3),)]
+    >>> _slices((0, 1), (2, 10), 4, True)[:2]   # 2 indices of dim 0, each in 2 ranges of dim 1
+    [((0, 0, 1), (1, 0, 5)), ((0, 0, 1), (1, 5, 10))]
+    """
+    inner = [d for d in dims if ext[d] > 1]
+    if not inner:
+        return [()]
+    d = inner[0]
+    if ext[d] >= pieces or len(inner) == 1 or not fine:
+        return [((d, a, b),) for a, b in _cuts(ext[d], pieces)]
+    per = -(-pieces // ext[d])
+    return [((d, i, i + 1), (inner[1], a, b)) for i in range(ext[d])
+            for a, b in _cuts(ext[inner[1]], per)]
+
+
+def _span(cuts, strides_of: dict[int, int]) -> tuple[int, int]:
+    """``[lo, hi)`` of a slice of :func:`_slices` in its block (element strides by dim)."""
+    if not cuts:
+        return 0, 0
+    lo = sum(a * strides_of[d] for d, a, _ in cuts)
+    d, a, b = cuts[-1]
+    return lo, lo + (b - a) * strides_of[d]
 
 
 def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dict[str, int]:
     """The seed-003 pipeline over every tile, piece by piece; returns instruction counts.
 
-    Each tile is read in ``tiling.pieces`` slices of its outermost source-order dim, the
-    vector step re-orders each slice as soon as it has arrived, and the tile is written
-    in slices of its outermost target-order dim once re-ordered.
+    Each tile is read in about ``tiling.pieces`` slices of its outermost source-order
+    dims (:func:`_slices`), the vector step re-orders each slice as soon as it has
+    arrived, and the tile is written in slices of its outermost target-order dims once
+    re-ordered (or, draining by the stores, the last tile's copy slice by slice).
     """
     t = tiling
     free_t = t.free_target
@@ -204,20 +231,15 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
         hazards.record(lo, hi, ids, write=on_chip_write)
         counts["dma_" + way] += len(ids)
 
-    def reads(k: int, origin, ext, s_in: int):
-        """The DMA-in slices of tile k, each with its vector step."""
-        base = s_in * slot_elems
-        block = tuple(ext[d] for d in t.free)
-        d = _piece_dim(t.free, ext)
-        cuts = _cuts(ext[d], t.pieces) if d is not None else [(0, 1)]
-        for a, b in cuts:
-            if d is None:
-                yield (_tile_transfer(t, w, origin, ext, base, "in"), base,
-                       base + math.prod(block))
-                continue
-            st = row_major_strides(block)[pos[d]]
-            yield (_tile_transfer(t, w, origin, ext, base, "in", (d, a, b)),
-                   base + a * st, base + b * st)
+    def moves(way: str, dims, origin, ext, slot: int):
+        """The DMA slices of a tile one way, with their cuts and slot ranges."""
+        base = slot * slot_elems
+        block = tuple(ext[d] for d in dims)
+        strides_of = dict(zip(dims, row_major_strides(block)))
+        for cuts in _slices(dims, ext, t.pieces, t.fine_slices):
+            lo, hi = _span(cuts, strides_of) if cuts else (0, math.prod(block))
+            yield (_tile_transfer(t, w, origin, ext, base, way, cuts), base + lo, base + hi,
+                   cuts)
 
     def vector_piece(k: int, origin, ext, s_in: int, s_out: int, cut) -> None:
         partitions = math.prod(ext[d] for d in t.part)
@@ -228,14 +250,13 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
         cs = row_major_strides(fs)
         src = AccessPattern.unchecked(ft, tuple(cs[pos[d]] for d in free_t), s_in * slot_elems)
         dst = AccessPattern.unchecked(ft, row_major_strides(ft), s_out * slot_elems)
-        if cut is not None:
-            d, a, b = cut
+        for d, a, b in cut or ():
             at = free_t.index(d)
             src, dst = src.slice(at, a, b), dst.slice(at, a, b)
         walk = fastest_walk(src.shape, src.strides, dst.strides, fast)
         src, dst = src.permute(walk), dst.permute(walk)
         # the slices of one tile's copy write disjoint elements of the out-slot
-        key = ("copy", k) if cut is not None else None
+        key = ("copy", k) if cut else None
         deps = sorted(set(hazards.before(src.min_address, src.max_address + 1, False)
                           + hazards.before(dst.min_address, dst.max_address + 1, True, key)))
         src_ref = Ref.sbuf(0, partitions, src, w.dtype)
@@ -246,19 +267,6 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
         hazards.record(dst.min_address, dst.max_address + 1, [vid], write=True, disjoint=key)
         counts["vector"] += 1
 
-    def writes(k: int, origin, ext, s_out: int):
-        base = s_out * slot_elems
-        block = tuple(ext[d] for d in free_t)
-        order = {d: i for i, d in enumerate(free_t)}
-        d = _piece_dim(free_t, ext)
-        if d is None:
-            yield _tile_transfer(t, w, origin, ext, base, "out"), base, base + math.prod(block)
-            return
-        st = row_major_strides(block)[order[d]]
-        for a, b in _cuts(ext[d], t.pieces):
-            yield (_tile_transfer(t, w, origin, ext, base, "out", (d, a, b)),
-                   base + a * st, base + b * st)
-
     boxes = list(tile_boxes(t))
     draining = t.needs_vector and t.drain_by_stores
     # software pipeline: step k reads tile k (and re-orders each slice as it lands) while
@@ -268,10 +276,10 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
         if k < len(boxes):
             origin, ext = boxes[k]
             s_in, s_out = slot_pair(t, k)
-            ins = list(reads(k, origin, ext, s_in))
+            ins = list(moves("in", t.free, origin, ext, s_in))
         if k > 0:
             po, pe = boxes[k - 1]
-            outs = list(writes(k - 1, po, pe, slot_pair(t, k - 1)[1]))
+            outs = list(moves("out", free_t, po, pe, slot_pair(t, k - 1)[1]))
         steps: list[tuple[str, tuple]] = []
         if t.slots == 2 and t.needs_vector and outs:
             # the reads land where this step's writes drain: a read slice goes after
@@ -288,29 +296,26 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
             steps = [("in", item, j) for j, item in enumerate(ins)]
             steps += [("out", o) for o in outs]
         for step in steps:
-            transfer, lo, hi = step[1]
+            transfer, lo, hi, cuts = step[1]
             if step[0] == "out":
                 dma(transfer, lo, hi, "out", f"out t{k - 1}")
                 continue
             dma(transfer, lo, hi, "in", f"in t{k}")
             if t.needs_vector and not (draining and k == len(boxes) - 1):
-                d = _piece_dim(t.free, ext)
-                cut = None if d is None or len(ins) == 1 else (
-                    d, *_cuts(ext[d], t.pieces)[step[2]])
-                vector_piece(k, origin, ext, s_in, s_out, cut)
+                vector_piece(k, origin, ext, s_in, s_out, cuts if len(ins) > 1 else ())
         if draining and k == len(boxes) - 1:
             # the last tile's copies in its DMA-out slices: each slice leaves behind its copy
-            d = _piece_dim(free_t, ext)
-            for a, b in _cuts(ext[d], t.pieces) if d is not None else [(0, 0)]:
-                vector_piece(k, origin, ext, s_in, s_out, (d, a, b) if b else None)
+            slices = _slices(free_t, ext, t.pieces, t.fine_slices)
+            for cuts in slices:
+                vector_piece(k, origin, ext, s_in, s_out, cuts if len(slices) > 1 else ())
     return counts
 
 
 def _tile_transfer(t: Tiling, w: Working, origin, ext, slot_offset: int, way: str,
-                   piece: tuple[int, int, int] | None = None) -> Transfer:
+                   cuts: tuple[tuple[int, int, int], ...] = ()) -> Transfer:
     """One tile's DMA: partition dims first, then the free dims in source order (in) or
-    target order (out); the slot holds the block contiguously in that order. ``piece``
-    ``(dim, start, stop)`` restricts one free dim to a slice of the tile."""
+    target order (out); the slot holds the block contiguously in that order. Each of
+    ``cuts`` ``(dim, start, stop)`` restricts a free dim to a slice of the tile."""
     free = t.free if way == "in" else t.free_target
     dims = t.part + free
     zeros = (0,) * len(t.part)
@@ -322,8 +327,7 @@ def _tile_transfer(t: Tiling, w: Working, origin, ext, slot_offset: int, way: st
     chip_offset, pstart = slot_offset, 0
     dram_offset = sum(o * s for o, s in zip(origin, strides))
     shape = [ext[d] for d in dims]
-    if piece is not None:  # both sides start at index a of dim d
-        d, a, b = piece
+    for d, a, b in cuts:  # both sides start at index a of dim d
         k = dims.index(d)
         chip_offset += a * chip_strides[k]
         pstart += a * chip_pstrides[k]
@@ -415,8 +419,9 @@ class VectorStrategy:
 #: curve the score shortlists more split variants, and at 6 the 256 MiB NCHW -> NHWC
 #: float32 plan lost its best tiling (1.26x -> 1.76x the DRAM roofline; 1 s more to plan).
 KEEP, KEEP_SMALL, SMALL_BYTES, SHORT_PROGRAM = 10, 16, 16 << 20, 4096
-#: Of the tilings emitted, how many best ones are also emitted with the other drain.
-DRAIN_VARIANTS = 3
+#: Of the tilings emitted, how many best ones are also emitted with the other drain
+#: and slicing (:attr:`Tiling.drain_by_stores`, :attr:`Tiling.fine_slices`).
+VARIANTS_OF = 3
 
 
 def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
@@ -442,14 +447,15 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
         if best is None or cycles < best[0]:
             best = (cycles, tiling, program, counts)
     assert best is not None
-    # the score does not price the drain: the best few are also emitted draining by
-    # their stores (the cost model sees which ends first)
+    # the score prices neither the drain nor finer slices: the best few are also emitted
+    # draining by their stores and/or in finer slices (the cost model sees what ends first)
     ranked = sorted((t for t in emitted if t.needs_vector), key=lambda t: emitted[t][0])
-    for tiling in ranked[:DRAIN_VARIANTS]:
-        other = replace(tiling, drain_by_stores=not tiling.drain_by_stores)
-        cycles, program, counts = _emitted(emitted, other, w, hw, empty)
-        if cycles < best[0]:
-            best = (cycles, other, program, counts)
+    for tiling in ranked[:VARIANTS_OF]:
+        for drain, fine in ((True, False), (False, True), (True, True)):
+            other = replace(tiling, drain_by_stores=drain, fine_slices=fine)
+            cycles, program, counts = _emitted(emitted, other, w, hw, empty)
+            if cycles < best[0]:
+                best = (cycles, other, program, counts)
     if best[1].tiles >= FEWER_PIECES_MIN_TILES:
         best = _fewer_pieces(best, w, hw, empty, emitted)
     return best[1], best[2], best[3]
@@ -493,6 +499,8 @@ def pipeline_text(t: Tiling) -> str:
     sliced = (f"each tile moves in {t.pieces} slices (the vector step re-orders a slice as "
               "soon as it lands, so fill and drain are short)" if t.pieces > 1 else
               "each tile moves whole")
+    if t.fine_slices:
+        sliced += " (where a tile's outermost dim is shorter, cut along the next dim too)"
     if t.drain_by_stores:
         sliced += ("; the last tile's vector step is cut as its DMA-out is, so the pipeline "
                    "drains slice by slice")
