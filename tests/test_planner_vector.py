@@ -312,6 +312,38 @@ def test_predicted_cycles_track_the_simulation():
     assert 0.5 < plan.predicted_cycles / result.stats.cycles < 1.5
 
 
+def _random_request(data, shape, dtype, seed):
+    """(hw, request, working, x) of a random permutation of ``shape`` on trn1-like or
+    random valid hardware; None where the vector strategy declines it."""
+    from strider.hardware_random import random_hardware
+    from strider.planners.vector import Working
+    hw = data.draw(st.sampled_from([HW["trn1-like"], None])) or random_hardware(
+        lambda options: data.draw(st.sampled_from(options)))
+    perm = tuple(data.draw(st.permutations(range(len(shape)))))
+    request = PermuteRequest(tuple(shape), perm, dtype)
+    if STRATEGY.why_not(request, hw):
+        return None
+    x = random_array(np.random.default_rng(seed), request.shape, dtype_of(dtype))
+    return hw, request, Working.of(request, hw), x
+
+
+def _emits_exactly(hw, request, w, x, tiling) -> bool:
+    """Emit ``tiling`` alone, simulate it on poisoned buffers and check it bit for bit;
+    False where random hardware refuses it (a real limit: the descriptor count)."""
+    from strider.planners.vector import declare_tensors, emit_sbuf, make_plan
+    from strider.program import Program
+    program = Program("tiling")
+    declare_tensors(program, w)
+    try:
+        emit_sbuf(program, w, hw, tiling)
+    except PlanError:
+        return False
+    result = simulate(make_plan(request, hw, program, "vector", [], {}), x)
+    assert not result.stats.unwritten_outputs.get("y") and not result.stats.poisoned_reads
+    assert same_bits(result.outputs["y"], request.reference(x)), (tiling, hw.name)
+    return True
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.data(), st.lists(st.sampled_from([1, 2, 3, 5, 7, 13, 37, 101, 257, 1031]),
                            min_size=1, max_size=4).filter(lambda s: int(np.prod(s)) <= 60_000),
@@ -320,35 +352,17 @@ def test_ragged_splits_move_every_element_once(data, shape, dtype, seed):
     """Prime extents split as ceil(n / inner) x inner, the last outer index short: every
     tiling of such a split (on trn1-like or random valid hardware) writes every output
     element once, from the right source element, and reads no padding."""
-    from strider.hardware_random import random_hardware
     from strider.planners._splits import ragged_splits
     from strider.planners._tiling import _candidates_for
-    from strider.planners.vector import Working, declare_tensors, emit_sbuf, make_plan
-    from strider.program import Program
-    hw = data.draw(st.sampled_from([HW["trn1-like"], None])) or random_hardware(
-        lambda options: data.draw(st.sampled_from(options)))
-    perm = tuple(data.draw(st.permutations(range(len(shape)))))
-    request = PermuteRequest(tuple(shape), perm, dtype)
-    if STRATEGY.why_not(request, hw):
+    case = _random_request(data, shape, dtype, seed)
+    if case is None:
         return
-    w = Working.of(request, hw)
-    x = random_array(np.random.default_rng(seed), request.shape, dtype_of(dtype))
-    tried = 0
+    hw, request, w, x = case
     for s, p, split, keep_free, ragged in ragged_splits(w.shape, w.perm, hw)[:3]:
         tilings = _candidates_for(s, p, split, w.itemsize, hw, w.size * w.itemsize,
                                   keep_free=keep_free, ragged=ragged)
         for t in tilings[::max(1, len(tilings) // 3)]:   # a few slot and slice counts
-            program = Program("ragged")
-            declare_tensors(program, w)
-            try:
-                emit_sbuf(program, w, hw, t)
-            except PlanError:   # a real limit of random hardware (descriptor count)
-                continue
-            plan = make_plan(request, hw, program, "vector", [], {})
-            result = simulate(plan, x)
-            assert not result.stats.unwritten_outputs.get("y") and not result.stats.poisoned_reads
-            assert same_bits(result.outputs["y"], request.reference(x)), (t, hw.name)
-            tried += 1
+            _emits_exactly(hw, request, w, x, t)
 
 
 @settings(max_examples=200, deadline=None)
@@ -430,29 +444,14 @@ def test_draining_by_the_stores_and_fine_slices_move_every_element_once(data, sh
     trn1-like or random valid hardware: bit-exact, every output element written, no read
     of bytes nothing wrote."""
     from dataclasses import replace
-    from strider.hardware_random import random_hardware
     from strider.planners._tiling import rank_tilings
-    from strider.planners.vector import Working, declare_tensors, emit_sbuf, make_plan
-    from strider.program import Program
-    hw = data.draw(st.sampled_from([HW["trn1-like"], None])) or random_hardware(
-        lambda options: data.draw(st.sampled_from(options)))
-    perm = tuple(data.draw(st.permutations(range(len(shape)))))
-    request = PermuteRequest(tuple(shape), perm, dtype)
-    if STRATEGY.why_not(request, hw):
+    case = _random_request(data, shape, dtype, seed)
+    if case is None:
         return
-    w = Working.of(request, hw)
-    x = random_array(np.random.default_rng(seed), request.shape, dtype_of(dtype))
+    hw, request, w, x = case
     for t in rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=3):
-        program = Program("drain")
-        declare_tensors(program, w)
-        try:
-            emit_sbuf(program, w, hw, replace(t, drain_by_stores=data.draw(st.booleans()),
-                                              fine_slices=True, pieces=16))
-        except PlanError:   # a real limit of random hardware (descriptor count)
-            continue
-        result = simulate(make_plan(request, hw, program, "vector", [], {}), x)
-        assert not result.stats.unwritten_outputs.get("y") and not result.stats.poisoned_reads
-        assert same_bits(result.outputs["y"], request.reference(x)), (t, hw.name)
+        _emits_exactly(hw, request, w, x, replace(t, drain_by_stores=data.draw(st.booleans()),
+                                                  fine_slices=True, pieces=16))
 
 
 def test_a_short_outer_dim_is_sliced_along_the_next_one_too():
