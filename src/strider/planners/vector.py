@@ -51,7 +51,7 @@ from ._groups import Groups, carrier_dtype, carrier_why_not, coalesce_permutatio
 from ..inbuffer import in_buffer_steps
 from ._postcondition import check_program
 from ._copy_engines import CopyBalancer, fast_stride_elements, fastest_walk
-from ._tiling import Tiling, descriptor_worth, rank_tilings, score, tile_boxes
+from ._tiling import FEW_TILES, Tiling, descriptor_worth, rank_tilings, score, tile_boxes
 
 
 @dataclass(frozen=True)
@@ -447,9 +447,11 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
         if best is None or cycles < best[0]:
             best = (cycles, tiling, program, counts)
     assert best is not None
-    # the score prices neither the drain nor finer slices: the best few are also emitted
-    # draining by their stores and/or in finer slices (the cost model sees what ends first)
-    ranked = sorted((t for t in emitted if t.needs_vector), key=lambda t: emitted[t][0])
+    # the score prices neither the drain nor finer slices: the best few of at most
+    # FEW_TILES tiles (where fill and drain weigh) are also emitted draining by their
+    # stores and/or in finer slices; the cost model sees what ends first
+    ranked = sorted((t for t in emitted if t.needs_vector and t.tiles <= FEW_TILES),
+                    key=lambda t: emitted[t][0])
     for tiling in ranked[:VARIANTS_OF]:
         for drain, fine in ((True, False), (False, True), (True, True)):
             other = replace(tiling, drain_by_stores=drain, fine_slices=fine)
