@@ -173,10 +173,11 @@ def _cuts(extent: int, pieces: int) -> list[tuple[int, int]]:
 
 
 def _slices(dims, ext, pieces: int, fine: bool) -> list[tuple[tuple[int, int, int], ...]]:
-    """A block (``dims`` in its layout order, ``ext`` per dim) cut into at most ``pieces``
+    """A block (``dims`` in its layout order, ``ext`` per dim) cut into about ``pieces``
     slices, each contiguous in the block: ranges of its outermost dim, or, ``fine``
     where that has fewer indices than ``pieces``, each of its indices cut along the next
-    dim. A slice is its cuts ``(dim, start, stop)``, outer first; ``[()]`` is the whole block.
+    dim (``ceil(pieces / indices)`` ranges each). A slice is its cuts ``(dim, start,
+    stop)``, outer first; ``[()]`` is the whole block.
 
     >>> _slices((0, 1), (3, 10), 2, False)
     [((0, 0, 1),), ((0, 1, 3),)]
@@ -196,8 +197,6 @@ def _slices(dims, ext, pieces: int, fine: bool) -> list[tuple[tuple[int, int, in
 
 def _span(cuts, strides_of: dict[int, int]) -> tuple[int, int]:
     """``[lo, hi)`` of a slice of :func:`_slices` in its block (element strides by dim)."""
-    if not cuts:
-        return 0, 0
     lo = sum(a * strides_of[d] for d, a, _ in cuts)
     d, a, b = cuts[-1]
     return lo, lo + (b - a) * strides_of[d]
