@@ -448,10 +448,11 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
     assert best is not None
     # the score prices neither the drain nor finer slices: the best few of at most
     # FEW_TILES tiles (where fill and drain weigh) are also emitted draining by their
-    # stores and/or in finer slices; the cost model sees what ends first
+    # stores and/or in finer slices (only the best, where programs are long to emit);
+    # the cost model sees what ends first
     ranked = sorted((t for t in emitted if t.needs_vector and t.tiles <= FEW_TILES),
                     key=lambda t: emitted[t][0])
-    for tiling in ranked[:VARIANTS_OF]:
+    for tiling in ranked[:VARIANTS_OF if longest <= SHORT_PROGRAM else 1]:
         for drain, fine in ((True, False), (False, True), (True, True)):
             other = replace(tiling, drain_by_stores=drain, fine_slices=fine)
             cycles, program, counts = _emitted(emitted, other, w, hw, empty)
