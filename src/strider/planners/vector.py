@@ -51,6 +51,7 @@ from ._groups import Groups, carrier_dtype, carrier_why_not, coalesce_permutatio
 from ..inbuffer import in_buffer_steps
 from ._postcondition import check_program
 from ._copy_engines import CopyBalancer, fast_stride_elements, fastest_walk
+from ._slicing import slices_of, span_of
 from ._tiling import FEW_TILES, Tiling, descriptor_worth, rank_tilings, score, tile_boxes
 
 
@@ -165,48 +166,11 @@ def slot_pair(t: Tiling, k: int) -> tuple[int, int]:
     return k % 2, (k + 1) % 2
 
 
-def _cuts(extent: int, pieces: int) -> list[tuple[int, int]]:
-    """``extent`` cut into at most ``pieces`` near-equal ranges."""
-    m = max(1, min(pieces, extent))
-    bounds = [extent * j // m for j in range(m + 1)]
-    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
-
-
-def _slices(dims, ext, pieces: int, fine: bool) -> list[tuple[tuple[int, int, int], ...]]:
-    """A block (``dims`` in its layout order, ``ext`` per dim) cut into about ``pieces``
-    slices, each contiguous in the block: ranges of its outermost dim, or, ``fine``
-    where that has fewer indices than ``pieces``, each of its indices cut along the next
-    dim (``ceil(pieces / indices)`` ranges each). A slice is its cuts ``(dim, start,
-    stop)``, outer first; ``[()]`` is the whole block.
-
-    >>> _slices((0, 1), (3, 10), 2, False)
-    [((0, 0, 1),), ((0, 1, 3),)]
-    >>> _slices((0, 1), (2, 10), 4, True)[:2]   # 2 indices of dim 0, each in 2 ranges of dim 1
-    [((0, 0, 1), (1, 0, 5)), ((0, 0, 1), (1, 5, 10))]
-    """
-    inner = [d for d in dims if ext[d] > 1]
-    if not inner:
-        return [()]
-    d = inner[0]
-    if ext[d] >= pieces or len(inner) == 1 or not fine:
-        return [((d, a, b),) for a, b in _cuts(ext[d], pieces)]
-    per = -(-pieces // ext[d])
-    return [((d, i, i + 1), (inner[1], a, b)) for i in range(ext[d])
-            for a, b in _cuts(ext[inner[1]], per)]
-
-
-def _span(cuts, strides_of: dict[int, int]) -> tuple[int, int]:
-    """``[lo, hi)`` of a slice of :func:`_slices` in its block (element strides by dim)."""
-    lo = sum(a * strides_of[d] for d, a, _ in cuts)
-    d, a, b = cuts[-1]
-    return lo, lo + (b - a) * strides_of[d]
-
-
 def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dict[str, int]:
     """The seed-003 pipeline over every tile, piece by piece; returns instruction counts.
 
     Each tile is read in about ``tiling.pieces`` slices of its outermost source-order
-    dims (:func:`_slices`), the vector step re-orders each slice as soon as it has
+    dims (:func:`~._slicing.slices_of`), the vector step re-orders each slice as soon as it has
     arrived, and the tile is written in slices of its outermost target-order dims once
     re-ordered (or, draining by the stores, the last tile's copy slice by slice).
     """
@@ -235,8 +199,8 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
         base = slot * slot_elems
         block = tuple(ext[d] for d in dims)
         strides_of = dict(zip(dims, row_major_strides(block)))
-        for cuts in _slices(dims, ext, t.pieces, t.fine_slices):
-            lo, hi = _span(cuts, strides_of) if cuts else (0, math.prod(block))
+        for cuts in slices_of(dims, ext, t.pieces, t.fine_slices):
+            lo, hi = span_of(cuts, strides_of) if cuts else (0, math.prod(block))
             yield (_tile_transfer(t, w, origin, ext, base, way, cuts), base + lo, base + hi,
                    cuts)
 
@@ -304,7 +268,7 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
                 vector_piece(k, origin, ext, s_in, s_out, cuts if len(ins) > 1 else ())
         if draining and k == len(boxes) - 1:
             # the last tile's copies in its DMA-out slices: each slice leaves behind its copy
-            slices = _slices(free_t, ext, t.pieces, t.fine_slices)
+            slices = slices_of(free_t, ext, t.pieces, t.fine_slices)
             for cuts in slices:
                 vector_piece(k, origin, ext, s_in, s_out, cuts if len(slices) > 1 else ())
     return counts
