@@ -16,7 +16,10 @@ Steps, as in seed 003, mapped onto a partitioned state buffer:
 
 Tiles rotate through three buffer slots so that DMA-in of tile t+1, the vector step of
 tile t and DMA-out of tile t-1 overlap; transfers are spread over the DMA queues (reads
-on one half, writes on the other). When the innermost dim stays innermost with runs
+on one half, writes on the other). Each tile moves in slices (:mod:`._slicing`), and
+the copy of a slice walks, innermost, a dim short in both its operands where there is
+one (full rate; :func:`~._copy_engines.fastest_walk`); the last tile's copy may be cut
+as its DMA-out is, so that the pipeline drains slice by slice. When the innermost dim stays innermost with runs
 long enough for full-speed DMA, no buffer is needed: the plan copies DRAM -> DRAM with
 long chunks on every queue. DRAM traffic is one read and one write of the tensor.
 
