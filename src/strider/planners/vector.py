@@ -15,8 +15,8 @@ Steps, as in seed 003, mapped onto a partitioned state buffer:
 4. DMA the block out in target order, so group 2 leaves in long contiguous runs.
 
 Tiles rotate through three buffer slots so that DMA-in of tile t+1, the vector step of
-tile t and DMA-out of tile t-1 overlap; transfers are spread over the DMA queues (reads
-on one half, writes on the other). Each tile moves in slices (:mod:`._slicing`), and
+tile t and DMA-out of tile t-1 overlap; each descriptor goes to the least-loaded DMA
+queue. Each tile moves in slices (:mod:`._slicing`), and
 the copy of a slice walks, innermost, a dim short in both its operands where there is
 one (full rate; :func:`~._copy_engines.fastest_walk`); the last tile's copy may be cut
 as its DMA-out is, so that the pipeline drains slice by slice. When the innermost dim stays innermost with runs
