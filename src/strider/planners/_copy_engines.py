@@ -90,30 +90,32 @@ def fast_stride_elements(hw: Hardware, itemsize: int) -> int:
 
 
 def fastest_walk(shape: tuple[int, ...], src: tuple[int, ...], dst: tuple[int, ...],
-                 fast: int) -> tuple[int, ...]:
-    """The order in which to walk a copy of ``shape`` with element strides ``src`` and
-    ``dst``: as given, unless moving one dim innermost brings both operands' innermost
+                 fast: int) -> tuple[tuple[int, ...], int]:
+    """``(order, stride)``: the order in which to walk a copy of ``shape`` with element
+    strides ``src`` and ``dst``, and the wider of its two innermost strides walked so. The
+    order is as given, unless moving one dim innermost brings both operands' innermost
     strides within ``fast`` elements where the given order does not. An engine keeps its
     full rate only while both are short (:func:`~strider.cost.stride_rate`), so a dim
     short in both (one kept between the transposed ones) beats the target order.
 
     >>> fastest_walk((6, 122, 3), (1, 6, 732), (366, 3, 1), 16)   # dim 1: 6 and 3 apart
-    (0, 2, 1)
+    ((0, 2, 1), 6)
     >>> fastest_walk((64, 32), (1, 64), (32, 1), 16)   # a plain transpose: no such dim
-    (0, 1)
+    ((0, 1), 64)
     """
-    given = tuple(range(len(shape)))
-
     def widest(order: tuple[int, ...]) -> int:
         walk = tuple(shape[d] for d in order)
         return max(innermost_stride(walk, tuple(src[d] for d in order)),
                    innermost_stride(walk, tuple(dst[d] for d in order)))
 
-    if widest(given) <= fast:
-        return given
-    orders = [tuple(d for d in given if d != r) + (r,) for r in given if shape[r] > 1]
-    best = min(orders, key=widest, default=given)
-    return best if widest(best) <= fast else given
+    given = tuple(range(len(shape)))
+    stride = widest(given)
+    if stride <= fast:
+        return given, stride
+    moved = [(widest(order), order) for order in
+             (given[:r] + given[r + 1:] + (r,) for r in given if shape[r] > 1)]
+    least, order = min(moved, key=lambda m: m[0], default=(stride, given))
+    return (order, least) if least <= fast else (given, stride)
 
 
 __all__ = ["copy_engines", "CopyBalancer", "copy_cycles", "fast_stride_elements", "fastest_walk"]

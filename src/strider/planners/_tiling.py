@@ -30,7 +30,7 @@ import numpy as np
 
 from ..access_pattern import row_major_strides
 from ..cost import (chunk_efficiency, descriptor_issue_cycles, engine_scale,
-                    hidden_latency_cycles, innermost_stride)
+                    hidden_latency_cycles)
 from ..hardware import Hardware
 from ._groups import divisors, split_dim
 from ._copy_engines import copy_cycles, fast_stride_elements, fastest_walk
@@ -184,10 +184,7 @@ def copy_stride_bytes(t: Tiling, ext: Sequence[int], hw: Hardware) -> int:
     cs = row_major_strides(tuple(ext[d] for d in t.free))
     shape = tuple(ext[d] for d in t.free_target)
     src, dst = tuple(cs[pos[d]] for d in t.free_target), row_major_strides(shape)
-    order = fastest_walk(shape, src, dst, fast_stride_elements(hw, t.itemsize))
-    walk = tuple(shape[d] for d in order)
-    return t.itemsize * max(innermost_stride(walk, tuple(src[d] for d in order)),
-                            innermost_stride(walk, tuple(dst[d] for d in order)))
+    return t.itemsize * fastest_walk(shape, src, dst, fast_stride_elements(hw, t.itemsize))[1]
 
 
 def _sliced_queue_cycles(t: Tiling, hw: Hardware, ext: Sequence[int], nbytes: float,

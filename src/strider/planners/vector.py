@@ -219,7 +219,7 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
         for d, a, b in cut or ():
             at = free_t.index(d)
             src, dst = src.slice(at, a, b), dst.slice(at, a, b)
-        walk = fastest_walk(src.shape, src.strides, dst.strides, fast)
+        walk, _ = fastest_walk(src.shape, src.strides, dst.strides, fast)
         src, dst = src.permute(walk), dst.permute(walk)
         # the slices of one tile's copy write disjoint elements of the out-slot
         key = ("copy", k) if cut else None
@@ -253,23 +253,23 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
             s_base = slot_pair(t, k - 1)[1] * slot_elems
             i_base = s_in * slot_elems if ins else 0
             pending_outs = list(outs)
-            for j, item in enumerate(ins):
+            for item in ins:
                 while pending_outs and pending_outs[0][1] - s_base < item[2] - i_base:
                     steps.append(("out", pending_outs.pop(0)))
-                steps.append(("in", item, j))
+                steps.append(("in", item))
             steps += [("out", o) for o in pending_outs]
         else:  # reads first: the writes wait for the vector step, which waits for reads
-            steps = [("in", item, j) for j, item in enumerate(ins)]
+            steps = [("in", item) for item in ins]
             steps += [("out", o) for o in outs]
-        for step in steps:
-            transfer, lo, hi, cuts = step[1]
-            if step[0] == "out":
+        drains = draining and k == len(boxes) - 1   # this tile's copies follow its stores
+        for way, (transfer, lo, hi, cuts) in steps:
+            if way == "out":
                 dma(transfer, lo, hi, "out", f"out t{k - 1}")
                 continue
             dma(transfer, lo, hi, "in", f"in t{k}")
-            if t.needs_vector and not (draining and k == len(boxes) - 1):
+            if t.needs_vector and not drains:
                 vector_piece(k, origin, ext, s_in, s_out, cuts if len(ins) > 1 else ())
-        if draining and k == len(boxes) - 1:
+        if drains:
             # the last tile's copies in its DMA-out slices: each slice leaves behind its copy
             slices = slices_of(free_t, ext, t.pieces, t.fine_slices)
             for cuts in slices:
@@ -420,7 +420,10 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
     ranked = sorted((t for t in emitted if t.needs_vector and t.tiles <= FEW_TILES),
                     key=lambda t: emitted[t][0])
     for tiling in ranked[:VARIANTS_OF if longest <= SHORT_PROGRAM else 1]:
+        fine_differs = _fine_slices_differ(tiling)   # else the fine variants are twins
         for drain, fine in ((True, False), (False, True), (True, True)):
+            if fine and not fine_differs:
+                continue
             other = replace(tiling, drain_by_stores=drain, fine_slices=fine)
             cycles, program, counts = _emitted(emitted, other, w, hw, empty)
             if cycles < best[0]:
@@ -428,6 +431,13 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
     if best[1].tiles >= FEWER_PIECES_MIN_TILES:
         best = _fewer_pieces(best, w, hw, empty, emitted)
     return best[1], best[2], best[3]
+
+
+def _fine_slices_differ(t: Tiling) -> bool:
+    """Whether :attr:`Tiling.fine_slices` cuts any of ``t``'s tiles differently (where it
+    does not, the fine variant's program is the plain one's twin)."""
+    return any(slices_of(dims, ext, t.pieces, True) != slices_of(dims, ext, t.pieces, False)
+               for _, ext in tile_boxes(t) for dims in (t.free, t.free_target))
 
 
 def _emitted(emitted: dict, tiling: Tiling, w: Working, hw: Hardware,
