@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cost import chunk_efficiency
+from ..cost import chunk_efficiency, engine_scale
 from ..hardware import Hardware
 from ..plan import PermuteRequest, Plan
 from ..program import Program
@@ -36,6 +36,28 @@ class DmaStrategy:
     def why_not(self, request: PermuteRequest, hw: Hardware, **options: Any) -> str | None:
         return carrier_why_not(request.dtype, hw)
 
+    def lower_bound(self, request: PermuteRequest, hw: Hardware, **options: Any
+                    ) -> tuple[float, str] | None:
+        """``(cycles, why)``: no plan of this strategy is predicted faster. Every byte
+        holds a queue at the rate its source runs allow (:func:`source_run`; no
+        descriptor's run is longer), the queues sharing the bytes evenly at best, and
+        the bytes cross DRAM twice.
+
+        >>> from strider import Hardware
+        >>> STRATEGY.lower_bound(PermuteRequest((64, 32), (1, 0), "float32"),
+        ...                      Hardware.preset("tiny"))
+        (4096.0, '8,192 bytes in 4-byte source runs (efficiency 12%) over 2 queue(s)')
+        """
+        w = Working.of(request, hw)
+        if not w.size:
+            return None
+        run, nbytes = source_run(w), request.nbytes
+        eff = chunk_efficiency(run, hw)
+        queue = nbytes / (hw.dma.bytes_per_cycle * eff) / hw.dma.queues * engine_scale("dma", hw)
+        return (max(queue, 2 * nbytes / hw.dram_bytes_per_cycle),
+                f"{nbytes:,} bytes in {run:,}-byte source runs (efficiency {eff:.0%}) over "
+                f"{hw.dma.queues} queue(s)")
+
     def plan(self, request: PermuteRequest, hw: Hardware, **options: Any) -> Plan:
         w = Working.of(request, hw)
         program = Program(f"dma-permute {request.describe()}")
@@ -44,7 +66,7 @@ class DmaStrategy:
         count = 0
         if w.size:
             count = emit_direct(program, w, hw, "strided")
-            run = (w.shape[-1] if w.perm[-1] == len(w.shape) - 1 else 1) * w.itemsize
+            run = source_run(w)
         eff = chunk_efficiency(run, hw) if run else 1.0
         lines = [
             f"request: {request.describe()} ({request.nbytes:,} bytes)",
@@ -59,6 +81,12 @@ class DmaStrategy:
         return make_plan(request, hw, program, self.name, lines, details)
 
 
+def source_run(w: Working) -> int:
+    """Bytes of the longest source run a DRAM -> DRAM walk in target order reads: the
+    innermost dim where the permutation keeps it, else one element."""
+    return (w.shape[-1] if w.perm[-1] == len(w.shape) - 1 else 1) * w.itemsize
+
+
 STRATEGY = DmaStrategy()
 
-__all__ = ["STRATEGY", "DmaStrategy"]
+__all__ = ["STRATEGY", "DmaStrategy", "source_run"]
