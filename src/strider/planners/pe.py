@@ -64,7 +64,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from ..cost import descriptor_issue_cycles, engine_scale, estimate
+from ..cost import chunk_efficiency, descriptor_issue_cycles, engine_scale, estimate
 from ..errors import PlanError
 from ..hardware import Hardware
 from ..dtypes import EXACT_MAC_DTYPES, MAC_DTYPES
@@ -148,14 +148,19 @@ def pass_floor(view: TransposeView, t: Tiling, hw: Hardware) -> float:
     (:meth:`~strider.hardware_pe.PEArraySpec.issue_cycles`; a row tile's share where the
     array is tiled), one after another; and each block loads every batch matrix's every
     row group with a descriptor of its own, each holding a queue for its fixed cost
-    (:func:`~strider.cost.descriptor_issue_cycles`) and its bytes. Emitting a tiling of
-    a million instructions takes a minute; this takes microseconds.
+    (:func:`~strider.cost.descriptor_issue_cycles`) and its bytes; and the stores move
+    every byte again, in runs no longer than a partition's share of one output tile (a
+    store reads one partition's rows of one slot), at the rate such runs get
+    (:func:`~strider.cost.chunk_efficiency`). Emitting a tiling of a million
+    instructions takes a minute; this takes microseconds.
 
     >>> from strider import Hardware
     >>> hw = Hardware.preset("trn1-like")
     >>> view = transpose_view(PermuteRequest((256, 512), (1, 0), "int8"))
     >>> round(pass_floor(view, choose_tiling(view, "int8", "mac", hw), hw))   # the bytes
-    408
+    874
+    >>> round(STRATEGY.plan(PermuteRequest((256, 512), (1, 0), "int8"), hw).predicted_cycles)
+    2753
     """
     passes = sub_blocks(view, t) // t.row_turns
     pe = passes * hw.pe.dtype_factor(t.pe_dtype) / hw.pe.tiles * engine_scale("pe", hw)
@@ -163,8 +168,9 @@ def pass_floor(view: TransposeView, t: Tiling, hw: Hardware) -> float:
                      for i0 in range(0, view.m, t.block_rows))
     loads = view.batch * row_groups * -(-view.n // t.block_cols) if view.n else 0
     nbytes = view.batch * view.m * t.row_turns * view.n * t.elem_bytes
-    queue = (loads * descriptor_issue_cycles(hw) + nbytes / hw.dma.bytes_per_cycle) \
-        / hw.dma.queues * engine_scale("dma", hw)
+    store_run = max(1, t.out_tile_elems * t.elem_bytes)
+    moved = nbytes * (1 + 1 / chunk_efficiency(store_run, hw)) / hw.dma.bytes_per_cycle
+    queue = (loads * descriptor_issue_cycles(hw) + moved) / hw.dma.queues * engine_scale("dma", hw)
     return max(pe, queue)
 
 
