@@ -49,7 +49,7 @@ from ..plan import PermuteRequest, Plan
 from ..program import Program, Ref
 from ._descriptors import QueueBalancer, Side, Transfer, costed_descriptors
 from ._spread import spread_descriptors
-from ._hazards import Hazards
+from ._hazards import Hazards, latest_per_engine
 from ._groups import Groups, carrier_dtype, carrier_why_not, coalesce_permutation
 from ..inbuffer import in_buffer_steps
 from ._postcondition import check_program
@@ -188,9 +188,12 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
     engines = CopyBalancer(hw, t.partitions)
     fast = fast_stride_elements(hw, t.itemsize)
 
+    def engine_of(i: int) -> str:
+        return program.instructions[i].engine
+
     def dma(transfer: Transfer, lo: int, hi: int, way: str, label: str) -> None:
         on_chip_write = way == "in"
-        deps = hazards.before(lo, hi, write=on_chip_write)
+        deps = latest_per_engine(hazards.before(lo, hi, write=on_chip_write), engine_of)
         ids = [program.dma(balancer.pick_for(queues, chunk, nbytes), s, d, deps, label)
                for s, d, chunk, nbytes in costed_descriptors(transfer, hw,
                                                              _pieces(transfer, hw, t.tiles))]
@@ -223,8 +226,9 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
         src, dst = src.permute(walk), dst.permute(walk)
         # the slices of one tile's copy write disjoint elements of the out-slot
         key = ("copy", k) if cut else None
-        deps = sorted(set(hazards.before(src.min_address, src.max_address + 1, False)
-                          + hazards.before(dst.min_address, dst.max_address + 1, True, key)))
+        deps = latest_per_engine(
+            hazards.before(src.min_address, src.max_address + 1, False)
+            + hazards.before(dst.min_address, dst.max_address + 1, True, key), engine_of)
         src_ref = Ref.sbuf(0, partitions, src, w.dtype)
         copy = (program.vector_copy if engines.pick(src.size, innermost_stride_bytes(src_ref))
                 == "vector" else program.act_copy)
