@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -180,11 +180,18 @@ def copy_stride_bytes(t: Tiling, ext: Sequence[int], hw: Hardware) -> int:
     >>> copy_stride_bytes(t, t.tile, Hardware.preset("trn1-like"))   # 32 floats a row
     128
     """
-    pos = {d: i for i, d in enumerate(t.free)}
-    cs = row_major_strides(tuple(ext[d] for d in t.free))
-    shape = tuple(ext[d] for d in t.free_target)
-    src, dst = tuple(cs[pos[d]] for d in t.free_target), row_major_strides(shape)
-    return t.itemsize * fastest_walk(shape, src, dst, fast_stride_elements(hw, t.itemsize))[1]
+    return _copy_stride_bytes(t.free, t.free_target, tuple(ext[d] for d in t.free),
+                              t.itemsize, hw)
+
+
+@lru_cache(maxsize=4096)   # the score asks again for every tiling of the same free block
+def _copy_stride_bytes(free: tuple[int, ...], free_target: tuple[int, ...],
+                       block: tuple[int, ...], itemsize: int, hw: Hardware) -> int:
+    pos = {d: i for i, d in enumerate(free)}
+    cs = row_major_strides(block)
+    shape = tuple(block[pos[d]] for d in free_target)
+    src, dst = tuple(cs[pos[d]] for d in free_target), row_major_strides(shape)
+    return itemsize * fastest_walk(shape, src, dst, fast_stride_elements(hw, itemsize))[1]
 
 
 def _sliced_queue_cycles(t: Tiling, hw: Hardware, ext: Sequence[int], nbytes: float,
