@@ -167,7 +167,7 @@ def pass_floor(view: TransposeView, t: Tiling, hw: Hardware) -> float:
     row_groups = sum(-(-min(t.block_rows, view.m - i0) // t.group_rows)
                      for i0 in range(0, view.m, t.block_rows))
     loads = view.batch * row_groups * -(-view.n // t.block_cols) if view.n else 0
-    nbytes = view.batch * view.m * t.row_turns * view.n * t.elem_bytes
+    nbytes = view.batch * view.source_count(t.row_turns) * view.n * t.elem_bytes
     store_run = max(1, t.out_tile_elems * t.elem_bytes)
     moved = nbytes * (1 + 1 / chunk_efficiency(store_run, hw)) / hw.dma.bytes_per_cycle
     queue = (loads * descriptor_issue_cycles(hw) + moved) / hw.dma.queues * engine_scale("dma", hw)
