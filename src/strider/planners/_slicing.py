@@ -21,15 +21,17 @@ def slices_of(dims, ext, pieces: int, fine: bool) -> list[tuple[tuple[int, int, 
     slices, each contiguous in the block: ranges of its outermost dim, or, ``fine``
     where that has fewer indices than ``pieces``, each of its indices cut along the next
     dim (``ceil(pieces / indices)`` ranges each). A slice is its cuts ``(dim, start,
-    stop)``, outer first; ``[()]`` is the whole block.
+    stop)``, outer first; ``[()]`` is the whole block (also where one slice would be).
 
     >>> slices_of((0, 1), (3, 10), 2, False)
     [((0, 0, 1),), ((0, 1, 3),)]
+    >>> slices_of((0, 1), (3, 10), 1, True)
+    [()]
     >>> slices_of((0, 1), (2, 10), 4, True)[:2]   # dim 0's 2 indices, each in 2 ranges
     [((0, 0, 1), (1, 0, 5)), ((0, 0, 1), (1, 5, 10))]
     """
     inner = [d for d in dims if ext[d] > 1]
-    if not inner:
+    if not inner or pieces <= 1:
         return [()]
     d = inner[0]
     if ext[d] >= pieces or len(inner) == 1 or not fine:

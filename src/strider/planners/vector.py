@@ -272,12 +272,11 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
                 continue
             dma(transfer, lo, hi, "in", f"in t{k}")
             if t.needs_vector and not drains:
-                vector_piece(k, origin, ext, s_in, s_out, cuts if len(ins) > 1 else ())
+                vector_piece(k, origin, ext, s_in, s_out, cuts)
         if drains:
             # the last tile's copies in its DMA-out slices: each slice leaves behind its copy
-            slices = slices_of(free_t, ext, t.pieces, t.fine_slices)
-            for cuts in slices:
-                vector_piece(k, origin, ext, s_in, s_out, cuts if len(slices) > 1 else ())
+            for cuts in slices_of(free_t, ext, t.pieces, t.fine_slices):
+                vector_piece(k, origin, ext, s_in, s_out, cuts)
     return counts
 
 
