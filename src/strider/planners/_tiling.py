@@ -91,6 +91,8 @@ class Tiling:
     # where a tile's outermost dim has fewer indices than pieces, each index is cut along
     # the next dim too (finer slices overlap better; they also cut runs and add copies)
     fine_slices: bool = False
+    # a tile that reaches a ragged split's padding keeps its shape (see pads_ragged)
+    pad_ragged: bool = False
 
     @cached_property
     def free_target(self) -> tuple[int, ...]:
@@ -111,6 +113,13 @@ class Tiling:
     def slot_bytes(self) -> int:
         """Bytes per partition of one buffer slot (64-byte aligned)."""
         return -(-self.block_elements * self.itemsize // 64) * 64
+
+    @cached_property
+    def pads_ragged(self) -> bool:
+        """Whether a tile that reaches a ragged split's padding keeps its shape, its DMAs
+        and copies skipping the missing indices (:func:`existing_regions`), rather than
+        being cut into boxes moved as tiles of their own (:func:`padded_variant`)."""
+        return self.pad_ragged and padded_variant(self) == self
 
     @property
     def tiles(self) -> int:
@@ -168,6 +177,26 @@ class Tiling:
         for combo in itertools.product(*per_dim):
             out.append((tuple(e for e, _ in combo), math.prod(c for _, c in combo)))
         return out
+
+
+def padded_variant(t: Tiling) -> Tiling | None:
+    """``t`` with its tiles keeping their shape where they reach a ragged split's padding
+    (:attr:`Tiling.pads_ragged`), or None where that cannot be: the split's inner dim must
+    be a free dim, and its outer dim free too or a partition dim, which then becomes the
+    outermost (the partitions before its last index are then a prefix, which one copy
+    covers). Which variant is faster depends on the case: padded tiles keep every
+    partition busy, clipped boxes pipeline in more, smaller steps.
+
+    >>> t = Tiling((5, 3, 4), (2, 0, 1), ((1, 4),), (0, 1), (2,), (5, 3, 4), 3, 1,
+    ...            ragged=(1, 10))
+    >>> padded_variant(t).part
+    (1, 0)
+    """
+    if not t.ragged or t.ragged[0] + 1 not in t.free:
+        return None
+    d = t.ragged[0]
+    part = t.part if d not in t.part else (d,) + tuple(p for p in t.part if p != d)
+    return replace(t, part=part, pad_ragged=True)
 
 
 def copy_stride_bytes(t: Tiling, ext: Sequence[int], hw: Hardware) -> int:
@@ -430,22 +459,72 @@ def _kind(t: Tiling) -> tuple[int, int, bool, int]:
 def tile_boxes(t: Tiling):
     """Every tile as (origin, extents), odometer order (outermost working dim first).
 
-    With a ragged split a tile that reaches the padding is clipped to what exists: its
-    outer indices before the last, and the last one's inner indices that hold data --
-    two boxes, each moved as a tile of its own.
+    With a ragged split whose padded tiles keep their shape (:attr:`Tiling.pads_ragged`)
+    a tile is left out only where it holds no data; otherwise a tile that reaches the
+    padding is clipped to what exists: its outer indices before the last, and the last
+    one's inner indices that hold data -- two boxes, each moved as a tile of its own.
 
-    >>> t = Tiling((3, 4), (1, 0), ((0, 4),), (0,), (1,), (3, 4), 3, 1, ragged=(0, 10))
-    >>> list(tile_boxes(t))            # 10 = 4 + 4 + 2
-    [((0, 0), (2, 4)), ((2, 0), (1, 2))]
     >>> t = Tiling((3, 4), (1, 0), ((0, 4),), (0,), (1,), (3, 2), 3, 1, ragged=(0, 10))
-    >>> list(tile_boxes(t))            # the last index's first 2 exist: one box, then two
+    >>> list(tile_boxes(t))            # 10 = 4 + 4 + 2: the last index's first 2 exist
     [((0, 0), (3, 2)), ((0, 2), (2, 2))]
+    >>> list(tile_boxes(padded_variant(t)))   # the tiles keep their shape
+    [((0, 0), (3, 2)), ((0, 2), (3, 2))]
     """
     grids = [range(0, n, step) for n, step in zip(t.shape, t.tile)]
     for origin in np.ndindex(*[len(g) for g in grids]):
         o = tuple(g[i] for g, i in zip(grids, origin))
         e = tuple(min(step, n - oo) for oo, step, n in zip(o, t.tile, t.shape))
-        yield from _existing(t, o, e)
+        if not t.pads_ragged:
+            yield from _existing(t, o, e)
+        elif existing_regions(t, o, e):
+            yield o, e
+
+
+def existing_regions(t: Tiling, o: tuple[int, ...],
+                     e: tuple[int, ...]) -> list[tuple[tuple[int, int, int], ...]]:
+    """The parts of the box ``(o, e)`` that hold data, each as cuts ``(dim, start,
+    stop)`` relative to the box: ``[()]`` for the whole box, ``[]`` for none of it.
+    Where the box reaches a ragged split's padding, two parts: the inner indices that
+    the last outer index holds, at every outer index; the other inner indices, at the
+    outer indices before the last.
+
+    >>> t = Tiling((3, 4), (1, 0), ((0, 4),), (0,), (1,), (3, 4), 3, 1, ragged=(0, 10),
+    ...            pad_ragged=True)
+    >>> existing_regions(t, (0, 0), (3, 4))      # index 2 of dim 0 holds 2 of dim 1
+    [((1, 0, 2),), ((0, 0, 2), (1, 2, 4))]
+    >>> existing_regions(t, (0, 0), (2, 4))
+    [()]
+    """
+    if not t.pads_ragged:   # clipped boxes hold data only
+        return [()]
+    d, true = t.ragged
+    last, left = divmod(true, t.shape[d + 1])
+    at, keep = last - o[d], left - o[d + 1]   # box-relative
+    if not 0 <= at < e[d] or keep >= e[d + 1]:
+        return [()]
+    out: list[tuple[tuple[int, int, int], ...]] = []
+    if keep > 0:
+        out.append(((d + 1, 0, keep),))
+    if at > 0:
+        out.append(((d, 0, at), (d + 1, max(keep, 0), e[d + 1])))
+    return out
+
+
+def restrict(cuts: tuple[tuple[int, int, int], ...],
+             region: tuple[tuple[int, int, int], ...]) -> tuple[tuple[int, int, int], ...] | None:
+    """The cuts of a slice narrowed to a region (both ``(dim, start, stop)``), or None
+    where they share no index.
+
+    >>> restrict(((0, 0, 2),), ((1, 0, 3),)), restrict(((1, 2, 5),), ((1, 0, 2),))
+    (((0, 0, 2), (1, 0, 3)), None)
+    """
+    ranges = {d: (a, b) for d, a, b in cuts}
+    for d, a, b in region:
+        lo, hi = ranges.get(d, (a, b))
+        ranges[d] = (max(lo, a), min(hi, b))
+        if ranges[d][0] >= ranges[d][1]:
+            return None
+    return tuple((d, a, b) for d, (a, b) in ranges.items())
 
 
 def _existing(t: Tiling, o: tuple[int, ...], e: tuple[int, ...]):
@@ -467,4 +546,5 @@ def _existing(t: Tiling, o: tuple[int, ...], e: tuple[int, ...]):
                e[:d] + (1, inner) + e[d + 2:])
 
 
-__all__ = ["Tiling", "score", "rank_tilings", "tile_boxes", "PIPELINE_SLOTS"]
+__all__ = ["Tiling", "score", "rank_tilings", "tile_boxes", "existing_regions", "restrict",
+           "padded_variant", "PIPELINE_SLOTS"]

@@ -55,7 +55,8 @@ from ..inbuffer import in_buffer_steps
 from ._postcondition import check_program
 from ._copy_engines import CopyBalancer, fast_stride_elements, fastest_walk
 from ._slicing import slices_of, span_of
-from ._tiling import FEW_TILES, Tiling, descriptor_worth, rank_tilings, score, tile_boxes
+from ._tiling import (FEW_TILES, Tiling, descriptor_worth, existing_regions, padded_variant,
+                      rank_tilings, restrict, score, tile_boxes)
 
 
 @dataclass(frozen=True)
@@ -191,24 +192,29 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
     def engine_of(i: int) -> str:
         return program.instructions[i].engine
 
-    def dma(transfer: Transfer, lo: int, hi: int, way: str, label: str) -> None:
+    def dma(transfers: list[Transfer], lo: int, hi: int, way: str, label: str) -> None:
         on_chip_write = way == "in"
         deps = latest_per_engine(hazards.before(lo, hi, write=on_chip_write), engine_of)
         ids = [program.dma(balancer.pick_for(queues, chunk, nbytes), s, d, deps, label)
+               for transfer in transfers
                for s, d, chunk, nbytes in costed_descriptors(transfer, hw,
                                                              _pieces(transfer, hw, t.tiles))]
         hazards.record(lo, hi, ids, write=on_chip_write)
         counts["dma_" + way] += len(ids)
 
     def moves(way: str, dims, origin, ext, slot: int):
-        """The DMA slices of a tile one way, with their cuts and slot ranges."""
+        """The DMA slices of a tile one way (a transfer per part of the slice that holds
+        data), with their cuts and slot ranges."""
         base = slot * slot_elems
         block = tuple(ext[d] for d in dims)
         strides_of = dict(zip(dims, row_major_strides(block)))
+        regions = existing_regions(t, origin, ext)
         for cuts in slices_of(dims, ext, t.pieces, t.fine_slices):
             lo, hi = span_of(cuts, strides_of) if cuts else (0, math.prod(block))
-            yield (_tile_transfer(t, w, origin, ext, base, way, cuts), base + lo, base + hi,
-                   cuts)
+            transfers = [_tile_transfer(t, w, origin, ext, base, way, part)
+                         for part in (restrict(cuts, r) for r in regions) if part is not None]
+            if transfers:
+                yield transfers, base + lo, base + hi, cuts
 
     def vector_piece(k: int, origin, ext, s_in: int, s_out: int, cut) -> None:
         partitions = math.prod(ext[d] for d in t.part)
@@ -217,25 +223,36 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
         fs = tuple(ext[d] for d in t.free)
         ft = tuple(ext[d] for d in free_t)
         cs = row_major_strides(fs)
-        src = AccessPattern.unchecked(ft, tuple(cs[pos[d]] for d in free_t), s_in * slot_elems)
-        dst = AccessPattern.unchecked(ft, row_major_strides(ft), s_out * slot_elems)
-        for d, a, b in cut or ():
-            at = free_t.index(d)
-            src, dst = src.slice(at, a, b), dst.slice(at, a, b)
-        walk, _ = fastest_walk(src.shape, src.strides, dst.strides, fast)
-        src, dst = src.permute(walk), dst.permute(walk)
-        # the slices of one tile's copy write disjoint elements of the out-slot
-        key = ("copy", k) if cut else None
-        deps = latest_per_engine(
-            hazards.before(src.min_address, src.max_address + 1, False)
-            + hazards.before(dst.min_address, dst.max_address + 1, True, key), engine_of)
-        src_ref = Ref.sbuf(0, partitions, src, w.dtype)
-        copy = (program.vector_copy if engines.pick(src.size, innermost_stride_bytes(src_ref))
-                == "vector" else program.act_copy)
-        vid = copy(src_ref, Ref.sbuf(0, partitions, dst, w.dtype), deps, f"permute t{k}")
-        hazards.record(src.min_address, src.max_address + 1, [vid], write=False)
-        hazards.record(dst.min_address, dst.max_address + 1, [vid], write=True, disjoint=key)
-        counts["vector"] += 1
+        whole_src = AccessPattern.unchecked(ft, tuple(cs[pos[d]] for d in free_t),
+                                            s_in * slot_elems)
+        whole_dst = AccessPattern.unchecked(ft, row_major_strides(ft), s_out * slot_elems)
+        regions = existing_regions(t, origin, ext)
+        # the slices (and parts) of one tile's copy write disjoint elements of the out-slot
+        key = ("copy", k) if cut or len(regions) > 1 else None
+        for part in (restrict(cut or (), r) for r in regions):
+            if part is None:
+                continue
+            src, dst, rows = whole_src, whole_dst, partitions
+            for d, a, b in part:
+                if d in pos:
+                    at = free_t.index(d)
+                    src, dst = src.slice(at, a, b), dst.slice(at, a, b)
+                else:   # the outermost partition dim (Tiling.pads_ragged): a prefix
+                    rows = b * partitions // ext[d]
+            walk, _ = fastest_walk(src.shape, src.strides, dst.strides, fast)
+            src, dst = src.permute(walk), dst.permute(walk)
+            deps = latest_per_engine(
+                hazards.before(src.min_address, src.max_address + 1, False)
+                + hazards.before(dst.min_address, dst.max_address + 1, True, key), engine_of)
+            src_ref = Ref.sbuf(0, rows, src, w.dtype)
+            copy = (program.vector_copy
+                    if engines.pick(src.size, innermost_stride_bytes(src_ref)) == "vector"
+                    else program.act_copy)
+            vid = copy(src_ref, Ref.sbuf(0, rows, dst, w.dtype), deps, f"permute t{k}")
+            hazards.record(src.min_address, src.max_address + 1, [vid], write=False)
+            hazards.record(dst.min_address, dst.max_address + 1, [vid], write=True,
+                           disjoint=key)
+            counts["vector"] += 1
 
     boxes = list(tile_boxes(t))
     draining = t.needs_vector and t.drain_by_stores
@@ -266,11 +283,11 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
             steps = [("in", item) for item in ins]
             steps += [("out", o) for o in outs]
         drains = draining and k == len(boxes) - 1   # this tile's copies follow its stores
-        for way, (transfer, lo, hi, cuts) in steps:
+        for way, (transfers, lo, hi, cuts) in steps:
             if way == "out":
-                dma(transfer, lo, hi, "out", f"out t{k - 1}")
+                dma(transfers, lo, hi, "out", f"out t{k - 1}")
                 continue
-            dma(transfer, lo, hi, "in", f"in t{k}")
+            dma(transfers, lo, hi, "in", f"in t{k}")
             if t.needs_vector and not drains:
                 vector_piece(k, origin, ext, s_in, s_out, cuts)
         if drains:
@@ -400,6 +417,9 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
     tried = []
     for rank, tiling in enumerate(rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep)):
         tried.append((rank, tiling))
+        padded = padded_variant(tiling)
+        if padded is not None:   # the cost model sees both ways of a ragged split's edge
+            tried.append((rank, padded))
         if tiling.slots == 2 and tiling.tiles > 1:
             # the score prices the two-slot hand-over between tiles roughly: fewer, larger
             # slices often hand over better
@@ -422,7 +442,15 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
     # the cost model sees what ends first
     ranked = sorted((t for t in emitted if t.needs_vector and t.tiles <= FEW_TILES),
                     key=lambda t: emitted[t][0])
-    for tiling in ranked[:VARIANTS_OF if longest <= SHORT_PROGRAM else 1]:
+    n = VARIANTS_OF if longest <= SHORT_PROGRAM else 1
+    # a ragged split's two ways of moving its edge count as one tiling, its faster way;
+    # the best few kept (not padded) ways keep their variants too, so that the padded
+    # ways never crowd out a variant that would have won without them
+    best_way: dict[Tiling, Tiling] = {}
+    for t in ranked:
+        best_way.setdefault(replace(t, part=tuple(sorted(t.part)), pad_ragged=False), t)
+    kept = [t for t in ranked if not t.pad_ragged]
+    for tiling in dict.fromkeys(list(best_way.values())[:n] + kept[:n]):
         fine_differs = _fine_slices_differ(tiling)   # else the fine variants are twins
         for drain, fine in ((True, False), (False, True), (True, True)):
             if fine and not fine_differs:
@@ -509,8 +537,11 @@ def explain_tiling(t: Tiling, w: Working, hw: Hardware, counts: dict[str, int]) 
         lines.append(f"split: dim {d} ({shape[d]}) into ({outer}, {inner}) so "
                      "that its outer part spreads over partitions while its inner part stays "
                      "in each partition's block" + (
-                         f"; ragged: the last outer index holds {left}, and the tiles that "
-                         "reach it move it as a tile of its own" if left else ""))
+                         f"; ragged: the last outer index holds {left}, and "
+                         + ("the tiles that reach it keep their shape, their DMAs and copies "
+                            "skipping the missing indices" if t.pads_ragged else
+                            "the tiles that reach it move it as a tile of its own")
+                         if left else ""))
         shape[d:d + 1] = [outer, inner]
     lines.append(f"working dims {t.shape} -> target order {t.perm}")
     part = ", ".join(f"{names[d]}:{t.tile[d]}" for d in t.part) or "none"
