@@ -389,17 +389,19 @@ def test_ragged_tiles_and_their_parts_cover_the_data_once(outer, inner, data):
                ragged=(1, true), pad_ragged=pad)
     assert t.pads_ragged == (pad and part in ((1,), ()))
     boxes = list(tile_boxes(t))
-    covered = np.zeros((a, outer * inner, b), int)
-    for o, e in boxes:
-        regions = existing_regions(t, o, e)
-        assert regions and (t.pads_ragged or regions == [()])
-        for region in regions:
-            lo, hi = list(o), [oo + ee for oo, ee in zip(o, e)]
-            for d, start, stop in region:
-                lo[d], hi[d] = o[d] + start, o[d] + stop
-            for j in range(lo[1], hi[1]):
-                covered[lo[0]:hi[0], j * inner + lo[2]:j * inner + hi[2], lo[3]:hi[3]] += 1
-    assert (covered[:, :true] == 1).all() and not covered[:, true:].any()
+    for by in ("inner", "outer"):   # the copies' parts and the DMAs' parts
+        covered = np.zeros((a, outer * inner, b), int)
+        for o, e in boxes:
+            regions = existing_regions(t, o, e, by)
+            assert regions and (t.pads_ragged or regions == [()])
+            for region in regions:
+                lo, hi = list(o), [oo + ee for oo, ee in zip(o, e)]
+                for d, start, stop in region:
+                    lo[d], hi[d] = o[d] + start, o[d] + stop
+                for j in range(lo[1], hi[1]):
+                    covered[lo[0]:hi[0], j * inner + lo[2]:j * inner + hi[2],
+                            lo[3]:hi[3]] += 1
+        assert (covered[:, :true] == 1).all() and not covered[:, true:].any()
     last, left = divmod(true, inner)
     per_tile = Counter(tuple(oo // tt for oo, tt in zip(o, tile)) for o, _ in boxes)
     for k, n in per_tile.items():

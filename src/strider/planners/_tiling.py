@@ -480,18 +480,22 @@ def tile_boxes(t: Tiling):
             yield o, e
 
 
-def existing_regions(t: Tiling, o: tuple[int, ...],
-                     e: tuple[int, ...]) -> list[tuple[tuple[int, int, int], ...]]:
+def existing_regions(t: Tiling, o: tuple[int, ...], e: tuple[int, ...],
+                     by: str = "inner") -> list[tuple[tuple[int, int, int], ...]]:
     """The parts of the box ``(o, e)`` that hold data, each as cuts ``(dim, start,
     stop)`` relative to the box: ``[()]`` for the whole box, ``[]`` for none of it.
-    Where the box reaches a ragged split's padding, two parts: the inner indices that
-    the last outer index holds, at every outer index; the other inner indices, at the
-    outer indices before the last.
+    Where the box reaches a ragged split's padding, two parts. ``by="inner"`` (for the
+    copies, whose cost is per element per lane): the inner indices that the last outer
+    index holds, at every outer index; the other inner indices, at the outer indices
+    before the last. ``by="outer"`` (for the DMAs, whose cost is per run): the outer
+    indices before the last, whole; the last one's inner indices that hold data.
 
     >>> t = Tiling((3, 4), (1, 0), ((0, 4),), (0,), (1,), (3, 4), 3, 1, ragged=(0, 10),
     ...            pad_ragged=True)
     >>> existing_regions(t, (0, 0), (3, 4))      # index 2 of dim 0 holds 2 of dim 1
     [((1, 0, 2),), ((0, 0, 2), (1, 2, 4))]
+    >>> existing_regions(t, (0, 0), (3, 4), by="outer")
+    [((0, 0, 2),), ((0, 2, 3), (1, 0, 2))]
     >>> existing_regions(t, (0, 0), (2, 4))
     [()]
     """
@@ -502,12 +506,11 @@ def existing_regions(t: Tiling, o: tuple[int, ...],
     at, keep = last - o[d], left - o[d + 1]   # box-relative
     if not 0 <= at < e[d] or keep >= e[d + 1]:
         return [()]
-    out: list[tuple[tuple[int, int, int], ...]] = []
-    if keep > 0:
-        out.append(((d + 1, 0, keep),))
-    if at > 0:
-        out.append(((d, 0, at), (d + 1, max(keep, 0), e[d + 1])))
-    return out
+    if by == "outer":
+        return ([((d, 0, at),)] if at > 0 else []) + (
+            [((d, at, at + 1), (d + 1, 0, keep))] if keep > 0 else [])
+    return ([((d + 1, 0, keep),)] if keep > 0 else []) + (
+        [((d, 0, at), (d + 1, max(keep, 0), e[d + 1]))] if at > 0 else [])
 
 
 def restrict(cuts: tuple[tuple[int, int, int], ...],

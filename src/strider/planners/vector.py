@@ -208,7 +208,7 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
         base = slot * slot_elems
         block = tuple(ext[d] for d in dims)
         strides_of = dict(zip(dims, row_major_strides(block)))
-        regions = existing_regions(t, origin, ext)
+        regions = existing_regions(t, origin, ext, by="outer")   # the longest runs
         for cuts in slices_of(dims, ext, t.pieces, t.fine_slices):
             lo, hi = span_of(cuts, strides_of) if cuts else (0, math.prod(block))
             transfers = [_tile_transfer(t, w, origin, ext, base, way, part)
