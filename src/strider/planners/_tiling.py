@@ -370,10 +370,13 @@ def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes:
             options.append(t)
             if all(t[d] == shape[d] for d in free):
                 # everything fits one tile: a few tiles instead let reads, copies and
-                # writes overlap (a small tensor's whole time is otherwise fill and drain)
+                # writes overlap (a small tensor's whole time is otherwise fill and drain).
+                # The outermost dim in target order may be cut to single indices: no
+                # store can start before the tile's last read where it is not cut
+                first_out = next((d for d in perm if d in free and t[d] > 1), None)
                 for d in free:
                     for f in SMALL_TILE_CUTS:
-                        if t[d] >= 2 * f:
+                        if t[d] >= 2 * f or (d == first_out and t[d] >= f):
                             options.append([-(-t[d] // f) if k == d else e
                                             for k, e in enumerate(t)])
         else:
