@@ -224,20 +224,29 @@ def _copy_stride_bytes(free: tuple[int, ...], free_target: tuple[int, ...],
 
 
 def _sliced_queue_cycles(t: Tiling, hw: Hardware, ext: Sequence[int], nbytes: float,
-                         m: int, dma_scale: float) -> tuple[float, float, int, int]:
+                         m: int, dma_scale: float,
+                         memo: dict | None = None) -> tuple[float, float, int, int]:
     """(read, write) queue-cycles and (read, write) DRAM run bytes of a tile moved in ``m``
     slices: each side is cut along its outermost free dim, which shortens its runs when
     that dim is part of them (``dma_scale``: :func:`~strider.cost.engine_scale` of the
-    queues)."""
+    queues). ``memo`` keeps each side's figures by cut, for the same tile and bytes: many
+    slice counts cut a short dim the same way."""
     out, runs = [], []
     for side, dims in (("in", t.free), ("out", t.free_target)):
         d = next((d for d in dims if ext[d] > 1), None)
-        cut = list(ext)
-        if d is not None:
-            cut[d] = -(-ext[d] // min(m, ext[d]))
-        block = math.prod(cut[k] for k in t.free)
-        chunk = min(t.run_elements(side, cut), block) * t.itemsize
-        out.append(nbytes / (hw.dma.bytes_per_cycle * chunk_efficiency(chunk, hw)) * dma_scale)
+        c = -(-ext[d] // min(m, ext[d])) if d is not None else None
+        if memo is not None and (side, c) in memo:
+            q, chunk = memo[side, c]
+        else:
+            cut = list(ext)
+            if d is not None:
+                cut[d] = c
+            block = math.prod(cut[k] for k in t.free)
+            chunk = min(t.run_elements(side, cut), block) * t.itemsize
+            q = nbytes / (hw.dma.bytes_per_cycle * chunk_efficiency(chunk, hw)) * dma_scale
+            if memo is not None:
+                memo[side, c] = (q, chunk)
+        out.append(q)
         runs.append(chunk)
     return out[0], out[1], runs[0], runs[1]
 
@@ -251,11 +260,21 @@ def score(t: Tiling, hw: Hardware, total_bytes: int) -> dict:
     slice by slice, for the previous tile's writes, and its vector step for them.
     Ragged edge tiles are priced with their own (shorter) runs.
     """
-    return _scores(t, hw, total_bytes, (t.pieces,))[0]
+    return _estimate(*_scores(t, hw, total_bytes, (t.pieces,))[0], hw)
 
 
-def _scores(t: Tiling, hw: Hardware, total_bytes: int, pieces: Sequence[int]) -> list[dict]:
-    """:func:`score` of ``t`` with each slice count of ``pieces`` (shared set-up)."""
+def _estimate(cycles: float, run_in: int, run_out: int, dram_cycles: float,
+              hw: Hardware) -> dict:
+    """The score as :attr:`Tiling.estimate` holds it."""
+    return {"cycles": cycles, "chunk_in_bytes": run_in, "chunk_out_bytes": run_out,
+            "efficiency_in": chunk_efficiency(run_in, hw),
+            "efficiency_out": chunk_efficiency(run_out, hw), "dram_cycles": dram_cycles}
+
+
+def _scores(t: Tiling, hw: Hardware, total_bytes: int,
+            pieces: Sequence[int]) -> list[tuple[float, int, int, float]]:
+    """``(cycles, read run, write run, DRAM-bound cycles)`` of :func:`score` for ``t``
+    with each slice count of ``pieces`` (shared set-up)."""
     item = t.itemsize
     classes = []
     for ext, count in t.tile_classes():
@@ -272,11 +291,13 @@ def _scores(t: Tiling, hw: Hardware, total_bytes: int, pieces: Sequence[int]) ->
     dram_cycles = 2 * total_bytes / dram
     worth = descriptor_worth(hw, tiles)
     out = []
+    memos: list[dict] = [{} for _ in classes]
     for m in pieces:
         total = 0.0
         first = None
-        for ext, count, block, nbytes, stride in classes:
-            q_in, q_out, run_in, run_out = _sliced_queue_cycles(t, hw, ext, nbytes, m, scale)
+        for (ext, count, block, nbytes, stride), memo in zip(classes, memos):
+            q_in, q_out, run_in, run_out = _sliced_queue_cycles(t, hw, ext, nbytes, m, scale,
+                                                                memo)
             per_piece = max(1, min(queues, int(nbytes // (m * worth))))
             over = m * per_piece * dc
             spread = min(queues, m * per_piece)
@@ -298,9 +319,7 @@ def _scores(t: Tiling, hw: Hardware, total_bytes: int, pieces: Sequence[int]) ->
             total = max(alone_in, vec) + last + alone_out + 2 * latency
         else:  # one tile's steady step is replaced by the fill and the drain
             total += alone_in + last + alone_out + 2 * latency - step
-        out.append({"cycles": max(total, dram_cycles), "chunk_in_bytes": run_in,
-                    "chunk_out_bytes": run_out, "efficiency_in": chunk_efficiency(run_in, hw),
-                    "efficiency_out": chunk_efficiency(run_out, hw), "dram_cycles": dram_cycles})
+        out.append((max(total, dram_cycles), run_in, run_out, dram_cycles))
     return out
 
 
@@ -408,8 +427,11 @@ def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes:
             seen.add(key)
             base = Tiling(shape, perm, split, part_t, free_t, tile_t, slots, item,
                           ragged=ragged)
-            for pieces, est in zip(PIECES, _scores(base, hw, total_bytes, PIECES)):
-                out.append(replace(base, pieces=pieces, estimate=est))
+            # the best slice count only (the fewest slices among equals): the ranking
+            # keeps no other
+            ests = _scores(base, hw, total_bytes, PIECES)
+            best = min(range(len(PIECES)), key=lambda k: ests[k][0])
+            out.append(replace(base, pieces=PIECES[best], estimate=_estimate(*ests[best], hw)))
     return out
 
 
