@@ -461,7 +461,6 @@ def test_draining_by_the_stores_and_fine_slices_move_every_element_once(data, sh
     along two dims (``fine_slices``), on the best tilings of random permutations, on
     trn1-like or random valid hardware: bit-exact, every output element written, no read
     of bytes nothing wrote."""
-    from dataclasses import replace
     from strider.planners._tiling import rank_tilings
     case = _random_request(data, shape, dtype, seed)
     if case is None:
