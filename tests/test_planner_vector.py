@@ -354,7 +354,8 @@ def test_ragged_splits_move_every_element_once(data, shape, dtype, seed):
     tiling of such a split (on trn1-like or random valid hardware) writes every output
     element once, from the right source element, and reads no padding."""
     from strider.planners._splits import ragged_splits
-    from strider.planners._tiling import PIECES, _candidates_for, padded_variant
+    from strider.planners._boxes import padded_variant
+    from strider.planners._tiling import PIECES, _candidates_for
     case = _random_request(data, shape, dtype, seed)
     if case is None:
         return
@@ -379,7 +380,8 @@ def test_ragged_tiles_and_their_parts_cover_the_data_once(outer, inner, data):
     otherwise a tile that reaches none of the last index's padding stays one box (int8
     13 x 278246 transposed went from 1.51x to 1.26x)."""
     from collections import Counter
-    from strider.planners._tiling import Tiling, existing_regions, tile_boxes
+    from strider.planners._boxes import existing_regions, tile_boxes
+    from strider.planners._tiling import Tiling
     true = data.draw(st.integers((outer - 1) * inner + 1, outer * inner - 1))
     a, b = data.draw(st.integers(1, 5)), data.draw(st.integers(1, 4))
     shape = (a, outer, inner, b)

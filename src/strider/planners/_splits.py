@@ -152,7 +152,7 @@ RAGGED_OUTERS = (2, 3, 4, 6, 8, 16, 32, 64, 128)
 def ragged_splits(shape: tuple[int, ...], perm: tuple[int, ...], hw: Hardware) -> list[tuple]:
     """Options that split a dim ``n`` into ``(ceil(n / inner), inner)`` where ``inner``
     does not divide ``n``: ``(working shape, perm, splits, keep free, (outer dim, n))``,
-    the last outer index holding ``n % inner`` (see :func:`tile_boxes`). They let a
+    the last outer index holding ``n % inner`` (see :func:`._boxes.tile_boxes`). They let a
     prime extent spread over the partitions (int16 336981 x 4 transposed: 14x the DRAM
     roofline with no divisor but 3) or complete a partition count.
 

@@ -11,11 +11,12 @@ A :class:`Tiling` assigns every working dim a role and a tile extent:
   vector engine re-orders them in the free dim (the in-buffer steps); the DMA writes
   them in target order, so group 2 (target-contiguous) leaves as long runs.
 
-Tiles are boxes of the working index space; the odometer over tiles is the outer loop,
-the descriptors' TTUs walk the inside of a tile (the inner loop). :func:`rank_tilings`
-scores candidates (every split of one dim by a divisor, greedy partition assignment,
-balanced group 1 / group 2 extents) with :func:`score`, an analytic model of the
-pipelined DMA-in / vector / DMA-out schedule, and keeps the cheapest few.
+Tiles are boxes of the working index space (:mod:`._boxes`); the odometer over tiles is
+the outer loop, the descriptors' TTUs walk the inside of a tile (the inner loop).
+:func:`rank_tilings` scores candidates (every split of one dim by a divisor, greedy
+partition assignment, balanced group 1 / group 2 extents) with :func:`score`, an
+analytic model of the pipelined DMA-in / vector / DMA-out schedule, and keeps the
+cheapest few.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Sequence
 
-import numpy as np
 
 from ..access_pattern import row_major_strides
 from ..cost import (chunk_efficiency, descriptor_issue_cycles, engine_scale,
@@ -83,7 +83,7 @@ class Tiling:
     pieces: int = 1                    # slices per tile that the pipeline moves one by one
     estimate: dict = field(default_factory=dict, compare=False)
     # (outer working dim, true extent) of a ragged split: the dim's ceil(n / inner) x inner
-    # indices pad its n, the last outer index holding fewer (see tile_boxes)
+    # indices pad its n, the last outer index holding fewer (see _boxes.tile_boxes)
     ragged: tuple[int, int] | tuple[()] = ()
     # the last tile's vector step is cut as its DMA-out is, so the pipeline drains slice
     # by slice behind the copies (instead of the copies following its DMA-in slices)
@@ -117,9 +117,13 @@ class Tiling:
     @cached_property
     def pads_ragged(self) -> bool:
         """Whether a tile that reaches a ragged split's padding keeps its shape, its DMAs
-        and copies skipping the missing indices (:func:`existing_regions`), rather than
-        being cut into boxes moved as tiles of their own (:func:`padded_variant`)."""
-        return self.pad_ragged and padded_variant(self) == self
+        and copies skipping the missing indices, rather than being cut into boxes moved
+        as tiles of their own (see :mod:`._boxes`). It can where the split's inner dim is
+        a free dim and its outer dim free too or the outermost partition dim."""
+        if not (self.pad_ragged and self.ragged) or self.ragged[0] + 1 not in self.free:
+            return False
+        d = self.ragged[0]
+        return d in self.free or self.part[:1] == (d,)
 
     @property
     def tiles(self) -> int:
@@ -177,26 +181,6 @@ class Tiling:
         for combo in itertools.product(*per_dim):
             out.append((tuple(e for e, _ in combo), math.prod(c for _, c in combo)))
         return out
-
-
-def padded_variant(t: Tiling) -> Tiling | None:
-    """``t`` with its tiles keeping their shape where they reach a ragged split's padding
-    (:attr:`Tiling.pads_ragged`), or None where that cannot be: the split's inner dim must
-    be a free dim, and its outer dim free too or a partition dim, which then becomes the
-    outermost (the partitions before its last index are then a prefix, which one copy
-    covers). Which variant is faster depends on the case: padded tiles keep every
-    partition busy, clipped boxes pipeline in more, smaller steps.
-
-    >>> t = Tiling((5, 3, 4), (2, 0, 1), ((1, 4),), (0, 1), (2,), (5, 3, 4), 3, 1,
-    ...            ragged=(1, 10))
-    >>> padded_variant(t).part
-    (1, 0)
-    """
-    if not t.ragged or t.ragged[0] + 1 not in t.free:
-        return None
-    d = t.ragged[0]
-    part = t.part if d not in t.part else (d,) + tuple(p for p in t.part if p != d)
-    return replace(t, part=part, pad_ragged=True)
 
 
 def copy_stride_bytes(t: Tiling, ext: Sequence[int], hw: Hardware) -> int:
@@ -481,98 +465,4 @@ def _kind(t: Tiling) -> tuple[int, int, bool, int]:
     return t.slots, t.partitions, t.tiles <= FEW_TILES, len(t.split)
 
 
-def tile_boxes(t: Tiling):
-    """Every tile as (origin, extents), odometer order (outermost working dim first).
-
-    With a ragged split whose padded tiles keep their shape (:attr:`Tiling.pads_ragged`)
-    a tile is left out only where it holds no data; otherwise a tile that reaches the
-    padding is clipped to what exists: its outer indices before the last, and the last
-    one's inner indices that hold data -- two boxes, each moved as a tile of its own.
-
-    >>> t = Tiling((3, 4), (1, 0), ((0, 4),), (0,), (1,), (3, 2), 3, 1, ragged=(0, 10))
-    >>> list(tile_boxes(t))            # 10 = 4 + 4 + 2: the last index's first 2 exist
-    [((0, 0), (3, 2)), ((0, 2), (2, 2))]
-    >>> list(tile_boxes(padded_variant(t)))   # the tiles keep their shape
-    [((0, 0), (3, 2)), ((0, 2), (3, 2))]
-    """
-    grids = [range(0, n, step) for n, step in zip(t.shape, t.tile)]
-    for origin in np.ndindex(*[len(g) for g in grids]):
-        o = tuple(g[i] for g, i in zip(grids, origin))
-        e = tuple(min(step, n - oo) for oo, step, n in zip(o, t.tile, t.shape))
-        if not t.pads_ragged:
-            yield from _existing(t, o, e)
-        elif existing_regions(t, o, e):
-            yield o, e
-
-
-def existing_regions(t: Tiling, o: tuple[int, ...], e: tuple[int, ...],
-                     by: str = "inner") -> list[tuple[tuple[int, int, int], ...]]:
-    """The parts of the box ``(o, e)`` that hold data, each as cuts ``(dim, start,
-    stop)`` relative to the box: ``[()]`` for the whole box, ``[]`` for none of it.
-    Where the box reaches a ragged split's padding, two parts. ``by="inner"`` (for the
-    copies, whose cost is per element per lane): the inner indices that the last outer
-    index holds, at every outer index; the other inner indices, at the outer indices
-    before the last. ``by="outer"`` (for the DMAs, whose cost is per run): the outer
-    indices before the last, whole; the last one's inner indices that hold data.
-
-    >>> t = Tiling((3, 4), (1, 0), ((0, 4),), (0,), (1,), (3, 4), 3, 1, ragged=(0, 10),
-    ...            pad_ragged=True)
-    >>> existing_regions(t, (0, 0), (3, 4))      # index 2 of dim 0 holds 2 of dim 1
-    [((1, 0, 2),), ((0, 0, 2), (1, 2, 4))]
-    >>> existing_regions(t, (0, 0), (3, 4), by="outer")
-    [((0, 0, 2),), ((0, 2, 3), (1, 0, 2))]
-    >>> existing_regions(t, (0, 0), (2, 4))
-    [()]
-    """
-    if not t.pads_ragged:   # clipped boxes hold data only
-        return [()]
-    d, true = t.ragged
-    last, left = divmod(true, t.shape[d + 1])
-    at, keep = last - o[d], left - o[d + 1]   # box-relative
-    if not 0 <= at < e[d] or keep >= e[d + 1]:
-        return [()]
-    if by == "outer":
-        return ([((d, 0, at),)] if at > 0 else []) + (
-            [((d, at, at + 1), (d + 1, 0, keep))] if keep > 0 else [])
-    return ([((d + 1, 0, keep),)] if keep > 0 else []) + (
-        [((d, 0, at), (d + 1, max(keep, 0), e[d + 1]))] if at > 0 else [])
-
-
-def restrict(cuts: tuple[tuple[int, int, int], ...],
-             region: tuple[tuple[int, int, int], ...]) -> tuple[tuple[int, int, int], ...] | None:
-    """The cuts of a slice narrowed to a region (both ``(dim, start, stop)``), or None
-    where they share no index.
-
-    >>> restrict(((0, 0, 2),), ((1, 0, 3),)), restrict(((1, 2, 5),), ((1, 0, 2),))
-    (((0, 0, 2), (1, 0, 3)), None)
-    """
-    ranges = {d: (a, b) for d, a, b in cuts}
-    for d, a, b in region:
-        lo, hi = ranges.get(d, (a, b))
-        ranges[d] = (max(lo, a), min(hi, b))
-        if ranges[d][0] >= ranges[d][1]:
-            return None
-    return tuple((d, a, b) for d, (a, b) in ranges.items())
-
-
-def _existing(t: Tiling, o: tuple[int, ...], e: tuple[int, ...]):
-    """The box ``(o, e)`` without a ragged split's padding, as at most two boxes."""
-    if not t.ragged:
-        yield o, e
-        return
-    d, true = t.ragged
-    last, left = divmod(true, t.shape[d + 1])   # full outer indices, inner ones of the last
-    if o[d + 1] + e[d + 1] <= left:   # the box holds none of the last index's padding
-        yield o, e[:d] + (min(o[d] + e[d], last + 1) - o[d],) + e[d + 1:]
-        return
-    full = min(o[d] + e[d], last) - o[d]
-    if full > 0:
-        yield o, e[:d] + (full,) + e[d + 1:]
-    inner = min(o[d + 1] + e[d + 1], left) - o[d + 1]
-    if o[d] <= last < o[d] + e[d] and inner > 0:
-        yield (o[:d] + (last,) + o[d + 1:],
-               e[:d] + (1, inner) + e[d + 2:])
-
-
-__all__ = ["Tiling", "score", "rank_tilings", "tile_boxes", "existing_regions", "restrict",
-           "padded_variant", "PIPELINE_SLOTS"]
+__all__ = ["Tiling", "score", "rank_tilings", "PIPELINE_SLOTS"]

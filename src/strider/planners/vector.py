@@ -55,8 +55,8 @@ from ..inbuffer import in_buffer_steps
 from ._postcondition import check_program
 from ._copy_engines import CopyBalancer, fast_stride_elements, fastest_walk
 from ._slicing import slices_of, span_of
-from ._tiling import (FEW_TILES, Tiling, descriptor_worth, existing_regions, padded_variant,
-                      rank_tilings, restrict, score, tile_boxes)
+from ._boxes import existing_regions, padded_variant, restrict, tile_boxes
+from ._tiling import FEW_TILES, Tiling, descriptor_worth, rank_tilings, score
 
 
 @dataclass(frozen=True)
