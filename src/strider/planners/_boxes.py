@@ -31,11 +31,12 @@ def padded_variant(t: Tiling) -> Tiling | None:
     >>> padded_variant(t).part
     (1, 0)
     """
-    if not t.ragged or t.ragged[0] + 1 not in t.free:
+    if not t.ragged:
         return None
     d = t.ragged[0]
     part = t.part if d not in t.part else (d,) + tuple(p for p in t.part if p != d)
-    return replace(t, part=part, pad_ragged=True)
+    padded = replace(t, part=part, pad_ragged=True)
+    return padded if padded.pads_ragged else None
 
 
 def tile_boxes(t: Tiling):
@@ -56,10 +57,13 @@ def tile_boxes(t: Tiling):
     for origin in np.ndindex(*[len(g) for g in grids]):
         o = tuple(g[i] for g, i in zip(grids, origin))
         e = tuple(min(step, n - oo) for oo, step, n in zip(o, t.tile, t.shape))
-        if not t.pads_ragged:
-            yield from _existing(t, o, e)
-        elif existing_regions(t, o, e):
-            yield o, e
+        parts = _parts(t, o, e, "outer")
+        if t.pads_ragged:
+            if parts:
+                yield o, e
+        else:   # each part a tile of its own
+            for cuts in parts:
+                yield _narrowed(o, e, cuts)
 
 
 def existing_regions(t: Tiling, o: tuple[int, ...], e: tuple[int, ...],
@@ -81,7 +85,13 @@ def existing_regions(t: Tiling, o: tuple[int, ...], e: tuple[int, ...],
     >>> existing_regions(t, (0, 0), (2, 4))
     [()]
     """
-    if not t.pads_ragged:   # clipped boxes hold data only
+    return _parts(t, o, e, by) if t.pads_ragged else [()]   # clipped boxes hold data only
+
+
+def _parts(t: Tiling, o: tuple[int, ...], e: tuple[int, ...],
+           by: str) -> list[tuple[tuple[int, int, int], ...]]:
+    """:func:`existing_regions` of the box ``(o, e)`` of any tiling, padded or not."""
+    if not t.ragged:
         return [()]
     d, true = t.ragged
     last, left = divmod(true, t.shape[d + 1])
@@ -112,23 +122,13 @@ def restrict(cuts: tuple[tuple[int, int, int], ...],
     return tuple((d, a, b) for d, (a, b) in ranges.items())
 
 
-def _existing(t: Tiling, o: tuple[int, ...], e: tuple[int, ...]):
-    """The box ``(o, e)`` without a ragged split's padding, as at most two boxes."""
-    if not t.ragged:
-        yield o, e
-        return
-    d, true = t.ragged
-    last, left = divmod(true, t.shape[d + 1])   # full outer indices, inner ones of the last
-    if o[d + 1] + e[d + 1] <= left:   # the box holds none of the last index's padding
-        yield o, e[:d] + (min(o[d] + e[d], last + 1) - o[d],) + e[d + 1:]
-        return
-    full = min(o[d] + e[d], last) - o[d]
-    if full > 0:
-        yield o, e[:d] + (full,) + e[d + 1:]
-    inner = min(o[d + 1] + e[d + 1], left) - o[d + 1]
-    if o[d] <= last < o[d] + e[d] and inner > 0:
-        yield (o[:d] + (last,) + o[d + 1:],
-               e[:d] + (1, inner) + e[d + 2:])
+def _narrowed(o: tuple[int, ...], e: tuple[int, ...],
+              cuts: tuple[tuple[int, int, int], ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The box ``(o, e)`` narrowed by box-relative cuts ``(dim, start, stop)``."""
+    origin, ext = list(o), list(e)
+    for d, a, b in cuts:
+        origin[d], ext[d] = o[d] + a, b - a
+    return tuple(origin), tuple(ext)
 
 
 __all__ = ["existing_regions", "padded_variant", "restrict", "tile_boxes"]

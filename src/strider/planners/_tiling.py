@@ -208,8 +208,7 @@ def _copy_stride_bytes(free: tuple[int, ...], free_target: tuple[int, ...],
 
 
 def _sliced_queue_cycles(t: Tiling, hw: Hardware, ext: Sequence[int], nbytes: float,
-                         m: int, dma_scale: float,
-                         memo: dict | None = None) -> tuple[float, float, int, int]:
+                         m: int, dma_scale: float, memo: dict) -> tuple[float, float, int, int]:
     """(read, write) queue-cycles and (read, write) DRAM run bytes of a tile moved in ``m``
     slices: each side is cut along its outermost free dim, which shortens its runs when
     that dim is part of them (``dma_scale``: :func:`~strider.cost.engine_scale` of the
@@ -219,7 +218,7 @@ def _sliced_queue_cycles(t: Tiling, hw: Hardware, ext: Sequence[int], nbytes: fl
     for side, dims in (("in", t.free), ("out", t.free_target)):
         d = next((d for d in dims if ext[d] > 1), None)
         c = -(-ext[d] // min(m, ext[d])) if d is not None else None
-        if memo is not None and (side, c) in memo:
+        if (side, c) in memo:
             q, chunk = memo[side, c]
         else:
             cut = list(ext)
@@ -228,8 +227,7 @@ def _sliced_queue_cycles(t: Tiling, hw: Hardware, ext: Sequence[int], nbytes: fl
             block = math.prod(cut[k] for k in t.free)
             chunk = min(t.run_elements(side, cut), block) * t.itemsize
             q = nbytes / (hw.dma.bytes_per_cycle * chunk_efficiency(chunk, hw)) * dma_scale
-            if memo is not None:
-                memo[side, c] = (q, chunk)
+            memo[side, c] = (q, chunk)
         out.append(q)
         runs.append(chunk)
     return out[0], out[1], runs[0], runs[1]

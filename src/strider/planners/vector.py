@@ -415,6 +415,7 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
     keep = KEEP_SMALL if w.size * w.itemsize <= SMALL_BYTES else KEEP
     best = None
     tried = []
+    clipped_of: dict[Tiling, Tiling] = {}   # each padded way's clipped twin
     for rank, tiling in enumerate(rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep)):
         tried.append((rank, tiling))
         padded = padded_variant(tiling)
@@ -423,6 +424,7 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
             # weighs: over 240 random cases on trn1-like every padded way that won had
             # three slots and at most three tiles
             tried.append((rank, padded))
+            clipped_of[padded] = tiling
         if tiling.slots == 2 and tiling.tiles > 1:
             # the score prices the two-slot hand-over between tiles roughly: fewer, larger
             # slices often hand over better
@@ -451,8 +453,8 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
     # ways never crowd out a variant that would have won without them
     best_way: dict[Tiling, Tiling] = {}
     for t in ranked:
-        best_way.setdefault(replace(t, part=tuple(sorted(t.part)), pad_ragged=False), t)
-    kept = [t for t in ranked if not t.pad_ragged]
+        best_way.setdefault(clipped_of.get(t, t), t)
+    kept = [t for t in ranked if t not in clipped_of]
     for tiling in dict.fromkeys(list(best_way.values())[:n] + kept[:n]):
         fine_differs = _fine_slices_differ(tiling)   # else the fine variants are twins
         for drain, fine in ((True, False), (False, True), (True, True)):
