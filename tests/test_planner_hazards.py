@@ -3,6 +3,8 @@ directly or through others, however much of its log it forgets."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import math
 
 from hypothesis import given, settings, strategies as st
@@ -78,7 +80,7 @@ def test_waiting_for_the_latest_on_each_engine_keeps_the_schedule(data, shape, d
 
     from strider.cost import estimate
     from strider.hardware_random import random_hardware
-    from strider.planners import vector
+    from strider.planners import _pipeline, vector
     from strider.planners._tiling import rank_tilings
     from strider.program import Program
     from strider.sim.timing import schedule
@@ -95,12 +97,13 @@ def test_waiting_for_the_latest_on_each_engine_keeps_the_schedule(data, shape, d
         vector.emit_sbuf(program, w, hw, tiling)
         return program
 
-    for tiling in rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=2):
+    tilings = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=2)
+    for tiling in tilings + [replace(t, two_pass=True) for t in tilings]:   # two-pass copies too
         try:
             pruned = emitted(tiling)
         except PlanError:   # a real limit of random hardware: the descriptor count
             continue
-        with mock.patch.object(vector, "latest_per_engine", lambda ids, _: sorted(set(ids))):
+        with mock.patch.object(_pipeline, "latest_per_engine", lambda ids, _: sorted(set(ids))):
             every = emitted(tiling)
         assert [type(i) for i in pruned.instructions] == [type(i) for i in every.instructions]
         assert sum(map(len, (i.deps for i in pruned.instructions))) <= sum(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from ..access_pattern import row_major_strides
 from ..cost import engine_scale, innermost_stride, stride_rate
 from ..hardware import Hardware
 
@@ -51,8 +52,16 @@ class CopyBalancer:
         return self._engines[stride_bytes]
 
     def pick(self, elements: int, stride_bytes: int = 0) -> str:
-        ends = {engine: self.load[engine] + fixed + per * elements for engine, per, fixed
-                in self.engines(stride_bytes)}
+        return self.pick_chain([(elements, stride_bytes)])
+
+    def pick_chain(self, copies: list[tuple[int, int]]) -> str:
+        """One engine for copies ``(elements, stride_bytes)`` that follow each other (a
+        two-pass copy: on one engine the second starts as the first ends, on two it
+        would wait for it)."""
+        ends = dict(self.load)
+        for elements, stride_bytes in copies:
+            for engine, per, fixed in self.engines(stride_bytes):
+                ends[engine] += fixed + per * elements
         engine = min(ends, key=ends.__getitem__)
         self.load[engine] = ends[engine]
         return engine
@@ -118,4 +127,19 @@ def fastest_walk(shape: tuple[int, ...], src: tuple[int, ...], dst: tuple[int, .
     return (order, least) if least <= fast else (given, stride)
 
 
-__all__ = ["copy_engines", "CopyBalancer", "copy_cycles", "fast_stride_elements", "fastest_walk"]
+def block_copy(free: tuple[int, ...], free_target: tuple[int, ...], block: tuple[int, ...]
+               ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """``(shape, source strides, target strides)`` of the copy that re-orders a block
+    held row-major in source order (``free``, extents ``block``) into target order
+    (``free_target``), walked in target order.
+
+    >>> block_copy((0, 1), (1, 0), (4, 6))      # a 4 x 6 block transposed
+    ((6, 4), (1, 6), (4, 1))
+    """
+    pos = {d: i for i, d in enumerate(free)}
+    cs = row_major_strides(block)
+    shape = tuple(block[pos[d]] for d in free_target)
+    return shape, tuple(cs[pos[d]] for d in free_target), row_major_strides(shape)
+
+
+__all__ = ["block_copy", "copy_engines", "CopyBalancer", "copy_cycles", "fast_stride_elements", "fastest_walk"]

@@ -28,12 +28,11 @@ from functools import cached_property, lru_cache
 from typing import Sequence
 
 
-from ..access_pattern import row_major_strides
 from ..cost import (chunk_efficiency, descriptor_issue_cycles, engine_scale,
                     hidden_latency_cycles)
 from ..hardware import Hardware
 from ._groups import divisors, split_dim
-from ._copy_engines import copy_cycles, fast_stride_elements, fastest_walk
+from ._copy_engines import block_copy, copy_cycles, fast_stride_elements, fastest_walk
 from ._splits import double_splits, ragged_splits, run_splits
 
 #: Slot count of the rotating buffer: DMA-in of tile t+1, vector work on t, DMA-out of t.
@@ -93,6 +92,9 @@ class Tiling:
     fine_slices: bool = False
     # a tile that reaches a ragged split's padding keeps its shape (see pads_ragged)
     pad_ragged: bool = False
+    # a strided copy of narrow elements goes in two passes through a scratch ring beside
+    # the slots: wide carriers first, then a full-rate spread (see _two_pass)
+    two_pass: bool = False
 
     @cached_property
     def free_target(self) -> tuple[int, ...]:
@@ -200,10 +202,7 @@ def copy_stride_bytes(t: Tiling, ext: Sequence[int], hw: Hardware) -> int:
 @lru_cache(maxsize=4096)   # the score asks again for every tiling of the same free block
 def _copy_stride_bytes(free: tuple[int, ...], free_target: tuple[int, ...],
                        block: tuple[int, ...], itemsize: int, hw: Hardware) -> int:
-    pos = {d: i for i, d in enumerate(free)}
-    cs = row_major_strides(block)
-    shape = tuple(block[pos[d]] for d in free_target)
-    src, dst = tuple(cs[pos[d]] for d in free_target), row_major_strides(shape)
+    shape, src, dst = block_copy(free, free_target, block)
     return itemsize * fastest_walk(shape, src, dst, fast_stride_elements(hw, itemsize))[1]
 
 
@@ -411,10 +410,16 @@ def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes:
                           ragged=ragged)
             # the best slice count only (the fewest slices among equals): the ranking
             # keeps no other
-            ests = _scores(base, hw, total_bytes, PIECES)
-            best = min(range(len(PIECES)), key=lambda k: ests[k][0])
-            out.append(replace(base, pieces=PIECES[best], estimate=_estimate(*ests[best], hw)))
+            out.append(_best_pieces(base, hw, total_bytes))
     return out
+
+
+def _best_pieces(t: Tiling, hw: Hardware, total_bytes: int) -> Tiling:
+    """``t`` with its best slice count by the score, the fewest among equals (the
+    ranking keeps no other)."""
+    ests = _scores(t, hw, total_bytes, PIECES)
+    best = min(range(len(PIECES)), key=lambda k: ests[k][0])
+    return replace(t, pieces=PIECES[best], estimate=_estimate(*ests[best], hw))
 
 
 def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,

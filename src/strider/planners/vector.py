@@ -41,22 +41,21 @@ from typing import Any
 
 import numpy as np
 
-from ..access_pattern import AccessPattern, row_major_strides
-from ..cost import estimate, innermost_stride_bytes
+from ..access_pattern import AccessPattern
+from ..cost import estimate
 from ..hardware import Hardware
-from ..dtypes import dtype_of
 from ..plan import PermuteRequest, Plan
-from ..program import Program, Ref
-from ._descriptors import QueueBalancer, Side, Transfer, costed_descriptors
+from ..program import Program
+from ._descriptors import Side, Transfer
 from ._spread import spread_descriptors
-from ._hazards import Hazards, latest_per_engine
 from ._groups import Groups, carrier_dtype, carrier_why_not, coalesce_permutation
 from ..inbuffer import in_buffer_steps
 from ._postcondition import check_program
-from ._copy_engines import CopyBalancer, fast_stride_elements, fastest_walk
-from ._slicing import slices_of, span_of
-from ._boxes import existing_regions, padded_variant, restrict, tile_boxes
-from ._tiling import FEW_TILES, Tiling, descriptor_worth, rank_tilings, score
+from ._slicing import slices_of
+from ._boxes import padded_variant, tile_boxes
+from ._pipeline import emit_sbuf, scratch_bytes
+from ._two_pass import carrier_widths, scratch_ring
+from ._tiling import FEW_TILES, Tiling, rank_tilings, score
 
 
 @dataclass(frozen=True)
@@ -159,178 +158,6 @@ def emit_direct(program: Program, w: Working, hw: Hardware, label: str) -> int:
     return count
 
 
-def slot_pair(t: Tiling, k: int) -> tuple[int, int]:
-    """(in-slot, out-slot) of tile ``k``. Three slots: tile k+1 reads into the slot that
-    tile k-1 drains, so reading runs ahead of the vector step; two slots: tile k+1 reads
-    into the slot that tile k drains, piece by piece behind it."""
-    if not t.needs_vector:
-        return k % t.slots, k % t.slots
-    if t.slots >= 3:
-        return (2 * k) % 3, (2 * k + 1) % 3
-    return k % 2, (k + 1) % 2
-
-
-def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dict[str, int]:
-    """The seed-003 pipeline over every tile, piece by piece; returns instruction counts.
-
-    Each tile is read in about ``tiling.pieces`` slices of its outermost source-order
-    dims (:func:`~._slicing.slices_of`), the vector step re-orders each slice as soon as it has
-    arrived, and the tile is written in slices of its outermost target-order dims once
-    re-ordered (or, draining by the stores, the last tile's copy slice by slice).
-    """
-    t = tiling
-    free_t = t.free_target
-    slot_elems = t.slot_bytes // t.itemsize
-    hazards = Hazards()
-    balancer = QueueBalancer(hw)
-    counts = {"dma_in": 0, "vector": 0, "dma_out": 0}
-    queues = range(hw.dma.queues)
-    pos = {d: i for i, d in enumerate(t.free)}
-    engines = CopyBalancer(hw, t.partitions)
-    fast = fast_stride_elements(hw, t.itemsize)
-
-    def engine_of(i: int) -> str:
-        return program.instructions[i].engine
-
-    def dma(transfers: list[Transfer], lo: int, hi: int, way: str, label: str) -> None:
-        on_chip_write = way == "in"
-        deps = latest_per_engine(hazards.before(lo, hi, write=on_chip_write), engine_of)
-        ids = [program.dma(balancer.pick_for(queues, chunk, nbytes), s, d, deps, label)
-               for transfer in transfers
-               for s, d, chunk, nbytes in costed_descriptors(transfer, hw,
-                                                             _pieces(transfer, hw, t.tiles))]
-        hazards.record(lo, hi, ids, write=on_chip_write)
-        counts["dma_" + way] += len(ids)
-
-    def moves(way: str, dims, origin, ext, slot: int):
-        """The DMA slices of a tile one way (a transfer per part of the slice that holds
-        data), with their cuts and slot ranges."""
-        base = slot * slot_elems
-        block = tuple(ext[d] for d in dims)
-        strides_of = dict(zip(dims, row_major_strides(block)))
-        regions = existing_regions(t, origin, ext, by="outer")   # the longest runs
-        for cuts in slices_of(dims, ext, t.pieces, t.fine_slices):
-            lo, hi = span_of(cuts, strides_of) if cuts else (0, math.prod(block))
-            transfers = [_tile_transfer(t, w, origin, ext, base, way, part)
-                         for part in (restrict(cuts, r) for r in regions) if part is not None]
-            if transfers:
-                yield transfers, base + lo, base + hi, cuts
-
-    def vector_piece(k: int, origin, ext, s_in: int, s_out: int, cut) -> None:
-        partitions = math.prod(ext[d] for d in t.part)
-        # the fused copy reads the source-order block in target order (the in-buffer
-        # steps' source pattern) and writes it contiguously
-        fs = tuple(ext[d] for d in t.free)
-        ft = tuple(ext[d] for d in free_t)
-        cs = row_major_strides(fs)
-        whole_src = AccessPattern.unchecked(ft, tuple(cs[pos[d]] for d in free_t),
-                                            s_in * slot_elems)
-        whole_dst = AccessPattern.unchecked(ft, row_major_strides(ft), s_out * slot_elems)
-        regions = existing_regions(t, origin, ext)
-        # the slices (and parts) of one tile's copy write disjoint elements of the out-slot
-        key = ("copy", k) if cut or len(regions) > 1 else None
-        for part in (restrict(cut or (), r) for r in regions):
-            if part is None:
-                continue
-            src, dst, rows = whole_src, whole_dst, partitions
-            for d, a, b in part:
-                if d in pos:
-                    at = free_t.index(d)
-                    src, dst = src.slice(at, a, b), dst.slice(at, a, b)
-                else:   # the outermost partition dim (Tiling.pads_ragged): a prefix
-                    rows = b * partitions // ext[d]
-            walk, _ = fastest_walk(src.shape, src.strides, dst.strides, fast)
-            src, dst = src.permute(walk), dst.permute(walk)
-            deps = latest_per_engine(
-                hazards.before(src.min_address, src.max_address + 1, False)
-                + hazards.before(dst.min_address, dst.max_address + 1, True, key), engine_of)
-            src_ref = Ref.sbuf(0, rows, src, w.dtype)
-            copy = (program.vector_copy
-                    if engines.pick(src.size, innermost_stride_bytes(src_ref)) == "vector"
-                    else program.act_copy)
-            vid = copy(src_ref, Ref.sbuf(0, rows, dst, w.dtype), deps, f"permute t{k}")
-            hazards.record(src.min_address, src.max_address + 1, [vid], write=False)
-            hazards.record(dst.min_address, dst.max_address + 1, [vid], write=True,
-                           disjoint=key)
-            counts["vector"] += 1
-
-    boxes = list(tile_boxes(t))
-    draining = t.needs_vector and t.drain_by_stores
-    # software pipeline: step k reads tile k (and re-orders each slice as it lands) while
-    # it writes tile k-1, the slices interleaved so that reads and writes share DRAM
-    for k in range(len(boxes) + 1):
-        ins = outs = []
-        if k < len(boxes):
-            origin, ext = boxes[k]
-            s_in, s_out = slot_pair(t, k)
-            ins = list(moves("in", t.free, origin, ext, s_in))
-        if k > 0:
-            po, pe = boxes[k - 1]
-            outs = list(moves("out", free_t, po, pe, slot_pair(t, k - 1)[1]))
-        steps: list[tuple[str, tuple]] = []
-        if t.slots == 2 and t.needs_vector and outs:
-            # the reads land where this step's writes drain: a read slice goes after
-            # every write slice that starts below its end
-            s_base = slot_pair(t, k - 1)[1] * slot_elems
-            i_base = s_in * slot_elems if ins else 0
-            pending_outs = list(outs)
-            for item in ins:
-                while pending_outs and pending_outs[0][1] - s_base < item[2] - i_base:
-                    steps.append(("out", pending_outs.pop(0)))
-                steps.append(("in", item))
-            steps += [("out", o) for o in pending_outs]
-        else:  # reads first: the writes wait for the vector step, which waits for reads
-            steps = [("in", item) for item in ins]
-            steps += [("out", o) for o in outs]
-        drains = draining and k == len(boxes) - 1   # this tile's copies follow its stores
-        for way, (transfers, lo, hi, cuts) in steps:
-            if way == "out":
-                dma(transfers, lo, hi, "out", f"out t{k - 1}")
-                continue
-            dma(transfers, lo, hi, "in", f"in t{k}")
-            if t.needs_vector and not drains:
-                vector_piece(k, origin, ext, s_in, s_out, cuts)
-        if drains:
-            # the last tile's copies in its DMA-out slices: each slice leaves behind its copy
-            for cuts in slices_of(free_t, ext, t.pieces, t.fine_slices):
-                vector_piece(k, origin, ext, s_in, s_out, cuts)
-    return counts
-
-
-def _tile_transfer(t: Tiling, w: Working, origin, ext, slot_offset: int, way: str,
-                   cuts: tuple[tuple[int, int, int], ...] = ()) -> Transfer:
-    """One tile's DMA: partition dims first, then the free dims in source order (in) or
-    target order (out); the slot holds the block contiguously in that order. Each of
-    ``cuts`` ``(dim, start, stop)`` restricts a free dim to a slice of the tile."""
-    free = t.free if way == "in" else t.free_target
-    dims = t.part + free
-    zeros = (0,) * len(t.part)
-    chip_strides = zeros + row_major_strides(tuple(ext[d] for d in free))
-    chip_pstrides = (row_major_strides(tuple(ext[d] for d in t.part)) if t.part else ()) \
-        + (0,) * len(free)
-    strides = t.source_strides() if way == "in" else t.target_strides()
-    dram_strides = tuple(strides[d] for d in dims)
-    chip_offset, pstart = slot_offset, 0
-    dram_offset = sum(o * s for o, s in zip(origin, strides))
-    shape = [ext[d] for d in dims]
-    for d, a, b in cuts:  # both sides start at index a of dim d
-        k = dims.index(d)
-        chip_offset += a * chip_strides[k]
-        pstart += a * chip_pstrides[k]
-        dram_offset += a * dram_strides[k]
-        shape[k] = b - a
-    chip = Side.sbuf(chip_strides, chip_offset, chip_pstrides, pstart)
-    dram = Side.dram("x" if way == "in" else "y", dram_strides, dram_offset)
-    src, dst = (dram, chip) if way == "in" else (chip, dram)
-    return Transfer(tuple(shape), w.dtype, src, dst)
-
-
-def _pieces(transfer: Transfer, hw: Hardware, tiles: int) -> int:
-    """Descriptors per transfer: a share for every queue, each worth its overhead."""
-    nbytes = transfer.size * dtype_of(transfer.dtype).itemsize
-    return int(max(1, min(hw.dma.queues, nbytes // descriptor_worth(hw, tiles))))
-
-
 def direct_is_fine(w: Working, hw: Hardware) -> bool:
     """The innermost dim stays innermost with runs long enough for full-speed DMA."""
     if len(w.shape) == 0 or w.perm[-1] != len(w.shape) - 1:
@@ -385,7 +212,7 @@ class VectorStrategy:
         tiling, program, counts = best_sbuf_program(w, hw, program)
         lines += explain_tiling(tiling, w, hw, counts)
         est = tiling.estimate
-        sbuf_pp = tiling.slots * tiling.slot_bytes
+        sbuf_pp = tiling.slots * tiling.slot_bytes + scratch_bytes(tiling, hw)
         details.update(
             mode="sbuf", split=tiling.split, ragged=tiling.ragged, working_shape=tiling.shape,
             working_perm=tiling.perm, partition_dims=tiling.part, free_dims=tiling.free,
@@ -464,9 +291,30 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
             cycles, program, counts = _emitted(emitted, other, w, hw, empty)
             if cycles < best[0]:
                 best = (cycles, other, program, counts)
+    best = _two_pass_variants(best, w, hw, empty, emitted, n)
     if best[1].tiles >= FEWER_PIECES_MIN_TILES:
         best = _fewer_pieces(best, w, hw, empty, emitted)
     return best[1], best[2], best[3]
+
+
+def _two_pass_variants(best, w: Working, hw: Hardware, empty: Program, emitted: dict,
+                       n: int):
+    """The best ``n`` tilings emitted (with their variants) also with two-pass copies
+    where the engines have a carrier for them and the SBUF room (:mod:`._two_pass`):
+    the score prices one pass, and two cost less only where the copies are the bound;
+    the cost model keeps what ends first."""
+    if not carrier_widths(w.itemsize, hw):
+        return best
+    ranked = sorted((t for t in emitted if t.needs_vector and not t.two_pass),
+                    key=lambda t: emitted[t][0])
+    for tiling in ranked[:n]:
+        other = replace(tiling, two_pass=True)
+        if scratch_ring(other, hw) is None:
+            continue
+        cycles, program, counts = _emitted(emitted, other, w, hw, empty)
+        if counts["two_pass"] and cycles < best[0]:
+            best = (cycles, other, program, counts)
+    return best
 
 
 def _fine_slices_differ(t: Tiling) -> bool:
@@ -571,6 +419,14 @@ def explain_tiling(t: Tiling, w: Working, hw: Hardware, counts: dict[str, int]) 
         lines.append(f"in-buffer step, per tile: {steps.describe()} -- fused into one strided "
                      f"copy per slice over {t.partitions} lanes, the slices shared between "
                      "the vector and activation engines (whichever is free first)")
+        if counts.get("two_pass"):
+            ring = scratch_ring(t, hw)
+            carrier, width = carrier_widths(t.itemsize, hw)[0]
+            lines.append(f"two passes: {counts['two_pass']} of the copies move groups of "
+                         f"{width} contiguous elements as one {carrier} each, then each "
+                         "element to its place at full rate, through a "
+                         f"scratch ring of {ring[2]} x {ring[1] * t.itemsize:,} bytes per "
+                         "partition (the engines pay per element: one strided pass costs more)")
     else:
         lines.append("no vector step: the partition dims carry the whole permutation")
     lines.append(f"why: of the splits/tilings the pipeline model rates best, the cheapest by "
