@@ -517,3 +517,24 @@ def test_a_kept_innermost_run_moves_as_wider_elements(shape, perm, dtype, carrie
         x[..., 1] = 0x8000      # -0.0
         out = simulate(plan, x.view(np.float16)).outputs["y"]
         assert np.array_equal(out.view(np.uint16), np.transpose(x, perm))
+
+
+def test_descriptor_shares_trade_descriptors_for_queues_and_stay_exact():
+    """A tiling emitted with a larger descriptor share (each descriptor worth more of
+    its fixed cost) has fewer DMA descriptors, and moves every element exactly."""
+    from strider.planners._tiling import rank_tilings
+    from strider.planners.vector import Working, declare_tensors, emit_sbuf
+    from strider.program import Program
+    hw = HW["trn1-like"]
+    request = PermuteRequest((96, 64, 80), (2, 0, 1), "bfloat16")
+    w = Working.of(request, hw)
+    x = random_array(np.random.default_rng(3), request.shape, dtype_of("bfloat16"))
+    tiling = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=1)[0]
+    counts = []
+    for share in (4, 8, 16):
+        t = replace(tiling, descriptor_share=share)
+        program = Program("shares")
+        declare_tensors(program, w)
+        counts.append(sum(emit_sbuf(program, w, hw, t)[k] for k in ("dma_in", "dma_out")))
+        _emits_exactly(hw, request, w, x, t)
+    assert counts[0] >= counts[1] >= counts[2] and counts[0] > counts[2], counts

@@ -72,7 +72,7 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
         ids = [program.dma(balancer.pick_for(queues, chunk, nbytes), s, d, deps, label)
                for transfer in transfers
                for s, d, chunk, nbytes in costed_descriptors(transfer, hw,
-                                                             _pieces(transfer, hw, t.tiles))]
+                                                             _pieces(transfer, hw, t))]
         hazards.record(lo, hi, ids, write=on_chip_write)
         counts["dma_" + way] += len(ids)
 
@@ -208,10 +208,11 @@ def _tile_transfer(t: Tiling, w: Working, origin, ext, slot_offset: int, way: st
     return Transfer(tuple(shape), w.dtype, src, dst)
 
 
-def _pieces(transfer: Transfer, hw: Hardware, tiles: int) -> int:
+def _pieces(transfer: Transfer, hw: Hardware, t: Tiling) -> int:
     """Descriptors per transfer: a share for every queue, each worth its overhead."""
     nbytes = transfer.size * dtype_of(transfer.dtype).itemsize
-    return int(max(1, min(hw.dma.queues, nbytes // descriptor_worth(hw, tiles))))
+    worth = descriptor_worth(hw, t.tiles, t.descriptor_share)
+    return int(max(1, min(hw.dma.queues, nbytes // worth)))
 
 
 __all__ = ["slot_pair", "scratch_bytes", "emit_sbuf"]

@@ -53,17 +53,17 @@ SMALL_TILE_CUTS = (2, 4)
 FEW_TILES = 4
 
 
-def descriptor_worth(hw: Hardware, tiles: int) -> int:
-    """Bytes a descriptor should carry at least: 32 (few tiles: 8) times what its fixed
-    cost on its queue (:func:`~strider.cost.descriptor_issue_cycles`) would move, so the
-    fixed costs stay within 1/32 (1/8) of the time.
+def descriptor_worth(hw: Hardware, tiles: int, share: int = 0) -> int:
+    """Bytes a descriptor should carry at least: ``share`` (by default 32, few tiles: 8)
+    times what its fixed cost on its queue (:func:`~strider.cost.descriptor_issue_cycles`)
+    would move, so the fixed costs stay within 1/32 (1/8) of the time.
 
     >>> from strider import Hardware
     >>> hw = Hardware.preset("trn1-like")
-    >>> descriptor_worth(hw, 100), descriptor_worth(hw, 1)
-    (66265, 16566)
+    >>> descriptor_worth(hw, 100), descriptor_worth(hw, 1), descriptor_worth(hw, 1, 16)
+    (66265, 16566, 33132)
     """
-    share = 8 if tiles <= FEW_TILES else 32
+    share = share or (8 if tiles <= FEW_TILES else 32)
     return max(1, int(share * descriptor_issue_cycles(hw) * hw.dma.bytes_per_cycle))
 
 
@@ -95,6 +95,9 @@ class Tiling:
     # a strided copy of narrow elements goes in two passes through a scratch ring beside
     # the slots: wide carriers first, then a full-rate spread (see _two_pass)
     two_pass: bool = False
+    # the DMA slices' descriptors carry at least this many times their fixed cost's
+    # worth of bytes (0: descriptor_worth's default; fewer descriptors against more queues)
+    descriptor_share: int = 0
 
     @cached_property
     def free_target(self) -> tuple[int, ...]:

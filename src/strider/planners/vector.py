@@ -235,6 +235,11 @@ KEEP, KEEP_SMALL, SMALL_BYTES, SHORT_PROGRAM = 10, 16, 16 << 20, 4096
 #: Of the tilings emitted, how many best ones are also emitted with the other drain
 #: and slicing (:attr:`Tiling.drain_by_stores`, :attr:`Tiling.fine_slices`).
 VARIANTS_OF = 3
+#: Descriptor shares (:func:`~._tiling.descriptor_worth`; few tiles: 8 by default) the
+#: winner of at most FEW_TILES tiles is also emitted with: over 240 random 2-4 MiB
+#: permutations each of 4, 8 and 16 was the best for some (bfloat16 46114x32 transposed:
+#: 4; bfloat16 8x2x10x307x44 perm 4,0,3,1,2: 16, 1.33x -> 1.30x).
+DESCRIPTOR_SHARES = (4, 16)
 
 
 def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
@@ -292,6 +297,14 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
             if cycles < best[0]:
                 best = (cycles, other, program, counts)
     best = _two_pass_variants(best, w, hw, empty, emitted, n)
+    if best[1].tiles <= FEW_TILES:
+        # with few tiles, what the queues lose to descriptors' fixed costs and what they
+        # gain from more descriptors in flight weigh differently case by case
+        for share in DESCRIPTOR_SHARES:
+            other = replace(best[1], descriptor_share=share)
+            cycles, program, counts = _emitted(emitted, other, w, hw, empty)
+            if cycles < best[0]:
+                best = (cycles, other, program, counts)
     if best[1].tiles >= FEWER_PIECES_MIN_TILES:
         best = _fewer_pieces(best, w, hw, empty, emitted)
     return best[1], best[2], best[3]
@@ -409,7 +422,10 @@ def explain_tiling(t: Tiling, w: Working, hw: Hardware, counts: dict[str, int]) 
     lines.append(f"loops: outer = odometer over {sum(1 for _ in tile_boxes(t))} tiles (source "
                  "order); inner = each "
                  f"descriptor's TTU walks the tile ({counts['dma_in']} read and "
-                 f"{counts['dma_out']} write descriptors, <= {hw.dma.max_dims} dims each)")
+                 f"{counts['dma_out']} write descriptors, <= {hw.dma.max_dims} dims each"
+                 + (f"; each carrying at least {t.descriptor_share} times the bytes its fixed "
+                    "cost would move, the cost model's pick" if t.descriptor_share else "")
+                 + ")")
     lines.append(f"DMA-in reads group 1 in {est['chunk_in_bytes']:,}-byte runs "
                  f"(efficiency {est['efficiency_in']:.0%}); DMA-out writes group 2 in "
                  f"{est['chunk_out_bytes']:,}-byte runs (efficiency {est['efficiency_out']:.0%})")
