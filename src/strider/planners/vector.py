@@ -240,6 +240,8 @@ VARIANTS_OF = 3
 #: permutations each of 4, 8 and 16 was the best for some (bfloat16 46114x32 transposed:
 #: 4; bfloat16 8x2x10x307x44 perm 4,0,3,1,2: 16, 1.33x -> 1.30x).
 DESCRIPTOR_SHARES = (4, 16)
+#: How much faster the cost model must rate another share (a fraction).
+SHARE_MARGIN = 0.01
 
 
 def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
@@ -299,11 +301,13 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
     best = _two_pass_variants(best, w, hw, empty, emitted, n)
     if best[1].tiles <= FEW_TILES:
         # with few tiles, what the queues lose to descriptors' fixed costs and what they
-        # gain from more descriptors in flight weigh differently case by case
+        # gain from more descriptors in flight weigh differently case by case; a share
+        # wins only by more than the cost model's schedule and the simulator differ on
+        # such plans (ties at the DRAM bound made ViT heads 1.02x -> 1.03x)
         for share in DESCRIPTOR_SHARES:
             other = replace(best[1], descriptor_share=share)
             cycles, program, counts = _emitted(emitted, other, w, hw, empty)
-            if cycles < best[0]:
+            if cycles[0] < best[0][0] * (1 - SHARE_MARGIN):
                 best = (cycles, other, program, counts)
     if best[1].tiles >= FEWER_PIECES_MIN_TILES:
         best = _fewer_pieces(best, w, hw, empty, emitted)
