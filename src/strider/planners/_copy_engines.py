@@ -142,4 +142,5 @@ def block_copy(free: tuple[int, ...], free_target: tuple[int, ...], block: tuple
     return shape, tuple(cs[pos[d]] for d in free_target), row_major_strides(shape)
 
 
-__all__ = ["block_copy", "copy_engines", "CopyBalancer", "copy_cycles", "fast_stride_elements", "fastest_walk"]
+__all__ = ["block_copy", "copy_engines", "CopyBalancer", "copy_cycles", "fast_stride_elements",
+           "fastest_walk"]

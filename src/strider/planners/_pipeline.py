@@ -15,7 +15,7 @@ from ..dtypes import dtype_of
 from ..hardware import Hardware
 from ..program import Program, Ref
 from ._boxes import existing_regions, restrict, tile_boxes
-from ._copy_engines import CopyBalancer
+from ._copy_engines import CopyBalancer, block_copy
 from ._descriptors import QueueBalancer, Side, Transfer, costed_descriptors
 from ._hazards import Hazards, latest_per_engine
 from ._slicing import slices_of, span_of
@@ -37,12 +37,6 @@ def slot_pair(t: Tiling, k: int) -> tuple[int, int]:
     return k % 2, (k + 1) % 2
 
 
-def scratch_bytes(t: Tiling, hw: Hardware) -> int:
-    """Bytes per partition of ``t``'s two-pass scratch ring (0 without one)."""
-    ring = scratch_ring(t, hw) if t.two_pass else None
-    return ring[1] * ring[2] * t.itemsize if ring else 0
-
-
 def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dict[str, int]:
     """The seed-003 pipeline over every tile, piece by piece; returns instruction counts.
 
@@ -56,12 +50,12 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
     slot_elems = t.slot_bytes // t.itemsize
     hazards = Hazards()
     balancer = QueueBalancer(hw)
-    counts = {"dma_in": 0, "vector": 0, "dma_out": 0}
+    # two_pass: copies made in two passes; carrier_width: elements per carrier they used
+    counts = {"dma_in": 0, "vector": 0, "dma_out": 0, "two_pass": 0, "carrier_width": 0}
     queues = range(hw.dma.queues)
     pos = {d: i for i, d in enumerate(t.free)}
     engines = CopyBalancer(hw, t.partitions)
     ring = scratch_ring(t, hw) if t.two_pass else None
-    counts["two_pass"] = 0
 
     def engine_of(i: int) -> str:
         return program.instructions[i].engine
@@ -94,12 +88,9 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
         partitions = math.prod(ext[d] for d in t.part)
         # the fused copy reads the source-order block in target order (the in-buffer
         # steps' source pattern) and writes it contiguously
-        fs = tuple(ext[d] for d in t.free)
-        ft = tuple(ext[d] for d in free_t)
-        cs = row_major_strides(fs)
-        whole_src = AccessPattern.unchecked(ft, tuple(cs[pos[d]] for d in free_t),
-                                            s_in * slot_elems)
-        whole_dst = AccessPattern.unchecked(ft, row_major_strides(ft), s_out * slot_elems)
+        ft, src_strides, dst_strides = block_copy(t.free, free_t, tuple(ext[d] for d in t.free))
+        whole_src = AccessPattern.unchecked(ft, src_strides, s_in * slot_elems)
+        whole_dst = AccessPattern.unchecked(ft, dst_strides, s_out * slot_elems)
         regions = existing_regions(t, origin, ext)
         # the slices (and parts) of one tile's copy write disjoint elements of the out-slot
         key = ("copy", k) if cut or len(regions) > 1 else None
@@ -115,7 +106,9 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: Tiling) -> dic
                     rows = b * partitions // ext[d]
             scratch = (ring[0] + counts["two_pass"] % ring[2] * ring[1]) if ring else None
             steps = copy_chain(Ref.sbuf(0, rows, src, w.dtype), dst, hw, scratch)
-            counts["two_pass"] += len(steps) > 1
+            if len(steps) > 1:
+                counts["two_pass"] += 1
+                counts["carrier_width"] = max(width for *_, width in steps)
             engine = engines.pick_chain([(s.pattern.size, innermost_stride_bytes(s))
                                          for s, *_ in steps])
             for j, (s_ref, d_pattern, width) in enumerate(steps):
@@ -215,4 +208,4 @@ def _pieces(transfer: Transfer, hw: Hardware, t: Tiling) -> int:
     return int(max(1, min(hw.dma.queues, nbytes // worth)))
 
 
-__all__ = ["slot_pair", "scratch_bytes", "emit_sbuf"]
+__all__ = ["slot_pair", "emit_sbuf"]

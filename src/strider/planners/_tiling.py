@@ -27,7 +27,6 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Sequence
 
-
 from ..cost import (chunk_efficiency, descriptor_issue_cycles, engine_scale,
                     hidden_latency_cycles)
 from ..hardware import Hardware

@@ -68,24 +68,24 @@ def copy_chain(src: Ref, dst: AccessPattern, hw: Hardware, scratch: int | None
     ...  copy_chain(src, AccessPattern.contiguous((48, 64), 3072), hw, 6144)]
     [('uint32', (128, 12, 64), 4), ('int8', (128, 12, 4, 64), 1)]
     """
-    one, stride = _walked(src, dst, 1, hw)
+    one_src, one_dst, stride = _walked(src, dst, hw)
     if scratch is None or stride <= fast_stride_elements(hw, src.itemsize):
-        return [one]
+        return [(one_src, one_dst, 1)]
     for dtype, width in carrier_widths(src.itemsize, hw):
         passes = two_passes(src.pattern, dst, width, scratch)
         if passes is not None:
-            return [_walked(replace(src, pattern=p_src, dtype=dtype if wide else src.dtype),
-                            p_dst, width if wide else 1, hw)[0]
+            return [(*_walked(replace(src, pattern=p_src, dtype=dtype if wide else src.dtype),
+                              p_dst, hw)[:2], width if wide else 1)
                     for p_src, p_dst, wide in passes]
-    return [one]
+    return [(one_src, one_dst, 1)]
 
 
-def _walked(src: Ref, dst: AccessPattern, width: int, hw: Hardware):
-    """``((src, dst, width), stride)``: the copy in its fastest walk, and the wider
-    innermost stride it walks at (:func:`~._copy_engines.fastest_walk`)."""
+def _walked(src: Ref, dst: AccessPattern, hw: Hardware) -> tuple[Ref, AccessPattern, int]:
+    """``(src, dst, stride)``: the copy in its fastest walk, and the wider innermost
+    stride it walks at (:func:`~._copy_engines.fastest_walk`)."""
     fast = fast_stride_elements(hw, src.itemsize)
     walk, stride = fastest_walk(src.pattern.shape, src.pattern.strides, dst.strides, fast)
-    return (replace(src, pattern=src.pattern.permute(walk)), dst.permute(walk), width), stride
+    return replace(src, pattern=src.pattern.permute(walk)), dst.permute(walk), stride
 
 
 def two_passes(src: AccessPattern, dst: AccessPattern, width: int,
@@ -198,4 +198,11 @@ def scratch_ring(t: Tiling, hw: Hardware) -> tuple[int, int, int] | None:
     return (used // t.itemsize, block // t.itemsize, count) if count >= 1 else None
 
 
-__all__ = ["MIN_WIDTH", "RING", "carrier_widths", "copy_chain", "scratch_ring", "two_passes"]
+def scratch_bytes(t: Tiling, hw: Hardware) -> int:
+    """Bytes per partition of ``t``'s two-pass scratch ring (0 without one)."""
+    ring = scratch_ring(t, hw) if t.two_pass else None
+    return ring[1] * ring[2] * t.itemsize if ring else 0
+
+
+__all__ = ["MIN_WIDTH", "RING", "carrier_widths", "copy_chain", "scratch_bytes",
+           "scratch_ring", "two_passes"]

@@ -53,8 +53,8 @@ from ..inbuffer import in_buffer_steps
 from ._postcondition import check_program
 from ._slicing import slices_of
 from ._boxes import padded_variant, tile_boxes
-from ._pipeline import emit_sbuf, scratch_bytes
-from ._two_pass import carrier_widths, scratch_ring
+from ._pipeline import emit_sbuf
+from ._two_pass import carrier_widths, scratch_bytes, scratch_ring
 from ._tiling import FEW_TILES, Tiling, rank_tilings, score
 
 
@@ -237,8 +237,8 @@ KEEP, KEEP_SMALL, SMALL_BYTES, SHORT_PROGRAM = 10, 16, 16 << 20, 4096
 VARIANTS_OF = 3
 #: Descriptor shares (:func:`~._tiling.descriptor_worth`; few tiles: 8 by default) the
 #: winner of at most FEW_TILES tiles is also emitted with: over 240 random 2-4 MiB
-#: permutations each of 4, 8 and 16 was the best for some (bfloat16 46114x32 transposed:
-#: 4; bfloat16 8x2x10x307x44 perm 4,0,3,1,2: 16, 1.33x -> 1.30x).
+#: permutations on trn1-like they made 20 faster and 3 slower by <= 0.014x (bfloat16
+#: 8x2x10x307x44 perm 4,0,3,1,2 at 16: 1.33x -> 1.30x).
 DESCRIPTOR_SHARES = (4, 16)
 #: How much faster the cost model must rate another share (a fraction).
 SHARE_MARGIN = 0.01
@@ -295,9 +295,7 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
             if fine and not fine_differs:
                 continue
             other = replace(tiling, drain_by_stores=drain, fine_slices=fine)
-            cycles, program, counts = _emitted(emitted, other, w, hw, empty)
-            if cycles < best[0]:
-                best = (cycles, other, program, counts)
+            best = _faster(best, _emitted(emitted, other, w, hw, empty), other)
     best = _two_pass_variants(best, w, hw, empty, emitted, n)
     if best[1].tiles <= FEW_TILES:
         # with few tiles, what the queues lose to descriptors' fixed costs and what they
@@ -306,9 +304,7 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
         # such plans (ties at the DRAM bound made ViT heads 1.02x -> 1.03x)
         for share in DESCRIPTOR_SHARES:
             other = replace(best[1], descriptor_share=share)
-            cycles, program, counts = _emitted(emitted, other, w, hw, empty)
-            if cycles[0] < best[0][0] * (1 - SHARE_MARGIN):
-                best = (cycles, other, program, counts)
+            best = _faster(best, _emitted(emitted, other, w, hw, empty), other, SHARE_MARGIN)
     if best[1].tiles >= FEWER_PIECES_MIN_TILES:
         best = _fewer_pieces(best, w, hw, empty, emitted)
     return best[1], best[2], best[3]
@@ -326,12 +322,19 @@ def _two_pass_variants(best, w: Working, hw: Hardware, empty: Program, emitted: 
                     key=lambda t: emitted[t][0])
     for tiling in ranked[:n]:
         other = replace(tiling, two_pass=True)
-        if scratch_ring(other, hw) is None:
-            continue
-        cycles, program, counts = _emitted(emitted, other, w, hw, empty)
-        if counts["two_pass"] and cycles < best[0]:
-            best = (cycles, other, program, counts)
+        if scratch_ring(other, hw) is not None:
+            best = _faster(best, _emitted(emitted, other, w, hw, empty), other)
     return best
+
+
+def _faster(best, made: tuple, tiling: Tiling, margin: float = 0.0):
+    """``best`` (cycles, tiling, program, counts), or ``tiling`` as ``made`` by
+    :func:`_emitted` where the cost model rates it faster: by more than ``margin`` (a
+    fraction of the cycles), or with no margin also where it ties and its schedule ends
+    first."""
+    cycles, program, counts = made
+    better = (cycles[0] < best[0][0] * (1 - margin)) if margin else cycles < best[0]
+    return (cycles, tiling, program, counts) if better else best
 
 
 def _fine_slices_differ(t: Tiling) -> bool:
@@ -440,10 +443,10 @@ def explain_tiling(t: Tiling, w: Working, hw: Hardware, counts: dict[str, int]) 
                      f"copy per slice over {t.partitions} lanes, the slices shared between "
                      "the vector and activation engines (whichever is free first)")
         if counts.get("two_pass"):
-            ring = scratch_ring(t, hw)
-            carrier, width = carrier_widths(t.itemsize, hw)[0]
+            ring, width = scratch_ring(t, hw), counts["carrier_width"]
             lines.append(f"two passes: {counts['two_pass']} of the copies move groups of "
-                         f"{width} contiguous elements as one {carrier} each, then each "
+                         f"{width} contiguous elements as one uint{8 * width * t.itemsize} "
+                         "each, then each "
                          "element to its place at full rate, through a "
                          f"scratch ring of {ring[2]} x {ring[1] * t.itemsize:,} bytes per "
                          "partition (the engines pay per element: one strided pass costs more)")
