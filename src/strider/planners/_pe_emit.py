@@ -17,6 +17,7 @@ from ..program import Program, Ref
 from ._columns import Columns, aligned_ranges, by_turns
 from ._copy_engines import CopyBalancer
 from ._descriptors import QueueBalancer, element_values, fitted_pairs
+from ._pe_batch_runs import batch_runs
 from ._pe_batch_turns import batch_turn_count
 from ._pe_layout import TurnedColumns, turned_columns
 from ._pe_tiling import (DESCRIPTOR_AMORTISATION, Tiling, TransposeView, block_chunks,
@@ -121,28 +122,35 @@ class Emitter:
 
     def loads(self, block: dict, slot: int, readers: dict[int, list[int]]
               ) -> dict[tuple[int, int], list[int]]:
-        """DMA the block's row groups into SBUF row partitions; ids per (group, batch)."""
+        """DMA the block's row groups into SBUF row partitions; ids per (group, batch).
+        Neighbouring batches that sit one run apart in the source (their rows follow
+        each other) load together: one descriptor, one longer run."""
         t, v = self.t, self.v
         ids: dict[tuple[int, int], list[int]] = {}
         cols = block["cols"]
-        for bb in range(block["nb"]):
-            b = block["b0"] + bb
+        full = t.row_turns * cols  # R > 1: R whole source rows per partition
+        for bb0, nbm, stride in batch_runs(v, block["b0"], block["nb"], full, t.row_turns):
+            b = block["b0"] + bb0
             for gi, (row0, k) in enumerate(block["groups"]):
                 part0 = (gi % t.partition_slots) * t.group_rows
-                off = self.in_offset(slot, gi, bb)
-                ids[gi, bb] = []
-                full = t.row_turns * cols  # R > 1: R whole source rows per partition
-                for lo, hi, rows in self.load_ranges(row0, k, full, block["first"]):
+                off = self.in_offset(slot, gi, bb0)
+                got: list[int] = []
+                for lo, hi, rows in self.load_ranges(row0, k, nbm * full, block["first"]):
                     run = rows * cols
+                    outer = ((nbm,), (stride,), (t.row_turns * t.block_cols,)) if nbm > 1 \
+                        else ((), (), ())
                     for first, ext, strides, offset in v.source_rows(b, row0 + lo, row0 + hi,
                                                                      t.row_turns):
                         src = Ref.dram("x", AccessPattern.unchecked(
-                            ext + (run,), strides + (1,), offset + block["j0"]), t.dtype)
+                            ext + outer[0] + (run,), strides + outer[1] + (1,),
+                            offset + block["j0"]), t.dtype)
                         dst = Ref.sbuf(part0 + first - row0, math.prod(ext),
-                                       AccessPattern.unchecked((run,), (1,), off), t.dtype)
-                        ids[gi, bb].extend(self.dma(src, dst, readers.get(gi, []),
-                                                    f"load {block['name']} batch {b} rows "
-                                                    f"{first}.."))
+                                       AccessPattern.unchecked(outer[0] + (run,),
+                                                               outer[2] + (1,), off), t.dtype)
+                        got.extend(self.dma(src, dst, readers.get(gi, []),
+                                            f"load {block['name']} batch {b} rows {first}.."))
+                for bb in range(bb0, bb0 + nbm):
+                    ids[gi, bb] = got
         return ids
 
     def load_ranges(self, row0: int, k: int, run: int, first: bool

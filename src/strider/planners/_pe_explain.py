@@ -6,12 +6,16 @@ from __future__ import annotations
 from ..dtypes import dtype_of
 from ..hardware import Hardware
 from ..plan import PermuteRequest
+from ._pe_batch_runs import batch_runs
 from ._pe_tiling import Tiling, TransposeView, interleave
 
 
 def explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardware, note: str,
              k: int) -> list[str]:
     item, R = t.elem_bytes, t.row_turns
+    together = max(count for _, count, _ in batch_runs(
+        view, 0, min(t.block_batches, view.batch), R * min(t.block_cols, view.n), R)) \
+        if view.batch else 1
     lines = [f"{request.describe()} as {view.batch} x ({view.source_count(R)} x {view.n}) "
              f"transpose(s); "
              f"{note}"]
@@ -93,7 +97,9 @@ def explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardwar
         f"DMA spread over {hw.dma.queues} queues, each descriptor to the least-loaded "
         f"one (the first block's loads and the last block's stores over all of them, to "
         f"cut fill and drain); DRAM runs of "
-        f"{R * min(t.block_cols, view.n) * item} B in, "
+        f"{R * min(t.block_cols, view.n) * item * together} B in"
+        + (f" ({together} batch matrices' rows follow each other in the source: they load "
+           "together)" if together > 1 else "") + ", "
         f"{il * min(t.block_rows * R, view.source_count(R)) * item} B out",
     ]
     return lines

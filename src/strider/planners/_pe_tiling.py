@@ -96,12 +96,13 @@ def element_passes(dtype: str, carrier: str | None, group: int) -> int:
     return group * dtype_of(dtype).itemsize // dtype_of(carrier or dtype).itemsize
 
 
-def transpose_view(request: PermuteRequest) -> TransposeView | None:
+def transpose_view(request: PermuteRequest, general: bool = False) -> TransposeView | None:
     """``(B, m, n)`` when the permutation is a batched last-two-dims swap -- or one whose
     target also re-orders the dims after ``m`` (:mod:`._columns`), or one that keeps a
     short innermost dim in place (its values travel together as one element of
     ``group`` values, at most :data:`MAX_GROUP_BYTES`), or any other that moves the
-    innermost dim (rows and batches anywhere, :mod:`._pe_layout`) -- else None.
+    innermost dim (rows and batches anywhere, :mod:`._pe_layout`) -- else None. With
+    ``general``, re-ordered columns too as a general layout (which can take turns).
 
     >>> transpose_view(PermuteRequest((2, 3, 4, 5), (0, 2, 3, 1), "int8"))
     TransposeView(batch=2, m=3, n=20)
@@ -122,12 +123,13 @@ def transpose_view(request: PermuteRequest) -> TransposeView | None:
     k, item = len(shape), dtype_of(request.dtype).itemsize
     if k >= 3 and perm[-1] == k - 1 and shape[-1] * item <= MAX_GROUP_BYTES:
         # the kept innermost dim's values travel as one element
-        view = _view(shape[:-1], perm[:-1], item * shape[-1])
+        view = _view(shape[:-1], perm[:-1], item * shape[-1], general)
         return view and replace(view, group=shape[-1])
-    return _view(shape, perm, item)
+    return _view(shape, perm, item, general)
 
 
-def _view(shape: tuple[int, ...], perm: tuple[int, ...], item: int) -> TransposeView | None:
+def _view(shape: tuple[int, ...], perm: tuple[int, ...], item: int, general: bool = False
+          ) -> TransposeView | None:
     """:func:`transpose_view` of a coalesced permutation of elements of ``item`` bytes."""
     k = len(shape)
     if perm == tuple(range(k - 2)) + (k - 1, k - 2):
@@ -135,7 +137,7 @@ def _view(shape: tuple[int, ...], perm: tuple[int, ...], item: int) -> Transpose
     layout = general_layout(shape, perm, item)
     if layout is None:
         return None
-    reordered = column_group(shape, perm)
+    reordered = None if general else column_group(shape, perm)
     m, n = math.prod(layout.row_shape), math.prod(layout.columns.shape)
     if reordered is not None:  # one row dim of re-ordered columns, unless rows of several
         batch, m_cols, columns = reordered  # dims run longer

@@ -69,6 +69,7 @@ from ..errors import PlanError
 from ..hardware import Hardware
 from ..dtypes import EXACT_MAC_DTYPES, MAC_DTYPES
 from ..plan import Plan, PermuteRequest
+from ._pe_batch_runs import load_count
 from ._pe_candidates import candidates
 from ._pe_emit import Emitter
 from ._pe_explain import explain
@@ -147,7 +148,8 @@ def pass_floor(view: TransposeView, t: Tiling, hw: Hardware) -> float:
     array's moving path for its initiation interval, one moving column or more
     (:meth:`~strider.hardware_pe.PEArraySpec.issue_cycles`; a row tile's share where the
     array is tiled), one after another; and each block loads every batch matrix's every
-    row group with a descriptor of its own, each holding a queue for its fixed cost
+    row group with a descriptor of its own (a run of batches that load together,
+    :mod:`._pe_batch_runs`, one), each holding a queue for its fixed cost
     (:func:`~strider.cost.descriptor_issue_cycles`) and its bytes; and the stores move
     every byte again, in runs no longer than a partition's share of one output tile (a
     store reads one partition's rows of one slot), at the rate such runs get
@@ -166,7 +168,12 @@ def pass_floor(view: TransposeView, t: Tiling, hw: Hardware) -> float:
     pe = passes * hw.pe.dtype_factor(t.pe_dtype) / hw.pe.tiles * engine_scale("pe", hw)
     row_groups = sum(-(-min(t.block_rows, view.m - i0) // t.group_rows)
                      for i0 in range(0, view.m, t.block_rows))
-    loads = view.batch * row_groups * -(-view.n // t.block_cols) if view.n else 0
+    col_blocks = -(-view.n // t.block_cols) if view.n else 0
+    runs = (view.batch if col_blocks != 1 or t.block_batches == 1 else  # (one per run of
+            sum(load_count(view, b0, min(t.block_batches, view.batch - b0),
+                           t.row_turns * view.n, t.row_turns)   # batches that load together)
+                for b0 in range(0, view.batch, t.block_batches)))
+    loads = runs * row_groups * col_blocks
     nbytes = view.batch * view.source_count(t.row_turns) * view.n * t.elem_bytes
     store_run = max(1, t.out_tile_elems * t.elem_bytes)
     moved = nbytes * (1 + 1 / chunk_efficiency(store_run, hw)) / hw.dma.bytes_per_cycle
