@@ -228,8 +228,9 @@ class Emitter:
         at = (self.in_offset(slot, gi, bb0) + col) * parts + turn * t.block_cols * parts + part
         if block["turned"] is not None:   # the turn's columns (chunks by turns)
             turned = block["turned"]
-            pat = AccessPattern.unchecked(turned.columns.shape,
-                                          tuple(s * parts for s in turned.tile), at)
+            many = ((count,), (t.block_cols * parts * R,)) if count > 1 else ((), ())
+            pat = AccessPattern.unchecked(many[0] + turned.columns.shape,
+                                          many[1] + tuple(s * parts for s in turned.tile), at)
         elif count == 1:
             pat = AccessPattern.unchecked((width,), (self.turns(block, chunk) * parts,), at)
         else:   # the ragged column chunks of several batch matrices side by side

@@ -472,9 +472,10 @@ def block_chunks(view: TransposeView, t: Tiling, matrices: int, cols: int
         if k is not None:
             width = matrices * view.n // k
             return [(0, 1, c * width, width) for c in range(k)]
-    elif t.column_turns > 1:
+    elif t.column_turns > 1:   # (narrow turns of several matrices share the array)
         width = cols // t.column_turns
-        return [(b, 1, c * width, width) for b in range(matrices)
+        per = max(1, t.chunk_cols // width)
+        return [(b, min(per, matrices - b), c * width, width) for b in range(0, matrices, per)
                 for c in range(t.column_turns)]
     return chunk_list(cols, matrices, t.chunk_cols)
 
