@@ -217,17 +217,27 @@ def column_turn_counts(layout: Layout | None, m: int, n: int, item: int, chunk: 
     """Turn counts worth trying (:func:`turned_columns`) when the rows are short: for
     each wanted store run in ``runs`` (bytes), the fewest turns -- a divisor of the turn
     dim that leaves at most ``chunk`` columns per chunk -- reaching it (or the most
-    there are).
+    there are), the array's passes at most :data:`MAX_TURN_PASSES` times a plain
+    tiling's: each chunk a pass of its own, and (more turns) where the narrow chunks of
+    several batch matrices share one.
 
     >>> lay = general_layout((19, 6, 15, 18, 56), (0, 4, 3, 2, 1), 2)   # rows of 180 B
     >>> column_turn_counts(lay, 90, 1008, 2, 128, (1024, 2048))
     [9, 18]
+    >>> lay = general_layout((85, 40, 4, 106), (2, 0, 3, 1), 2)    # rows of 80 B: 53 turns
+    >>> column_turn_counts(lay, 40, 424, 2, 128, (1024, 2048))     # of 8 columns, 16 a pass
+    [53]
     """
     if layout is None or (i := column_turn_dim(layout, m)) is None or m * item >= max(runs):
         return []
-    # each chunk costs the array a pass whatever its width
-    return _turn_counts(layout.columns.shape[i], MAX_TURN_PASSES * -(-n // chunk), m * item,
-                        runs, lambda d: n // d <= chunk)
+    # each chunk costs the array a pass whatever its width; narrow ones of several batch
+    # matrices share one (:func:`._pe_tiling.block_chunks`), so more turns may pay there
+    extent, most = layout.columns.shape[i], MAX_TURN_PASSES * -(-n // chunk)
+    alone = _turn_counts(extent, most, m * item, runs, lambda d: n // d <= chunk)
+    batch = math.prod(layout.batch_shape)
+    shared = _turn_counts(extent, extent, m * item, runs, lambda d: n // d <= chunk and (
+        d / max(1, min(chunk // (n // d), batch)) <= most))
+    return alone + [k for k in shared if k not in alone]
 
 
 def layout_key(m: int, n: int, item: int) -> tuple[int, int, int]:
