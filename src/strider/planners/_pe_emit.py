@@ -240,7 +240,7 @@ class Emitter:
                        t.psum_dtype)
         matrices = (range(block["nb"]) if t.batch_turns and block["turned"] is not None
                     else range(bb0, bb0 + count))   # by turns over all the block's
-        deps = [d for bb in matrices for d in loads[gi, bb]]
+        deps = list(dict.fromkeys(d for bb in matrices for d in loads[gi, bb]))  # (shared)
         label = f"{block['name']} chunk {ci} rows {row0}.." + (
             f" turn {turn}" * (R > 1) + f" part {part}" * (parts > 1))
         if t.mode == "passthrough":
