@@ -802,7 +802,7 @@ def test_chunks_by_turns_take_whole_matrices_wider_than_the_target_block():
     hw = TRN1.with_changes(dma={"queues": 2, "descriptor_cycles": 1})
     request = PermuteRequest((2, 16, 64, 67), (2, 0, 3, 1), "int8")
     turned = [(view, t) for view, t in candidates(request, hw, {})[4] if t.column_turns > 1]
-    assert [(t.column_turns, t.block_cols) for _, t in turned] == [(67, 64 * 67)]
+    assert {(t.column_turns, t.block_cols) for _, t in turned} == {(67, 64 * 67)}
     x = _data(request.shape, "int8")
     plan, result = _run(request, hw, x)
     assert plan.details["tiling"]["column_turns"] == 67
@@ -932,7 +932,8 @@ def test_batches_whose_rows_follow_each_other_load_as_one_run():
     """int8 331x4x40x2x33 perm 2,4,1,0,3: a partition's 66 B of batch ``b + 1`` follow its
     66 B of batch ``b`` in the source, so a block's batches load together -- every load
     of the plan moves runs of several batches (before: 66 B each, 3.18x the DRAM
-    roofline) -- and the plan stays bit-exact with every element written."""
+    roofline; blocks of 20 of the 40 matrices whose rows follow each other: 1.28x) --
+    and the plan stays bit-exact with every element written."""
     request = PermuteRequest((331, 4, 40, 2, 33), (2, 4, 1, 0, 3), "int8")
     x = _data(request.shape, "int8")
     plan, result = _run(request, TRN1, x)
@@ -941,7 +942,7 @@ def test_batches_whose_rows_follow_each_other_load_as_one_run():
              if isinstance(i, DmaCopy) and i.src.memory == "dram"]
     assert loads and min(i.src.run_bytes for i in loads) >= 4 * 66
     assert "load together" in " ".join(plan.explanation)
-    assert result.stats.dram_roofline_ratio < 1.5
+    assert result.stats.dram_roofline_ratio < 1.3
 
 
 @settings(max_examples=25, deadline=None)

@@ -53,7 +53,7 @@ def explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardwar
                      "column dim right outside the rows in the target by turns, so each "
                      f"output partition holds {t.column_turns} row blocks that follow each "
                      f"other in DRAM and one store writes runs of {t.column_turns * view.m * item}"
-                     " B")
+                     " B" + _shared_turns(view, t))
     if view.columns is not None and lay is None:
         lines.append(f"the {view.n} columns are dims {view.columns.shape} that the target "
                      f"orders as {view.columns.perm}: the array transposes them as they come, "
@@ -103,6 +103,16 @@ def explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardwar
         f"{il * min(t.block_rows * R, view.source_count(R)) * item} B out",
     ]
     return lines
+
+
+def _shared_turns(view: TransposeView, t: Tiling) -> str:
+    """How many matrices' narrow turns share one pass of the array (none: "")."""
+    width = min(t.block_cols, view.n) // t.column_turns
+    per = min(t.chunk_cols // max(1, width), t.block_batches)
+    if t.turns_alone or per < 2:
+        return ""
+    return (f"; each turn is {width} columns wide, so the turns of {per} matrices share "
+            "a pass of the array (and a copy out of PSUM)")
 
 
 __all__ = ["explain"]

@@ -170,6 +170,7 @@ class Tiling:
     group: int = 1           # values of ``dtype`` per element (a kept innermost dim)
     column_turns: int = 1    # chunks that take the turn dim by turns (a general layout)
     batch_turns: bool = False  # ... the columns of all a block's matrices (_pe_batch_turns)
+    turns_alone: bool = False  # column turns: each matrix's a pass alone (not shared)
 
     @property
     def pe_dtype(self) -> str:
@@ -220,7 +221,7 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
                   buffers: int | None = None, carrier: str | None = None,
                   row_turns: int = 1, group: int = 1, column_turns: int = 1,
                   whole: bool = False, store_run: int | None = None,
-                  batch_turns: bool = False) -> Tiling:
+                  batch_turns: bool = False, batches: int | None = None) -> Tiling:
     """Pick row groups, block shape and buffering that fit SBUF, PSUM banks and the array.
 
     Row groups are as tall as the array (fewer PE instructions); a block has enough row
@@ -238,7 +239,7 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
     default ``dma.efficient_chunk_bytes``) is the store run the row groups aim for:
     shorter, the blocks are smaller and more of them overlap. With ``batch_turns`` (short rows
     that follow each other across matrices, in one row group) a block's whole matrices
-    take turns together (:mod:`._pe_batch_turns`).
+    take turns together (:mod:`._pe_batch_turns`). ``batches``: matrices per block wanted.
     """
     whole = batch_turns or column_turns > 1 or (whole and row_turns > 1)
     item = dtype_of(dtype).itemsize * group   # an element's bytes
@@ -314,7 +315,7 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
                     while (groups < all_groups and fits(groups + 1, n, share)
                            and (groups + 1) * rows * R * n * item <= target):
                         groups += 1
-                    want = max(share, int(target // (groups * rows * R * n * item)))
+                    want = batches or max(share, int(target // (groups * rows * R * n * item)))
                     nb = min(batch, want)
                     while nb > 1 and not fits(groups, n, nb):
                         nb -= 1
@@ -474,7 +475,7 @@ def block_chunks(view: TransposeView, t: Tiling, matrices: int, cols: int
             return [(0, 1, c * width, width) for c in range(k)]
     elif t.column_turns > 1:   # (narrow turns of several matrices share the array)
         width = cols // t.column_turns
-        per = max(1, t.chunk_cols // width)
+        per = 1 if t.turns_alone else max(1, t.chunk_cols // width)
         return [(b, min(per, matrices - b), c * width, width) for b in range(0, matrices, per)
                 for c in range(t.column_turns)]
     return chunk_list(cols, matrices, t.chunk_cols)
