@@ -942,6 +942,8 @@ def test_batches_whose_rows_follow_each_other_load_as_one_run():
              if isinstance(i, DmaCopy) and i.src.memory == "dram"]
     assert loads and min(i.src.run_bytes for i in loads) >= 4 * 66
     assert "load together" in " ".join(plan.explanation)
+    nb = plan.details["tiling"]["block_batches"]     # no block crosses a wrap of the 40
+    assert nb > 10 and (40 % nb == 0 or nb % 40 == 0)
     assert result.stats.dram_roofline_ratio < 1.3
 
 

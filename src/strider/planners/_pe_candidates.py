@@ -12,7 +12,8 @@ from ..hardware import Hardware
 from ..plan import PermuteRequest
 from ._pe_batch_turns import rows_follow_across_matrices
 from ._pe_batch_runs import inner_batch
-from ._pe_layout import column_turn_counts, row_turn_counts, row_turn_dim, turned_rows
+from ._pe_layout import (MAX_TURN_PASSES, column_turn_counts, row_turn_counts, row_turn_dim,
+                         turned_rows)
 from ._pe_modes import choose_mode
 from ._pe_tiling import (MAX_GROUP_BYTES, Tiling, TransposeView, choose_tiling, ragged,
                          row_turn_choices, transpose_view)
@@ -110,8 +111,10 @@ def _tilings(request: PermuteRequest, view: TransposeView, dtype: str, mode: str
                 tilings.append((rows, tiling))
                 last = tiling
                 # narrow turns of several matrices share a pass (fewer, wider passes and
-                # copies) or not (each waits for fewer loads): the cost model picks
-                if k > 1 and tiling.block_batches > 1 and tiling.chunk_cols >= 2 * (rows.n // k):
+                # copies) or not (each waits for fewer loads; where the passes stay
+                # within the turns' cap, see column_turn_counts): the cost model picks
+                if 1 < k <= MAX_TURN_PASSES * -(-rows.n // tiling.chunk_cols) and (
+                        tiling.block_batches > 1 and tiling.chunk_cols >= 2 * (rows.n // k)):
                     tilings.append((rows, replace(tiling, turns_alone=True)))
             if store_run is None and not together:
                 tilings += _fewer_blocks(rows, tiling, dtype, mode, hw, options, carrier, r,
@@ -127,9 +130,10 @@ def _fewer_blocks(view: TransposeView, tiling: Tiling, dtype: str, mode: str, hw
                   options: dict[str, Any], carrier: str | None, r: int, k: int, whole: bool):
     """Where a block's batch matrices load together (:mod:`._pe_batch_runs`), more of
     them to a block make longer load runs: also the tiling whose blocks take the most
-    matrices that divide the innermost batch dim (a block that crosses its wrap loads in
-    two runs) and leave :data:`FEW_BLOCKS` blocks (int8 331x4x40x2x33 perm 2,4,1,0,3: 10
-    matrices a block, 660 B loads, 1.36x the DRAM roofline; 20, 1320 B, 1.2x)."""
+    matrices -- a divisor or a multiple of the innermost batch dim (a block that crosses
+    its wrap loads in two runs) -- that leave :data:`FEW_BLOCKS` blocks (int8
+    331x4x40x2x33 perm 2,4,1,0,3: 10 matrices a block, 660 B loads, 1.36x the DRAM
+    roofline; 20, 1320 B, 1.28x)."""
     inner = inner_batch(view, r)
     if inner is None or inner[1] != r * view.n or tiling.block_batches < 2:
         return []
