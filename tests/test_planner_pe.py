@@ -984,18 +984,21 @@ def test_batch_runs_only_join_batches_one_run_apart_in_the_source(shape, data):
 
 
 def test_narrow_turns_of_several_matrices_share_the_array():
-    """int8 21x93x243x6 perm 1,3,2,0: rows of 21 B, so 27 chunks take the turn dim (243)
-    by turns, each only 54 columns wide; two matrices' turns share the array (108
-    columns, twice the copy lanes, half the passes: 1.93x -> 1.30x the DRAM roofline on
-    trn1-like) and the plan stays bit-exact with every element written."""
+    """int8 21x93x243x6 perm 1,3,2,0: rows of 21 B, so column chunks take the turn dim
+    (243) by turns, each only a few dozen columns wide; the turns of several matrices
+    share the array (more copy lanes, fewer passes: 1.93x the DRAM roofline on
+    trn1-like before; 81 turns of 18 columns, 7 matrices a pass, blocks of 7: 1.24x)
+    and the plan stays bit-exact with every element written."""
     request = PermuteRequest((21, 93, 243, 6), (1, 3, 2, 0), "int8")
     x = _data(request.shape, "int8")
     plan, result = _run(request, TRN1, x)
     assert same_bits(result.outputs["y"], request.reference(x))
-    assert plan.details["tiling"]["column_turns"] > 1
+    turns = plan.details["tiling"]["column_turns"]
+    width = 243 * 6 // turns
     widths = {i.dst.partitions for i in plan.program.instructions if isinstance(i, MatMul)}
-    assert max(widths) == 108
-    assert result.stats.dram_roofline_ratio < 1.4
+    assert turns > 1 and max(widths) >= 2 * width and max(widths) % width == 0
+    assert plan.details["tiling"]["block_batches"] % (max(widths) // width) == 0
+    assert result.stats.dram_roofline_ratio < 1.3
 
 
 @settings(max_examples=25, deadline=None)
