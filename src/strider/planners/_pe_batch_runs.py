@@ -27,15 +27,21 @@ def inner_batch(view: TransposeView, row_turns: int = 1) -> tuple[int, int] | No
     return (lay.batch_shape[-1], lay.batch_source[-1]) if lay.batch_shape else None
 
 
+def joined_extent(view: TransposeView, run: int, row_turns: int = 1) -> int | None:
+    """The innermost batch dim's extent where its batches lie ``run`` elements (one
+    partition's load) apart in the source, so that they load together; else None."""
+    inner = inner_batch(view, row_turns)
+    return inner[0] if inner is not None and inner[1] == run else None
+
+
 def batch_runs(view: TransposeView, b0: int, nb: int, run: int, row_turns: int = 1
                ) -> list[tuple[int, int, int]]:
     """Batches ``b0 .. b0 + nb - 1`` (a block's, numbered from 0) as ``(first, count,
     source stride)``: runs of batches whose partitions' loads of ``run`` elements each
     follow each other in the source; single batches (stride 0) otherwise."""
-    inner = inner_batch(view, row_turns)
-    if nb <= 1 or inner is None or inner[1] != run:
+    extent = joined_extent(view, run, row_turns)
+    if nb <= 1 or extent is None:
         return [(bb, 1, 0) for bb in range(nb)]
-    extent = inner[0]
     out, bb = [], 0
     while bb < nb:   # a run ends where the innermost batch dim wraps
         count = min(nb - bb, extent - (b0 + bb) % extent)
@@ -46,10 +52,10 @@ def batch_runs(view: TransposeView, b0: int, nb: int, run: int, row_turns: int =
 
 def load_count(view: TransposeView, b0: int, nb: int, run: int, row_turns: int = 1) -> int:
     """How many runs :func:`batch_runs` makes of the block's batches (without listing them)."""
-    inner = inner_batch(view, row_turns)
-    if nb <= 1 or inner is None or inner[1] != run:
+    extent = joined_extent(view, run, row_turns)
+    if nb <= 1 or extent is None:
         return nb
-    return (b0 + nb - 1) // inner[0] - b0 // inner[0] + 1
+    return (b0 + nb - 1) // extent - b0 // extent + 1
 
 
-__all__ = ["batch_runs", "inner_batch", "load_count"]
+__all__ = ["batch_runs", "inner_batch", "joined_extent", "load_count"]

@@ -11,9 +11,9 @@ from ..errors import ArgumentError, CapacityError
 from ..hardware import Hardware
 from ..plan import PermuteRequest
 from ._pe_batch_turns import rows_follow_across_matrices
-from ._pe_batch_runs import inner_batch
+from ._pe_batch_runs import joined_extent
 from ._pe_layout import (MAX_TURN_PASSES, column_turn_counts, row_turn_counts, row_turn_dim,
-                         turned_rows)
+                         turned_rows, turns_per_pass)
 from ._pe_modes import choose_mode
 from ._pe_tiling import (MAX_GROUP_BYTES, Tiling, TransposeView, choose_tiling, ragged,
                          row_turn_choices, transpose_view)
@@ -114,7 +114,8 @@ def _tilings(request: PermuteRequest, view: TransposeView, dtype: str, mode: str
                 # copies) or not (each waits for fewer loads; where the passes stay
                 # within the turns' cap, see column_turn_counts): the cost model picks
                 if 1 < k <= MAX_TURN_PASSES * -(-rows.n // tiling.chunk_cols) and (
-                        tiling.block_batches > 1 and tiling.chunk_cols >= 2 * (rows.n // k)):
+                        tiling.block_batches > 1
+                        and turns_per_pass(tiling.chunk_cols, rows.n, k) > 1):
                     tilings.append((rows, replace(tiling, turns_alone=True)))
             if store_run is None and not together:
                 for nb in _batch_counts(rows, tiling, r, k):
@@ -143,12 +144,12 @@ def _batch_counts(view: TransposeView, t: Tiling, r: int, k: int) -> list[int]:
     how many share one, so that no pass goes part empty (int8 21x93x243x6 perm 1,3,2,0,
     81 turns of 18 columns, 7 matrices a pass: blocks of 8, 1.3x; of 7, 1.24x)."""
     counts = []
-    inner, most = inner_batch(view, r), view.batch // FEW_BLOCKS
-    if inner is not None and inner[1] == r * view.n and 2 <= t.block_batches < most:
-        nb = max([d for d in range(1, min(inner[0], most) + 1) if inner[0] % d == 0]
-                 + list(range(inner[0], most + 1, inner[0])))
+    extent, most = joined_extent(view, r * view.n, r), view.batch // FEW_BLOCKS
+    if extent is not None and 2 <= t.block_batches < most:
+        nb = max([d for d in range(1, min(extent, most) + 1) if extent % d == 0]
+                 + list(range(extent, most + 1, extent)))
         counts += [nb] * (nb > t.block_batches)
-    per = t.chunk_cols // max(1, view.n // k) if k > 1 else 1
+    per = turns_per_pass(t.chunk_cols, view.n, k) if k > 1 else 1
     if per > 1 and t.block_batches % per:
         counts.append(per * max(1, round(t.block_batches / per)))
     return [nb for nb in dict.fromkeys(counts) if nb != t.block_batches]

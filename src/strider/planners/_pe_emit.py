@@ -135,18 +135,19 @@ class Emitter:
                 part0 = (gi % t.partition_slots) * t.group_rows
                 off = self.in_offset(slot, gi, bb0)
                 got: list[int] = []
+                many = (nbm,) * (nbm > 1)   # a dim over the batches loaded together
                 for lo, hi, rows in self.load_ranges(row0, k, nbm * full, block["first"]):
                     run = rows * cols
-                    outer = ((nbm,), (stride,), (t.row_turns * t.block_cols,)) if nbm > 1 \
-                        else ((), (), ())
                     for first, ext, strides, offset in v.source_rows(b, row0 + lo, row0 + hi,
                                                                      t.row_turns):
                         src = Ref.dram("x", AccessPattern.unchecked(
-                            ext + outer[0] + (run,), strides + outer[1] + (1,),
+                            ext + many + (run,), strides + (stride,) * len(many) + (1,),
                             offset + block["j0"]), t.dtype)
                         dst = Ref.sbuf(part0 + first - row0, math.prod(ext),
-                                       AccessPattern.unchecked(outer[0] + (run,),
-                                                               outer[2] + (1,), off), t.dtype)
+                                       AccessPattern.unchecked(
+                                           many + (run,),
+                                           (t.row_turns * t.block_cols,) * len(many) + (1,),
+                                           off), t.dtype)
                         got.extend(self.dma(src, dst, readers.get(gi, []),
                                             f"load {block['name']} batch {b} rows {first}.."))
                 for bb in range(bb0, bb0 + nbm):

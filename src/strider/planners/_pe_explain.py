@@ -7,6 +7,7 @@ from ..dtypes import dtype_of
 from ..hardware import Hardware
 from ..plan import PermuteRequest
 from ._pe_batch_runs import batch_runs
+from ._pe_layout import turns_per_pass
 from ._pe_tiling import Tiling, TransposeView, interleave
 
 
@@ -107,8 +108,9 @@ def explain(request: PermuteRequest, view: TransposeView, t: Tiling, hw: Hardwar
 
 def _shared_turns(view: TransposeView, t: Tiling) -> str:
     """How many matrices' narrow turns share one pass of the array (none: "")."""
-    width = min(t.block_cols, view.n) // t.column_turns
-    per = min(t.chunk_cols // max(1, width), t.block_batches)
+    cols = min(t.block_cols, view.n)
+    width, per = cols // t.column_turns, min(turns_per_pass(t.chunk_cols, cols, t.column_turns),
+                                             t.block_batches)
     if t.turns_alone or per < 2:
         return ""
     return (f"; each turn is {width} columns wide, so the turns of {per} matrices share "

@@ -212,6 +212,16 @@ def column_turn_dim(layout: Layout, m: int) -> int | None:
     return next((i for i, s in enumerate(layout.columns.strides(m)) if s == m), None)
 
 
+def turns_per_pass(chunk: int, n: int, turns: int) -> int:
+    """How many batch matrices' column turns share one pass of the array: as many turns
+    of ``n // turns`` columns as its ``chunk`` columns hold (1: each its own pass).
+
+    >>> turns_per_pass(128, 424, 53), turns_per_pass(128, 256, 2)
+    (16, 1)
+    """
+    return max(1, chunk // max(1, n // turns))
+
+
 def column_turn_counts(layout: Layout | None, m: int, n: int, item: int, chunk: int,
                        runs: tuple[int, ...]) -> list[int]:
     """Turn counts worth trying (:func:`turned_columns`) when the rows are short: for
@@ -236,7 +246,7 @@ def column_turn_counts(layout: Layout | None, m: int, n: int, item: int, chunk: 
     alone = _turn_counts(extent, most, m * item, runs, lambda d: n // d <= chunk)
     batch = math.prod(layout.batch_shape)
     shared = _turn_counts(extent, extent, m * item, runs, lambda d: n // d <= chunk and (
-        d / max(1, min(chunk // (n // d), batch)) <= most))
+        d / min(turns_per_pass(chunk, n, d), max(1, batch)) <= most))
     return alone + [k for k in shared if k not in alone]
 
 
@@ -248,4 +258,5 @@ def layout_key(m: int, n: int, item: int) -> tuple[int, int, int]:
 
 __all__ = ["FULL_SPEED_RUN", "MAX_TURN_PASSES", "Layout", "TurnedColumns",
            "column_turn_counts", "column_turn_dim", "general_layout", "layout_key",
-           "row_turn_counts", "row_turn_dim", "turned_columns", "turned_rows"]
+           "row_turn_counts", "row_turn_dim", "turned_columns", "turned_rows",
+           "turns_per_pass"]

@@ -19,7 +19,7 @@ from ..hardware import Hardware
 from ..plan import PermuteRequest
 from ._columns import Columns, column_group
 from ._groups import coalesce_permutation
-from ._pe_layout import Layout, general_layout, layout_key
+from ._pe_layout import Layout, general_layout, layout_key, turns_per_pass
 from ._pe_batch_turns import batch_turn_count, turned_batches
 from ._splits import keep_up_run
 
@@ -475,7 +475,7 @@ def block_chunks(view: TransposeView, t: Tiling, matrices: int, cols: int
             return [(0, 1, c * width, width) for c in range(k)]
     elif t.column_turns > 1:   # (narrow turns of several matrices share the array)
         width = cols // t.column_turns
-        per = 1 if t.turns_alone else max(1, t.chunk_cols // width)
+        per = 1 if t.turns_alone else turns_per_pass(t.chunk_cols, cols, t.column_turns)
         return [(b, min(per, matrices - b), c * width, width) for b in range(0, matrices, per)
                 for c in range(t.column_turns)]
     return chunk_list(cols, matrices, t.chunk_cols)
