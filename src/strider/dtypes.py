@@ -88,8 +88,13 @@ def itemsize(dtype: str) -> int:
 
 
 def raw_dtype(size: int) -> np.dtype:
-    """The unsigned integer dtype of ``size`` bytes (moves copy bits, never values)."""
-    return np.dtype(f"u{size}")
+    """The unsigned integer dtype of ``size`` bytes (moves copy bits, never values); for
+    sizes no integer has (complex128, longdouble: 16), raw bytes of that size.
+
+    >>> raw_dtype(4).name, raw_dtype(16).str
+    ('uint32', '|V16')
+    """
+    return np.dtype(f"u{size}" if size in (1, 2, 4, 8) else f"V{size}")
 
 
 #: Inputs the multiply-accumulate cells sum exactly, in int32.
