@@ -25,6 +25,8 @@ import time
 
 import numpy as np
 
+from strider.cli._common import non_negative_int, positive_int
+
 FIELD = re.compile(r"\b(sbuf|psum|pe|dma|vector|activation|dram|stream)\.[a-z_]+")
 
 
@@ -58,9 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     from strider.hardware_random import random_hardware, random_permutation
 
     parser = argparse.ArgumentParser(prog="strider bench anyhw", description=__doc__)
-    parser.add_argument("--cases", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--max-size", type=int, default=4_000_000)
+    parser.add_argument("--cases", type=positive_int, default=200)
+    parser.add_argument("--seed", type=non_negative_int, default=11)
+    parser.add_argument("--max-size", type=positive_int, default=4_000_000)
     parser.add_argument("--quick", action="store_true", help="a smoke test: 6 small cases")
     args = parser.parse_args(argv)
     cases, max_size = (6, 20_000) if args.quick else (args.cases, args.max_size)

@@ -33,6 +33,7 @@ from strider.host import permute, tuning
 # the module (the package attribute of the same name is the function)
 _impl = importlib.import_module("strider.host.permute")
 from strider.text import format_table
+from strider.cli._common import positive_int
 
 # (name, shape, perm): ~200 MB float32 each (HPTT/TTC-style 3- to 6-d, NCHW <-> NHWC,
 # attention head split, square 2-d transposes, full reversals).
@@ -270,7 +271,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="strider bench permute", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke test")
-    parser.add_argument("--repeats", type=int, default=None, help="timed runs per figure")
+    parser.add_argument("--repeats", type=positive_int, default=None, help="timed runs per figure")
     parser.add_argument("--only", default="", help="run only cases whose name has this text")
     parser.add_argument("--dtype", action="append", default=[],
                         help="dtype(s) to run, comma-separated or repeated (default: all)")

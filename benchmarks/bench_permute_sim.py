@@ -29,6 +29,8 @@ import time
 
 import numpy as np
 
+from strider.cli._common import non_negative_int, positive_int
+
 
 def suite(quick: bool = False) -> bool:
     from strider.demo_suite import CASES, Case, format_rows, run_suite
@@ -158,13 +160,13 @@ def random_sized(count: int, seed: int) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="strider bench permute_sim", description=__doc__)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=positive_int, default=3)
     parser.add_argument("--skip-suite", action="store_true")
     parser.add_argument("--skip-big", action="store_true")
     parser.add_argument("--skip-small", action="store_true")
-    parser.add_argument("--random", type=int, default=0, metavar="N",
+    parser.add_argument("--random", type=non_negative_int, default=0, metavar="N",
                         help="also N random 2-4 MiB permutations (default: none)")
-    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--seed", type=non_negative_int, default=7)
     parser.add_argument("--quick", action="store_true",
                         help="a smoke test: one small suite case, a 4 MiB permutation, "
                              "one random permutation")

@@ -24,6 +24,7 @@ import numpy as np
 from strider import AccessPattern, Hardware
 from strider.program import Program, Ref
 from strider.sim import Machine
+from strider.cli._common import positive_int
 
 
 def many_instructions(n: int, hw: Hardware) -> Program:
@@ -79,9 +80,9 @@ def median_time(fn, repeat: int) -> float:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="strider bench sim", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--instructions", type=int, default=300_000)
-    ap.add_argument("--mib", type=int, default=256)
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--instructions", type=positive_int, default=300_000)
+    ap.add_argument("--mib", type=positive_int, default=256)
+    ap.add_argument("--repeat", type=positive_int, default=5)
     ap.add_argument("--quick", action="store_true", help="a smoke test: small sizes, one run")
     args = ap.parse_args(argv)
     if args.quick:

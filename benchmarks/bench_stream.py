@@ -26,6 +26,7 @@ from strider.cli.stream import default_shape
 from strider.data import random_array
 from strider.stream import scale_bias, stream
 from strider.text import format_table
+from strider.cli._common import positive_int
 
 TARGET_RATIO = 1.15
 
@@ -45,9 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="strider bench stream", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--hw", default="trn1-like")
-    ap.add_argument("--factor", type=int, default=8, help="tensor size in SBUFs")
+    ap.add_argument("--factor", type=positive_int, default=8, help="tensor size in SBUFs")
     ap.add_argument("--pages", default="1,2,3,4,6,8,12,16", help="pages for the curve")
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=positive_int, default=3)
     ap.add_argument("--out", default=".", help="folder for the PNG files")
     ap.add_argument("--quick", action="store_true",
                     help="a smoke test: the tiny preset, a short page curve, one run")

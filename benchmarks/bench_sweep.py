@@ -16,6 +16,7 @@ import os
 import time
 
 from strider.sweep import parse_permute, run, suite_workloads
+from strider.cli._common import positive_int
 
 
 def _rate(fn) -> tuple[float, int]:
@@ -27,7 +28,7 @@ def _rate(fn) -> tuple[float, int]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="strider bench sweep", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--points", type=int, default=8, help="dma.queues values (points)")
+    ap.add_argument("--points", type=positive_int, default=8, help="dma.queues values (points)")
     ap.add_argument("--quick", action="store_true", help="a smoke test: few points, small cases")
     args = ap.parse_args(argv)
     points = 2 if args.quick else args.points

@@ -21,6 +21,8 @@ import time
 
 import numpy as np
 
+from strider.cli._common import positive_int
+
 
 def _cases(text_list):
     out = []
@@ -70,7 +72,7 @@ def main(argv=None) -> int:
                         help="a case (repeatable); default 4096,4096,bfloat16 and "
                              "8192,2048,float32")
     parser.add_argument("--strategies", default="pe,vector,dma")
-    parser.add_argument("--repeat", type=int, default=1, help="simulations per strategy")
+    parser.add_argument("--repeat", type=positive_int, default=1, help="simulations per strategy")
     parser.add_argument("--quick", action="store_true", help="a smoke test: small cases")
     args = parser.parse_args(argv)
     if args.quick and not args.case:

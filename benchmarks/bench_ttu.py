@@ -27,6 +27,7 @@ from itertools import islice
 
 from strider import AccessPattern
 from strider.ttu import TTUConfig, compile_program
+from strider.cli._common import positive_int
 
 SOURCE = """
 for a in range({n}):
@@ -84,10 +85,10 @@ def _time(fn, repeats: int) -> tuple[float, object]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="strider bench ttu", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--side", type=int, default=64, help="nest side (default 64: 16.8 M)")
-    parser.add_argument("--run-side", type=int, default=32,
+    parser.add_argument("--side", type=positive_int, default=64, help="nest side (default 64: 16.8 M)")
+    parser.add_argument("--run-side", type=positive_int, default=32,
                         help="nest side for the register model (default 32: 1 M)")
-    parser.add_argument("--repeats", type=int, default=5, help="repeats per figure (median)")
+    parser.add_argument("--repeats", type=positive_int, default=5, help="repeats per figure (median)")
     parser.add_argument("--python-seconds", type=float, default=1.5,
                         help="time budget per repeat of the Python generator")
     parser.add_argument("--quick", action="store_true", help="a smoke test: small nests")

@@ -29,6 +29,22 @@ def test_quick_run(name, monkeypatch, tmp_path, capsys):
     assert out.strip(), f"strider bench {name} --quick printed nothing"
 
 
+@pytest.mark.parametrize("args", [["anyhw", "--cases", "0"], ["anyhw", "--seed", "-1"],
+                                  ["sim", "--repeat", "0"], ["ttu", "--repeats", "-2"],
+                                  ["permute_sim", "--repeat", "0"], ["sweep", "--points", "0"],
+                                  ["transpose", "--repeat", "0"], ["stream", "--factor", "0"],
+                                  ["permute", "--repeats", "0"]])
+def test_a_count_below_one_is_a_usage_error(args, monkeypatch, capsys):
+    """Counts and sizes (cases, repeats, points) below 1 are refused before any work, with
+    the flag named -- ``--repeat 0`` had died in ``statistics.median`` and ``--cases -3``
+    had run nothing and reported 0% verified."""
+    monkeypatch.setenv("STRIDER_BENCHMARKS", str(BENCHMARKS))
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", *args])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and args[1] in err and "must be >=" in err
+
+
 def test_every_benchmark_is_covered():
     assert {"fidelity", "permute", "permute_sim", "sim", "stream", "transpose",
             "ttu"} <= set(NAMES)

@@ -28,12 +28,21 @@ def int_list(text: str) -> tuple[int, ...]:
 
 def non_negative_int(text: str) -> int:
     """An integer >= 0 as an argparse type (``--seed``, ``--limit``)."""
+    return _int_at_least(text, 0)
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1 as an argparse type (counts: ``--cases``, ``--repeat``, sizes)."""
+    return _int_at_least(text, 1)
+
+
+def _int_at_least(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be >= {least}, got {value}")
     return value
 
 
