@@ -538,3 +538,21 @@ def test_descriptor_shares_trade_descriptors_for_queues_and_stay_exact():
         counts.append(sum(emit_sbuf(program, w, hw, t)[k] for k in ("dma_in", "dma_out")))
         _emits_exactly(hw, request, w, x, t)
     assert counts[0] >= counts[1] >= counts[2] and counts[0] > counts[2], counts
+
+
+def test_with_few_tiles_the_cost_model_also_sees_half_and_twice_the_slices():
+    """bfloat16 46114 x 32 -> (32, 46114) in two tiles: the score's pick of 8 slices per
+    tile ran at 1.35x the DRAM roofline; emitted in 4 as well, the cost model keeps the
+    faster (1.28x). The neighbours carry their own score (runs in the explanation)."""
+    from strider.planners._tiling import rank_tilings, score
+    from strider.planners.vector import Working, _neighbour_pieces
+    hw = HW["trn1-like"]
+    plan, result = _check((46114, 32), (1, 0), "bfloat16", hw, seed=6)
+    assert plan.details["tiles"] <= 2 and plan.details["pieces"] == 4
+    assert result.stats.dram_roofline_ratio < 1.3
+    w = Working.of(PermuteRequest((46114, 32), (1, 0), "bfloat16"), hw)
+    tiling = replace(rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=1)[0], pieces=4)
+    neighbours = _neighbour_pieces(tiling, w, hw)
+    assert [t.pieces for t in neighbours] == [2, 8]
+    assert all(t.estimate == score(t, hw, w.size * w.itemsize) for t in neighbours)
+    assert neighbours[0].estimate["chunk_in_bytes"] > neighbours[1].estimate["chunk_in_bytes"]
