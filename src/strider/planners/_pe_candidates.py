@@ -32,6 +32,11 @@ def candidates(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
     >>> found[4][-1][1].turns_alone      # columns: two matrices' share a pass, or not
     True
     """
+    buffers = options.get("pe_buffers")
+    if buffers is not None and (isinstance(buffers, bool) or not isinstance(buffers, int)
+                                or buffers < 1):
+        raise ArgumentError("pe_buffers must be a whole number of tile buffers >= 1 (or "
+                            f"None: the planner picks), got {buffers!r}")
     view = transpose_view(request)
     if view is None:
         return (f"perm {request.perm} of shape {request.shape} keeps an innermost dim of more "
