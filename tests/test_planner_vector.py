@@ -556,3 +556,19 @@ def test_with_few_tiles_the_cost_model_also_sees_half_and_twice_the_slices():
     assert [t.pieces for t in neighbours] == [2, 8]
     assert all(t.estimate == score(t, hw, w.size * w.itemsize) for t in neighbours)
     assert neighbours[0].estimate["chunk_in_bytes"] > neighbours[1].estimate["chunk_in_bytes"]
+
+
+@pytest.mark.parametrize("sbuf", [1, 64, 127])
+def test_a_partition_too_small_for_two_slots_is_a_plan_error_naming_the_field(sbuf):
+    """Under two 64-byte slots per partition no tiling fits: a PlanError that names
+    sbuf.bytes_per_partition and the size needed (it was a bare AssertionError), and
+    `auto` plans with another strategy, bit-exact."""
+    from strider.strategy import plan_permute
+    hw = HW["tiny"].with_changes(sbuf={"bytes_per_partition": sbuf},
+                                 stream={"pages": 1, "page_bytes": min(sbuf, 64)})
+    with pytest.raises(PlanError, match=r"sbuf\.bytes_per_partition is .*>= 128 B"):
+        STRATEGY.plan(PermuteRequest((16, 16), (1, 0), "float32"), hw)
+    plan = plan_permute((16, 16), (1, 0), "float32", hw)
+    x = random_array(np.random.default_rng(1), (16, 16), dtype_of("float32"))
+    assert plan.strategy != "vector"
+    assert same_bits(simulate(plan, x).outputs["y"], x.T)

@@ -36,6 +36,8 @@ from ._splits import double_splits, ragged_splits, run_splits
 
 #: Slot count of the rotating buffer: DMA-in of tile t+1, vector work on t, DMA-out of t.
 PIPELINE_SLOTS = 3
+#: Bytes a slot's size is a multiple of (so a partition needs at least two of them).
+SLOT_ALIGN = 64
 
 #: Slices per tile the pipeline may move one by one (more: shorter fill and drain, more
 #: descriptors and vector instructions).
@@ -356,7 +358,7 @@ def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes:
     part_t, free_t = tuple(part), tuple(free)
     out: list[Tiling] = []
     for slots in (PIPELINE_SLOTS, 2):
-        budget = (hw.sbuf.bytes_per_partition // slots) // 64 * 64 // item
+        budget = (hw.sbuf.bytes_per_partition // slots) // SLOT_ALIGN * SLOT_ALIGN // item
         if budget < 1:
             continue
         t = list(tile)
@@ -470,4 +472,4 @@ def _kind(t: Tiling) -> tuple[int, int, bool, int]:
     return t.slots, t.partitions, t.tiles <= FEW_TILES, len(t.split)
 
 
-__all__ = ["Tiling", "score", "rank_tilings", "PIPELINE_SLOTS"]
+__all__ = ["Tiling", "score", "rank_tilings", "PIPELINE_SLOTS", "SLOT_ALIGN"]

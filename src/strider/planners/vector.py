@@ -43,6 +43,7 @@ import numpy as np
 
 from ..access_pattern import AccessPattern
 from ..cost import estimate
+from ..errors import PlanError
 from ..hardware import Hardware
 from ..plan import PermuteRequest, Plan
 from ..program import Program
@@ -55,7 +56,7 @@ from ._slicing import slices_of
 from ._boxes import padded_variant, tile_boxes
 from ._pipeline import emit_sbuf
 from ._two_pass import carrier_widths, scratch_bytes, scratch_ring
-from ._tiling import FEW_TILES, PIECES, Tiling, rank_tilings, score
+from ._tiling import FEW_TILES, PIECES, SLOT_ALIGN, Tiling, rank_tilings, score
 
 
 @dataclass(frozen=True)
@@ -277,7 +278,11 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
         # slack under the cap: its own schedule ends first
         if best is None or cycles < best[0]:
             best = (cycles, tiling, program, counts)
-    assert best is not None
+    if best is None:
+        raise PlanError(f"sbuf.bytes_per_partition is {hw.sbuf.bytes_per_partition} B; the "
+                        f"vector path's buffer needs two slots of {SLOT_ALIGN} B (>= "
+                        f"{2 * SLOT_ALIGN} B per partition): use a larger "
+                        "sbuf.bytes_per_partition, or strategy 'dma' or 'pe'")
     # the score prices neither the drain nor finer slices: the best few of at most
     # FEW_TILES tiles (where fill and drain weigh) are also emitted draining by their
     # stores and/or in finer slices (only the best, where programs are long to emit);
