@@ -64,18 +64,24 @@ def turned_batches(batch: int, m: int, n: int, chunk: int, item: int, hw: Hardwa
     """``(matrices per block, chunks)``: of the block sizes that ``fits`` (given both),
     the one whose chunks keep most of the array's columns busy and write the longest
     runs (their product: the copies out of PSUM run one lane per column, the stores at
-    the payload-size curve's rate); None where none does."""
+    the payload-size curve's rate); None where none does. ``fits`` must not fit a
+    larger block where it does not fit a smaller one (tried in increasing size, the
+    first that does not fit ends the search: a million matrices took minutes)."""
     best = None
     # one matrix alone is left to the turns within a matrix (_pe_tiling.interleave);
     # by turns of its own the estimate ran 3% short of the simulation (float16
     # 3x132x1x19x156: 1.04x -> 1.07x the DRAM roofline)
     for nb in range(2, min(batch, max(2, -(-batch // MIN_BLOCKS))) + 1):
+        if not fits(nb, 1):   # (needs no more room than any k: neither does a larger nb)
+            break
         k = batch_turn_count(nb, n, chunk)
         if k is None or not fits(nb, k):
             continue
         score = (nb * n // k) / chunk * chunk_efficiency(k * m * item, hw)
         if best is None or score > best[0] * (1 + 1e-9):
             best = (score, nb, k)
+            if score >= 1.0:   # every column busy, full-speed runs: none scores more
+                break
     return None if best is None else best[1:]
 
 

@@ -21,6 +21,7 @@ from ._columns import Columns, column_group
 from ._groups import coalesce_permutation
 from ._pe_layout import Layout, general_layout, layout_key, turns_per_pass
 from ._pe_batch_turns import batch_turn_count, turned_batches
+from ._pe_chunks import chunk_count, chunk_list
 from ._splits import keep_up_run
 
 #: Blocks per batch matrix the tiling aims for (enough to pipeline DMA and PE work).
@@ -199,24 +200,6 @@ class Tiling:
                 * ((view.n - 1) // self.block_cols + 1))
 
 
-def chunk_list(cols: int, batches: int, chunk: int) -> list[tuple[int, int, int, int]]:
-    """The PE column chunks of a block: ``(first batch, batch count, column, width)``.
-
-    Full chunks take one batch matrix each; the ragged remainders of several batch
-    matrices share one chunk (side by side on the array's columns), because a chunk
-    costs the PE array the same whatever its width.
-
-    >>> chunk_list(300, 3, 128)          # 44-column remainders: two per chunk
-    [(0, 1, 0, 128), (0, 1, 128, 128), (1, 1, 0, 128), (1, 1, 128, 128), (2, 1, 0, 128), (2, 1, 128, 128), (0, 2, 256, 44), (2, 1, 256, 44)]
-    """
-    full, rem = divmod(cols, chunk)
-    out = [(b, 1, f * chunk, chunk) for b in range(batches) for f in range(full)]
-    if rem:
-        per = max(1, chunk // rem)
-        out += [(b, min(per, batches - b), full * chunk, rem) for b in range(0, batches, per)]
-    return out
-
-
 def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
                   buffers: int | None = None, carrier: str | None = None,
                   row_turns: int = 1, group: int = 1, column_turns: int = 1,
@@ -269,7 +252,7 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
             def sbuf_elems(groups: int, q: int, nb: int) -> tuple[int, int]:
                 in_tile = -(-groups // slots) * nb * q * R
                 chunks = (nb * column_turns if column_turns > 1 else
-                          len(chunk_list(min(q, n), nb, chunk)))
+                          chunk_count(min(q, n), nb, chunk))
                 return in_tile, chunks * groups * rows * R
 
             def fits(groups: int, q: int, nb: int) -> bool:
@@ -289,7 +272,7 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
                     q = n  # blocks larger than the target asks beat none
                 if batch_turns:  # whole matrices in one row group, by turns together
                     def tiles(nb: int, k: int) -> tuple[int, int]:
-                        return nb * n, max(k, len(chunk_list(n, nb, chunk))) * rows
+                        return nb * n, max(k, chunk_count(n, nb, chunk)) * rows
 
                     pick = turned_batches(batch, m, n, chunk, item, hw, lambda nb, k: (
                         ident + nbuf * sum(tiles(nb, k)) <= budget))
@@ -494,5 +477,5 @@ def sub_blocks(view: TransposeView, t: Tiling) -> int:
 
 __all__ = ["TARGET_BLOCKS", "sub_blocks", "ragged", "MAX_GROUP_BYTES", "row_turn_choices",
            "DESCRIPTOR_AMORTISATION", "TransposeView", "transpose_view", "Tiling",
-           "chunk_list", "choose_tiling", "interleave", "pack_tiles", "element_passes",
+           "chunk_list", "chunk_count", "choose_tiling", "interleave", "pack_tiles", "element_passes",
            "turned_chunks", "block_chunks"]
