@@ -16,6 +16,10 @@ is ``np.copyto``). Bandwidth is bytes read + written per second (2 x nbytes / t)
 each figure is the median of ``--repeats`` runs after a warm-up run, and the
 methods take turns within each repeat so drifts hit all of them alike.
 A third table times small arrays (<= 64 KiB), where call overhead dominates.
+Every case's output (allocating and ``out=``) is checked against NumPy's, bit for bit.
+
+Exit status 1 when an output differs from NumPy's, or -- full runs only -- when a
+speed target is missed (``--quick`` sizes are too small for them).
 """
 
 from __future__ import annotations
@@ -28,12 +32,13 @@ import time
 
 import numpy as np
 
+from strider.dtypes import dtype_of
 from strider.host import permute, tuning
 
 # the module (the package attribute of the same name is the function)
 _impl = importlib.import_module("strider.host.permute")
 from strider.text import format_table
-from strider.cli._common import positive_int
+from strider.cli._common import dtype_type, positive_int
 
 # (name, shape, perm): ~200 MB float32 each (HPTT/TTC-style 3- to 6-d, NCHW <-> NHWC,
 # attention head split, square 2-d transposes, full reversals).
@@ -84,16 +89,13 @@ def _quick(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(max(2, int(round(n / f))) for n in shape)
 
 
-def _dtype(name: str) -> np.dtype | None:
-    """The dtype, or None for an ml_dtypes one when ml_dtypes is missing."""
-    try:
-        return np.dtype(name)
-    except TypeError:
-        try:
-            import ml_dtypes
-        except ImportError:
-            return None
-        return np.dtype(getattr(ml_dtypes, name))
+def dtype_list(text: str) -> list[str]:
+    """``--dtype`` as an argparse type: comma-separated dtype names, each checked (and
+    made canonical) by the project's dtype lookup."""
+    names = [d.strip() for d in text.split(",") if d.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected dtype names such as float32,int8, got {text!r}")
+    return [dtype_type(name) for name in names]
 
 
 def _cases(dtype: np.dtype) -> list[tuple[str, tuple[int, ...], tuple[int, ...]]]:
@@ -175,6 +177,16 @@ def _measure_small(a, perm, torch, budget_s=0.05):
     return {name: statistics.median(v) for name, v in samples.items()}
 
 
+def _exact(a: np.ndarray, perm: tuple[int, ...]) -> bool:
+    """Whether ``permute`` (allocating and ``out=``) gives NumPy's output, bit for bit."""
+    from strider.api import same_bits
+
+    expected = np.ascontiguousarray(np.transpose(a, perm))
+    out = np.empty_like(expected)
+    permute(a, perm, out=out)
+    return same_bits(permute(a, perm), expected) and same_bits(out, expected)
+
+
 def _row(name, shape, perm, nbytes, secs, has_torch):
     gbs = {k: 2 * nbytes / v / 1e9 for k, v in secs.items()}
     row = [name, "x".join(map(str, shape)), "".join(map(str, perm)), nbytes / 1e6,
@@ -210,6 +222,7 @@ def _targets(dtype: str, r: dict) -> tuple[str, bool]:
 def _run_dtype(dtype, args, torch, repeats, rng, headers):
     """Benchmark one dtype: print its tables; return its summary figures (or None)."""
     has_torch = torch is not None
+    wrong: list[str] = []   # cases whose output is not NumPy's, bit for bit
     rows = {0: [], 1: []}
     ratios = {0: {"numpy": [], "torch": [], "copy": []}, 1: {"numpy": [], "torch": [], "copy": []}}
     for name, shape, perm in _cases(dtype):
@@ -219,6 +232,10 @@ def _run_dtype(dtype, args, torch, repeats, rng, headers):
             shape = _quick(shape)
         a = _data(rng, shape, dtype)
         res = _measure(a, perm, torch, repeats)
+        if not _exact(a, perm):
+            print(f"MISMATCH: {dtype} {name} {shape} perm {perm}: strider's output differs "
+                  "from NumPy's")
+            wrong.append(name)
         out_shape = tuple(shape[p] for p in perm)
         for mode in (0, 1):
             row, gbs = _row(name, out_shape, perm, a.nbytes, res[mode], has_torch)
@@ -257,6 +274,7 @@ def _run_dtype(dtype, args, torch, repeats, rng, headers):
     if not rows[0]:
         return None
     summary = {
+        "wrong": wrong,
         "out_med": statistics.median(ratios[1]["copy"]), "out_min": min(ratios[1]["copy"]),
         "alloc_med": statistics.median(ratios[0]["copy"]),
         "worst_numpy": min(ratios[0]["numpy"] + ratios[1]["numpy"]),
@@ -270,22 +288,23 @@ def _run_dtype(dtype, args, torch, repeats, rng, headers):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="strider bench permute", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="small sizes: a smoke test")
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes: a smoke test; exit 1 only for a wrong result, the "
+                             "speed targets are reported, not judged")
     parser.add_argument("--repeats", type=positive_int, default=None, help="timed runs per figure")
     parser.add_argument("--only", default="", help="run only cases whose name has this text")
-    parser.add_argument("--dtype", action="append", default=[],
-                        help="dtype(s) to run, comma-separated or repeated (default: all)")
+    parser.add_argument("--dtype", action="append", default=[], type=dtype_list,
+                        help="dtype(s) to run, comma-separated or repeated (default: "
+                             + ", ".join(DEFAULT_DTYPES) + ")")
     parser.add_argument("--no-torch", action="store_true", help="leave torch out")
     args = parser.parse_args(argv)
     repeats = args.repeats or (3 if args.quick else 5)
-    names = [d for arg in args.dtype for d in arg.split(",") if d] or list(DEFAULT_DTYPES)
-    dtypes = []
-    for name in names:
-        dt = _dtype(name)
-        if dt is None and name not in DEFAULT_DTYPES:
-            parser.error(f"unknown dtype {name!r} (ml_dtypes missing?)")
-        if dt is not None:
-            dtypes.append((name, dt))
+    every = [name for name, _, _ in CASES + DTYPE_CASES + SMALL_CASES]
+    if not any(args.only in name for name in every):
+        parser.error(f"--only {args.only!r} matches no case; the cases are "
+                     + ", ".join(dict.fromkeys(every)))
+    names = [d for arg in args.dtype for d in arg] or list(DEFAULT_DTYPES)
+    dtypes = [(name, dtype_of(name)) for name in dict.fromkeys(names)]
     try:
         if args.no_torch:
             raise ImportError
@@ -325,8 +344,12 @@ def main(argv=None) -> int:
     for name, r in summary.items():
         line, ok = _targets(name, r)
         met &= ok
-        print("targets: " + line)
-    return 0 if met else 1
+        print("targets: " + line + (" (not judged with --quick)" if args.quick and not ok else ""))
+    wrong = [f"{name} {case}" for name, r in summary.items() for case in r["wrong"]]
+    if wrong:
+        print("FAILED: strider's output differs from NumPy's for " + ", ".join(wrong))
+        return 1
+    return 0 if met or args.quick else 1
 
 
 def _cpu() -> str:

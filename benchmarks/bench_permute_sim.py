@@ -17,7 +17,8 @@
    the worst cases -- the suite and the table above are examples, not the definition.
 
 Run: ``strider bench permute_sim [--repeat N] [--skip-suite] [--skip-big] [--skip-small]
-[--random N [--seed S]] [--quick]``.
+[--random N [--seed S]] [--quick]``. Exit status 1 when a result is wrong, or -- full
+runs only -- when a target of parts 1-3 is missed.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ import numpy as np
 from strider.cli._common import non_negative_int, positive_int
 
 
-def suite(quick: bool = False) -> bool:
+def suite(quick: bool = False) -> tuple[bool, bool]:
+    """(every case verified, ``auto`` within 1.25x wherever full-speed chunks allow it)."""
     from strider.demo_suite import CASES, Case, format_rows, run_suite
 
     cases = CASES if not quick else [Case("smoke NCHW->NHWC", (2, 64, 8, 8), (0, 2, 3, 1))]
@@ -47,12 +49,14 @@ def suite(quick: bool = False) -> bool:
             print(f"{'MISSED' if r['requested'] == 'auto' else 'over'}: {r['case']} with "
                   f"{r['requested']} at {r['dram_roofline_ratio']:.2f}x the DRAM roofline "
                   "(> 1.25x)")
-    return ok and all(r["verified"] for r in rows)
+    return all(r["verified"] for r in rows), ok
 
 
-def big(repeat: int, shape: tuple[int, ...] = (64, 256, 64, 64)) -> bool:
+def big(repeat: int, shape: tuple[int, ...] = (64, 256, 64, 64)) -> tuple[bool, bool]:
+    """(bit-exact, simulator within 3x NumPy's time)."""
     from strider.api import same_bits, simulate
     from strider.strategy import plan_permute
+    from strider.text import format_bytes
 
     perm = (0, 2, 3, 1)  # NCHW -> NHWC; 256 MiB of float32 by default
     plan = plan_permute(shape, perm, "float32", "trn1-like", "vector")
@@ -67,12 +71,12 @@ def big(repeat: int, shape: tuple[int, ...] = (64, 256, 64, 64)) -> bool:
         nps.append(time.perf_counter() - t)
     exact = same_bits(result.outputs["y"], expected)
     sim, ref = statistics.median(sims), statistics.median(nps)
-    print(f"\n256 MiB float32 NCHW->NHWC {shape}: {len(plan.program.instructions)} instructions")
+    print(f"\n{format_bytes(x.nbytes)} float32 NCHW->NHWC {shape}: {len(plan.program.instructions)} instructions")
     print(f"  simulator (functional + timing): {sim:.3f} s median of {repeat}")
     print(f"  numpy.transpose + copy:          {ref:.3f} s median of {repeat}")
     print(f"  ratio {sim / ref:.2f}x (target <= 3x); simulated {result.stats.seconds * 1e3:.3f} ms "
           f"at {result.stats.roofline_ratio:.2f}x the roofline; bit-exact: {exact}")
-    return exact and sim <= 3 * ref
+    return exact, sim <= 3 * ref
 
 
 #: (name, shape, perm, dtype): 2-8 MiB permutations from conv nets and transformers.
@@ -89,16 +93,18 @@ SMALL_CASES = [
 ]
 
 
-def small(quick: bool = False) -> bool:
+def small(quick: bool = False) -> tuple[bool, bool]:
+    """(every case verified, every case within 1.3x the DRAM roofline)."""
     from strider.api import run_plan
     from strider.strategy import plan_permute
     from strider.text import format_table
 
     cases = SMALL_CASES[:2] if quick else SMALL_CASES
-    rows, ok = [], True
+    rows, ok, verified = [], True, True
     for name, shape, perm, dtype in cases:
         plan = plan_permute(shape, perm, dtype, "trn1-like")
-        result, _ = run_plan(plan, check=True)
+        result, report = run_plan(plan)
+        verified &= report["verified"]
         s = result.stats
         over = max(0.0, s.seconds - s.dram_roofline_seconds)
         idle = min(over, s.dram_idle_seconds)
@@ -107,11 +113,12 @@ def small(quick: bool = False) -> bool:
         rows.append([name, dtype, "x".join(map(str, shape)), ",".join(map(str, perm)),
                      f"{s.dram_bytes_read / 2**20:.1f}", plan.strategy,
                      f"{s.dram_roofline_ratio:.2f}x" + ("" if hit else " MISSED"),
-                     f"{idle * 1e6:.2f} of {over * 1e6:.2f}"])
+                     f"{idle * 1e6:.2f} of {over * 1e6:.2f}",
+                     "verified" if report["verified"] else "MISMATCH"])
     print("\nsmall tensors on trn1-like (target <= 1.3x the DRAM roofline)")
     print(format_table(["case", "dtype", "shape", "perm", "MiB", "strategy", "x roofline",
-                        "latency us (of the time over)"], rows))
-    return ok
+                        "latency us (of the time over)", "check"], rows))
+    return verified, ok
 
 
 def random_sized(count: int, seed: int) -> bool:
@@ -155,12 +162,13 @@ def random_sized(count: int, seed: int) -> bool:
           f"within 1.3x; the worst five:")
     print(format_table(["dtype", "shape", "perm", "strategy", "x roofline", "bound by"],
                        [list(r[1:]) for r in sorted(rows, reverse=True)[:5]]))
-    return verified
+    return verified, True   # the share within 1.3x is reported, not a target
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="strider bench permute_sim", description=__doc__)
-    parser.add_argument("--repeat", type=positive_int, default=3)
+    parser.add_argument("--repeat", type=positive_int, default=None,
+                        help="runs of part 2 (median; default 3, 1 with --quick)")
     parser.add_argument("--skip-suite", action="store_true")
     parser.add_argument("--skip-big", action="store_true")
     parser.add_argument("--skip-small", action="store_true")
@@ -169,20 +177,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=non_negative_int, default=7)
     parser.add_argument("--quick", action="store_true",
                         help="a smoke test: one small suite case, a 4 MiB permutation, "
-                             "one random permutation")
+                             "one random permutation; exit 1 only for a wrong result, the "
+                             "targets are reported, not judged")
     args = parser.parse_args(argv)
-    ok = True
+    results = []   # (correct, targets met) of each part run
     if not args.skip_suite:
-        ok &= suite(args.quick)
+        results.append(suite(args.quick))
     if not args.skip_big:
-        ok &= big(1 if args.quick else args.repeat,
-                  (4, 64, 64, 64) if args.quick else (64, 256, 64, 64))
+        results.append(big(args.repeat or (1 if args.quick else 3),
+                           (4, 64, 64, 64) if args.quick else (64, 256, 64, 64)))
     if not args.skip_small:
-        ok &= small(args.quick)
+        results.append(small(args.quick))
     if args.random or args.quick:
-        # a wrong result fails the run; slow ones are reported
-        ok &= random_sized(1 if args.quick else args.random, args.seed)
-    return 0 if ok else 1
+        results.append(random_sized(args.random or 1, args.seed))
+    if not all(correct for correct, _ in results):
+        print("FAILED: a wrong result (see above)")
+        return 1
+    met = all(m for _, m in results)
+    if not met:
+        print("a target was missed" + (" (not judged with --quick)" if args.quick else ""))
+    return 0 if met or args.quick else 1
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ swapped (``T[a, c, b, d]``), so the walk is strided, not one contiguous run.
   (default 32^4 = 1 M; the full nest would need gigabytes of Python ints).
 
 Each figure is the median of ``--repeats`` runs; ratios are taken within this run.
+Exit status 1 when the streams differ, or -- full runs only -- when a speed target is
+missed (``--quick`` nests are too small for them).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from itertools import islice
 
 from strider import AccessPattern
 from strider.ttu import TTUConfig, compile_program
-from strider.cli._common import positive_int
+from strider.cli._common import positive_float, positive_int
 
 SOURCE = """
 for a in range({n}):
@@ -85,16 +87,27 @@ def _time(fn, repeats: int) -> tuple[float, object]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="strider bench ttu", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--side", type=positive_int, default=64, help="nest side (default 64: 16.8 M)")
-    parser.add_argument("--run-side", type=positive_int, default=32,
-                        help="nest side for the register model (default 32: 1 M)")
-    parser.add_argument("--repeats", type=positive_int, default=5, help="repeats per figure (median)")
-    parser.add_argument("--python-seconds", type=float, default=1.5,
-                        help="time budget per repeat of the Python generator")
-    parser.add_argument("--quick", action="store_true", help="a smoke test: small nests")
+    parser.add_argument("--side", type=positive_int, default=None,
+                        help="nest side (default 64: 16.8 M; 16 with --quick)")
+    parser.add_argument("--run-side", type=positive_int, default=None,
+                        help="nest side for the register model (default 32: 1 M; 8 with --quick)")
+    parser.add_argument("--repeats", type=positive_int, default=None,
+                        help="repeats per figure (median; default 5, 1 with --quick)")
+    parser.add_argument("--python-seconds", type=positive_float, default=None,
+                        help="time budget per repeat of the Python generator (default 1.5; "
+                             "0.05 with --quick)")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke test: the defaults become small nests and short budgets "
+                             "(options given explicitly are kept); exit 1 only when the streams "
+                             "differ, the speed targets are reported, not judged")
     args = parser.parse_args(argv)
-    if args.quick:
-        args.side, args.run_side, args.repeats, args.python_seconds = 16, 8, 1, 0.05
+    for name, full, quick in (("side", 64, 16), ("run_side", 32, 8), ("repeats", 5, 1),
+                              ("python_seconds", 1.5, 0.05)):
+        if getattr(args, name) is None:
+            setattr(args, name, quick if args.quick else full)
+    if args.side ** 4 <= 1000:
+        parser.error(f"--side must be >= 6 (the Python generators are checked against a "
+                     f"1,000-address prefix and timed after it), got {args.side}")
 
     program, layout = _program(args.side)
     n = program.size
@@ -143,17 +156,21 @@ def main(argv: list[str] | None = None) -> int:
     print(f"register model: {ops / small.size:.2f} adds and "
           f"{counts['iterate_tensor'].compares / small.size:.2f} compares per address, "
           f"stream identical to addresses(): {same}; Python prefix matches: {prefix_ok}")
-    checks = [
+    targets = [
         (f"vectorised >= {TARGET_VEC_RATE / 1e6:.0f} M addr/s", vec_rate >= TARGET_VEC_RATE),
         (f"vectorised >= {TARGET_VEC_RATIO:.0f}x the plain Python generator "
          f"({vec_rate / py['hoisted']:.1f}x the hoisted one)",
          vec_rate / py_rate >= TARGET_VEC_RATIO),
         (f"register model >= {TARGET_RUN_RATE / 1e3:.0f} k addr/s", run_rate >= TARGET_RUN_RATE),
-        ("streams identical", same and prefix_ok),
     ]
-    for label, ok in checks:
-        print(f"  [{'PASS' if ok else 'FAIL'}] {label}")
-    return 0 if all(ok for _, ok in checks) else 1
+    for label, ok in targets:
+        print(f"  [{'PASS' if ok else 'FAIL'}] {label}"
+              + (" (not judged with --quick)" if args.quick and not ok else ""))
+    correct = same and prefix_ok
+    print(f"  [{'PASS' if correct else 'FAIL'}] streams identical")
+    if not correct:
+        return 1
+    return 0 if args.quick or all(ok for _, ok in targets) else 1
 
 
 if __name__ == "__main__":

@@ -1,9 +1,12 @@
 """Hardware descriptions with wrong types, out-of-range, non-finite, missing and unknown
-values: a ConfigError naming the field, or a valid description -- never a traceback."""
+values: a ConfigError naming the field, or a valid description -- never a traceback; and a
+description that is accepted holds only plausible, finite figures."""
 
 from __future__ import annotations
 
 import copy
+import json
+import math
 
 import pytest
 from hypothesis import given, settings
@@ -11,6 +14,7 @@ from hypothesis import strategies as st
 
 from strider import Hardware
 from strider.errors import ConfigError
+from strider.hardware_format import RANGES
 
 BASE = Hardware.preset("trn1-like").to_dict()
 FIELDS = [(s, f) for s, v in BASE.items() if isinstance(v, dict) for f in v] + \
@@ -20,6 +24,10 @@ HOSTILE = st.one_of(
     st.none(), st.text(max_size=5), st.lists(st.integers(), max_size=3),
     st.dictionaries(st.text(max_size=3), st.integers(), max_size=2), st.just(2.5),
     st.just(0), st.just(-1), st.just(10**30),
+    # just outside and inside the plausible ranges (clocks, rates, latencies)
+    st.sampled_from([1e-300, 1e300, 999_999.0, 1e6, 1e11, 1.000001e11, 1 / 65, 1 / 64,
+                     2.0**20 + 1, 1e-4, 1e-3]),
+    st.just(""), st.just("a\nb"), st.just(["tiny"]),
 )
 
 
@@ -50,6 +58,25 @@ def _check(data, touched):
         assert exc.violations and all(isinstance(v, str) and v for v in exc.violations)
         return
     assert isinstance(hw, Hardware)  # some mutations stay valid (e.g. a larger SBUF)
+    _assert_plausible(hw)
+
+
+def _assert_plausible(hw):
+    """What every accepted description guarantees the planners and reports."""
+    plain = hw.to_dict()
+    json.dumps(plain, allow_nan=False)  # finite: reports never print Infinity / NaN
+    assert isinstance(hw.name, str) and hw.name.strip() and hw.name.isprintable()
+    assert isinstance(hw.description, str)
+    for key, (low, high, _) in RANGES.items():
+        section, _, field = key.rpartition(".")
+        for s in [section] if section else [s for s, v in plain.items() if isinstance(v, dict)]:
+            value = plain[s].get(field)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                assert low <= value <= high, (s, field, value)
+    assert 1e6 <= hw.clock_hz <= 1e11 and math.isfinite(hw.dram_bytes_per_cycle)
+    for clock in hw.engine_clocks_hz().values():
+        assert 1e6 <= clock <= 1e11
+    assert max(hw.vector.lanes, hw.activation.lanes, hw.pe.rows) <= hw.sbuf.partitions
 
 
 @settings(max_examples=150, deadline=None)
@@ -63,3 +90,23 @@ def test_hostile_hardware_is_a_config_error_never_a_traceback(case):
 @given(mutated())
 def test_hostile_hardware_long_run(case):
     _check(*case)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from([(s, f) for s, f in FIELDS if s is not None]), HOSTILE)
+def test_an_override_keeps_a_citation_only_where_the_figure_is_unchanged(where, value):
+    section, field = where
+    data = {"base": "trn1-like", section: {field: value}}
+    try:
+        hw = Hardware.from_dict(data)
+    except ConfigError:
+        return
+    _assert_plausible(hw)
+    key, cited = f"{section}.{field}", dict(hw.sources)
+    preset = Hardware.preset("trn1-like")
+    if key in dict(preset.sources):
+        old = BASE[section].get(field)
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                      for v in (old, value))
+        unchanged = (numbers or type(old) is type(value)) and old == value
+        assert (cited[key] == dict(preset.sources)[key]) == unchanged

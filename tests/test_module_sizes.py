@@ -20,8 +20,6 @@ OVER_BUDGET = {
                              "set reads as one table by design"),
     "ttu/registers.py": (590, "the register-level TTU reference: literal and slow by "
                               "design (DESIGN rule 2), one class with its instructions"),
-    "hardware.py": (640, "the description, its typed validation, per-engine clocks and the three presets "
-                         "with their cited figures"),
 }
 
 

@@ -122,3 +122,59 @@ def test_auto_skipping_hopeless_strategies_picks_the_same_plan(data, shape, dtyp
         return
     fastest = choose(candidates(request, hw, fastest_only=True), request, hw)
     assert (fastest.strategy, fastest.predicted_cycles) == (every.strategy, every.predicted_cycles)
+
+
+@pytest.mark.parametrize("inputs, kind", [
+    (None, "NoneType"), (3.0, "float"), ("x", "str"), ([[1.0, 2.0], [3.0, 4.0]], "list"),
+    ((np.zeros(2),), "tuple"), (b"raw", "bytes"),
+])
+def test_inputs_that_are_neither_an_array_nor_a_mapping_are_refused_by_type(inputs, kind):
+    with pytest.raises(ArgumentError) as err:
+        _plan().normalise_inputs(inputs)
+    text = str(err.value)
+    assert text.startswith("inputs: pass a NumPy array or a mapping of input name -> array")
+    assert text.endswith(f"got {kind}") and "1.0" not in text and "\n" not in text
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(allow_nan=False), min_size=20, max_size=200))
+def test_simulate_never_echoes_the_data_of_a_list(values):
+    import strider
+
+    plan = strider.plan_permute((len(values),), (0,), "float64", hw="tiny")
+    with pytest.raises(ArgumentError) as err:
+        strider.simulate(plan, values)
+    assert len(str(err.value)) < 200 and "got list" in str(err.value)
+
+
+def test_a_long_unexpected_key_is_named_by_its_type():
+    with pytest.raises(ArgumentError) as err:
+        _plan().normalise_inputs({"x": np.zeros(1), "k" * 500: np.zeros(1)})
+    assert "<a str>" in str(err.value) and "k" * 50 not in str(err.value)
+
+
+def test_dtype_none_is_refused_naming_the_known_dtypes():
+    import strider
+    from strider.dtypes import KNOWN_DTYPES
+
+    for call in (lambda: PermuteRequest((4, 6), (1, 0), None),
+                 lambda: strider.plan_permute((4, 6), (1, 0), None, hw="tiny")):
+        with pytest.raises(ArgumentError, match="dtype is None") as err:
+            call()
+        assert all(d in str(err.value) for d in KNOWN_DTYPES)
+
+
+@pytest.mark.parametrize("shape", [5, 2.5, None, "46"])
+def test_a_shape_that_is_no_sequence_is_an_argument_error(shape):
+    with pytest.raises(ArgumentError, match="shape must be a sequence of integer extents"):
+        PermuteRequest(shape, (0,), "float32")
+
+
+@pytest.mark.parametrize("shape", [(0, 2**40 + 1), (0, 10**20), (3, 0, 2**64)])
+def test_a_dim_beyond_the_limit_is_refused_even_with_no_element(shape):
+    from strider.errors import ResourceError
+
+    import strider
+
+    with pytest.raises(ResourceError, match="each dim may be at most 1,099,511,627,776"):
+        strider.plan_permute(shape, tuple(reversed(range(len(shape)))), "float32", hw="tiny")

@@ -51,3 +51,26 @@ def test_timing_only(capsys):
     assert main(["simulate", str(EXAMPLES / "semaphore_pipeline.json"), "--hw", "tiny",
                  "--timing-only"]) == 0
     assert "simulated" in capsys.readouterr().out
+
+
+def test_a_program_too_big_for_the_host_is_refused_before_making_inputs(tmp_path, capsys,
+                                                                        monkeypatch):
+    import strider.api
+
+    program = json.loads((EXAMPLES / "copy_blocks.json").read_text())
+    program["tensors"][0]["shape"] = [2048, 65536]  # x: 512 MiB of float32
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(program))
+    monkeypatch.setenv("STRIDER_HOST_MEMORY", str(300 * 2**20))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("random inputs were made before the host-memory check")
+
+    monkeypatch.setattr(strider.api, "random_tensors", refuse)
+    assert main(["simulate", str(path), "--hw", "tiny"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'x', is 2048x65536 float32" in err
+    assert "--timing-only" in err and "--shape" not in err
+    monkeypatch.undo()
+    monkeypatch.setenv("STRIDER_HOST_MEMORY", str(300 * 2**20))
+    assert main(["simulate", str(path), "--hw", "tiny", "--timing-only"]) == 0  # no data

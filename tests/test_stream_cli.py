@@ -66,3 +66,43 @@ def test_stream_inputs_are_checked(capsys):
     rc = main(["stream", "--hw", "tiny", "--shape", "64,8", "--dtype", "int8"])
     out = capsys.readouterr()
     assert rc == 0 and "0.0 MiB" not in out.out + out.err and "512 B" in out.err
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--segment-rows", "0"], "--segment-rows must be an int >= 1, got 0"),
+    (["--page-shape", "0,4"], "--page-shape entries must be an int >= 1"),
+    (["--page-shape", "4"], "--page-shape has 1 dims"),
+    (["--streaming-dim", "5"], "--streaming-dim 5 is out of range"),
+    (["--pages", "0"], "--pages must be an int >= 1"),
+    (["--step", "0"], "--step must be an int >= 1"),
+    (["--engines", "0"], "--engines must be an int >= 1"),
+    (["--engines", "99"], "--engines 99: tiny has 2 processing engines"),
+    (["--kernel", "reduce", "--reduce-dim", "7"], "--reduce-dim 7 is out of range"),
+    (["--kernel", "permute", "--perm", "0,0"], "--perm (0, 0) is not a permutation"),
+    (["--shape", "4,-1"], "--shape (4, -1) has a negative extent"),
+    (["--shape", "0,99999999999999999999"], "each dim may be at most"),
+    (["--dtype", "U4"], "--dtype: unknown or non-numeric element type 'U4'"),
+    (["--dtype", "str"], "--dtype: unknown or non-numeric element type 'str'"),
+    (["--dtype", "object"], "--dtype: unknown or non-numeric element type 'object'"),
+])
+def test_errors_name_the_flags(capsys, argv, words):
+    assert main(["stream", "--hw", "tiny", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err, err
+    for name in ("segment_rows", "page_shape", "streaming_dim", "dtype("):
+        assert name not in err
+
+
+@pytest.mark.parametrize("flag", ["--scale", "--bias"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "2.5", "1e300"])
+def test_a_scale_or_bias_no_integer_can_hold_is_refused(capsys, flag, value):
+    assert main(["stream", "--hw", "tiny", "--dtype", "int32", f"{flag}={value}"]) == 2
+    err = capsys.readouterr().err
+    assert f"{flag} {value}" in err.replace("1e+300", "1e300")
+    assert "is not representable in int32" in err and "Traceback" not in err
+
+
+def test_a_scale_that_is_an_integer_still_runs(capsys):
+    assert main(["stream", "--hw", "tiny", "--shape", "64,8", "--dtype", "int32",
+                 "--scale", "3", "--bias", "-2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["verified"] is True

@@ -91,3 +91,39 @@ def test_kernel_argument_errors():
     with pytest.raises(ArgumentError, match="finite"):
         stream((4, 4), "int32", user_kernel(lambda t: t, cost=lambda s, d: -1), TINY).run(
             np.ones((4, 4), np.int32))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["int8", "uint16", "int32", "int64"]),
+       st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-2**70, 2**70)),
+       st.booleans())
+def test_scale_bias_on_integers_is_exact_or_refused(dtype, value, as_scale):
+    """An integer dtype takes a scale/bias only when the value is an integer it holds;
+    NaN, inf, fractions and out-of-range values are an ArgumentError, never a crash."""
+    dt = np.dtype(dtype)
+    info = np.iinfo(dt)
+    k = scale_bias(value, 0) if as_scale else scale_bias(1, value)
+    fits = (np.isfinite(float(value)) and float(value) == int(value)
+            and info.min <= int(value) <= info.max)
+    x = np.arange(24, dtype=dt).reshape(8, 3)
+    if not fits:
+        with pytest.raises(ArgumentError, match=f"not representable in {dtype}"):
+            stream(x.shape, dt, k, TINY)
+        return
+    r = stream(x.shape, dt, k, TINY).run(x)
+    assert bit_equal(r.output, k.reference(x, 0))
+
+
+@pytest.mark.parametrize("bad", ["2", None, [1], 1j])
+def test_scale_bias_needs_real_numbers(bad):
+    with pytest.raises(ArgumentError, match="scale must be"):
+        scale_bias(bad, 0)
+
+
+@pytest.mark.parametrize("dtype, shown", [(np.dtype("U4"), "'<U4'"), (str, "'str'"),
+                                          (np.dtype("O"), "'object'")])
+def test_a_refused_dtype_object_is_named_readably(dtype, shown):
+    with pytest.raises(ArgumentError) as err:
+        stream((8, 4), dtype, scale_bias(1, 0), TINY)
+    text = str(err.value)
+    assert text.startswith(f"dtype {shown} is not a numeric") and "dtype(" not in text

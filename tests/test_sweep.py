@@ -140,7 +140,7 @@ def test_cli_json_out_and_plot(tmp_path, capsys):
 @pytest.mark.parametrize("argv", [
     ["--vary", "dma.queues=1", "--permute", "4,4:1,0", "--out", "rows.txt"],
     ["--vary", "dma.queues=1", "--permute", "4,4:1,0", "--engine", "spark"],
-    ["--vary", "dma.queues=1", "--permute", "4,4:1,0", "--plot", "x.pdf"],
+    ["--vary", "dma.queues=1", "--permute", "4,4:1,0", "--plot", "x.gif"],
     ["--vary", "dma.queues=1"],
 ])
 def test_cli_bad_input_exits_2(argv, tmp_path, monkeypatch, capsys):

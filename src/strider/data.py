@@ -95,7 +95,9 @@ def first_difference(got: np.ndarray, want: np.ndarray, count: bool = True
 
 def _blocks(shape: tuple[int, ...], elements: int, prefix: tuple = ()):
     """Index tuples cutting an array of ``shape`` into row-major blocks of at most
-    ``elements`` elements (or one run of the last axis)."""
+    ``elements`` elements (or one run of the last axis); none when it has no element."""
+    if 0 in shape:  # nothing to visit, however long the other dims
+        return
     if not shape:
         yield prefix
         return

@@ -1,10 +1,20 @@
 """Output files: checked before the work starts, written whole or not at all.
 
-:func:`check_writable` refuses an output path that cannot be written (a missing folder,
-no permission, a folder in its place, a suffix the writer does not produce) before a
-long simulation starts; :func:`atomic_path` gives writers a temporary name next to the
-target and renames it into place only when the writer finished, so Ctrl-C or an error
-never leaves a half-written file.
+:func:`check_writable` refuses an output path that cannot be written (an empty path, a
+missing folder, no permission, a folder, device, FIFO or socket in its place, a suffix
+the writer does not produce) before a long simulation starts; :func:`check_distinct`
+refuses two outputs that name the same file; :func:`atomic_path` gives writers a
+temporary name next to the target and renames it into place only when the writer
+finished, so Ctrl-C or an error never leaves a half-written file.
+
+The rules every writer follows:
+
+- only a regular file is ever replaced: an existing target that is a folder, a device
+  (``/dev/null``), a FIFO or a socket is refused, never renamed over;
+- a symlink is written *through*: the file it points to gets the new content and the
+  link itself stays (the folder of the link's target must be writable);
+- the new file's permission bits follow the umask (``0o666 & ~umask``, typically
+  ``0644``); a file that already exists keeps its own permission bits.
 
 Examples
 --------
@@ -19,51 +29,86 @@ Examples
 Traceback (most recent call last):
 ...
 strider.errors.ArgumentError: --trace: folder ... does not exist; create it or choose another path
+>>> check_distinct({"--trace": target, "--plot": target})
+Traceback (most recent call last):
+...
+strider.errors.ArgumentError: --plot: ... is the same file as --trace; give each output its own path
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
+import stat
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Mapping
 
 from .errors import ArgumentError
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+          (stat.S_ISSOCK, "a socket"))
 
 
 def check_writable(path: str | os.PathLike, option: str,
                    suffixes: tuple[str, ...] | None = None) -> Path:
-    """Refuse (``ArgumentError`` naming ``option``) a path that cannot become a file."""
-    target = Path(path)
+    """Refuse (``ArgumentError`` naming ``option``) a path that cannot become a regular
+    file: see the module's rules. Returns ``Path(path)`` (a symlink is not resolved)."""
     if str(path) == "":
-        raise ArgumentError(f"{option}: the path is empty")
+        raise ArgumentError(f"{option}: the path is empty; give a file name")
+    target = Path(path)
     if suffixes is not None and target.suffix.lower() not in suffixes:
         raise ArgumentError(f"{option}: {str(path)!r} must end in one of "
                             f"{', '.join(suffixes)} (the format follows the suffix)")
-    if target.is_dir():
-        raise ArgumentError(f"{option}: {str(path)!r} is a folder; give a file name")
-    folder = target.parent if str(target.parent) else Path(".")
+    real = _resolve(target, option)
+    _refuse_special(real, str(path), option)
+    folder = real.parent
     if not folder.is_dir():
-        raise ArgumentError(f"{option}: folder {str(folder)!r} does not exist; create it or "
+        shown = folder if target.is_symlink() else (target.parent if str(target.parent)
+                                                     else Path("."))
+        raise ArgumentError(f"{option}: folder {str(shown)!r} does not exist; create it or "
                             "choose another path")
-    if not os.access(folder, os.W_OK | os.X_OK) or (target.exists()
-                                                    and not os.access(target, os.W_OK)):
+    if not os.access(folder, os.W_OK | os.X_OK) or (real.exists()
+                                                    and not os.access(real, os.W_OK)):
         raise ArgumentError(f"{option}: {str(path)!r} is not writable (permission denied); "
                             "choose another path")
     return target
 
 
+def check_distinct(paths: Mapping[str, str | os.PathLike | None]) -> None:
+    """Refuse (``ArgumentError``) two options, ``{option: path}``, that name one file --
+    the same path, or two spellings of it (``./a.png``, a symlink, a hard link); ``None``
+    entries are skipped."""
+    seen: list[tuple[str, str]] = []
+    for option, path in paths.items():
+        if path is None:
+            continue
+        real = os.path.realpath(os.path.abspath(path))
+        for other, other_real in seen:
+            if real == other_real or _samefile(real, other_real):
+                raise ArgumentError(f"{option}: {str(path)!r} is the same file as {other}; "
+                                    "give each output its own path")
+        seen.append((option, real))
+
+
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[str]:
-    """A temporary path beside ``path``, renamed onto it when the block succeeds and
-    removed when it fails or is interrupted."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part",
-                               dir=str(target.parent) if str(target.parent) else ".")
-    os.close(fd)
+def atomic_path(path: str | os.PathLike, option: str = "output path") -> Iterator[str]:
+    """A temporary path beside ``path``'s real file (through a symlink), renamed onto it
+    when the block succeeds and removed when it fails or is interrupted.
+
+    Refuses (``ArgumentError`` naming ``option``) a target that is not a regular file
+    before the block runs. The temporary file is created with mode ``0o666`` less the
+    umask; an existing target's permission bits are copied onto it before the rename.
+    """
+    target = _resolve(Path(path), option)
+    _refuse_special(target, str(path), option)
+    tmp = _create_beside(target)
     try:
         yield tmp
+        _refuse_special(target, str(path), option)  # nothing swapped in meanwhile
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -71,4 +116,55 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
         raise
 
 
-__all__ = ["check_writable", "atomic_path"]
+def _resolve(path: Path, option: str) -> Path:
+    """``path`` with every symlink followed (a dangling one names the file it would create)."""
+    try:
+        return Path(os.path.realpath(path, strict=False))
+    except OSError as exc:  # a symlink loop on some platforms
+        raise ArgumentError(f"{option}: {str(path)!r} cannot be resolved ({exc.strerror}); "
+                            "choose another path") from None
+
+
+def _refuse_special(real: Path, given: str, option: str) -> None:
+    """Refuse an existing ``real`` that is not a regular file (renaming over it would
+    replace the folder, device, FIFO or socket)."""
+    try:
+        mode = os.stat(real).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as exc:
+        raise ArgumentError(f"{option}: {given!r} cannot be used ({exc.strerror}); "
+                            "choose another path") from None
+    for test, kind in _KINDS:
+        if test(mode):
+            what = "give a file name" if kind == "a folder" else \
+                "only a regular file can be replaced; give a file path"
+            raise ArgumentError(f"{option}: {given!r} is {kind}; {what}")
+    if not stat.S_ISREG(mode):
+        raise ArgumentError(f"{option}: {given!r} is not a regular file; "
+                            "only a regular file can be replaced; give a file path")
+
+
+def _create_beside(target: Path) -> str:
+    """Create an empty, new temporary file next to ``target``; the kernel applies the
+    umask to its ``0o666`` mode (no process-wide umask juggling)."""
+    folder = target.parent if str(target.parent) else Path(".")
+    for _ in range(100):
+        tmp = folder / f".{target.name[:120]}.{secrets.token_hex(4)}.part"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return str(tmp)
+    raise FileExistsError(f"no free temporary name beside {str(target)!r}")
+
+
+def _samefile(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+__all__ = ["check_writable", "check_distinct", "atomic_path"]

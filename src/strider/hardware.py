@@ -7,7 +7,10 @@ tensor traversal unit), and the stream processor with its processing engines.
 
 Load one with :meth:`Hardware.preset` (``"trn1-like"``, ``"patent"``, ``"tiny"``) or
 :meth:`Hardware.from_toml`; a TOML file may start from a preset with ``base = "NAME"``
-and override single fields. Validation reports every violation at once.
+and override single fields. Validation reports every violation at once, including a
+figure outside its plausible range (:data:`strider.hardware_format.RANGES`: clocks 1 MHz
+to 100 GHz, DRAM 1 MB/s to 1 PB/s and at most 1 ms of latency, a DMA queue 1/64 B to
+1 MiB per cycle, fixed costs at most 10**6 cycles per access or transfer).
 
 Examples
 --------
@@ -34,8 +37,9 @@ from typing import Any, Callable
 
 from .dtypes import KNOWN_DTYPES
 from .errors import ConfigError
-from .hardware_pe import PEArraySpec, pe_problems
-from .hardware_format import from_plain, toml_key, toml_value
+from .hardware_pe import PEArraySpec
+from .hardware_format import (from_plain, hardware_problems, merge_onto, summary_rows, toml_key,
+                              toml_value)
 from .hardware_sources import TRN1_SOURCES
 from .ttu.config import TTUConfig
 
@@ -180,7 +184,7 @@ class Hardware:
         object.__setattr__(self, "dtypes", tuple(self.dtypes))
         if isinstance(self.sources, dict):
             object.__setattr__(self, "sources", tuple(self.sources.items()))
-        problems = _validate(self)
+        problems = hardware_problems(self)
         if problems:
             raise ConfigError(problems)
 
@@ -259,13 +263,13 @@ class Hardware:
         >>> Hardware.preset("patent").pe.cols
         64
         """
-        try:
-            return PRESETS[name]()
-        except KeyError:
+        factory = PRESETS.get(name) if isinstance(name, str) else None
+        if factory is None:
             raise ConfigError(
                 f"no preset named {name!r}; choose one of {', '.join(sorted(PRESETS))} "
                 "or give a TOML file"
-            ) from None
+            )
+        return factory()
 
     @classmethod
     def load(cls, name_or_path: str | Path) -> Hardware:
@@ -290,21 +294,33 @@ class Hardware:
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path} is not valid TOML: {exc}") from None
         data.setdefault("name", path.stem)
-        return cls.from_dict(data)
+        return cls._from_dict(data, f"this file ({path.name})")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Hardware:
-        """Build from plain data (as in TOML/JSON); ``base`` names a preset to start from."""
+        """Build from plain data (as in TOML/JSON); ``base`` names a preset to start from.
+
+        A field given over the preset's loses the preset's citation in ``sources``.
+
+        >>> hw = Hardware.from_dict({"base": "trn1-like", "dma": {"queues": 4}})
+        >>> dict(hw.sources)["dma.queues"]
+        "this description: overrides the trn1-like preset's figure"
+        """
+        return cls._from_dict(data, "this description")
+
+    @classmethod
+    def _from_dict(cls, data: dict[str, Any], origin: str) -> Hardware:
+        if not isinstance(data, dict):
+            raise ConfigError(f"a hardware description must be a table of fields, got "
+                              f"{type(data).__name__}")
         data = dict(data)
         base = data.pop("base", None)
         if base is not None:
-            merged = cls.preset(base).to_dict()
-            for key, value in data.items():
-                if isinstance(value, dict) and isinstance(merged.get(key), dict):
-                    merged[key] = {**merged[key], **value}
-                else:
-                    merged[key] = value
-            data = merged
+            if not isinstance(base, str):
+                raise ConfigError(f"base = {base!r}: must be a preset name (a string), e.g. "
+                                  f"base = \"tiny\"; presets: {', '.join(sorted(PRESETS))}")
+            data = merge_onto(cls.preset(base).to_dict(), data,
+                              f"{origin}: overrides the {base} preset's figure")
         return from_plain(data)
 
     def to_dict(self) -> dict[str, Any]:
@@ -331,147 +347,17 @@ class Hardware:
         return "\n".join(lines) + "\n"
 
     def with_changes(self, **changes: Any) -> Hardware:
-        """A copy with some fields replaced; sections take a dict of their fields.
+        """A copy with some fields replaced; sections take a dict of their fields. A
+        changed figure loses its citation in ``sources`` (unless ``sources`` gives one).
 
         >>> Hardware.preset("tiny").with_changes(pe={"rows": 8}).pe.rows
         8
         """
-        data = self.to_dict()
-        for key, value in changes.items():
-            if isinstance(value, dict) and isinstance(data.get(key), dict):
-                data[key] = {**data[key], **value}
-            else:
-                data[key] = value
-        return from_plain(data)
+        return from_plain(merge_onto(self.to_dict(), changes, None))
 
     def summary_rows(self) -> list[tuple[str, str]]:
-        """(what, value) pairs for a readable listing."""
-        kib = 1024
-        return [
-            ("clock", f"{self.clock_hz / 1e9:g} GHz" + "".join(
-                f", {section} {clock / 1e9:g} GHz" for section, clock
-                in self.engine_clocks_hz().items() if clock != self.clock_hz)),
-            ("DRAM", f"{self.dram.capacity_bytes / 2**30:g} GiB, "
-                     f"{self.dram.bandwidth_bytes_per_s / 1e9:g} GB/s, "
-                     f"latency {self.dram.latency_ns:g} ns "
-                     f"({self.dram_bytes_per_cycle:.1f} B/cycle)"),
-            ("SBUF", f"{self.sbuf.partitions} partitions x "
-                     f"{self.sbuf.bytes_per_partition / kib:g} KiB = "
-                     f"{_bytes_text(self.sbuf.capacity_bytes)}"),
-            ("PSUM", f"{self.psum.partitions} partitions x "
-                     f"{self.psum.bytes_per_partition / kib:g} KiB in {self.psum.banks} banks"),
-            ("PE array", f"{self.pe.rows} x {self.pe.cols}"
-                         + (", bit-exact pass-through transpose" if self.pe.passthrough_transpose
-                            else ", multiply-accumulate only") + self.pe.timing_text()),
-            ("vector engine", f"{self.vector.lanes} lanes, {self.vector.transpose_block} x "
-                              f"{self.vector.transpose_block} block transpose, "
-                              f"{_access(self.vector)}"),
-            ("activation engine",
-             f"{self.activation.lanes} lanes (PSUM -> SBUF), {_access(self.activation)}"),
-            ("DMA", f"{self.dma.queues} queues x {self.dma.bytes_per_cycle:g} B/cycle, "
-                    f"{self.dma.descriptor_cycles} cycles/descriptor (+ DRAM latency"
-                    + (", overlapped with the next" if self.dma.overlap_dram_latency else "")
-                    + f"), full speed from {self.dma.efficient_chunk_bytes} B runs, <= "
-                    f"{self.dma.max_dims} dims, {self.dma.ttu_width_bits}-bit TTU"),
-            ("stream", f"{self.stream.processing_engines} processing engines, "
-                       f"{self.stream.pages} pages x {self.stream.page_bytes / kib:g} KiB"),
-            ("dtypes", ", ".join(self.dtypes)),
-        ] + [(f"source: {key}", text) for key, text in self.sources]
-
-
-def _access(spec: Any) -> str:
-    """How an engine's SBUF/PSUM access is costed, for ``hw show``."""
-    text = f"{spec.instruction_cycles} cycles/access"
-    if spec.fast_stride_bytes is not None:
-        text += (f", {spec.strided_rate:g}x rate beyond a {spec.fast_stride_bytes} B "
-                 "innermost stride")
-    return text
-
-
-# ---------------------------------------------------------------- validation
-#: Upper bounds of a description (documented in ``strider hw show``'s fields): units
-#: the simulator models one by one, and on-chip bytes it holds in host memory.
-MAX_UNITS = 1 << 16
-MAX_ON_CHIP_BYTES = 1 << 34
-
-
-def _validate(hw: Hardware) -> list[str]:
-    problems: list[str] = []
-
-    def need(ok: bool, where: str, value: Any, rule: str) -> None:
-        if not ok:
-            problems.append(f"{where} = {value!r}: {rule}")
-
-    need(hw.clock_hz > 0, "clock_hz", hw.clock_hz, "must be > 0")
-    for section in _SECTIONS:
-        spec = getattr(hw, section)
-        for f in fields(spec):
-            value = getattr(spec, f.name)
-            where = f"{section}.{f.name}"
-            if isinstance(value, bool):
-                continue
-            if f.name in ("latency_ns", "io_cycles", "packet_overhead_bytes"):
-                need(value >= 0, where, value, "must be >= 0")
-            elif isinstance(value, (int, float)):
-                need(value >= 1 if f.type in ("int", int) else value > 0, where, value,
-                     "must be >= 1" if f.type in ("int", int) else "must be > 0")
-    # upper bounds: the simulator holds every buffer in host memory, and loops run per unit
-    for where, value, cap in (("sbuf.partitions", hw.sbuf.partitions, MAX_UNITS),
-                              ("psum.partitions", hw.psum.partitions, MAX_UNITS),
-                              ("pe.rows", hw.pe.rows, MAX_UNITS), ("pe.cols", hw.pe.cols, MAX_UNITS),
-                              ("dma.queues", hw.dma.queues, MAX_UNITS),
-                              ("stream.processing_engines", hw.stream.processing_engines,
-                               MAX_UNITS)):
-        need(not isinstance(value, int) or value <= cap, where, value,
-             f"must be <= {cap:,} (a simulated unit each)")
-    for name in ("sbuf", "psum"):
-        spec = getattr(hw, name)
-        if (isinstance(spec.partitions, int) and spec.partitions <= MAX_UNITS
-                and isinstance(spec.bytes_per_partition, int)):
-            need(spec.capacity_bytes <= MAX_ON_CHIP_BYTES, f"{name}.bytes_per_partition",
-                 spec.bytes_per_partition,
-                 f"partitions x bytes_per_partition must be <= {MAX_ON_CHIP_BYTES:,} bytes "
-                 "(the simulator holds the buffer in host memory)")
-    need(hw.psum.bytes_per_partition % max(hw.psum.banks, 1) == 0, "psum.banks", hw.psum.banks,
-         f"must divide psum.bytes_per_partition ({hw.psum.bytes_per_partition})")
-    need(hw.pe.rows <= hw.sbuf.partitions, "pe.rows", hw.pe.rows,
-         f"must be <= sbuf.partitions ({hw.sbuf.partitions}): weights come from SBUF partitions")
-    need(hw.pe.cols <= hw.psum.partitions, "pe.cols", hw.pe.cols,
-         f"must be <= psum.partitions ({hw.psum.partitions}): each PE column owns a PSUM partition")
-    need(hw.vector.transpose_block <= hw.sbuf.partitions, "vector.transpose_block",
-         hw.vector.transpose_block, f"must be <= sbuf.partitions ({hw.sbuf.partitions})")
-    need(hw.vector.lanes <= hw.sbuf.partitions, "vector.lanes", hw.vector.lanes,
-         f"must be <= sbuf.partitions ({hw.sbuf.partitions}): one lane per partition")
-    for name in ("vector", "activation"):
-        rate = getattr(hw, name).strided_rate
-        need(not isinstance(rate, (int, float)) or rate <= 1, f"{name}.strided_rate", rate,
-             "must be <= 1 (the share of the full rate a strided access keeps)")
-    need(8 <= hw.dma.ttu_width_bits <= 64, "dma.ttu_width_bits", hw.dma.ttu_width_bits,
-         "must be between 8 and 64")
-    need(hw.stream.page_bytes <= hw.sbuf.capacity_bytes, "stream.page_bytes",
-         hw.stream.page_bytes, f"must be <= the SBUF capacity ({hw.sbuf.capacity_bytes} bytes)")
-    need(hw.stream.pages * hw.stream.page_bytes <= hw.sbuf.capacity_bytes, "stream.pages",
-         hw.stream.pages,
-         f"pages x page_bytes ({hw.stream.pages * hw.stream.page_bytes}) must fit the SBUF "
-         f"({hw.sbuf.capacity_bytes} bytes)")
-    for key, text in hw.sources:
-        section, _, name = key.partition(".")
-        known = (name in {f.name for f in fields(_SECTIONS[section])} if section in _SECTIONS
-                 else not name and key in ("clock_hz", "dtypes"))
-        need(known and isinstance(text, str), f"sources.{key}", text,
-             "must map a field name (e.g. 'dram.bandwidth_bytes_per_s') to a citation string")
-    problems += pe_problems(hw.pe)
-    unknown = [d for d in hw.dtypes if d not in KNOWN_DTYPES]
-    need(not unknown, "dtypes", unknown, f"unknown dtype(s); known: {', '.join(KNOWN_DTYPES)}")
-    need(bool(hw.dtypes), "dtypes", list(hw.dtypes), "must list at least one dtype")
-    return problems
-
-
-def _bytes_text(n: int) -> str:
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= size:
-            return f"{n / size:g} {unit}"
-    return f"{n} B"
+        """(what, value) pairs for a readable listing (``hw show``), sources last."""
+        return summary_rows(self)
 
 
 # ---------------------------------------------------------------- presets

@@ -6,6 +6,9 @@ limit                  value and why
 dims of a tensor       at most :data:`MAX_DIMS` (16): a TTU walks at most a few loop
                        levels, and planning cost grows quickly with the dim count
                        (22 dims took 9 s to plan before this limit)
+one dim's extent       at most :data:`MAX_ELEMENTS` (2**40), also in a tensor with no
+                       element (``0,99999999999999999999``): NumPy cannot even make
+                       an empty array with a dim past 2**63
 elements of a tensor   at most :data:`MAX_ELEMENTS` (2**40): addresses stay far
                        inside int64 at any stride the hardware can express
 DMA descriptors        at most :data:`MAX_DESCRIPTORS` (2**18) for one transfer: where
@@ -26,6 +29,10 @@ Examples
 Traceback (most recent call last):
 ...
 strider.errors.ResourceError: --shape has 17 dims; at most 16 are supported (merge dims that stay adjacent, or use the host permute strider.permute)
+>>> check_shape((0, 2**41), "--shape")
+Traceback (most recent call last):
+...
+strider.errors.ResourceError: --shape: dim 1 is 2,199,023,255,552; each dim may be at most 1,099,511,627,776 (2**40) -- give a smaller extent
 """
 
 from __future__ import annotations
@@ -49,10 +56,20 @@ def check_shape(shape: Sequence[int], what: str) -> None:
         raise ResourceError(f"{what} has {len(shape)} dims; at most {MAX_DIMS} are supported "
                             "(merge dims that stay adjacent, or use the host permute "
                             "strider.permute)")
+    check_extents(shape, what)
     size = math.prod(int(n) for n in shape)
     if size > MAX_ELEMENTS:
         raise ResourceError(f"{what} has {size:,} elements; at most {MAX_ELEMENTS:,} (2**40) "
                             "are supported")
+
+
+def check_extents(shape: Sequence[int], what: str) -> None:
+    """Refuse (a :class:`ResourceError`) a dim longer than :data:`MAX_ELEMENTS`, even in a
+    tensor with no element."""
+    for k, n in enumerate(shape):
+        if int(n) > MAX_ELEMENTS:
+            raise ResourceError(f"{what}: dim {k} is {int(n):,}; each dim may be at most "
+                                f"{MAX_ELEMENTS:,} (2**40) -- give a smaller extent")
 
 
 def available_bytes() -> int:
@@ -109,5 +126,5 @@ def _gib(n: int) -> str:
     return f"{n / 2**30:,.2f} GiB" if n >= 2**30 else f"{n / 2**20:,.1f} MiB"
 
 
-__all__ = ["MAX_DIMS", "MAX_ELEMENTS", "check_shape", "available_bytes", "simulation_bytes",
-           "check_host_memory"]
+__all__ = ["MAX_DIMS", "MAX_ELEMENTS", "check_shape", "check_extents", "available_bytes",
+           "simulation_bytes", "check_host_memory"]

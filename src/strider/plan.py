@@ -21,14 +21,14 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
 from .access_pattern import validate_perm
 from .errors import ArgumentError, LayoutError
 from .hardware import Hardware
-from .dtypes import data_dtype, dtype_of
+from .dtypes import KNOWN_DTYPES, data_dtype, dtype_of
 from .program import Program
 
 
@@ -41,11 +41,18 @@ class PermuteRequest:
     dtype: str
 
     def __init__(self, shape, perm, dtype) -> None:
+        if isinstance(shape, (str, bytes)) or not isinstance(shape, Iterable):
+            raise ArgumentError(f"shape must be a sequence of integer extents such as (4, 8), "
+                                f"got {type(shape).__name__}")
+        shape = tuple(shape)
         if any(isinstance(n, (bool, np.bool_)) or not _is_integral(n) for n in shape):
-            raise ArgumentError(f"shape {tuple(shape)} must hold integer extents")
+            raise ArgumentError(f"shape {shape} must hold integer extents")
         shape_t = tuple(int(n) for n in shape)
         if any(n < 0 for n in shape_t):
             raise ArgumentError(f"shape {shape_t} has a negative extent")
+        if dtype is None:  # np.dtype(None) would be float64: never guess the element type
+            raise ArgumentError(f"dtype is None; give the element type, one of "
+                                f"{', '.join(KNOWN_DTYPES)} (or another NumPy numeric type)")
         try:
             perm_t = validate_perm(perm, len(shape_t))
         except LayoutError as exc:
@@ -116,7 +123,8 @@ class Plan:
         return "\n".join([head, *self.explanation])
 
     def normalise_inputs(self, inputs: Mapping[str, np.ndarray] | np.ndarray) -> dict[str, np.ndarray]:
-        """Accept a mapping by name, or a bare array for a single-input plan."""
+        """Accept a mapping by name, or a bare array for a single-input plan; anything
+        else is an :class:`ArgumentError` naming its type (never echoing its data)."""
         if isinstance(inputs, np.ndarray) or hasattr(inputs, "__array__") and not isinstance(inputs, Mapping):
             if len(self.inputs) != 1:
                 raise ArgumentError(
@@ -124,13 +132,25 @@ class Plan:
                     "pass a mapping from name to array"
                 )
             return {self.inputs[0]: np.asarray(inputs)}
+        if not isinstance(inputs, Mapping):
+            raise ArgumentError(
+                f"inputs: pass a NumPy array or a mapping of input name -> array "
+                f"({', '.join(repr(n) for n in self.inputs)}), got {type(inputs).__name__}"
+            )
         missing = [n for n in self.inputs if n not in inputs]
-        extra = [n for n in inputs if n not in self.inputs]
+        extra = [_short(n) for n in inputs if n not in self.inputs]
         if missing or extra:
             raise ArgumentError(
-                f"inputs must be exactly {list(self.inputs)}; missing {missing}, unexpected {extra}"
+                f"inputs must be exactly {list(self.inputs)}; missing {missing}, "
+                f"unexpected [{', '.join(extra[:5])}{', ...' if len(extra) > 5 else ''}]"
             )
         return {n: np.asarray(inputs[n]) for n in self.inputs}
+
+
+def _short(key: Any) -> str:
+    """A mapping key for a message: its repr when short, else its type."""
+    text = repr(key)
+    return text if len(text) <= 40 else f"<a {type(key).__name__}>"
 
 
 def _is_integral(n: Any) -> bool:

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from typing import Any, Protocol, Sequence
 
 from .errors import ArgumentError, PlanError
 from .hardware import Hardware
+from .limits import check_extents
 from .plan import Plan, PermuteRequest
 
 
@@ -65,7 +67,10 @@ def check_options(options: dict[str, Any]) -> None:
 
 
 def check_fits_dram(request: PermuteRequest, hw: Hardware) -> None:
-    """Refuse at once a tensor whose input and output together exceed the DRAM."""
+    """Refuse at once a tensor whose input and output together exceed the DRAM, or with a
+    dim past :func:`~strider.limits.check_extents`' limit (even with no element: NumPy
+    could not make its arrays)."""
+    check_extents(request.shape, f"shape {request.shape}")
     need = 2 * request.nbytes
     if need > hw.dram.capacity_bytes:
         raise PlanError(
@@ -137,13 +142,38 @@ def choose(found: list[tuple[str, Plan | str]], request: PermuteRequest, hw: Har
         return plan
     plans = [p for _, p in found if isinstance(p, Plan)]
     if not plans:
-        reasons = "; ".join(f"{n}: {r}" for n, r in found)
+        refused = set(by_name)
+        reasons = "; ".join(f"{n}: {without_dead_advice(r, refused)}" for n, r in found)
         raise PlanError(f"no strategy can plan {request.describe()} on {hw.name}: {reasons}")
     best = min(plans, key=lambda p: p.predicted_cycles)
     best.details["candidates"] = {
         n: (p.predicted_cycles if isinstance(p, Plan) else f"n/a: {p}") for n, p in found
     }
     return best
+
+
+#: A refusal's advice to try other strategies: "; use strategy 'vector' or 'dma'".
+_ADVICE = re.compile(r"[;,]?\s*use strategy '[\w-]+'(?:(?:,| or) '[\w-]+')*")
+
+
+def _advised(reason: str) -> list[str]:
+    """The strategies a refusal advises trying instead."""
+    return [n for m in _ADVICE.finditer(reason) for n in re.findall(r"'([\w-]+)'", m.group())]
+
+
+def without_dead_advice(reason: str, refused: set[str]) -> str:
+    """``reason`` without its advice to use other strategies when every one it names is
+    in ``refused`` too (that advice would send the user to another refusal).
+
+    >>> r = "no pass-through mode; use strategy 'vector' or 'dma'"
+    >>> without_dead_advice(r, {"vector", "dma"}), without_dead_advice(r, {"dma"}) == r
+    ('no pass-through mode', True)
+    """
+    def drop(m: re.Match) -> str:
+        named = re.findall(r"'([\w-]+)'", m.group())
+        return "" if named and all(n in refused for n in named) else m.group()
+
+    return _ADVICE.sub(drop, reason)
 
 
 def plan_permute(shape: Sequence[int], perm: Sequence[int], dtype: str,
@@ -167,7 +197,10 @@ def plan_permute(shape: Sequence[int], perm: Sequence[int], dtype: str,
             )
         reason = known[strategy].why_not(request, hardware, **options)
         if reason is not None:
-            raise PlanError(f"strategy {strategy!r} cannot plan {request.describe()}: {reason}")
+            refused = {n for n in _advised(reason) if n in known
+                       and known[n].why_not(request, hardware, **options) is not None}
+            raise PlanError(f"strategy {strategy!r} cannot plan {request.describe()}: "
+                            f"{without_dead_advice(reason, refused)}")
         return known[strategy].plan(request, hardware, **options)
     return choose(candidates(request, hardware, fastest_only=True, **options), request,
                   hardware)

@@ -72,3 +72,84 @@ def _json_default(value: Any) -> Any:
     if hasattr(value, "item"):
         return value.item()
     raise TypeError(f"cannot serialise {type(value).__name__} to JSON")
+
+
+def positive_int_list(text: str) -> tuple[int, ...]:
+    """Comma-separated integers, each >= 1 and at least one, as an argparse type
+    (``--pages 1,2,4``)."""
+    parts = [p.strip() for p in text.split(",")]
+    try:
+        values = tuple(int(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers >= 1 such as 1,2,4, got {text!r}") from None
+    small = [v for v in values if v < 1]
+    if small:
+        raise argparse.ArgumentTypeError(f"every value must be >= 1, got {small[0]} in {text!r}")
+    return values
+
+
+def hardware_type(text: str) -> Any:
+    """``--hw`` as an argparse type: the :class:`~strider.Hardware` of a preset name or TOML
+    file, loaded at once so that a wrong name is a usage error before any work."""
+    from ..errors import StriderError
+    from ..hardware import Hardware
+
+    try:
+        return Hardware.load(text)
+    except StriderError as exc:
+        problems = getattr(exc, "violations", None) or [str(exc)]
+        raise argparse.ArgumentTypeError(
+            "; ".join(problems) if len(problems) == 1 else
+            f"{len(problems)} problems in hardware description {text}: " + "; ".join(problems)
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise argparse.ArgumentTypeError(f"cannot read hardware file {text!r}: {exc}") from None
+
+
+def dtype_type(text: str) -> str:
+    """A dtype name as an argparse type: the canonical name of a numeric or bool dtype
+    (``float32``, ``bfloat16``, ``f2``, ``complex128``, ...); an unknown one is a usage
+    error that lists the element types Strider knows."""
+    from ..dtypes import KNOWN_DTYPES, data_dtype
+    from ..errors import StriderError
+
+    try:
+        return data_dtype(text.strip()).name
+    except (StriderError, TypeError, ValueError, SyntaxError):  # numpy parses "," as code
+        raise argparse.ArgumentTypeError(
+            f"unknown or non-numeric dtype {text!r}; use one of {', '.join(KNOWN_DTYPES)} "
+            "(or another NumPy numeric type such as complex128)") from None
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0 as an argparse type (time budgets, factors)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
+
+
+#: What ``--trace`` writes: a Chrome/Perfetto trace, plain JSON.
+TRACE_SUFFIXES = (".json",)
+
+
+def check_output_paths(args: argparse.Namespace) -> None:
+    """Refuse bad ``--trace`` / ``--plot`` paths (exit 2) before any planning or run: an
+    empty path, a wrong suffix (``.json`` for the trace; ``.png``, ``.svg`` or ``.pdf``
+    for the plot), a missing or unwritable folder, an existing target that is not a
+    regular file, and both options naming one file."""
+    from ..files import check_distinct, check_writable
+    from ..plot import PLOT_SUFFIXES
+
+    trace, plot = getattr(args, "trace", None), getattr(args, "plot", None)
+    if trace is not None:
+        check_writable(trace, "--trace", TRACE_SUFFIXES)
+    if plot is not None:
+        check_writable(plot, "--plot", PLOT_SUFFIXES)
+    check_distinct({"--trace": trace, "--plot": plot})

@@ -12,7 +12,7 @@ import math
 import sys
 from typing import Any
 
-from ._common import non_negative_int, print_json
+from ._common import check_output_paths, non_negative_int, print_json
 
 
 def add_run_options(p: argparse.ArgumentParser, strategies: str | None = None) -> None:
@@ -27,21 +27,16 @@ def add_run_options(p: argparse.ArgumentParser, strategies: str | None = None) -
     p.add_argument("--seed", type=non_negative_int, default=0,
                    help="seed of the random input (an integer >= 0)")
     p.add_argument("--trace", metavar="OUT.json",
-                   help="write a Chrome/Perfetto trace of the simulated run")
+                   help="write a Chrome/Perfetto trace (JSON) of the simulated run")
     p.add_argument("--plot", metavar="OUT.png",
                    help="write an engine-timeline plot (.png, .svg or .pdf)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def check_outputs(args: argparse.Namespace) -> None:
-    """Refuse unwritable --trace/--plot paths before any planning or simulation."""
-    from ..files import check_writable
-    from ..plot import PLOT_SUFFIXES
-
-    if getattr(args, "trace", None):
-        check_writable(args.trace, "--trace")
-    if getattr(args, "plot", None):
-        check_writable(args.plot, "--plot", PLOT_SUFFIXES)
+    """Refuse bad --trace/--plot paths before any planning or simulation (empty, wrong
+    suffix, unwritable, not a regular file, or both one file): see `check_output_paths`."""
+    check_output_paths(args)
 
 
 def check_request(request: Any, option: str) -> None:

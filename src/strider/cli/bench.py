@@ -2,6 +2,12 @@
 
 Benchmarks live outside the package (they are not unit tests); each is a module
 ``benchmarks/bench_NAME.py`` with a ``main(argv) -> int`` function.
+
+Exit status: 0 success; 1 a wrong result (a mismatch against NumPy, models that
+disagree) or, on a full run, a missed target; 2 bad input. ``--quick`` (a smoke run at
+sizes too small for the speed and roofline targets) prints the figures and targets but
+judges only correctness: it exits 1 only for a wrong result. ``bench fidelity``'s
+``--quick`` runs the same micro-benchmarks as a full run and keeps its check.
 """
 
 from __future__ import annotations
@@ -30,7 +36,18 @@ def find_benchmarks_dir() -> Path:
     """``$STRIDER_BENCHMARKS``, else the nearest ``benchmarks/`` from the working dir up."""
     env = os.environ.get("STRIDER_BENCHMARKS")
     if env:
-        return Path(env)
+        folder = Path(env)
+        if not folder.is_dir():
+            raise ArgumentError(
+                f"the benchmarks folder {env} (from STRIDER_BENCHMARKS) does not exist or is not "
+                "a folder: set STRIDER_BENCHMARKS to a checkout's benchmarks/ folder, or unset it "
+                "to search from the working directory upwards")
+        if not any(folder.glob("bench_*.py")):
+            raise ArgumentError(
+                f"the benchmarks folder {env} (from STRIDER_BENCHMARKS) holds no bench_*.py "
+                "file: set STRIDER_BENCHMARKS to a checkout's benchmarks/ folder, or unset it "
+                "to search from the working directory upwards")
+        return folder
     here = Path.cwd().resolve()
     for folder in (here, *here.parents):
         if (folder / "benchmarks").is_dir() and any((folder / "benchmarks").glob("bench_*.py")):

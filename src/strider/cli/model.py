@@ -17,7 +17,11 @@ Examples::
     strider model my.onnx --dim batch=8 --dim seq=512 --predict --json
 
 Exit status: 0 verified, 1 an op did not verify, 2 bad input (a missing or non-ONNX
-file, a symbolic dim a layout op needs left unbound, an unsupported opset, ...).
+file, a symbolic dim a layout op needs left unbound, an unsupported opset, an output
+path that cannot be written, tensors too large for this host, ...) or a layout op that
+could not be planned (the report is printed, the refused ops listed, and the totals
+leave them out). Subgraphs (If / Loop / Scan bodies) are not analysed; the report says
+how many there are and how many layout ops they hold.
 """
 
 from __future__ import annotations
@@ -25,8 +29,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, PlanError, ResourceError
 from ._common import print_json
+from ._simulating import check_outputs
 
 
 def _dim(text: str) -> tuple[str, int]:
@@ -47,7 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                 "bert_attention, llama_block, swin_window, espcn")
     p.add_argument("--hw", default="trn1-like", help="hardware preset or TOML file")
     p.add_argument("--dim", type=_dim, action="append", default=[], metavar="NAME=VALUE",
-                   help="bind a symbolic dim (repeatable)")
+                   help="bind a symbolic dim to a size from 1 to 2**40 (repeatable, once "
+                        "per name)")
     p.add_argument("--layout-policy", default="as-written", choices=("as-written", "nhwc"),
                    help="nhwc: insert the NCHW <-> NHWC conversions a channels-last "
                         "backend adds around each run of conv / pooling / batch-norm ops")
@@ -55,7 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the random data")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--trace", metavar="OUT.json", help="a Perfetto trace of the ops back to back")
-    p.add_argument("--plot", metavar="OUT.png", help="a bar chart of the time per op")
+    p.add_argument("--plot", metavar="OUT.png",
+                   help="a bar chart of the time per op (.png, .svg or .pdf)")
     p.set_defaults(handler=run)
 
 
@@ -65,9 +72,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.seed < 0:
         raise ArgumentError(f"--seed must be >= 0, got {args.seed}")
-    if args.plot and not args.plot.lower().endswith(".png"):
-        raise ArgumentError(f"--plot {args.plot}: write a .png file")
-    dims = dict(args.dim)
+    check_outputs(args)  # --trace / --plot paths, before any work
+    dims: dict[str, int] = {}
+    for name, value in args.dim:
+        if name in dims:
+            raise ArgumentError(f"--dim {name} is given twice ({dims[name]} and {value}); "
+                                "give each dim once")
+        dims[name] = value
     hw = Hardware.load(args.hw)
     from pathlib import Path
 
@@ -82,8 +93,13 @@ def run(args: argparse.Namespace) -> int:
         if not args.json:
             print(text + " ...", file=sys.stderr, flush=True)
 
-    report = analyse(graph, hw, predict=args.predict, layout_policy=args.layout_policy,
-                     seed=args.seed, progress=progress)
+    try:
+        report = analyse(graph, hw, predict=args.predict, layout_policy=args.layout_policy,
+                         seed=args.seed, progress=progress)
+    except MemoryError:  # the up-front check is an estimate; the host may still run short
+        raise ResourceError(f"this machine ran out of memory for the random data of model "
+                            f"{graph.name}; bind smaller --dim values if it has symbolic "
+                            "dims, else export it with smaller sizes") from None
     if args.trace:
         write_trace(report, args.trace)
     if args.plot:
@@ -96,4 +112,11 @@ def run(args: argparse.Namespace) -> int:
             if getattr(args, what):
                 print(f"{what} written to {getattr(args, what)}")
     failed = [r for r in report.ops + report.constant_ops if r["verified"] is False]
-    return 1 if failed else 0
+    if failed:
+        return 1
+    if report.refused:  # the report is out; the outcome is not a clean one
+        first = report.refused[0]
+        n = sum(r["count"] for r in report.refused)
+        raise PlanError(f"{n} layout op(s) could not be planned and are left out of the "
+                        f"totals; first, {first['name']}: {first['refused']}")
+    return 0

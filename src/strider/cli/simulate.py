@@ -3,8 +3,10 @@
     strider simulate examples/copy_blocks.json --hw tiny --input x=x.npy --save-outputs out/
     strider simulate prog.json --hw trn1-like --trace run.json --plot run.png --json
 
-Inputs not given with --input are random (non-zero, --seed). Outputs can be saved as
-.npy files; --expect y=FILE.npy compares an output bit for bit.
+Inputs not given with --input are random (non-zero, --seed); --timing-only makes none.
+Outputs can be saved as .npy files; --expect y=FILE.npy compares an output bit for bit.
+A program whose tensors would not fit in this host's memory is refused before any data
+is made.
 """
 
 from __future__ import annotations
@@ -73,6 +75,19 @@ def _check_names(given: dict[str, np.ndarray], allowed: list[str], what: str,
                             f"{role}s are {', '.join(allowed) or '(none)'}")
 
 
+def _check_fits(program: Program, hw: Hardware, generated: list[str]) -> None:
+    """Refuse, before making random inputs, a run whose data would not fit in the host."""
+    from ..limits import check_host_memory, simulation_bytes
+
+    need = simulation_bytes(program, hw, inputs_allocated=True) + sum(
+        program.tensors[name].nbytes for name in generated)
+    big = max(program.tensors.values(), key=lambda t: t.nbytes)
+    check_host_memory(need, f"simulating {program.name} with real data (its largest tensor, "
+                            f"{big.name!r}, is {'x'.join(map(str, big.shape))} {big.dtype})",
+                      advice="declare smaller tensors in the program file, or run it with "
+                             "--timing-only (no data)")
+
+
 def run(args: argparse.Namespace) -> int:
     from ..api import random_tensors, same_bits
     from ..report import build_report
@@ -90,7 +105,10 @@ def run(args: argparse.Namespace) -> int:
     _check_names(expect, program.role("output"), "--expect", "output")
     if expect and args.timing_only:
         raise ArgumentError("--expect needs real data; drop --timing-only")
-    generated = [name for name in program.role("input") if name not in inputs]
+    generated = [] if args.timing_only else [name for name in program.role("input")
+                                             if name not in inputs]
+    if not args.timing_only:  # the timing model needs no data
+        _check_fits(program, hw, generated)
     inputs.update(random_tensors(program, generated, args.seed))
     result = Machine(hw).run(program, inputs, functional=not args.timing_only,
                              poison=args.poison)

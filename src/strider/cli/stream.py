@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 
 import numpy as np
 
-from ..errors import ArgumentError, VerificationError
+from ..errors import ArgumentError, ResourceError, VerificationError
 from ..hardware import Hardware
 from ..data import random_array
 from ..dtypes import dtype_of
 from ..text import format_bytes
-from ._common import int_list, non_negative_int, print_json
+from ._common import check_output_paths, dtype_arg, int_list, non_negative_int, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -58,8 +59,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="value read past the terminal segment (default NaN / 0)")
     p.add_argument("--seed", type=non_negative_int, default=0,
                    help="seed of the random input (an integer >= 0)")
-    p.add_argument("--trace", metavar="OUT.json", help="write a Chrome/Perfetto trace")
-    p.add_argument("--plot", metavar="OUT.png", help="write the timeline + occupancy plot")
+    p.add_argument("--trace", metavar="OUT.json", help="write a Chrome/Perfetto trace (JSON)")
+    p.add_argument("--plot", metavar="OUT.png",
+                   help="write the timeline + occupancy plot (.png, .svg or .pdf)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(handler=run)
 
@@ -88,21 +90,31 @@ def make_kernel(args: argparse.Namespace, ndim: int):
     return block_permute(perm)
 
 
+#: stream()'s parameter names -> this command's flags (a message starts with the name).
+_FLAGS = {"streaming_dim": "--streaming-dim", "page_shape": "--page-shape",
+          "segment_rows": "--segment-rows", "pages": "--pages", "step": "--step",
+          "engines": "--engines", "reduce dim": "--reduce-dim", "perm": "--perm",
+          "scale": "--scale", "bias": "--bias", "shape": "--shape"}
+_PARAM = re.compile(r"^(%s)(?=[ =]) ?=? ?" % "|".join(map(re.escape, _FLAGS)))
+
+
 def run(args: argparse.Namespace) -> int:
     from ..stream import build_report, format_report, stream
 
+    check_output_paths(args)  # --trace / --plot paths, before any work
     hw = Hardware.load(args.hw)
-    try:
-        dtype = dtype_of(args.dtype)
-    except TypeError:
-        raise ArgumentError(f"unknown dtype {args.dtype!r}") from None
+    dtype = dtype_of(dtype_arg(args.dtype))  # "--dtype: unknown or non-numeric ..."
     pages = args.pages if args.pages is not None else hw.stream.pages
     shape = args.shape if args.shape is not None else default_shape(hw, dtype.itemsize, pages)
-    kernel = make_kernel(args, len(shape))
-    program = stream(shape, dtype, kernel, hw, streaming_dim=args.streaming_dim,
-                     pages=args.pages, page_shape=args.page_shape,
-                     segment_rows=args.segment_rows, step=args.step, engines=args.engines,
-                     oob_fill=args.oob_fill)
+    try:  # stream()'s argument errors name its parameters: name the flags instead
+        kernel = make_kernel(args, len(shape))
+        program = stream(shape, dtype, kernel, hw, streaming_dim=args.streaming_dim,
+                         pages=args.pages, page_shape=args.page_shape,
+                         segment_rows=args.segment_rows, step=args.step, engines=args.engines,
+                         oob_fill=args.oob_fill)
+    except (ArgumentError, ResourceError) as exc:
+        raise type(exc)(_PARAM.sub(lambda m: _FLAGS[m.group(1)] + " ", str(exc), count=1)
+                        ) from None
     x = random_array(shape, dtype, np.random.default_rng(args.seed))
     if not args.json:
         print(f"streaming {format_bytes(math.prod(shape) * dtype.itemsize)} through "
@@ -110,10 +122,10 @@ def run(args: argparse.Namespace) -> int:
     result = program.run(x)
     verified = result.verify(x)
     report = build_report(result, verified)
-    if args.trace:
+    if args.trace is not None:
         result.write_trace(args.trace)
         report["trace"] = args.trace
-    if args.plot:
+    if args.plot is not None:
         result.plot(args.plot)
         report["plot"] = args.plot
     if args.json:

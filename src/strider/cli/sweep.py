@@ -2,7 +2,7 @@
 
 Vary dotted hardware fields (as ``strider hw show --toml`` names them) over lists or
 integer ranges; run permutations (``auto``), the built-in suite or streams on every
-point; simulate and verify each (default) or predict with the cost model
+point (or a model's layout ops, ``--model``); simulate and verify each (default) or predict with the cost model
 (``--predict``). A point the hardware validation refuses, or a workload it cannot
 plan, is a row whose ``refused`` column says why.
 
@@ -14,7 +14,9 @@ Examples::
     strider sweep ... --engine dask --address tcp://scheduler:8786
 
 With ``--out`` a rerun skips the rows already in the file (same hardware, workload,
-mode and Strider version), so an interrupted sweep resumes where it stopped.
+mode and Strider version), so an interrupted sweep resumes where it stopped; rows of
+other sweeps in the file are kept. An existing file that is not a sweep file is refused.
+Workloads, --out and --plot are checked before any point runs.
 Exit status: 0 when every simulated row verified, 1 when one did not, 2 on bad input.
 """
 
@@ -24,7 +26,11 @@ import argparse
 import sys
 
 from ..errors import ArgumentError
-from ._common import non_negative_int, print_json
+from ._common import non_negative_int, positive_int, print_json
+from .model import _dim
+
+#: Width of the table's refused column (--json and --out keep the whole reason).
+REASON_WIDTH = 100
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hw", default="trn1-like", help="the base: a preset or a TOML file")
     p.add_argument("--vary", action="append", default=[], metavar="FIELD=V1,V2,...",
                    help="a varied field and its values (repeatable; ranges a:b[:step])")
-    p.add_argument("--sample", type=int, metavar="N", help="N random points of the grid")
+    p.add_argument("--sample", type=positive_int, metavar="N", help="N random points of the grid")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of --sample (>= 0)")
     p.add_argument("--permute", action="append", default=[], metavar="SHAPE:PERM[:DTYPE]",
                    help="a permutation workload (repeatable)")
@@ -43,14 +49,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", action="append", default=[], metavar="FILE.onnx[:nhwc]",
                    help="a model's layout ops as one workload (a file or a shipped model: "
                         "resnet50, bert_attention, ...; :nhwc for channels-last)")
+    p.add_argument("--dim", type=_dim, action="append", default=[], metavar="NAME=VALUE",
+                   help="bind a symbolic dim of every --model (repeatable), as strider model")
     p.add_argument("--predict", action="store_true",
                    help="cost model only: no simulation (fast, for large spaces)")
     p.add_argument("--engine", default="local", help="local (default), dask or ray")
-    p.add_argument("--workers", type=int, help="local processes or cluster workers")
+    p.add_argument("--workers", type=positive_int, help="local processes or cluster workers")
     p.add_argument("--address", help="an existing Dask scheduler or Ray cluster")
     p.add_argument("--out", metavar="ROWS.csv|.jsonl|.parquet",
                    help="write the rows (and resume from them)")
-    p.add_argument("--plot", metavar="OUT.png", help="plot time against each varied field")
+    p.add_argument("--plot", metavar="OUT.png|.svg|.pdf",
+                   help="plot time against each varied field")
     p.add_argument("--metric", default="seconds", choices=("seconds", "dram_roofline_ratio"),
                    help="what --plot draws (default seconds)")
     p.add_argument("--json", action="store_true", help='print {"rows": [...]} as JSON')
@@ -58,22 +67,39 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..files import check_writable
     from ..hardware import Hardware
+    from ..plot import PLOT_SUFFIXES
     from ..sweep import (
         parse_model, parse_permute, parse_stream, parse_vary, plot_sweep, suite_workloads,
         terminal_progress,
     )
     from ..sweep import run as run_sweep
-    from ..sweep.output import flat
+    from ..sweep.output import check_path, flat
 
+    # every input is checked here, cheapest first, before any point runs
+    if not (args.permute or args.stream or args.model or args.suite):
+        raise ArgumentError("a sweep needs at least one workload: give --permute, --suite, "
+                            "--stream or --model")
+    if args.dim and not args.model:
+        raise ArgumentError("--dim binds symbolic dims of --model workloads; give a --model "
+                            "or drop --dim")
+    if args.plot:
+        check_writable(args.plot, "--plot", PLOT_SUFFIXES)
+    if args.out:
+        check_path(args.out)
     base = Hardware.load(args.hw)
     vary = parse_vary(args.vary, base)
+    dims: dict[str, int] = {}
+    for name, value in args.dim:
+        if name in dims:
+            raise ArgumentError(f"--dim {name} is given twice ({dims[name]} and {value}); "
+                                "give each dim once")
+        dims[name] = value
     workloads = ([parse_permute(s) for s in args.permute] + [parse_stream(s) for s in args.stream]
-                 + [parse_model(s) for s in args.model])
+                 + [parse_model(s, dims or None) for s in args.model])
     if args.suite:
         workloads += suite_workloads()
-    if args.plot and not args.plot.lower().endswith(".png"):
-        raise ArgumentError(f"--plot {args.plot}: write a .png file")
     progress = terminal_progress() if sys.stderr.isatty() and not args.json else None
     rows = run_sweep(base, workloads, vary, sample_points=args.sample, seed=args.seed,
                      predict=args.predict, engine=args.engine, workers=args.workers,
@@ -107,7 +133,32 @@ def _print_table(rows, flat) -> None:
                  else "-")
         verified = {True: "yes", False: "NO", None: "predicted" if r["predicted"] else "-"}
         table.append([*(f[k] for k in fields), r["workload"][:44], r["strategy"] or "-",
-                      cycles, ratio, verified[r["verified"]], (r["refused"] or "")[:60]])
+                      cycles, ratio, verified[r["verified"]], short_reason(r["refused"] or "")])
     print(format_table([k[3:] for k in fields] + ["workload", "strategy", "cycles",
                                                   "x DRAM roofline", "verified", "refused"],
                        table))
+    if any(len(short_reason(r["refused"] or "", None)) > REASON_WIDTH for r in rows):
+        print("(long reasons are cut here; --json and --out have them whole)")
+
+
+def short_reason(text: str, width: int | None = REASON_WIDTH) -> str:
+    """A refusal for the table: the reason without the exception's name or the hardware
+    validation's header (its first problem and how many more), cut to ``width``.
+
+    >>> short_reason("ConfigError: 2 problem(s) in the hardware description: - dma.queues = 0: "
+    ...              "must be >= 1 - pe.rows = 8: must be <= 3")
+    'dma.queues = 0: must be >= 1 (+1 more)'
+    >>> short_reason("PlanError: " + "x" * 200, 20)
+    'xxxxxxxxxxxxxxxxx...'
+    """
+    import re
+
+    reason = re.sub(r"^[A-Z]\w*(Error|Exception): ", "", text)
+    many = re.match(r"(\d+) problem\(s\) in the hardware description: - (.*)", reason)
+    if many:
+        first = many.group(2).split(" - ")[0]
+        more = int(many.group(1)) - 1
+        reason = first + (f" (+{more} more)" if more > 0 else "")
+    if width is not None and len(reason) > width:
+        reason = reason[:width - 3] + "..."
+    return reason

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..access_pattern import AccessPattern
-from ..errors import ArgumentError, LayoutError
+from ..errors import ArgumentError, ConfigError, LayoutError
 from ..ttu import TTUConfig, TTUProgram, compile_program
 from ..ttu.program import AddressStream
 from ..text import format_table
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise ArgumentError(f"cannot read the program {str(args.program)!r}: {exc.strerror}") from None
     arrays = arrays_from(source, args.array)
-    config = TTUConfig(rows=args.rows, dims=args.dims, width_bits=args.width_bits)
+    config = ttu_config(args)
     program = compile_program(source, arrays, config)
     total = program.size
     if args.json and total > MAX_LISTED:
@@ -136,6 +136,19 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(render(program, stream, args.limit, title=str(args.program)))
     return 0
+
+
+def ttu_config(args: argparse.Namespace) -> TTUConfig:
+    """The TTU of ``--rows``/``--dims``/``--width-bits``; a bad value is an
+    :class:`ArgumentError` line per flag (``--rows 0: need at least 1 register row``)."""
+    try:
+        return TTUConfig(rows=args.rows, dims=args.dims, width_bits=args.width_bits)
+    except ConfigError as exc:
+        lines = [re.sub(r"^TTUConfig\.(\w+) = ",
+                        lambda m: f"--{m.group(1).replace('_', '-')} ", v) for v in exc.violations]
+        error = ArgumentError("; ".join(lines))
+        error.problems = lines  # type: ignore[attr-defined]  # one CLI line each
+        raise error from None
 
 
 #: Streams up to this many addresses are built whole and checked (register model against

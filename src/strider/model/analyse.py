@@ -4,6 +4,11 @@ Identical ops (same input shape, perm and dtype) are planned and simulated once 
 counted; ``predict`` uses the cost model only. Activation ops (run every inference) and
 constant ops (a transposed weight: once, offline) are reported apart; totals count
 activations. The simplified graph (:mod:`.simplify`) is timed from the same results.
+An op that cannot be planned (an element type Strider does not move, a shape the
+hardware cannot hold) is a row with ``refused`` set, left out of the totals, and
+:attr:`ModelReport.refused` lists it; subgraphs (If / Loop / Scan bodies) are not
+analysed and :attr:`ModelReport.unanalysed` says so. Before any work the equivalence
+check's data is checked against the element limit and the host's memory.
 
 Examples
 --------
@@ -27,9 +32,9 @@ from typing import Any, Callable
 from ..dtypes import dtype_of
 from ..errors import StriderError
 from ..hardware import Hardware
-from .evaluate import check_equivalent
+from .evaluate import check_equivalent, check_fits
 from .graph import Graph
-from .ops import LayoutOp, find_layout_ops
+from .ops import LayoutOp, dtype_problem, find_layout_ops
 from .policy import apply_policy
 from .simplify import simplify
 
@@ -39,7 +44,8 @@ Progress = Callable[[str], None]
 @dataclass
 class ModelReport:
     """The analysis: ``ops`` (activation layout ops, one row per distinct op),
-    ``constant_ops``, totals, and the ``simplified`` graph's figures."""
+    ``constant_ops``, totals (refused ops not counted), the ``simplified`` graph's
+    figures, and the nodes whose subgraphs were not analysed (``unanalysed``)."""
 
     model: str
     hardware: str
@@ -50,13 +56,21 @@ class ModelReport:
     total_seconds: float
     simplified: dict[str, Any]
     by_strategy: dict[str, float] = field(default_factory=dict)
+    unanalysed: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def refused(self) -> list[dict[str, Any]]:
+        """The rows (activation and constant) that could not be planned."""
+        return [r for r in self.ops + self.constant_ops if r["refused"]]
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, "hardware": self.hardware,
                 "layout_policy": self.layout_policy, "predicted": self.predicted,
                 "ops": self.ops, "constant_ops": self.constant_ops,
                 "total_seconds": self.total_seconds, "by_strategy": self.by_strategy,
-                "simplified": self.simplified}
+                "simplified": self.simplified,
+                "refused_ops": sum(r["count"] for r in self.refused),
+                "unanalysed_subgraphs": self.unanalysed}
 
 
 def _time_op(op: LayoutOp, hw: Hardware, predict: bool, seed: int) -> dict[str, Any]:
@@ -65,6 +79,10 @@ def _time_op(op: LayoutOp, hw: Hardware, predict: bool, seed: int) -> dict[str, 
 
     row: dict[str, Any] = {"strategy": "", "cycles": None, "seconds": None, "verified": None,
                            "refused": ""}
+    problem = dtype_problem(op.dtype)
+    if problem:
+        row["refused"] = f"ArgumentError: {problem}"
+        return row
     try:
         plan = plan_permute(op.input_shape, op.perm, op.dtype, hw, "auto")
         row["strategy"] = plan.strategy
@@ -142,6 +160,7 @@ def analyse(graph: Graph, hw: Hardware | str = "trn1-like", *, predict: bool = F
     graph = apply_policy(graph, layout_policy)
     ops = find_layout_ops(graph)
     simple, removed = simplify(graph)
+    check_fits(graph, simple)  # before any random data is made
     problems = check_equivalent(graph, simple, seed)
     if problems:  # never report a rewrite that changed the results
         raise StriderError(f"internal: simplification changed the graph's results: "
@@ -155,12 +174,14 @@ def analyse(graph: Graph, hw: Hardware | str = "trn1-like", *, predict: bool = F
     after = _rows([o for o in kept if not o.constant], timed, hw)
     by_strategy: dict[str, float] = {}
     for r in act:
+        if r["refused"]:
+            continue
         by_strategy[r["strategy"] or "refused"] = (by_strategy.get(r["strategy"] or "refused", 0.0)
                                                    + (r["seconds"] or 0.0) * r["count"])
     simplified = {"ops": sum(r["count"] for r in after), "total_seconds": _total(after),
                   "removed": removed, "checked_equal": True}
     return ModelReport(graph.name, hw.name, layout_policy, predict, act, const, _total(act),
-                       simplified, by_strategy)
+                       simplified, by_strategy, list(graph.unanalysed))
 
 
 __all__ = ["analyse", "ModelReport"]

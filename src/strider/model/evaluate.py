@@ -21,6 +21,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 import zlib
 from typing import Any
 
@@ -28,8 +29,10 @@ import numpy as np
 
 from ..data import random_array, same_bits
 from ..dtypes import dtype_of
+from ..errors import ResourceError
+from ..limits import MAX_ELEMENTS, OVERHEAD_BYTES, check_host_memory
 from .graph import Graph, Node
-from .ops import depth_space_view, transpose_perm
+from .ops import depth_space_view, dtype_problem, transpose_perm
 
 _UNARY = {
     "Relu": lambda x: np.maximum(x, np.zeros((), x.dtype)), "Abs": np.abs, "Neg": np.negative,
@@ -45,17 +48,47 @@ def _seeded(name: str, seed: int) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(name.encode())])
 
 
-def _random(graph: Graph, tensor: str, seed: int, key: str | None = None) -> np.ndarray | None:
-    """Random data of ``tensor``'s shape and dtype, drawn from ``key`` (default: its name)."""
+def _data(graph: Graph, tensor: str) -> tuple[tuple[int, ...], str] | None:
+    """``tensor``'s (shape, dtype) when the evaluator can hold its data, else None."""
     shape = graph.shapes.get(tensor)
     if shape is None or not all(isinstance(d, int) for d in shape):
         return None
     dtype = graph.dtypes.get(tensor, "float32")
-    try:
-        dtype_of(dtype)
-    except TypeError:
-        return None
-    return random_array(shape, dtype, _seeded(key or tensor, seed))
+    return None if dtype_problem(dtype) else (tuple(shape), dtype)
+
+
+def _random(graph: Graph, tensor: str, seed: int, key: str | None = None) -> np.ndarray | None:
+    """Random data of ``tensor``'s shape and dtype, drawn from ``key`` (default: its name)."""
+    known = _data(graph, tensor)
+    return None if known is None else random_array(*known, _seeded(key or tensor, seed))
+
+
+def check_fits(*graphs: Graph) -> None:
+    """Refuse (:class:`ResourceError`) before allocating, when the equivalence check of
+    ``graphs`` would hold a tensor over the element limit or more data than the host has
+    (an upper bound: every tensor of every graph at once)."""
+    need, largest = OVERHEAD_BYTES, (0, "", (), "")
+    for g in graphs:
+        for t in g.shapes:
+            known = _data(g, t)
+            if known is None:
+                continue
+            shape, dtype = known
+            n = math.prod(shape)
+            size = f"{'x'.join(map(str, shape))} {dtype}"
+            if n > MAX_ELEMENTS:
+                raise ResourceError(
+                    f"model {g.name}: tensor {t!r} ({size}) has {n:,} elements; at most "
+                    f"{MAX_ELEMENTS:,} (2**40) are supported: bind smaller --dim values if its "
+                    "dims are symbolic, else export the model with smaller sizes")
+            nbytes = n * dtype_of(dtype).itemsize
+            need += nbytes
+            if nbytes > largest[0]:
+                largest = (nbytes, t, shape, size)
+    check_host_memory(need, f"checking model {graphs[0].name} on random data (every tensor "
+                            f"held at once; the largest, {largest[1]!r}, is {largest[3]})",
+                      advice="bind smaller --dim values if the model has symbolic dims, "
+                             "else export it with smaller sizes")
 
 
 def _run(graph: Graph, node: Node, args: list[np.ndarray]) -> np.ndarray | None:
@@ -69,8 +102,9 @@ def _run(graph: Graph, node: Node, args: list[np.ndarray]) -> np.ndarray | None:
         if op == "Reshape":
             out = graph.shapes.get(node.outputs[0])
             return args[0].reshape(out) if out and all(isinstance(d, int) for d in out) else None
-        if op == "Cast":
-            return args[0].astype(dtype_of(graph.dtypes[node.outputs[0]]))
+        if op == "Cast":  # to a type the evaluator cannot hold (STRING, ...): opaque
+            to = graph.dtypes.get(node.outputs[0], "unknown")
+            return None if dtype_problem(to) else args[0].astype(dtype_of(to))
         if op in _UNARY:
             return np.asarray(_UNARY[op](args[0]))
         if op in _BINARY and len(args) == 2:
@@ -117,4 +151,4 @@ def check_equivalent(a: Graph, b: Graph, seed: int = 0) -> list[str]:
 EVALUATED = frozenset(_UNARY) | frozenset(_BINARY) | {"Transpose", "DepthToSpace",
                                                      "SpaceToDepth", "Reshape", "Cast"}
 
-__all__ = ["check_equivalent", "observe", "EVALUATED"]
+__all__ = ["check_equivalent", "check_fits", "observe", "EVALUATED"]

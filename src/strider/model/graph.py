@@ -35,8 +35,10 @@ class Node:
 @dataclass
 class Graph:
     """Nodes in topological order, with each tensor's shape (None where unknown; a dim is
-    an int or the name of an unbound symbolic dim) and dtype; ``constants`` are the
-    tensors computed from weights only (initializers and what depends on nothing else)."""
+    an int, the name of an unbound symbolic dim, or None: no size and no name to bind)
+    and dtype; ``constants`` are the tensors computed from weights only (initializers and
+    what depends on nothing else); ``unanalysed`` lists the nodes whose subgraphs (If /
+    Loop / Scan bodies) are not analysed: node, op_type, subgraphs, layout_ops."""
 
     name: str
     nodes: list[Node] = field(default_factory=list)
@@ -46,6 +48,7 @@ class Graph:
     dtypes: dict[str, str] = field(default_factory=dict)
     constants: set[str] = field(default_factory=set)
     values: dict[str, Any] = field(default_factory=dict)  # small constant values (shapes, scalars)
+    unanalysed: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, node: Node) -> None:
         self.nodes.append(node)

@@ -7,6 +7,13 @@ alone are constants (a transpose of a weight is done once, offline); so are the 
 inputs a weight-free file lists in its ``strider.weights`` metadata entry (weights kept
 as shape-only inputs, as ``examples/models/build_models.py`` writes them).
 
+Checked on the way in: a negative dim size is refused naming the tensor and dim; a dim
+with neither a size nor a name a ``--dim`` can bind becomes ``None`` (an error only where
+a layout op needs it); element types Strider does not move keep their ONNX name
+(``STRING``, ``FLOAT4E2M1``, ...) so a layout op on one is refused naming it. ``If`` /
+``Loop`` / ``Scan`` bodies are not analysed: they are counted in ``graph.unanalysed``,
+and the outer tensors a body reads count as inputs of its node.
+
 Examples
 --------
 >>> import onnx, tempfile, pathlib
@@ -29,12 +36,15 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..errors import ArgumentError
+from ..limits import MAX_ELEMENTS
 from .graph import Graph, Node
+from .ops import LAYOUT_OP_TYPES
 
 #: ONNX element types by their TensorProto number, as Strider dtype names.
 ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32",
                7: "int64", 9: "bool", 10: "float16", 11: "float64", 12: "uint32",
-               13: "uint64", 16: "bfloat16", 17: "float8_e4m3fn", 19: "float8_e5m2"}
+               13: "uint64", 14: "complex64", 15: "complex128", 16: "bfloat16",
+               17: "float8_e4m3fn", 19: "float8_e5m2"}
 #: Opsets of the default domain this importer understands.
 OPSETS = range(7, 29)
 _SMALL = 4096  # constant values kept (shapes, scalars, small tables)
@@ -61,22 +71,59 @@ def _attr(onnx, a) -> Any:
     return value
 
 
-def _shape(type_proto) -> tuple | None:
+def _dtype(onnx, elem_type: int) -> str:
+    """The Strider name of an ONNX element type; one Strider does not move keeps its ONNX
+    name (``STRING``, ``FLOAT4E2M1``), so a refusal can name it."""
+    if elem_type in ONNX_DTYPES:
+        return ONNX_DTYPES[elem_type]
+    try:
+        return onnx.TensorProto.DataType.Name(elem_type)
+    except ValueError:
+        return f"ONNX type {elem_type}"
+
+
+def _shape(type_proto, bindable: set[str]) -> tuple | None:
+    """A dim is its size, the name of a symbolic dim ``--dim`` can bind, or ``None``
+    (no size, and no name the model declares -- shape inference's ``unk__0`` included --
+    so nothing can bind it)."""
     t = type_proto.tensor_type
     if not t.HasField("shape"):
         return None
-    return tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?")
+    return tuple(d.dim_value if d.HasField("dim_value")
+                 else d.dim_param if d.dim_param in bindable else None
                  for d in t.shape.dim)
 
 
+def _value_infos(model) -> list:
+    g = model.graph
+    return list(g.input) + list(g.value_info) + list(g.output)
+
+
+def _check_sizes(model, path: Path) -> None:
+    """Refuse a negative dim size, naming the tensor and dim."""
+    g = model.graph
+    declared = [(vi.name, [d.dim_value if d.HasField("dim_value") else 0
+                           for d in vi.type.tensor_type.shape.dim]) for vi in _value_infos(model)]
+    for name, sizes in declared + [(t.name, list(t.dims)) for t in g.initializer]:
+        for k, size in enumerate(sizes):
+            if size < 0:
+                raise ArgumentError(f"{path}: tensor {name!r} dim {k} has size {size}; a size "
+                                    "must be >= 0: fix the model (give the dim a size or a "
+                                    "symbolic name)")
+
+
+def _symbols(model) -> set[str]:
+    """The symbolic dims the model declares (the ones --dim binds)."""
+    return {d.dim_param for vi in _value_infos(model)
+            for d in vi.type.tensor_type.shape.dim if d.HasField("dim_param")}
+
+
 def _bind(model, dims: Mapping[str, int]) -> None:
-    seen = set()
-    for vi in list(model.graph.input) + list(model.graph.output):
+    seen = _symbols(model)
+    for vi in _value_infos(model):
         for d in vi.type.tensor_type.shape.dim:
-            if d.HasField("dim_param"):
-                seen.add(d.dim_param)
-                if d.dim_param in dims:
-                    d.dim_value = int(dims[d.dim_param])
+            if d.HasField("dim_param") and d.dim_param in dims:
+                d.dim_value = int(dims[d.dim_param])
     unknown = sorted(set(dims) - seen)
     if unknown:
         have = ", ".join(sorted(seen)) or "none"
@@ -104,17 +151,47 @@ def load_onnx(path: str | Path, dims: Mapping[str, int] | None = None) -> Graph:
                             f"opsets {OPSETS.start}..{OPSETS.stop - 1}); convert the model "
                             "with onnx.version_converter")
     for name, value in (dims or {}).items():
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ArgumentError(f"--dim {name}={value!r}: a dim must be a positive integer")
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_ELEMENTS:
+            raise ArgumentError(f"--dim {name}={value!r}: a dim must be an integer from 1 to "
+                                f"{MAX_ELEMENTS:,} (2**40, the element limit of one tensor)")
+    _check_sizes(model, path)
+    bindable = _symbols(model)
     _bind(model, dims or {})
     try:
         model = onnx.shape_inference.infer_shapes(model, data_prop=True)
     except Exception as exc:  # noqa: BLE001
         raise ArgumentError(f"{path}: shape inference failed: {exc}") from None
-    return _graph(onnx, model, path.stem)
+    _check_sizes(model, path)  # inference may carry a bad size further
+    return _graph(onnx, model, path.stem, bindable - set(dims or {}))
 
 
-def _graph(onnx, model, name: str) -> Graph:
+def _bodies(onnx, node) -> list:
+    """The subgraphs (If branches, Loop / Scan bodies) held in ``node``'s attributes."""
+    out = []
+    for a in node.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            out.append(a.g)
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            out.extend(a.graphs)
+    return out
+
+
+def _subgraph_facts(onnx, body) -> tuple[int, int, set[str]]:
+    """(subgraphs, layout ops, outer tensors read) of one body, nested bodies included."""
+    bodies, layout, used = 1, 0, set()
+    made = {i.name for i in body.input} | {t.name for t in body.initializer}
+    for n in body.node:
+        layout += n.op_type in LAYOUT_OP_TYPES
+        used.update(i for i in n.input if i)
+        made.update(n.output)
+        for inner in _bodies(onnx, n):
+            b, k, u = _subgraph_facts(onnx, inner)
+            bodies, layout, used = bodies + b, layout + k, used | u
+    used.update(o.name for o in body.output)
+    return bodies, layout, used - made
+
+
+def _graph(onnx, model, name: str, bindable: set[str]) -> Graph:
     g = model.graph
     init = {t.name: t for t in g.initializer}
     # weight-free files list their weights (shape-only inputs) in this metadata entry
@@ -123,17 +200,26 @@ def _graph(onnx, model, name: str) -> Graph:
     graph = Graph(name, inputs=[i.name for i in g.input if i.name not in init and i.name not in weights],
                   outputs=[o.name for o in g.output])
     graph.constants.update(weights)
-    for vi in list(g.input) + list(g.value_info) + list(g.output):
-        graph.add_tensor(vi.name, _shape(vi.type), ONNX_DTYPES.get(vi.type.tensor_type.elem_type,
-                                                                   "unknown"))
+    for vi in _value_infos(model):
+        graph.add_tensor(vi.name, _shape(vi.type, bindable),
+                         _dtype(onnx, vi.type.tensor_type.elem_type))
     for t in g.initializer:
-        graph.add_tensor(t.name, tuple(t.dims), ONNX_DTYPES.get(t.data_type, "unknown"))
+        graph.add_tensor(t.name, tuple(t.dims), _dtype(onnx, t.data_type))
         graph.constants.add(t.name)
         if int(np.prod(t.dims)) <= _SMALL:
             graph.values[t.name] = onnx.numpy_helper.to_array(t)
     for k, n in enumerate(g.node):
-        attrs = {a.name: _attr(onnx, a) for a in n.attribute}
+        bodies = _bodies(onnx, n)
+        attrs = {a.name: _attr(onnx, a) for a in n.attribute
+                 if a.type not in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)}
         node = Node(n.name or f"{n.op_type}_{k}", n.op_type, list(n.input), list(n.output), attrs)
+        if bodies:  # not analysed; the outer tensors a body reads are inputs of its node
+            facts = [_subgraph_facts(onnx, b) for b in bodies]
+            outer = set().union(*(f[2] for f in facts))
+            node.inputs += sorted(t for t in outer if t not in node.inputs)
+            graph.unanalysed.append({"node": node.name, "op_type": n.op_type,
+                                     "subgraphs": sum(f[0] for f in facts),
+                                     "layout_ops": sum(f[1] for f in facts)})
         graph.add(node)
         ins = [i for i in node.inputs if i]
         if n.op_type == "Constant" or (ins and all(i in graph.constants for i in ins)):

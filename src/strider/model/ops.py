@@ -48,11 +48,32 @@ def _known(graph: Graph, node: Node, tensor: str) -> tuple[int, ...]:
     if shape is None:
         raise ArgumentError(f"layout op {node.name!r} ({node.op_type}): the shape of its input "
                             f"{tensor!r} is unknown; give the model static input shapes")
-    for d in shape:
+    for k, d in enumerate(shape):
+        if d is None:
+            raise ArgumentError(f"layout op {node.name!r} ({node.op_type}): dim {k} of its "
+                                f"input {tensor!r} has no size and no name, so --dim cannot "
+                                "bind it; fix the model: give that dim a fixed size, or a "
+                                "symbolic name (dim_param) to bind with --dim NAME=VALUE")
         if not isinstance(d, int):
             raise ArgumentError(f"layout op {node.name!r} ({node.op_type}) needs the symbolic "
                                 f"dim {d!r}: bind it with --dim {d}=VALUE")
     return tuple(shape)
+
+
+def dtype_problem(dtype: str) -> str | None:
+    """Why Strider cannot move tensors of ``dtype`` (an ONNX type it does not know keeps
+    its ONNX name, e.g. ``STRING``), or None when it can."""
+    from ..dtypes import data_dtype
+    from ..errors import StriderError
+
+    try:
+        data_dtype(dtype)
+    except (StriderError, TypeError, ValueError):
+        what = f"ONNX element type {dtype}" if dtype.isupper() else f"element type {dtype!r}"
+        return (f"{what} is not supported: Strider moves numeric and bool "
+                "tensors (int8..int64, uint8..uint64, float16/32/64, bfloat16, float8, "
+                "complex64/128)")
+    return None
 
 
 def transpose_perm(node: Node, ndim: int) -> tuple[int, ...]:
@@ -117,4 +138,4 @@ def find_layout_ops(graph: Graph) -> list[LayoutOp]:
 
 
 __all__ = ["LayoutOp", "LAYOUT_OP_TYPES", "find_layout_ops", "transpose_perm",
-           "depth_space_view"]
+           "depth_space_view", "dtype_problem"]

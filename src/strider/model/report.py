@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..files import atomic_path, check_writable
+from ..plot import PLOT_SUFFIXES
 from ..text import format_table
 from ..trace import Trace
 from .analyse import ModelReport
@@ -48,9 +50,15 @@ def format_report(report: ModelReport, top: int = 5) -> str:
              f"distinct, {mode}"]
     if report.ops:
         lines += ["", _table(report.ops)]
+    elif report.unanalysed:
+        lines.append("no layout ops found outside the subgraphs, which were not analysed "
+                     "(see below)")
     else:
         lines.append("no layout ops: nothing moves data to change a layout")
-    lines.append(f"\ntotal (activations, once per inference): {_us(report.total_seconds)} us")
+    refused = sum(r["count"] for r in report.ops if r["refused"])
+    left_out = f"; {refused} refused op(s) not counted" if refused else ""
+    lines.append(f"\ntotal (activations, once per inference): {_us(report.total_seconds)} us"
+                 f"{left_out}")
     if report.by_strategy and report.total_seconds:
         share = ", ".join(f"{s} {t / report.total_seconds:.0%}"
                           for s, t in sorted(report.by_strategy.items(), key=lambda x: -x[1]))
@@ -73,7 +81,27 @@ def format_report(report: ModelReport, top: int = 5) -> str:
         lines.append(f"  {step['rule']}: {step['why']}")
     if len(s["removed"]) > 12:
         lines.append(f"  ... {len(s['removed']) - 12} more")
+    lines += _unanalysed(report.unanalysed) + _refused(report.refused)
     return "\n".join(lines)
+
+
+def _unanalysed(nodes: list) -> list[str]:
+    if not nodes:
+        return []
+    bodies = sum(n["subgraphs"] for n in nodes)
+    inside = sum(n["layout_ops"] for n in nodes)
+    where = ", ".join(f"{n['node']} ({n['op_type']})" for n in nodes[:6])
+    more = f" and {len(nodes) - 6} more" if len(nodes) > 6 else ""
+    return ["", f"NOT ANALYSED: {bodies} subgraph(s) (If/Loop/Scan bodies) of {where}{more}, "
+                f"holding {inside} layout op(s): they are not in the table nor the totals"]
+
+
+def _refused(rows: list) -> list[str]:
+    if not rows:
+        return []
+    n = sum(r["count"] for r in rows)
+    return ["", f"REFUSED: {n} layout op(s) could not be planned and are not in the totals:"] + [
+        f"  {r['name']}: {r['refused']}" for r in rows]
 
 
 def write_trace(report: ModelReport, path: str | Path) -> None:
@@ -91,7 +119,9 @@ def write_trace(report: ModelReport, path: str | Path) -> None:
 
 
 def plot_report(report: ModelReport, path: str | Path) -> None:
-    """A bar chart of the time each distinct activation op takes, all its repeats."""
+    """A bar chart of the time each distinct activation op takes, all its repeats
+    (.png, .svg or .pdf, written whole or not at all)."""
+    path = check_writable(path, "plot path", PLOT_SUFFIXES)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -106,8 +136,11 @@ def plot_report(report: ModelReport, path: str | Path) -> None:
     ax.set_xlabel("time per inference (us; blue vector, orange pe, green dma)")
     ax.set_title(f"layout ops of {report.model} on {report.hardware}", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=110, format=path.suffix[1:].lower())
+    finally:
+        plt.close(fig)
 
 
 __all__ = ["format_report", "write_trace", "plot_report"]

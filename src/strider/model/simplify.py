@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from .graph import Graph, Node
-from .ops import transpose_perm
+from .ops import dtype_problem, transpose_perm
 
 #: Elementwise ops a transpose sinks through (those the equivalence check evaluates).
 UNARY = frozenset({"Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Exp", "Identity", "Cast",
@@ -70,6 +70,11 @@ def _single_element_constant(graph: Graph, t: str) -> bool:
         isinstance(d, int) and d == 1 for d in shape)
 
 
+def _unsupported(graph: Graph, tensor: str) -> bool:
+    dtype = graph.dtypes.get(tensor)
+    return dtype is not None and dtype_problem(dtype) is not None
+
+
 def _step(g: Graph, removed: list[dict[str, Any]]) -> bool:
     for t1 in [n for n in g.nodes if n.op_type == "Transpose"]:
         p1 = _perm(g, t1)
@@ -98,8 +103,9 @@ def _step(g: Graph, removed: list[dict[str, Any]]) -> bool:
                 if not g.consumers(y) and y not in g.outputs:
                     g.nodes.remove(t1)
                 return True
-        # 3. sink through an elementwise op
-        if nxt is None or nxt.op_type not in UNARY | BINARY:
+        # 3. sink through an elementwise op (not one whose result the equivalence check
+        # cannot hold, e.g. a Cast to STRING)
+        if nxt is None or nxt.op_type not in UNARY | BINARY or _unsupported(g, nxt.outputs[0]):
             continue
         if nxt.op_type in BINARY:
             others = [t for t in nxt.inputs if t != y]

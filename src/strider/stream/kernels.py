@@ -136,6 +136,11 @@ def scale_bias(scale: float, bias: float, *, cycles_per_element: float = 1 / 64)
     >>> scale_bias(0.5, 2).reference(np.array([2.0, 4.0], np.float32), 0).tolist()
     [3.0, 4.0]
     """
+    for what, value in (("scale", scale), ("bias", bias)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+            raise ArgumentError(f"{what} must be a number, got {type(value).__name__}")
+        if isinstance(value, (complex, np.complexfloating)):
+            raise ArgumentError(f"{what} must be a real number, got {value!r}")
     kernel = _ScaleBias(name=f"scale-bias(x*{scale:g}+{bias:g})",
                         cycles_per_element=cycles_per_element)
     kernel.scale, kernel.bias = scale, bias
@@ -153,8 +158,9 @@ class _ScaleBias(Elementwise):
         values = []
         for what, v in (("scale", self.scale), ("bias", self.bias)):
             if dtype.kind in "iu":
-                info = np.iinfo(dtype)
-                if float(v) != int(v) or not info.min <= int(v) <= info.max:
+                info = np.iinfo(dtype)  # NaN and inf are no integer: refused like 0.5
+                if (not np.isfinite(float(v)) or float(v) != int(v)
+                        or not info.min <= int(v) <= info.max):
                     raise ArgumentError(f"{what} = {v} is not representable in {dtype.name}; "
                                         f"give an integer in [{info.min}, {info.max}]")
                 v = int(v)

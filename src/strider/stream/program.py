@@ -35,6 +35,7 @@ import numpy as np
 from ..dtypes import data_dtype
 from ..errors import ArgumentError, ProgramError
 from ..hardware import Hardware
+from ..limits import check_extents
 from .instructions import Anchor, DefineSegment, Instruction, Load, Segment
 from .kernels import Kernel
 from .descriptors import box_descriptors
@@ -237,7 +238,7 @@ def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware | str,
         raise ArgumentError(f"hw must be a Hardware or a preset name / TOML path, got "
                             f"{type(hw).__name__}")
     shape = _as_shape(shape)
-    dt = data_dtype(dtype)
+    dt = _data_dtype(dtype)
     ndim = len(shape)
     if ndim == 0:
         raise ArgumentError("a stream needs a tensor with at least one dim")
@@ -413,7 +414,20 @@ def _as_shape(shape: Sequence[int]) -> tuple[int, ...]:
         raise ArgumentError(f"shape must be a sequence of ints, got {shape!r}") from None
     if any(n < 0 for n in out):
         raise ArgumentError(f"shape {out} has a negative extent")
+    check_extents(out, f"shape {out}")
     return out
+
+
+def _data_dtype(dtype: Any) -> np.dtype:
+    """:func:`~strider.dtypes.data_dtype`, a refused NumPy dtype or type named readably
+    (``'<U4'``, ``'str'``, not ``dtype('<U4')``)."""
+    try:
+        return data_dtype(dtype)
+    except ArgumentError as exc:
+        if not isinstance(dtype, (np.dtype, type)):
+            raise
+        shown = dtype.__name__ if isinstance(dtype, type) else str(dtype)
+        raise ArgumentError(str(exc).replace(repr(dtype), repr(shown))) from None
 
 
 def _positive(value: Any, what: str) -> int:

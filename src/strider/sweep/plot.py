@@ -35,8 +35,12 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[tuple[float, flo
 
 
 def plot_sweep(rows: Sequence[dict[str, Any]], path: str | Path, metric: str = "seconds") -> None:
-    """Write a PNG: one panel per varied field (``metric`` of each workload, median over
+    """Write a PNG (or .svg / .pdf): one panel per varied field (``metric`` of each workload, median over
     the other fields' values) and the Pareto panel (SBUF capacity vs total time)."""
+    from ..files import atomic_path, check_writable
+    from ..plot import PLOT_SUFFIXES
+
+    path = check_writable(path, "plot path", PLOT_SUFFIXES)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -77,8 +81,11 @@ def plot_sweep(rows: Sequence[dict[str, Any]], path: str | Path, metric: str = "
         fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=7,
                    frameon=False)
     fig.tight_layout(rect=(0, 0.12 if handles else 0, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        with atomic_path(path) as tmp:  # never a half-written plot
+            fig.savefig(tmp, dpi=110, format=path.suffix[1:].lower())
+    finally:
+        plt.close(fig)
 
 
 __all__ = ["plot_sweep", "pareto_front"]

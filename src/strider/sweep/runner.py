@@ -22,11 +22,13 @@ from .. import __version__
 from ..errors import ArgumentError, StriderError
 from ..hardware import Hardware
 from .engines import open_engine
-from .output import append_rows, check_path, read_rows, write_rows
+from .output import append_rows, check_path, fmt, read_rows, write_rows
 from .space import Point, apply, grid, parse_vary, sample
 from .workloads import Workload, empty_row, evaluate, refusal
 
 Progress = Callable[[int, int], None]
+#: Seconds between rewrites of a CSV / Parquet ``out`` while a sweep runs.
+CHECKPOINT_S = 20.0
 
 
 def row_key(base: Hardware, point: Point, workload: Workload, predict: bool) -> str:
@@ -79,26 +81,31 @@ def run(base_hw: Hardware | str, workloads: Sequence[Workload],
     engine, workers, address
         Where the points run (see :mod:`strider.sweep.engines`).
     out : path, optional
-        CSV / JSON Lines / Parquet; rows already there (same key) are not recomputed.
+        CSV / JSON Lines / Parquet; rows already there (same key) are not recomputed,
+        and rows of other sweeps in it are kept. A file that is not a sweep file is
+        refused (``ArgumentError``), never overwritten.
     progress : callable, optional
         ``progress(done, total)`` after each finished point.
     """
     base = base_hw if isinstance(base_hw, Hardware) else Hardware.load(base_hw)
     workloads = list(workloads)
     if not workloads:
-        raise ArgumentError("a sweep needs at least one workload (--permute, --suite, --stream)")
+        raise ArgumentError("a sweep needs at least one workload: give --permute, --suite, "
+                            "--stream or --model")
     if vary is None:
         vary = {}
     elif not isinstance(vary, dict):
         vary = parse_vary(vary, base)
     points = (sample(vary, sample_points, seed) if sample_points is not None else grid(vary))
     path = check_path(out) if out is not None else None
+    # every row of the file, in its order: rows of other grids are kept and written back
     done_rows = {r["key"]: r for r in read_rows(path)} if path else {}
     keys = [[row_key(base, p, w, predict) for w in workloads] for p in points]
     todo = [i for i, ks in enumerate(keys) if not all(k in done_rows for k in ks)]
-    if path is not None and path.suffix == ".jsonl" and not path.exists():
-        path.write_text("")
-    total, finished = len(todo), 0
+    jsonl = path is not None and fmt(path) == ".jsonl"
+    if jsonl and (not path.exists() or _torn(path)):
+        write_rows(path, done_rows.values())  # appends start on a fresh line
+    total, finished, saved = len(todo), 0, time.monotonic()
     with open_engine(engine, workers, address) as pool:
         tasks = [(base, points[i], tuple(workloads), predict) for i in todo]
         for i, rows in zip(todo, pool.map(_point_task, tasks)):
@@ -107,15 +114,27 @@ def run(base_hw: Hardware | str, workloads: Sequence[Workload],
                 row = {"key": key, "hw": points[i], **row, "version": __version__}
                 done_rows[key] = row
                 fresh.append(row)
-            if path is not None and path.suffix == ".jsonl":
+            if jsonl:
                 append_rows(path, fresh)
+            elif path is not None and time.monotonic() - saved > CHECKPOINT_S:
+                write_rows(path, done_rows.values())  # CSV / Parquet: a checkpoint
+                saved = time.monotonic()
             finished += 1
             if progress is not None:
                 progress(finished, total)
-    result = [done_rows[k] for ks in keys for k in ks]
     if path is not None:
-        write_rows(path, result)
-    return result
+        write_rows(path, done_rows.values())
+    return [done_rows[k] for ks in keys for k in ks]
+
+
+def _torn(path: Path) -> bool:
+    """Whether ``path`` ends inside a line (a write cut by an interruption)."""
+    with path.open("rb") as f:
+        f.seek(0, 2)
+        if f.tell() == 0:
+            return False
+        f.seek(-1, 2)
+        return f.read(1) != b"\n"
 
 
 def terminal_progress(stream=sys.stderr) -> Progress:

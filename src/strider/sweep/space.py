@@ -58,6 +58,10 @@ def _typed(text: str, kind: type, field: str) -> list[Any]:
         if not values:
             raise ArgumentError(f"--vary {field}: the range {text!r} is empty")
         return values
+    if kind not in (bool, int, float):
+        what = "text (a label)" if kind is str else f"a {kind.__name__}"
+        raise ArgumentError(f"--vary {field}: this field is {what}, not a number; vary a "
+                            "numeric or true/false field (see `strider hw show --toml`)")
     try:
         if kind is bool:
             if text.lower() not in ("true", "false"):
@@ -70,8 +74,9 @@ def _typed(text: str, kind: type, field: str) -> list[Any]:
             raise ValueError
         return [value]
     except ValueError:
-        want = {bool: "true or false", int: "an integer", float: "a finite number"}.get(kind, kind)
-        raise ArgumentError(f"--vary {field}: {text!r} is not {want}") from None
+        want = {bool: "true or false", int: "an integer", float: "a finite number"}[kind]
+        raise ArgumentError(f"--vary {field}: {text!r} is not {want} (the field's type)"
+                            ) from None
 
 
 def parse_vary(specs: Sequence[str], hw: Hardware) -> dict[str, list[Any]]:

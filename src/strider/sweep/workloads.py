@@ -25,6 +25,7 @@ Examples
 
 from __future__ import annotations
 
+import os
 import traceback
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -44,27 +45,47 @@ class Workload:
     name: str
 
 
-def _ints(text: str, what: str, spec: str) -> tuple[int, ...]:
+def _ints(text: str, what: str, where: str) -> tuple[int, ...]:
     try:
-        values = tuple(int(v) for v in text.split(","))
+        return tuple(int(v) for v in text.split(","))
     except ValueError:
-        raise ArgumentError(f"{spec!r}: {what} must be comma-separated integers") from None
-    if not values:
-        raise ArgumentError(f"{spec!r}: {what} is empty")
-    return values
+        raise ArgumentError(f"{where}: {what} must be comma-separated integers, got "
+                            f"{text!r}") from None
+
+
+def _shape(text: str, option: str, spec: str) -> tuple[int, ...]:
+    """A workload's shape, refused here (not per point) when negative or over the limits."""
+    from ..limits import check_shape
+
+    shape = _ints(text, "the shape", f"{option} {spec!r}")
+    if any(n < 0 for n in shape):
+        raise ArgumentError(f"{option} {spec!r}: the shape {text} has a negative extent; "
+                            "give extents >= 0")
+    check_shape(shape, f"{option} {spec!r}: the shape")
+    return shape
 
 
 def parse_permute(spec: str) -> Workload:
-    """``SHAPE:PERM:DTYPE`` (dtype optional, float32) to a permute workload."""
+    """``SHAPE:PERM:DTYPE`` (dtype optional, float32) to a permute workload; a bad shape,
+    perm or dtype is an ``ArgumentError`` here, before any point runs."""
+    from ..dtypes import data_dtype
+
     parts = spec.split(":")
     if len(parts) not in (2, 3):
         raise ArgumentError(f"--permute {spec!r}: write SHAPE:PERM[:DTYPE], e.g. "
                             "32,256,56,56:0,2,3,1:bfloat16")
-    shape, perm = _ints(parts[0], "the shape", spec), _ints(parts[1], "the perm", spec)
-    dtype = parts[2] if len(parts) == 3 else "float32"
+    shape = _shape(parts[0], "--permute", spec)
+    perm = _ints(parts[1], "the perm", f"--permute {spec!r}")
     if sorted(perm) != list(range(len(shape))):
         raise ArgumentError(f"--permute {spec!r}: the perm must be a permutation of "
                             f"0..{len(shape) - 1}")
+    dtype = parts[2].strip() if len(parts) == 3 else "float32"
+    try:
+        dtype = data_dtype(dtype).name
+    except (StriderError, TypeError, ValueError, SyntaxError):
+        raise ArgumentError(f"--permute {spec!r}: unknown or non-numeric element type "
+                            f"{dtype!r}; use e.g. float32, bfloat16, float16, int8 or bool"
+                            ) from None
     name = f"permute {'x'.join(map(str, shape))} ({','.join(map(str, perm))}) {dtype}"
     return Workload("permute", (shape, perm, dtype), name)
 
@@ -78,7 +99,7 @@ def parse_stream(spec: str) -> Workload:
     if not sep or kernel not in STREAM_KERNELS:
         raise ArgumentError(f"--stream {spec!r}: write SHAPE:KERNEL with a kernel of "
                             f"{', '.join(STREAM_KERNELS)}")
-    shape = _ints(shape_text, "the shape", spec)
+    shape = _shape(shape_text, "--stream", spec)
     return Workload("stream", (shape, kernel), f"stream {'x'.join(map(str, shape))} {kernel}")
 
 
@@ -141,28 +162,43 @@ def _stream(hw: Hardware, workload: Workload, predict: bool) -> dict[str, Any]:
     return row
 
 
-def parse_model(spec: str) -> Workload:
-    """``FILE.onnx`` or a shipped model name, optionally ``:nhwc`` (the layout policy)."""
-    from ..model import POLICIES, zoo
+def parse_model(spec: str, dims: dict[str, int] | None = None) -> Workload:
+    """``FILE.onnx`` or a shipped model name, optionally ``:nhwc`` (the layout policy);
+    ``dims`` bind symbolic dims. The model is read and its layout ops found here, so a
+    missing or non-ONNX file or an unbound dim is an ``ArgumentError`` before any point."""
+    from pathlib import Path
+
+    from ..model import POLICIES, apply_policy, find_layout_ops, load_onnx, zoo
 
     source, _, policy = spec.partition(":")
     policy = policy or "as-written"
     if policy not in POLICIES:
         raise ArgumentError(f"--model {spec!r}: the layout policy after ':' must be one of "
                             f"{', '.join(POLICIES)}")
-    path = zoo.path(source) if source in zoo.names() else source
-    from pathlib import Path
-
+    path = zoo.path(source) if source in zoo.names() and not Path(source).exists() else source
     if not Path(path).is_file():
-        raise ArgumentError(f"--model {spec!r}: no such file or shipped model")
-    return Workload("model", (str(path), policy), f"model {Path(path).stem} ({policy})")
+        raise ArgumentError(f"--model {spec!r}: no such file or shipped model (shipped: "
+                            f"{', '.join(zoo.names())})")
+    if not os.access(path, os.R_OK):
+        raise ArgumentError(f"--model {spec!r}: {path} cannot be read (permission denied)")
+    try:
+        find_layout_ops(apply_policy(load_onnx(path, dims), policy))
+    except StriderError as exc:
+        raise ArgumentError(f"--model {spec!r}: {exc}") from None
+    bound = tuple(sorted((dims or {}).items()))
+    name = f"model {Path(path).stem} ({policy})"
+    if bound:
+        name += " " + ",".join(f"{k}={v}" for k, v in bound)
+    # no dims: the spec (and so the row key) is as before --dim existed
+    return Workload("model", (str(path), policy, *((bound,) if bound else ())), name)
 
 
 def _model(hw: Hardware, workload: Workload, predict: bool) -> dict[str, Any]:
     from ..model import analyse, load_onnx
 
-    path, policy = workload.spec
-    report = analyse(load_onnx(path), hw, predict=predict, layout_policy=policy)
+    path, policy, *bound = workload.spec
+    graph = load_onnx(path, dict(bound[0]) if bound else None)
+    report = analyse(graph, hw, predict=predict, layout_policy=policy)
     refused = [r["refused"] for r in report.ops if r["refused"]]
     if refused:
         raise PlanError(f"{len(refused)} layout op(s) cannot be planned: {refused[0]}")
