@@ -45,6 +45,18 @@ def _dim(text: str) -> tuple[str, int]:
                                          f"{text!r}") from None
 
 
+def bound_dims(pairs: list[tuple[str, int]]) -> dict[str, int]:
+    """``--dim`` values (as :func:`_dim` parsed them) by name; a name given twice is an
+    ``ArgumentError``."""
+    dims: dict[str, int] = {}
+    for name, value in pairs:
+        if name in dims:
+            raise ArgumentError(f"--dim {name} is given twice ({dims[name]} and {value}); "
+                                "give each dim once")
+        dims[name] = value
+    return dims
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("model", help="the layout ops of an ONNX model: cost and simplification",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -73,12 +85,7 @@ def run(args: argparse.Namespace) -> int:
     if args.seed < 0:
         raise ArgumentError(f"--seed must be >= 0, got {args.seed}")
     check_outputs(args)  # --trace / --plot paths, before any work
-    dims: dict[str, int] = {}
-    for name, value in args.dim:
-        if name in dims:
-            raise ArgumentError(f"--dim {name} is given twice ({dims[name]} and {value}); "
-                                "give each dim once")
-        dims[name] = value
+    dims = bound_dims(args.dim)
     hw = Hardware.load(args.hw)
     from pathlib import Path
 

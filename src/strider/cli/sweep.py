@@ -27,7 +27,7 @@ import sys
 
 from ..errors import ArgumentError
 from ._common import non_negative_int, positive_int, print_json
-from .model import _dim
+from .model import _dim, bound_dims
 
 #: Width of the table's refused column (--json and --out keep the whole reason).
 REASON_WIDTH = 100
@@ -90,12 +90,7 @@ def run(args: argparse.Namespace) -> int:
         check_path(args.out)
     base = Hardware.load(args.hw)
     vary = parse_vary(args.vary, base)
-    dims: dict[str, int] = {}
-    for name, value in args.dim:
-        if name in dims:
-            raise ArgumentError(f"--dim {name} is given twice ({dims[name]} and {value}); "
-                                "give each dim once")
-        dims[name] = value
+    dims = bound_dims(args.dim)
     workloads = ([parse_permute(s) for s in args.permute] + [parse_stream(s) for s in args.stream]
                  + [parse_model(s, dims or None) for s in args.model])
     if args.suite:
