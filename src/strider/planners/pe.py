@@ -103,19 +103,12 @@ class PeStrategy:
         return pass_floor(v, t, hw), (f"{sub_blocks(v, t) // t.row_turns:,} PE passes and "
                                       f"{v.batch:,} batch matrices to load, at the least")
 
-    def plan(self, request: PermuteRequest, hw: Hardware, **options: Any) -> Plan:
-        found = candidates(request, hw, options)
-        if isinstance(found, str):
-            raise PlanError(f"strategy 'pe' cannot plan {request.describe()}: {found}")
-
-        view, mode, engine, note, tilings = found
-        if options.get("pe_buffers") is None and request.nbytes <= SMALL_BYTES:
-            deeper = candidates(request, hw, {**options, "pe_buffers": DEEP_BUFFERS})
-            if not isinstance(deeper, str):
-                tilings = tilings + [vt for vt in deeper[4] if vt not in tilings]
-        best = None
-        # one row per partition, or R (short rows): the faster; a tiling whose passes
-        # alone take longer than the best prediction so far is not emitted (it cannot win)
+    def _fastest(self, request: PermuteRequest, tilings: list, hw: Hardware,
+                 best: tuple | None) -> tuple:
+        """``(view, tiling, program, prediction)`` of the fastest predicted of
+        ``tilings`` and ``best``: one row per partition, or R (short rows), ...; a tiling
+        whose passes alone take longer than the best prediction so far is not emitted
+        (it cannot win)."""
         for v, tiling in sorted(tilings, key=lambda vt: pass_floor(*vt, hw)):
             if best is not None and pass_floor(v, tiling, hw) >= best[3].cycles:
                 continue
@@ -125,6 +118,21 @@ class PeStrategy:
             if best is None or predicted.cycles < best[3].cycles:
                 best = (v, tiling, program, predicted)
         assert best is not None
+        return best
+
+    def plan(self, request: PermuteRequest, hw: Hardware, **options: Any) -> Plan:
+        found = candidates(request, hw, options)
+        if isinstance(found, str):
+            raise PlanError(f"strategy 'pe' cannot plan {request.describe()}: {found}")
+
+        view, mode, engine, note, tilings = found
+        best = self._fastest(request, tilings, hw, None)
+        if options.get("pe_buffers") is None and request.nbytes <= SMALL_BYTES:
+            deeper = candidates(request, hw, {**options, "pe_buffers": DEEP_BUFFERS})
+            if not isinstance(deeper, str):   # (only the winner's kind: half the time)
+                kind = _kind(best[1])
+                best = self._fastest(request, [vt for vt in deeper[4] if vt not in tilings
+                                               and _kind(vt[1]) == kind], hw, best)
         view, tiling, program, predicted = best
         k = tiling.blocks(view)
         details: dict[str, Any] = {
@@ -152,7 +160,14 @@ class PeStrategy:
 #: hide more of the fill (240 random 2-4 MiB permutations on trn1-like: 42 faster, 4
 #: slower by <= 0.003x; int8 21x93x243x6 perm 1,3,2,0 1.24x -> 1.09x the DRAM roofline).
 #: Large tensors' many blocks hide the fill anyway, and their programs are long to emit.
+#: Only the five-buffer tilings of the three-buffer winner's kind (:func:`_kind`) are
+#: emitted: the same 240 plans, in about half the extra planning time.
 DEEP_BUFFERS, SMALL_BYTES = 5, 16 << 20
+
+
+def _kind(t: Tiling) -> tuple[bool, bool]:
+    """Whether a tiling takes rows by turns, and columns (of a matrix or a block's)."""
+    return t.row_turns > 1, t.column_turns > 1 or t.batch_turns
 
 
 def pass_floor(view: TransposeView, t: Tiling, hw: Hardware) -> float:
