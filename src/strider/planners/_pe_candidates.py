@@ -33,8 +33,7 @@ def candidates(request: PermuteRequest, hw: Hardware, options: dict[str, Any]):
     True
     """
     buffers = options.get("pe_buffers")
-    if buffers is not None and (isinstance(buffers, bool) or not isinstance(buffers, int)
-                                or buffers < 1):
+    if buffers is not None and not _is_count(buffers):
         raise ArgumentError("pe_buffers must be a whole number of tile buffers >= 1 (or "
                             f"None: the planner picks), got {buffers!r}")
     view = transpose_view(request)
@@ -75,7 +74,7 @@ def _tilings(request: PermuteRequest, view: TransposeView, dtype: str, mode: str
     grouped = view.group > 1   # elements of several values: one row per partition
     item, runs = dtype_of(request.dtype).itemsize * view.group, (1024, keep_up_run(hw))
     turns = options.get("pe_row_turns")
-    if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int) or turns < 1
+    if turns is not None and (not _is_count(turns)
                               or (turns > 1 and (grouped or not _turnable(view, turns)))):
         raise ArgumentError(f"pe_row_turns must be 1, or up to the {_turn_extent(view)} rows "
                             "that follow each other in the source (a divisor of them unless "
@@ -137,6 +136,11 @@ def _tilings(request: PermuteRequest, view: TransposeView, dtype: str, mode: str
             if tiling.blocks(rows) >= FEW_BLOCKS:
                 break
     return tilings
+
+
+def _is_count(value: Any) -> bool:
+    """Whether an option's ``value`` is a whole number >= 1 (``True`` is not)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def _batch_counts(view: TransposeView, t: Tiling, r: int, k: int) -> list[int]:

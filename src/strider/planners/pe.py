@@ -105,10 +105,9 @@ class PeStrategy:
 
     def _fastest(self, request: PermuteRequest, tilings: list, hw: Hardware,
                  best: tuple | None) -> tuple:
-        """``(view, tiling, program, prediction)`` of the fastest predicted of
-        ``tilings`` and ``best``: one row per partition, or R (short rows), ...; a tiling
-        whose passes alone take longer than the best prediction so far is not emitted
-        (it cannot win)."""
+        """``(view, tiling, program, prediction)`` of the fastest predicted of ``best``
+        and ``tilings``; a tiling whose passes alone take longer than the best
+        prediction so far is not emitted (it cannot win)."""
         for v, tiling in sorted(tilings, key=lambda vt: pass_floor(*vt, hw)):
             if best is not None and pass_floor(v, tiling, hw) >= best[3].cycles:
                 continue

@@ -243,8 +243,7 @@ VARIANTS_OF = 3
 DESCRIPTOR_SHARES = (4, 16)
 #: How much faster the cost model must rate another share (a fraction).
 SHARE_MARGIN = 0.01
-#: The margin by which another slicing must be rated faster: any, but a tie keeps the
-#: score's pick (float32 214x8x427 perm 0,2,1: a tied neighbour simulated 3% slower).
+#: Another slicing wins by any margin, not a tie (float32 214x8x427: tied, 3% slower).
 TIE = 1e-9
 
 
@@ -345,11 +344,9 @@ def _faster(best, made: tuple, tiling: Tiling, margin: float = 0.0):
 
 
 def _shared(best, tiling: Tiling, w: Working, hw: Hardware, empty: Program, emitted: dict):
-    """``best`` against ``tiling`` with each of DESCRIPTOR_SHARES: with few tiles, what
-    the queues lose to descriptors' fixed costs and what they gain from more descriptors
-    in flight weigh differently case by case; a share wins only by more than the cost
-    model's schedule and the simulator differ on such plans (ties at the DRAM bound made
-    ViT heads 1.02x -> 1.03x)."""
+    """``best`` against ``tiling`` with each of DESCRIPTOR_SHARES: with few tiles, fewer
+    descriptors (less fixed cost) or more in flight win case by case; a share wins only
+    by SHARE_MARGIN (ties at the DRAM bound made ViT heads 1.02x -> 1.03x)."""
     for share in DESCRIPTOR_SHARES:
         other = replace(tiling, descriptor_share=share)
         best = _faster(best, _emitted(emitted, other, w, hw, empty), other, SHARE_MARGIN)
@@ -363,9 +360,14 @@ def _neighbour_pieces(tiling: Tiling, w: Working, hw: Hardware) -> list[Tiling]:
     if tiling.pieces not in PIECES:
         return []
     at = PIECES.index(tiling.pieces)
-    return [replace(tiling, pieces=m, estimate=score(replace(tiling, pieces=m), hw,
-                                                     w.size * w.itemsize))
-            for m in PIECES[max(at - 1, 0):at + 2] if m != tiling.pieces]
+    return [_in_pieces(tiling, m, w, hw) for m in PIECES[max(at - 1, 0):at + 2]
+            if m != tiling.pieces]
+
+
+def _in_pieces(tiling: Tiling, pieces: int, w: Working, hw: Hardware) -> Tiling:
+    """``tiling`` in ``pieces`` slices per tile, scored so (the explanation reports it)."""
+    other = replace(tiling, pieces=pieces)
+    return replace(other, estimate=score(other, hw, w.size * w.itemsize))
 
 
 def _fine_slices_differ(t: Tiling) -> bool:
@@ -400,10 +402,9 @@ def _fewer_pieces(best, w: Working, hw: Hardware, empty: Program, emitted: dict)
     for m in (1, 2, 4, 8):
         if m >= tiling.pieces:
             break
-        fewer = replace(tiling, pieces=m)
+        fewer = _in_pieces(tiling, m, w, hw)
         fewer_cycles, program, counts = _emitted(emitted, fewer, w, hw, empty)
         if fewer_cycles[0] <= cycles[0]:
-            fewer = replace(fewer, estimate=score(fewer, hw, w.size * w.itemsize))
             return (cycles, fewer, program, counts)
     return best
 
