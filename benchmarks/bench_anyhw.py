@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from strider.cli._common import non_negative_int, positive_int
+from strider.cli._common import non_negative_int, positive_int, quick_defaults, target_status
 
 FIELD = re.compile(r"\b(sbuf|psum|pe|dma|vector|activation|dram|stream)\.[a-z_]+")
 
@@ -72,8 +72,8 @@ def main(argv: list[str] | None = None) -> int:
                              "explicitly are kept); exit 1 only for a wrong, rejected or "
                              "crashed case, the share verified is reported, not judged")
     args = parser.parse_args(argv)
-    cases = args.cases or (6 if args.quick else 200)
-    max_size = args.max_size or (20_000 if args.quick else 4_000_000)
+    quick_defaults(args, cases=(200, 6), max_size=(4_000_000, 20_000))
+    cases, max_size = args.cases, args.max_size
     rng = random.Random(args.seed)
     counts: collections.Counter[str] = collections.Counter()
     strategies: collections.Counter[str] = collections.Counter()
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     met = verified >= 0.98 and not unnamed
     if not met and args.quick:
         print("  targets missed (not judged with --quick)")
-    return 0 if met or args.quick else 1
+    return target_status(met, args.quick)
 
 
 if __name__ == "__main__":

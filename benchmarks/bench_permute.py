@@ -38,7 +38,7 @@ from strider.host import permute, tuning
 # the module (the package attribute of the same name is the function)
 _impl = importlib.import_module("strider.host.permute")
 from strider.text import format_table
-from strider.cli._common import dtype_type, positive_int
+from strider.cli._common import dtype_type, positive_int, quick_defaults, target_status
 
 # (name, shape, perm): ~200 MB float32 each (HPTT/TTC-style 3- to 6-d, NCHW <-> NHWC,
 # attention head split, square 2-d transposes, full reversals).
@@ -298,7 +298,8 @@ def main(argv=None) -> int:
                              + ", ".join(DEFAULT_DTYPES) + ")")
     parser.add_argument("--no-torch", action="store_true", help="leave torch out")
     args = parser.parse_args(argv)
-    repeats = args.repeats or (3 if args.quick else 5)
+    quick_defaults(args, repeats=(5, 3))
+    repeats = args.repeats
     every = [name for name, _, _ in CASES + DTYPE_CASES + SMALL_CASES]
     if not any(args.only in name for name in every):
         parser.error(f"--only {args.only!r} matches no case; the cases are "
@@ -349,7 +350,7 @@ def main(argv=None) -> int:
     if wrong:
         print("FAILED: strider's output differs from NumPy's for " + ", ".join(wrong))
         return 1
-    return 0 if met or args.quick else 1
+    return target_status(met, args.quick)
 
 
 def _cpu() -> str:

@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from strider.cli._common import non_negative_int, positive_int
+from strider.cli._common import non_negative_int, positive_int, target_status
 
 
 def suite(quick: bool = False) -> tuple[bool, bool]:
@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     met = all(m for _, m in results)
     if not met:
         print("a target was missed" + (" (not judged with --quick)" if args.quick else ""))
-    return 0 if met or args.quick else 1
+    return target_status(met, args.quick)
 
 
 if __name__ == "__main__":

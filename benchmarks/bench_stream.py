@@ -30,7 +30,7 @@ from strider.data import random_array
 from strider.errors import ArgumentError, StriderError
 from strider.stream import scale_bias, stream
 from strider.text import format_bytes, format_table
-from strider.cli._common import hardware_type, positive_int, positive_int_list
+from strider.cli._common import hardware_type, positive_int, positive_int_list, quick_defaults, target_status
 
 TARGET_RATIO = 1.15
 
@@ -65,8 +65,8 @@ def main(argv: list[str] | None = None) -> int:
                          "for a wrong result, the roofline target is reported, not judged")
     args = ap.parse_args(argv)
     hw = args.hw if args.hw is not None else Hardware.load("tiny" if args.quick else "trn1-like")
-    pages_list = args.pages or ((1, 4) if args.quick else (1, 2, 3, 4, 6, 8, 12, 16))
-    repeats = args.repeats or (1 if args.quick else 3)
+    quick_defaults(args, pages=((1, 2, 3, 4, 6, 8, 12, 16), (1, 4)), repeats=(3, 1))
+    pages_list, repeats = args.pages, args.repeats
 
     dtype = np.dtype("float32")
     shape = default_shape(hw, dtype.itemsize, hw.stream.pages, args.factor)
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     if not exact:
         print("FAILED: an output differs from NumPy")
         return 1
-    return 0 if ok or args.quick else 1
+    return target_status(ok, args.quick)
 
 
 def _plot_curve(curve, path, hw_name) -> None:

@@ -18,7 +18,7 @@ import os
 import time
 
 from strider.sweep import parse_permute, run, suite_workloads
-from strider.cli._common import positive_int
+from strider.cli._common import positive_int, quick_defaults, target_status
 
 
 def _rate(fn) -> tuple[float, list]:
@@ -37,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="a smoke test: few points, small cases (--points given explicitly is "
                          "kept); the rate target is reported, not judged")
     args = ap.parse_args(argv)
-    points = args.points or (2 if args.quick else 8)
+    quick_defaults(args, points=(8, 2))
+    points = args.points
     queues = {"dma.queues": list(range(1, 17))[:points]}
     # --quick predicts two small permutations: the suite's first cases take the planners
     # tens of seconds each, too long for a smoke run
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if rate < 1000:
         print("rate target missed" + (" (not judged with --quick)" if args.quick else ""))
-    return 0 if rate >= 1000 or args.quick else 1
+    return target_status(rate >= 1000, args.quick)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from strider.cli._common import dtype_type, hardware_type, positive_int
+from strider.cli._common import dtype_type, hardware_type, positive_int, target_status
 
 TARGET = 1.3   # the best strategy's simulated time / the DRAM roofline, per case
 
@@ -173,7 +173,7 @@ def main(argv=None) -> int:
     if not correct:
         print("FAILED: a wrong result (see above)")
         return 1
-    return 0 if met or args.quick else 1
+    return target_status(met, args.quick)
 
 
 if __name__ == "__main__":

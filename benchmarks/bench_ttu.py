@@ -29,7 +29,7 @@ from itertools import islice
 
 from strider import AccessPattern
 from strider.ttu import TTUConfig, compile_program
-from strider.cli._common import positive_float, positive_int
+from strider.cli._common import positive_float, positive_int, quick_defaults
 
 SOURCE = """
 for a in range({n}):
@@ -101,10 +101,8 @@ def main(argv: list[str] | None = None) -> int:
                              "(options given explicitly are kept); exit 1 only when the streams "
                              "differ, the speed targets are reported, not judged")
     args = parser.parse_args(argv)
-    for name, full, quick in (("side", 64, 16), ("run_side", 32, 8), ("repeats", 5, 1),
-                              ("python_seconds", 1.5, 0.05)):
-        if getattr(args, name) is None:
-            setattr(args, name, quick if args.quick else full)
+    quick_defaults(args, side=(64, 16), run_side=(32, 8), repeats=(5, 1),
+                   python_seconds=(1.5, 0.05))
     if args.side ** 4 <= 1000:
         parser.error(f"--side must be >= 6 (the Python generators are checked against a "
                      f"1,000-address prefix and timed after it), got {args.side}")

@@ -53,12 +53,15 @@ def data_dtype(dtype: Any) -> np.dtype:
     """
     from .errors import ArgumentError
 
+    # a NumPy dtype or type named readably ('<U4', 'str'), not as dtype('<U4')
+    shown = (dtype.__name__ if isinstance(dtype, type) else
+             str(dtype) if isinstance(dtype, np.dtype) else dtype)
     try:
         dt = dtype_of(dtype)
     except TypeError:
-        raise ArgumentError(f"unknown dtype {dtype!r}") from None
+        raise ArgumentError(f"unknown dtype {shown!r}") from None
     if dt.kind not in "biufc" and dt.name not in KNOWN_DTYPES:  # bfloat16, fp8: kind "V"
-        raise ArgumentError(f"dtype {dtype!r} is not a numeric or bool dtype; use e.g. "
+        raise ArgumentError(f"dtype {shown!r} is not a numeric or bool dtype; use e.g. "
                             "int8..int64, uint8..uint64, float16, bfloat16, float32 or bool")
     return dt
 

@@ -7,7 +7,8 @@ refuses two outputs that name the same file; :func:`atomic_path` gives writers a
 temporary name next to the target and renames it into place only when the writer
 finished, so Ctrl-C or an error never leaves a half-written file.
 
-The rules every writer follows:
+The rules every writer through :func:`atomic_path` follows (the sweep's ``--out`` rows
+have a writer of their own: :mod:`strider.sweep.output`):
 
 - only a regular file is ever replaced: an existing target that is a folder, a device
   (``/dev/null``), a FIFO or a socket is refused, never renamed over;
@@ -65,8 +66,7 @@ def check_writable(path: str | os.PathLike, option: str,
     _refuse_special(real, str(path), option)
     folder = real.parent
     if not folder.is_dir():
-        shown = folder if target.is_symlink() else (target.parent if str(target.parent)
-                                                     else Path("."))
+        shown = folder if target.is_symlink() else target.parent
         raise ArgumentError(f"{option}: folder {str(shown)!r} does not exist; create it or "
                             "choose another path")
     if not os.access(folder, os.W_OK | os.X_OK) or (real.exists()
@@ -148,7 +148,7 @@ def _refuse_special(real: Path, given: str, option: str) -> None:
 def _create_beside(target: Path) -> str:
     """Create an empty, new temporary file next to ``target``; the kernel applies the
     umask to its ``0o666`` mode (no process-wide umask juggling)."""
-    folder = target.parent if str(target.parent) else Path(".")
+    folder = target.parent
     for _ in range(100):
         tmp = folder / f".{target.name[:120]}.{secrets.token_hex(4)}.part"
         try:

@@ -154,11 +154,12 @@ def choose(found: list[tuple[str, Plan | str]], request: PermuteRequest, hw: Har
 
 #: A refusal's advice to try other strategies: "; use strategy 'vector' or 'dma'".
 _ADVICE = re.compile(r"[;,]?\s*use strategy '[\w-]+'(?:(?:,| or) '[\w-]+')*")
+_NAMES = re.compile(r"'([\w-]+)'")   # the strategy names in a piece of advice
 
 
 def _advised(reason: str) -> list[str]:
     """The strategies a refusal advises trying instead."""
-    return [n for m in _ADVICE.finditer(reason) for n in re.findall(r"'([\w-]+)'", m.group())]
+    return [n for m in _ADVICE.finditer(reason) for n in _NAMES.findall(m.group())]
 
 
 def without_dead_advice(reason: str, refused: set[str]) -> str:
@@ -170,7 +171,7 @@ def without_dead_advice(reason: str, refused: set[str]) -> str:
     ('no pass-through mode', True)
     """
     def drop(m: re.Match) -> str:
-        named = re.findall(r"'([\w-]+)'", m.group())
+        named = _NAMES.findall(m.group())
         return "" if named and all(n in refused for n in named) else m.group()
 
     return _ADVICE.sub(drop, reason)

@@ -32,25 +32,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
+def _holds_benchmarks(folder: Path) -> bool:
+    return folder.is_dir() and any(folder.glob("bench_*.py"))
+
+
 def find_benchmarks_dir() -> Path:
     """``$STRIDER_BENCHMARKS``, else the nearest ``benchmarks/`` from the working dir up."""
     env = os.environ.get("STRIDER_BENCHMARKS")
     if env:
         folder = Path(env)
-        if not folder.is_dir():
+        what = ("does not exist or is not a folder" if not folder.is_dir() else
+                None if _holds_benchmarks(folder) else "holds no bench_*.py file")
+        if what:
             raise ArgumentError(
-                f"the benchmarks folder {env} (from STRIDER_BENCHMARKS) does not exist or is not "
-                "a folder: set STRIDER_BENCHMARKS to a checkout's benchmarks/ folder, or unset it "
-                "to search from the working directory upwards")
-        if not any(folder.glob("bench_*.py")):
-            raise ArgumentError(
-                f"the benchmarks folder {env} (from STRIDER_BENCHMARKS) holds no bench_*.py "
-                "file: set STRIDER_BENCHMARKS to a checkout's benchmarks/ folder, or unset it "
-                "to search from the working directory upwards")
+                f"the benchmarks folder {env} (from STRIDER_BENCHMARKS) {what}: set "
+                "STRIDER_BENCHMARKS to a checkout's benchmarks/ folder, or unset it to search "
+                "from the working directory upwards")
         return folder
     here = Path.cwd().resolve()
     for folder in (here, *here.parents):
-        if (folder / "benchmarks").is_dir() and any((folder / "benchmarks").glob("bench_*.py")):
+        if _holds_benchmarks(folder / "benchmarks"):
             return folder / "benchmarks"
     raise ArgumentError(
         "no benchmarks/ folder found from the working directory upwards: run "

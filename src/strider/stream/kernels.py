@@ -139,7 +139,7 @@ def scale_bias(scale: float, bias: float, *, cycles_per_element: float = 1 / 64)
     for what, value in (("scale", scale), ("bias", bias)):
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
             raise ArgumentError(f"{what} must be a number, got {type(value).__name__}")
-        if isinstance(value, (complex, np.complexfloating)):
+        if isinstance(value, np.complexfloating):
             raise ArgumentError(f"{what} must be a real number, got {value!r}")
     kernel = _ScaleBias(name=f"scale-bias(x*{scale:g}+{bias:g})",
                         cycles_per_element=cycles_per_element)

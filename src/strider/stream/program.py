@@ -238,7 +238,7 @@ def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware | str,
         raise ArgumentError(f"hw must be a Hardware or a preset name / TOML path, got "
                             f"{type(hw).__name__}")
     shape = _as_shape(shape)
-    dt = _data_dtype(dtype)
+    dt = data_dtype(dtype)
     ndim = len(shape)
     if ndim == 0:
         raise ArgumentError("a stream needs a tensor with at least one dim")
@@ -416,18 +416,6 @@ def _as_shape(shape: Sequence[int]) -> tuple[int, ...]:
         raise ArgumentError(f"shape {out} has a negative extent")
     check_extents(out, f"shape {out}")
     return out
-
-
-def _data_dtype(dtype: Any) -> np.dtype:
-    """:func:`~strider.dtypes.data_dtype`, a refused NumPy dtype or type named readably
-    (``'<U4'``, ``'str'``, not ``dtype('<U4')``)."""
-    try:
-        return data_dtype(dtype)
-    except ArgumentError as exc:
-        if not isinstance(dtype, (np.dtype, type)):
-            raise
-        shown = dtype.__name__ if isinstance(dtype, type) else str(dtype)
-        raise ArgumentError(str(exc).replace(repr(dtype), repr(shown))) from None
 
 
 def _positive(value: Any, what: str) -> int:
