@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import math
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Iterable
 
 from .dtypes import KNOWN_DTYPES
 from .errors import ConfigError
-from .hardware_pe import pe_problems
+from .hardware_pe import MAX_CYCLES, pe_problems
 
 if TYPE_CHECKING:
     from .hardware import Hardware
@@ -78,10 +79,10 @@ def from_plain(data: dict[str, Any]) -> Hardware:
 
     problems: list[str] = []
     top = {f.name for f in fields(Hardware)}
+    inner = {f.name: s for s, t in _SECTIONS.items() for f in fields(t)}   # field: section
     for key in data:
         if key not in top:
             line = unknown_field(str(key), key, sorted(top | {"base"}), sorted(top))
-            inner = {f.name: s for s, t in _SECTIONS.items() for f in fields(t)}
             close = difflib.get_close_matches(str(key), list(inner), n=1, cutoff=0.6)
             if "did you mean" not in line and close:  # a section's field given at the top
                 line = line.replace("unknown field; ", f"unknown field; did you mean "
@@ -174,7 +175,7 @@ def _same(a: Any, b: Any) -> bool:
 #: bytes it holds in host memory.
 MAX_UNITS = 1 << 16
 MAX_ON_CHIP_BYTES = 1 << 34
-_CYCLES = (1, 10**6, "cycles per access or transfer: 1 to 1,000,000")
+_CYCLES = (1, MAX_CYCLES, f"cycles per access or transfer: 1 to {MAX_CYCLES:,}")
 #: Plausible ranges of the clocks, rates, latencies and fixed costs -- generous (every
 #: real accelerator and every preset lies well inside), so that a value outside is a
 #: slip (1e-300 Hz, 1e300 ns) rather than a design, which would give predictions of
@@ -214,6 +215,15 @@ def _number_problem(where: str, name: str, value: Any, integer: bool) -> str | N
 
 def _num(x: float) -> str:
     return f"{x:,}" if isinstance(x, int) or x == int(x) and abs(x) < 1e6 else f"{x:g}"
+
+
+@functools.cache
+def _citable() -> frozenset[str]:
+    """The dotted field names a ``[sources]`` table may cite."""
+    from .hardware import _SECTIONS
+
+    return frozenset([f"{s}.{f.name}" for s, t in _SECTIONS.items() for f in fields(t)]
+                     + ["clock_hz", "dtypes"])
 
 
 def hardware_problems(hw: Hardware) -> list[str]:
@@ -280,21 +290,15 @@ def hardware_problems(hw: Hardware) -> list[str]:
          hw.stream.pages,
          f"pages x page_bytes ({hw.stream.pages * hw.stream.page_bytes}) must fit the SBUF "
          f"({hw.sbuf.capacity_bytes} bytes)")
-    cited = [f"{s}.{f.name}" for s, t in _SECTIONS.items() for f in fields(t)]
-    cited += ["clock_hz", "dtypes"]
+    cited = _citable()
     for key, text in hw.sources:
         if key in cited and isinstance(text, str):
             continue
-        close = difflib.get_close_matches(str(key), cited, n=1, cutoff=0.6)
+        close = difflib.get_close_matches(str(key), sorted(cited), n=1, cutoff=0.6)
         hint = f" (did you mean {close[0]!r}?)" if close and key not in cited else ""
         problems.append(f"sources.{key} = {text!r}: must map a field name (e.g. "
                         f"'dram.bandwidth_bytes_per_s') to a citation string{hint}")
-    pe_found = pe_problems(hw.pe)
-    problems += pe_found
-    if not any(p.startswith("pe.dtype_cycles") for p in pe_found):  # well-formed pairs
-        slow = {d: n for d, n in hw.pe.dtype_cycles if n > _CYCLES[1]}
-        need(not slow, "pe.dtype_cycles", slow,
-             f"cycles per moving column must be <= {_CYCLES[1]:,}")
+    problems += pe_problems(hw.pe)
     unknown = [d for d in hw.dtypes if d not in KNOWN_DTYPES]
     need(not unknown, "dtypes", unknown, f"unknown dtype(s); known: {', '.join(KNOWN_DTYPES)}")
     need(bool(hw.dtypes), "dtypes", list(hw.dtypes), "must list at least one dtype")

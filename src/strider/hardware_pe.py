@@ -113,6 +113,10 @@ class PEArraySpec:
                                    or cols <= self.cols // self.tiles)
 
 
+#: The most cycles a fixed cost may take (``hardware_format.RANGES`` too).
+MAX_CYCLES = 10**6
+
+
 def pe_problems(spec: PEArraySpec) -> list[str]:
     """The PE-specific rules ``Hardware`` validation adds to the generic ones."""
     problems = []
@@ -126,10 +130,13 @@ def pe_problems(spec: PEArraySpec) -> list[str]:
             isinstance(p, tuple) and len(p) == 2 for p in table) else table
         problems.append(f"pe.dtype_cycles = {shown!r}: must map dtype names (e.g. 'float32') "
                         "to integers >= 1 (cycles per moving column)")
+    elif slow := {d: n for d, n in table if n > MAX_CYCLES}:
+        problems.append(f"pe.dtype_cycles = {slow!r}: cycles per moving column must be <= "
+                        f"{MAX_CYCLES:,}")
     if isinstance(spec.io_cycles, int) and not 0 <= spec.io_cycles <= 2:
         problems.append(f"pe.io_cycles = {spec.io_cycles!r}: must be 0, 1 or 2 (register "
                         "stages on the SBUF read and the PSUM write)")
     return problems
 
 
-__all__ = ["PEArraySpec", "pe_problems"]
+__all__ = ["MAX_CYCLES", "PEArraySpec", "pe_problems"]
