@@ -58,7 +58,7 @@ def data_dtype(dtype: Any) -> np.dtype:
              str(dtype) if isinstance(dtype, np.dtype) else dtype)
     try:
         dt = dtype_of(dtype)
-    except TypeError:
+    except (TypeError, ValueError, SyntaxError):  # NumPy parses "a,b" as a record spec
         raise ArgumentError(f"unknown dtype {shown!r}") from None
     if dt.kind not in "biufc" and dt.name not in KNOWN_DTYPES:  # bfloat16, fp8: kind "V"
         raise ArgumentError(f"dtype {shown!r} is not a numeric or bool dtype; use e.g. "

@@ -106,7 +106,7 @@ def dtype_type(text: str) -> str:
 
     try:
         return data_dtype(text.strip()).name
-    except (StriderError, TypeError, ValueError, SyntaxError):  # numpy parses "," as code
+    except StriderError:
         raise argparse.ArgumentTypeError(
             f"unknown or non-numeric dtype {text!r}; use one of {', '.join(KNOWN_DTYPES)} "
             "(or another NumPy numeric type such as complex128)") from None

@@ -33,12 +33,6 @@ def add_run_options(p: argparse.ArgumentParser, strategies: str | None = None) -
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
-def check_outputs(args: argparse.Namespace) -> None:
-    """Refuse bad --trace/--plot paths before any planning or simulation (empty, wrong
-    suffix, unwritable, not a regular file, or both one file): see `check_output_paths`."""
-    check_output_paths(args)
-
-
 def check_request(request: Any, option: str) -> None:
     """Refuse a request over the documented limits, or whose input and output would not
     fit in host memory, before planning (a refusal takes well under a second)."""
@@ -61,7 +55,7 @@ def run_planned(args: argparse.Namespace, plan: Any, found: list, oracle: Any = 
     from ..api import mismatches, random_inputs, simulate
     from ..report import build_report
 
-    check_outputs(args)
+    check_output_paths(args)
     progress(args, f"simulating {len(plan.program.instructions):,} instructions "
                    f"({plan.strategy} on {plan.hardware.name}) ...")
     inputs = random_inputs(plan, args.seed)

@@ -31,7 +31,7 @@ import sys
 
 from ..errors import ArgumentError, PlanError, ResourceError
 from ._common import print_json
-from ._simulating import check_outputs
+from ._common import check_output_paths
 
 
 def _dim(text: str) -> tuple[str, int]:
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.seed < 0:
         raise ArgumentError(f"--seed must be >= 0, got {args.seed}")
-    check_outputs(args)  # --trace / --plot paths, before any work
+    check_output_paths(args)  # --trace / --plot paths, before any work
     dims = bound_dims(args.dim)
     hw = Hardware.load(args.hw)
     from pathlib import Path
@@ -123,7 +123,6 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if report.refused:  # the report is out; the outcome is not a clean one
         first = report.refused[0]
-        n = sum(r["count"] for r in report.refused)
-        raise PlanError(f"{n} layout op(s) could not be planned and are left out of the "
+        raise PlanError(f"{report.refused_count} layout op(s) could not be planned and are left out of the "
                         f"totals; first, {first['name']}: {first['refused']}")
     return 0

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import ArgumentError
-from ._common import dtype_arg, int_list
+from ._common import check_output_paths, dtype_arg, int_list
 from ._simulating import (
-    add_run_options, check_outputs, check_request, finish, progress, run_planned, write_artifacts,
+    add_run_options, check_request, finish, progress, run_planned, write_artifacts,
 )
 
 
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     if len(args.perm) != len(args.shape):
         raise ArgumentError(f"--perm has {len(args.perm)} entries but --shape has "
                             f"{len(args.shape)} dims: give one entry per dim")
-    check_outputs(args)
+    check_output_paths(args)
     hw = resolve_hardware(args.hw)
     request = PermuteRequest(args.shape, args.perm, dtype_arg(args.dtype))
     check_request(request, "--shape")

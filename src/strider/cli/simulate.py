@@ -20,8 +20,8 @@ from ..errors import ArgumentError
 from ..files import atomic_path
 from ..hardware import Hardware
 from ..program import Program
-from ._common import non_negative_int
-from ._simulating import check_outputs, finish, write_artifacts
+from ._common import check_output_paths, non_negative_int
+from ._simulating import finish, write_artifacts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     from ..report import build_report
     from ..sim import Machine
 
-    check_outputs(args)
+    check_output_paths(args)
     if args.save_outputs and Path(args.save_outputs).exists() \
             and not Path(args.save_outputs).is_dir():
         raise ArgumentError(f"--save-outputs: {args.save_outputs!r} is a file; give a folder")

@@ -20,9 +20,9 @@ import argparse
 from typing import Any
 
 from ..errors import ArgumentError
-from ._common import dtype_arg, int_list
+from ._common import check_output_paths, dtype_arg, int_list
 from ._simulating import (
-    add_run_options, check_outputs, finish, progress, run_planned, write_artifacts,
+    add_run_options, finish, progress, run_planned, write_artifacts,
 )
 
 
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from ..strategy import candidates, choose, resolve_hardware
 
     shape, perm = request_of(args)
-    check_outputs(args)  # --trace / --plot paths, before planning
+    check_output_paths(args)  # --trace / --plot paths, before planning
     hw = resolve_hardware(args.hw)
     options: dict[str, Any] = {"allow_inexact": args.allow_inexact}
     request = PermuteRequest(shape, perm, dtype_arg(args.dtype))

@@ -63,13 +63,18 @@ class ModelReport:
         """The rows (activation and constant) that could not be planned."""
         return [r for r in self.ops + self.constant_ops if r["refused"]]
 
+    @property
+    def refused_count(self) -> int:
+        """How many layout ops (each distinct op times its count) could not be planned."""
+        return sum(r["count"] for r in self.refused)
+
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, "hardware": self.hardware,
                 "layout_policy": self.layout_policy, "predicted": self.predicted,
                 "ops": self.ops, "constant_ops": self.constant_ops,
                 "total_seconds": self.total_seconds, "by_strategy": self.by_strategy,
                 "simplified": self.simplified,
-                "refused_ops": sum(r["count"] for r in self.refused),
+                "refused_ops": self.refused_count,
                 "unanalysed_subgraphs": self.unanalysed}
 
 

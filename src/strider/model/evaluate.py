@@ -67,7 +67,7 @@ def check_fits(*graphs: Graph) -> None:
     """Refuse (:class:`ResourceError`) before allocating, when the equivalence check of
     ``graphs`` would hold a tensor over the element limit or more data than the host has
     (an upper bound: every tensor of every graph at once)."""
-    need, largest = OVERHEAD_BYTES, (0, "", (), "")
+    need, largest = OVERHEAD_BYTES, (0, "", "")
     for g in graphs:
         for t in g.shapes:
             known = _data(g, t)
@@ -84,9 +84,9 @@ def check_fits(*graphs: Graph) -> None:
             nbytes = n * dtype_of(dtype).itemsize
             need += nbytes
             if nbytes > largest[0]:
-                largest = (nbytes, t, shape, size)
+                largest = (nbytes, t, size)
     check_host_memory(need, f"checking model {graphs[0].name} on random data (every tensor "
-                            f"held at once; the largest, {largest[1]!r}, is {largest[3]})",
+                            f"held at once; the largest, {largest[1]!r}, is {largest[2]})",
                       advice="bind smaller --dim values if the model has symbolic dims, "
                              "else export it with smaller sizes")
 

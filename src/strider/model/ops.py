@@ -68,7 +68,7 @@ def dtype_problem(dtype: str) -> str | None:
 
     try:
         data_dtype(dtype)
-    except (StriderError, TypeError, ValueError):
+    except StriderError:
         what = f"ONNX element type {dtype}" if dtype.isupper() else f"element type {dtype!r}"
         return (f"{what} is not supported: Strider moves numeric and bool "
                 "tensors (int8..int64, uint8..uint64, float16/32/64, bfloat16, float8, "

@@ -48,6 +48,11 @@ def fmt(path: str | Path) -> str:
 def check_path(path: str | Path) -> Path:
     """The output path, refused before any work when its name, format or folder is wrong,
     or when it is an existing file that is not a sweep file (it would be overwritten)."""
+    return checked_rows(path)[0]
+
+
+def checked_rows(path: str | Path) -> tuple[Path, list[dict[str, Any]]]:
+    """:func:`check_path`'s path and the rows already in the file (read once)."""
     from ..files import check_writable
 
     path = Path(path)
@@ -64,11 +69,11 @@ def check_path(path: str | Path) -> Path:
             raise ArgumentError(f"--out {path}: the file exists but cannot be read "
                                 "(permission denied); choose another path")
         try:
-            _read(path)
+            return path, _read(path)
         except _Foreign as exc:
             raise ArgumentError(f"--out {path}: this file exists and is not a Strider sweep "
                                 f"file ({exc}); choose another path or delete it") from None
-    return path
+    return path, []
 
 
 def flat(row: dict[str, Any]) -> dict[str, Any]:

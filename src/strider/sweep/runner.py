@@ -22,7 +22,7 @@ from .. import __version__
 from ..errors import ArgumentError, StriderError
 from ..hardware import Hardware
 from .engines import open_engine
-from .output import append_rows, check_path, fmt, read_rows, write_rows
+from .output import append_rows, checked_rows, fmt, write_rows
 from .space import Point, apply, grid, parse_vary, sample
 from .workloads import Workload, empty_row, evaluate, refusal
 
@@ -97,9 +97,9 @@ def run(base_hw: Hardware | str, workloads: Sequence[Workload],
     elif not isinstance(vary, dict):
         vary = parse_vary(vary, base)
     points = (sample(vary, sample_points, seed) if sample_points is not None else grid(vary))
-    path = check_path(out) if out is not None else None
+    path, rows = checked_rows(out) if out is not None else (None, [])
     # every row of the file, in its order: rows of other grids are kept and written back
-    done_rows = {r["key"]: r for r in read_rows(path)} if path else {}
+    done_rows = {r["key"]: r for r in rows}
     keys = [[row_key(base, p, w, predict) for w in workloads] for p in points]
     todo = [i for i, ks in enumerate(keys) if not all(k in done_rows for k in ks)]
     jsonl = path is not None and fmt(path) == ".jsonl"

@@ -82,7 +82,7 @@ def parse_permute(spec: str) -> Workload:
     dtype = parts[2].strip() if len(parts) == 3 else "float32"
     try:
         dtype = data_dtype(dtype).name
-    except (StriderError, TypeError, ValueError, SyntaxError):
+    except StriderError:
         raise ArgumentError(f"--permute {spec!r}: unknown or non-numeric element type "
                             f"{dtype!r}; use e.g. float32, bfloat16, float16, int8 or bool"
                             ) from None
