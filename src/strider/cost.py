@@ -243,6 +243,10 @@ def engine_scale(engine: str, hw: Hardware) -> float:
     >>> engine_scale("pe", Hardware.preset("tiny").with_changes(pe={"clock_hz": 2e9}))
     0.5
     """
+    return hw.derived(("scale", engine), lambda hw: _scale(engine, hw))
+
+
+def _scale(engine: str, hw: Hardware) -> float:
     clock = hw.engine_clock_hz(engine)
     return hw.clock_hz / clock if clock != hw.clock_hz else 1.0
 
@@ -386,6 +390,8 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     n = len(instrs)
     timing = [instruction_timing(i, hw) for i in instrs]
     windows = [instruction_window(i, hw) for i in instrs]
+    syncs = [i.sync() for i in instrs]
+    deps_of = [i.deps for i in instrs]
     end = [0.0] * n
     queues: dict[str, list[int]] = {}
     for k, i in enumerate(instrs):
@@ -397,19 +403,27 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     covered = {e: 0.0 for e in queues}  # end of the in-flight intervals so far
     done = [False] * n
     signal_ends: dict[str, list[float]] = {}
-    dram_rate = hw.dram_bytes_per_cycle
-    dram_bytes = 0.0
+    # whole bytes: their float sum is exact in any order
+    dram_bytes = float(sum(sum(i.dram_traffic()) for i in instrs))
     remaining = n
     while remaining:
         progressed = False
         for e, q in queues.items():
-            while heads[e] < len(q):
-                k = q[heads[e]]
-                i = instrs[k]
-                if not all(done[d] for d in i.deps):
+            head = heads[e]
+            while head < len(q):
+                k = q[head]
+                deps = deps_of[k]
+                start = free[e]
+                ready = True
+                for d in deps:
+                    if not done[d]:
+                        ready = False
+                        break
+                    if end[d] > start:
+                        start = end[d]
+                if not ready:
                     break
-                start = max([free[e]] + [end[d] for d in i.deps])
-                sync = i.sync()
+                sync = syncs[k]
                 if sync is not None and sync[1]:  # a Wait
                     ends = signal_ends.get(sync[0], [])
                     if len(ends) < sync[1]:
@@ -423,22 +437,23 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
                     occupancy, latency = slot.occupancy, latency + slot.delay
                     held = min(latency, slot.held)
                 finish = start + latency
-                dram_bytes += sum(i.dram_traffic())
                 end[k], done[k], free[e] = finish, True, start + occupancy
                 busy[e] += max(0.0, start + held - max(start, covered[e]))
                 covered[e] = max(covered[e], start + held)
                 if sync is not None and not sync[1]:  # a Signal
                     signal_ends.setdefault(sync[0], []).append(finish)
-                heads[e] += 1
+                head += 1
                 remaining -= 1
                 progressed = True
+            heads[e] = head
         if not progressed:
             blocked = [f"{e}: instruction {q[heads[e]]} ({type(instrs[q[heads[e]]]).__name__})"
                        for e, q in queues.items() if heads[e] < len(q)]
             raise DeadlockError("the program cannot finish: every engine's next instruction "
                                 "waits on something that never happens", blocked)
     schedule = max(end, default=0.0)
-    return Estimate(float(max(schedule, dram_bytes / dram_rate)), busy, float(schedule))
+    return Estimate(float(max(schedule, dram_bytes / hw.dram_bytes_per_cycle)), busy,
+                    float(schedule))
 
 
 __all__ = ["PeCost", "pe_cost", "instruction_window", "PathSlot", "take_moving_path",

@@ -73,7 +73,8 @@ def descriptor_issue_cycles(hw: Hardware, dram: bool = True) -> float:
 
 
 def _dram_latency_cycles(hw: Hardware) -> float:
-    return hw.dram.latency_ns * 1e-9 * hw.engine_clock_hz("dma")
+    return hw.derived("dram latency cycles",
+                      lambda hw: hw.dram.latency_ns * 1e-9 * hw.engine_clock_hz("dma"))
 
 
 def descriptor_fixed_cycles(hw: Hardware, dram: bool = True) -> float:

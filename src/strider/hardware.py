@@ -158,6 +158,12 @@ _SECTIONS: dict[str, type] = {
 }
 
 
+def _engine_clock(hw: Hardware, engine: str) -> float:
+    section = _ENGINE_SECTIONS.get(engine.rstrip("0123456789"))
+    given = getattr(hw, section).clock_hz if section else None
+    return float(given) if given is not None else hw.clock_hz
+
+
 @dataclass(frozen=True)
 class Hardware:
     """One accelerator, validated on construction (every violation reported at once)."""
@@ -200,6 +206,7 @@ class Hardware:
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state.pop("_hash", None)
+        state.pop("_derived", None)
         return state
 
     # ------------------------------------------------------------ derived figures
@@ -222,9 +229,24 @@ class Hardware:
         >>> Hardware.preset("tiny").engine_clock_hz("dma1")
         1000000000.0
         """
-        section = _ENGINE_SECTIONS.get(engine.rstrip("0123456789"))
-        clock = getattr(self, section).clock_hz if section else None
-        return float(clock) if clock is not None else self.clock_hz
+        return self.derived(("clock", engine), lambda hw: _engine_clock(hw, engine))
+
+    def derived(self, key: object, make: Callable[[Hardware], Any]) -> Any:
+        """``make(self)``, made once per ``key`` and kept: the cost model asks for the same
+        derived figures millions of times per planning.
+
+        >>> hw = Hardware.preset("tiny")
+        >>> hw.derived("ns per cycle", lambda h: 1e9 / h.clock_hz)
+        1.0
+        """
+        cache = self.__dict__.get("_derived")
+        if cache is None:
+            cache = {}
+            object.__setattr__(self, "_derived", cache)
+        value = cache.get(key, cache)
+        if value is cache:
+            value = cache[key] = make(self)
+        return value
 
     def engine_clocks_hz(self) -> dict[str, float]:
         """Each engine section's effective clock (what ``hw show --json`` prints)."""

@@ -167,6 +167,11 @@ def _transpose_bits(k: int, instr: Instruction, m: Any) -> None:
 
 
 # ---------------------------------------------------------------- DMA
+#: Queue number -> engine name, made once: planners and the cost model ask millions of
+#: times.
+_DMA_ENGINES: dict[int, str] = {}
+
+
 @dataclass(frozen=True, kw_only=True)
 class DmaCopy(Instruction):
     """One DMA descriptor on queue ``queue``: ``dst[i] = src[i]``, any memories.
@@ -187,7 +192,13 @@ class DmaCopy(Instruction):
 
     @property
     def engine(self) -> str:
-        return f"dma{self.queue}"
+        queue = self.queue
+        if type(queue) is not int:   # a bad one (refused by the checks): named as given
+            return f"dma{queue}"
+        name = _DMA_ENGINES.get(queue)
+        if name is None:
+            name = _DMA_ENGINES[queue] = f"dma{queue}"
+        return name
 
     @property
     def nbytes(self) -> int:

@@ -118,7 +118,8 @@ class Program:
                 f"instruction {new_id} ({type(instruction).__name__}) depends on {bad}, which "
                 f"are not earlier instructions (ids 0..{new_id - 1})"
             )
-        for name, ref in instruction.refs().items():
+        for name in instruction.operand_names():
+            ref = getattr(instruction, name)
             if ref.memory == "dram" and ref.tensor not in self.tensors:
                 raise ProgramError(
                     f"instruction {new_id}: {name} names DRAM tensor {ref.tensor!r}, which is "

@@ -217,23 +217,29 @@ def _sliced_queue_cycles(t: Tiling, hw: Hardware, ext: Sequence[int], nbytes: fl
     that dim is part of them (``dma_scale``: :func:`~strider.cost.engine_scale` of the
     queues). ``memo`` keeps each side's figures by cut, for the same tile and bytes: many
     slice counts cut a short dim the same way."""
-    out, runs = [], []
-    for side, dims in (("in", t.free), ("out", t.free_target)):
-        d = next((d for d in dims if ext[d] > 1), None)
+    figures = []
+    for side, d in memo.get("cut dims") or _cut_dims(t, ext, memo):
         c = -(-ext[d] // min(m, ext[d])) if d is not None else None
-        if (side, c) in memo:
-            q, chunk = memo[side, c]
-        else:
+        known = memo.get((side, c))
+        if known is None:
             cut = list(ext)
             if d is not None:
                 cut[d] = c
             block = math.prod(cut[k] for k in t.free)
             chunk = min(t.run_elements(side, cut), block) * t.itemsize
             q = nbytes / (hw.dma.bytes_per_cycle * chunk_efficiency(chunk, hw)) * dma_scale
-            memo[side, c] = (q, chunk)
-        out.append(q)
-        runs.append(chunk)
-    return out[0], out[1], runs[0], runs[1]
+            known = memo[side, c] = (q, chunk)
+        figures.append(known)
+    (q_in, run_in), (q_out, run_out) = figures
+    return q_in, q_out, run_in, run_out
+
+
+def _cut_dims(t: Tiling, ext: Sequence[int], memo: dict) -> list[tuple[str, int | None]]:
+    """Each side with the dim its slices cut (its outermost free dim longer than 1),
+    kept in ``memo``: it does not depend on the slice count."""
+    memo["cut dims"] = [(side, next((d for d in dims if ext[d] > 1), None))
+                        for side, dims in (("in", t.free), ("out", t.free_target))]
+    return memo["cut dims"]
 
 
 def score(t: Tiling, hw: Hardware, total_bytes: int) -> dict:
