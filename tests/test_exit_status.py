@@ -85,6 +85,25 @@ def test_verification_error_is_1_in_every_verb(verb, capsys, monkeypatch):
     assert "differs from NumPy" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv, advice", [
+    (SUCCESS["permute"], "--shape"),
+    (["model", "resnet50"], "--dim"),
+    (["sweep", "--permute", "4,6:1,0"], "--predict"),
+    (SUCCESS["simulate"], "--timing-only"),
+])
+def test_out_of_memory_is_2_with_advice_for_the_verb(argv, advice, capsys, monkeypatch):
+    import strider.cli as cli
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    args = cli.build_parser().parse_args(argv)
+    monkeypatch.setattr(cli, "build_parser", lambda: _Fixed(args, exhausted))
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "out of memory" in err and advice in err
+
+
 class _Fixed:
     """A parser whose parse_args returns ``args`` with ``handler`` replaced."""
 

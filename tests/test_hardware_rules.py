@@ -48,8 +48,10 @@ def test_base_list_in_a_file_exits_2(capsys, tmp_path):
     ({"name": "a\nb"}, "name = 'a\\nb': must be a non-empty one-line string"),
     ({"activation": {"lanes": 64}}, "activation.lanes = 64: must be <= sbuf.partitions (8)"),
     ({"vector": {"lanes": 9}}, "vector.lanes = 9: must be <= sbuf.partitions (8)"),
+    ({"dma": {"max_dims": 100}}, "dma.max_dims = 100: must be <= 16"),
+    ({"pe": {"tiles": 64}}, "pe.tiles = 64: must be <= the larger of pe.rows and pe.cols"),
 ])
-def test_names_descriptions_and_lanes_are_checked(changes, words):
+def test_names_descriptions_lanes_and_unit_counts_are_checked(changes, words):
     problems = _problems(**changes)
     assert len(problems) == 1 and problems[0].startswith(words), problems
 

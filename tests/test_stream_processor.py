@@ -179,6 +179,15 @@ def test_out_of_bounds_fill_is_configurable():
     assert seen[-1].ravel().tolist() == [9, 10, -7, -7]
 
 
+@pytest.mark.parametrize("dtype, fill", [("int8", float("nan")), ("int8", 128),
+                                         ("uint16", -1), ("int32", 0.5), ("bool", 2),
+                                         ("int16", float("inf")), ("int8", "x")])
+def test_a_fill_the_dtype_cannot_hold_is_refused(dtype, fill):
+    with pytest.raises(ArgumentError, match="oob_fill"):
+        stream((10, 1), dtype, user_kernel(lambda t: t), TINY, page_shape=(4, 1), pages=2,
+               oob_fill=fill)
+
+
 def test_reduce_ignores_the_fill():
     x = -np.abs(np.random.default_rng(2).standard_normal((10, 5))).astype(np.float32) - 1
     r = stream(x.shape, x.dtype, reduce(0, "max"), TINY, page_shape=(4, 5), pages=2,

@@ -128,6 +128,7 @@ def test_a_permute_dtype_is_canonical():
     ("missing/p.png", ["--plot", "does not exist"]),
     ("folder.png", ["--plot", "is a folder"]),
     ("p.gif", ["--plot", ".png"]),
+    ("", ["--plot", "empty"]),
 ])
 def test_the_plot_path_is_checked_before_the_sweep(tmp_path, monkeypatch, capsys, calls,
                                                    plot, names):
@@ -137,6 +138,11 @@ def test_the_plot_path_is_checked_before_the_sweep(tmp_path, monkeypatch, capsys
     line = error_line(capsys)
     assert all(n in line for n in names), line
     assert calls == [] and not (tmp_path / "rows.csv").exists()
+
+
+def test_an_empty_out_path_is_refused_before_the_sweep(capsys, calls):
+    assert main([*SWEEP, "--permute", "8,6:1,0", "--out", ""]) == 2
+    assert "--out: the path is empty" in error_line(capsys) and calls == []
 
 
 def test_an_svg_plot_is_written(tmp_path, capsys):

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from .dtypes import KNOWN_DTYPES
 from .errors import ConfigError
 from .hardware_pe import MAX_CYCLES, pe_problems
+from .limits import MAX_DIMS
 
 if TYPE_CHECKING:
     from .hardware import Hardware
@@ -282,6 +283,11 @@ def hardware_problems(hw: Hardware) -> list[str]:
         lanes = getattr(hw, engine).lanes
         need(lanes <= parts, f"{engine}.lanes", lanes,
              f"must be <= sbuf.partitions ({parts}): one lane per partition")
+    need(hw.dma.max_dims <= MAX_DIMS, "dma.max_dims", hw.dma.max_dims,
+         f"must be <= {MAX_DIMS} (a descriptor walks no more dims than a tensor has)")
+    need(hw.pe.tiles <= max(hw.pe.rows, hw.pe.cols), "pe.tiles", hw.pe.tiles,
+         f"must be <= the larger of pe.rows and pe.cols ({max(hw.pe.rows, hw.pe.cols)}): "
+         "a stationary tile holds one row or one column at least")
     need(8 <= hw.dma.ttu_width_bits <= 64, "dma.ttu_width_bits", hw.dma.ttu_width_bits,
          "must be between 8 and 64")
     need(hw.stream.page_bytes <= hw.sbuf.capacity_bytes, "stream.page_bytes",

@@ -60,11 +60,23 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except MemoryError:  # the simulator holds real data: the host must fit the tensors
         print(f"strider {args.command}: error: this machine ran out of memory for the "
-              "tensors' real data; use a smaller --shape", file=sys.stderr)
+              f"tensors' real data; {_MEMORY_ADVICE.get(args.command, 'use a smaller --shape')}",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+#: What to change when a command runs out of host memory (default: a smaller --shape).
+_MEMORY_ADVICE = {
+    "model": "give smaller --dim values, or --predict (no data)",
+    "sweep": "sweep smaller workloads, or add --predict (no data)",
+    "simulate": "simulate a smaller program, or add --timing-only (no data)",
+    "bench": "use --quick, or a smaller case",
+    "ttu": "use smaller --dims",
+    "program": "list a smaller program",
+}
 
 
 def _error(command: str, exc: StriderError) -> None:

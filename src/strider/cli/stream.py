@@ -94,7 +94,7 @@ def make_kernel(args: argparse.Namespace, ndim: int):
 _FLAGS = {"streaming_dim": "--streaming-dim", "page_shape": "--page-shape",
           "segment_rows": "--segment-rows", "pages": "--pages", "step": "--step",
           "engines": "--engines", "reduce dim": "--reduce-dim", "perm": "--perm",
-          "scale": "--scale", "bias": "--bias", "shape": "--shape"}
+          "scale": "--scale", "bias": "--bias", "shape": "--shape", "oob_fill": "--oob-fill"}
 _PARAM = re.compile(r"^(%s)(?=[ =]) ?=? ?" % "|".join(map(re.escape, _FLAGS)))
 
 

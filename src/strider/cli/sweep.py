@@ -84,9 +84,9 @@ def run(args: argparse.Namespace) -> int:
     if args.dim and not args.model:
         raise ArgumentError("--dim binds symbolic dims of --model workloads; give a --model "
                             "or drop --dim")
-    if args.plot:
+    if args.plot is not None:
         check_writable(args.plot, "--plot", PLOT_SUFFIXES)
-    if args.out:
+    if args.out is not None:
         check_path(args.out)
     base = Hardware.load(args.hw)
     vary = parse_vary(args.vary, base)
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     rows = run_sweep(base, workloads, vary, sample_points=args.sample, seed=args.seed,
                      predict=args.predict, engine=args.engine, workers=args.workers,
                      address=args.address, out=args.out, progress=progress)
-    if args.plot:
+    if args.plot is not None:
         plot_sweep(rows, args.plot, args.metric)
     if args.json:
         print_json({"rows": rows})

@@ -251,6 +251,7 @@ def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware | str,
         raise ArgumentError(f"streaming_dim {streaming_dim} is out of range for a {ndim}-d tensor")
     sd = streaming_dim % ndim
     kernel.check(shape, dt, sd, hw)
+    _check_fill(oob_fill, dt)
     n_engines = hw.stream.processing_engines if engines is None else _positive(engines, "engines")
     if n_engines > hw.stream.processing_engines:
         raise ArgumentError(f"engines={n_engines}: {hw.name} has "
@@ -360,6 +361,27 @@ def _default_layout(shape: tuple[int, ...], dt: np.dtype, kernel: Kernel,
                 best = (columns, sd, page)
     assert best is not None
     return best[1], best[2]
+
+
+def _check_fill(value: Any, dtype: np.dtype) -> None:
+    """Refuse an out-of-bounds fill that ``dtype`` cannot hold as itself (NaN, inf or
+    0.5 in an integer tensor would turn into some other number).
+
+    >>> _check_fill(float("nan"), np.dtype("int8"))
+    Traceback (most recent call last):
+    ...
+    strider.errors.ArgumentError: oob_fill = nan is not representable in int8; give an integer in [-128, 127]
+    """
+    if value is None or dtype.kind not in "iub":
+        return
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"oob_fill = {value!r} is not a number") from None
+    low, high = (0, 1) if dtype.kind == "b" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    if not (math.isfinite(number) and number == int(number) and low <= int(number) <= high):
+        raise ArgumentError(f"oob_fill = {value} is not representable in {dtype.name}; "
+                            f"give an integer in [{low}, {high}]")
 
 
 def default_fill(dtype: np.dtype) -> Any:

@@ -55,6 +55,8 @@ def checked_rows(path: str | Path) -> tuple[Path, list[dict[str, Any]]]:
     """:func:`check_path`'s path and the rows already in the file (read once)."""
     from ..files import check_writable
 
+    if str(path) == "":
+        check_writable(path, "--out")   # the one refusal of an empty path
     path = Path(path)
     if path.name.lower() in FORMATS:
         raise ArgumentError(f"--out {path}: the file name is only an extension; give a name "
