@@ -545,7 +545,7 @@ def test_with_few_tiles_the_cost_model_also_sees_half_and_twice_the_slices():
     tile ran at 1.35x the DRAM roofline; emitted in 4 as well, the cost model keeps the
     faster (1.28x). The neighbours carry their own score (runs in the explanation)."""
     from strider.planners._tiling import rank_tilings, score
-    from strider.planners.vector import Working, _neighbour_pieces
+    from strider.planners._vector_search import Working, _neighbour_pieces
     hw = HW["trn1-like"]
     plan, result = _check((46114, 32), (1, 0), "bfloat16", hw, seed=6)
     assert plan.details["tiles"] <= 2 and plan.details["pieces"] == 4

@@ -23,7 +23,7 @@ from ._tiling import Tiling, descriptor_worth
 from ._two_pass import copy_chain, scratch_ring
 
 if TYPE_CHECKING:
-    from .vector import Working
+    from ._working import Working
 
 
 def slot_pair(t: Tiling, k: int) -> tuple[int, int]:

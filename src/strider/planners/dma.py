@@ -25,7 +25,7 @@ from ..hardware import Hardware
 from ..plan import PermuteRequest, Plan
 from ..program import Program
 from ._groups import carrier_why_not
-from .vector import Working, declare_tensors, emit_direct, make_plan
+from ._working import Working, declare_tensors, emit_direct, make_plan
 
 
 class DmaStrategy:
