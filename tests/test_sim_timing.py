@@ -130,3 +130,24 @@ def test_pe_array_is_pipelined_occupancy_then_latency():
     assert r.stats.engine_busy["pe"] == 28.0
     est = estimate(p, hw)
     assert est.cycles == r.stats.cycles and est.engine_busy["pe"] == 28.0
+
+
+@pytest.mark.parametrize("queues", [1, 2, 16])
+def test_the_roofline_bound_counts_the_dma_queues_peak(queues):
+    """Every DRAM byte passes a DMA queue: where the queues together are slower than
+    DRAM, the bound is their peak, and no run beats it."""
+    from strider.cost import queue_peak_cycles, roofline_cycles
+    from strider.strategy import plan_permute
+    from strider.api import run_plan
+
+    hw = Hardware.preset("trn1-like").with_changes(dma={"queues": queues})
+    plan = plan_permute((64, 96, 40), (2, 0, 1), "float32", hw)
+    result, _ = run_plan(plan)
+    s = result.stats
+    traffic = s.dram_bytes_read + s.dram_bytes_written
+    compute = max(s.engine_busy.get(e, 0.0) for e in ("pe", "act", "vector"))
+    queue_bound = queue_peak_cycles(traffic, hw)
+    assert s.roofline_cycles == max(roofline_cycles(traffic, 0, hw), compute, queue_bound)
+    assert s.cycles >= s.roofline_cycles * (1 - 1e-9)
+    if queues < 8:   # 1-2 queues of ~20 B/cycle each against ~290 B/cycle of DRAM
+        assert s.roofline_cycles == queue_bound > roofline_cycles(traffic, 0, hw)

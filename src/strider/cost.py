@@ -352,6 +352,19 @@ def roofline_cycles(dram_bytes_read: float, dram_bytes_written: float, hw: Hardw
                      compute_cycles))
 
 
+def queue_peak_cycles(nbytes: float, hw: Hardware) -> float:
+    """Cycles for ``nbytes`` of DRAM traffic to pass the DMA queues at their peak (every
+    queue busy at ``dma.bytes_per_cycle``, full-length runs): a bound of its own where
+    the queues together are slower than DRAM.
+
+    >>> from strider import Hardware
+    >>> queue_peak_cycles(2048, Hardware.preset("tiny"))     # 2 queues x 8 B/cycle
+    128.0
+    """
+    rate = hw.dma.queues * hw.dma.bytes_per_cycle
+    return float(nbytes / rate * engine_scale("dma", hw))
+
+
 @dataclass(frozen=True)
 class Estimate:
     """A predicted schedule: total cycles, busy cycles per engine, and the schedule's own
@@ -462,4 +475,4 @@ __all__ = ["PeCost", "pe_cost", "instruction_window", "PathSlot", "take_moving_p
            "descriptor_fixed_cycles", "chunk_efficiency", "innermost_stride",
            "innermost_stride_bytes", "access_rate", "stride_rate", "lane_cycles",
            "access_cycles", "instruction_timing", "instruction_cycles",
-           "roofline_cycles", "Estimate", "estimate"]
+           "roofline_cycles", "queue_peak_cycles", "Estimate", "estimate"]

@@ -11,7 +11,7 @@ Examples
 strategy            dma
 verified            yes (bit-exact with NumPy)
 simulated           1,000 cycles = 1.000 us
-roofline bound      0.500 us (simulated / bound = 2.00x; max of DRAM traffic and compute)
+roofline bound      0.500 us (simulated / bound = 2.00x; max of DRAM traffic, the DMA queues' peak and compute)
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ def format_report(report: dict[str, Any]) -> str:
     if get("roofline_seconds") is not None:
         rows.append(("roofline bound", f"{_time(get('roofline_seconds'))} (simulated / bound = "
                                        f"{get('roofline_ratio', 0.0):.2f}x; max of DRAM "
-                                       "traffic and compute)"))
+                                       "traffic, the DMA queues' peak and compute)"))
     if get("dram_roofline_seconds"):
         rows.append(("DRAM roofline", f"{_time(get('dram_roofline_seconds'))} (simulated / "
                                       f"bound = {get('dram_roofline_ratio', 0.0):.2f}x; "

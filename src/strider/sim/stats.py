@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..cost import roofline_cycles
+from ..cost import queue_peak_cycles, roofline_cycles
 from ..hardware import Hardware
 
 _COMPUTE_ENGINES = ("pe", "act", "vector")
@@ -37,7 +37,8 @@ class RunStats:
     dram_bytes_read: int
     dram_bytes_written: int
     achieved_bandwidth_bytes_per_s: float
-    #: max(DRAM traffic at the DRAM bandwidth, the busiest compute engine), and cycles / it
+    #: max(DRAM traffic at the DRAM bandwidth, the same traffic through every DMA queue at
+    #: its peak rate, the busiest compute engine), and cycles / it
     roofline_cycles: float
     roofline_seconds: float
     roofline_ratio: float
@@ -55,7 +56,10 @@ def run_figures(hw: Hardware, cycles: float, engine_busy: dict[str, float], read
                 written: int, compute_cycles: float) -> dict[str, Any]:
     """The :class:`RunStats` fields of a run, as keyword arguments."""
     seconds = hw.seconds(cycles)
-    bound = roofline_cycles(read, written, hw, compute_cycles)
+    # every DRAM byte passes a DMA queue: on hardware whose queues together are slower
+    # than DRAM, their peak is the bound
+    bound = roofline_cycles(read, written, hw,
+                            max(compute_cycles, queue_peak_cycles(read + written, hw)))
     return dict(cycles=float(cycles), seconds=seconds, engine_busy=engine_busy,
                 dram_bytes_read=int(read), dram_bytes_written=int(written),
                 achieved_bandwidth_bytes_per_s=(read + written) / seconds if seconds else 0.0,
