@@ -37,7 +37,8 @@ def scale_sim_fold(rows: int, cols: int, n: int) -> int:
 def test_serial_mode_equals_scale_sims_per_fold_count(rows, cols, n):
     """A full fold (the array's rows x cols of weights, then n moving columns) with the
     SBUF-read and PSUM-write stages left out, as SCALE-Sim counts it."""
-    hw = TRN1.with_changes(pe={"rows": rows, "cols": cols, "background_weight_load": False,
+    hw = TRN1.with_changes(pe={"rows": rows, "cols": cols, "tiles": 1,   # a whole fold
+                               "background_weight_load": False,
                                "weight_load_rows_per_cycle": 1, "min_multiply_cycles": 1,
                                "io_cycles": 0, "clock_hz": TRN1.clock_hz})
     p = Program()

@@ -36,17 +36,14 @@ class SharedDram:
         self.speed = 1.0
         self.total_demand = 0.0
 
-    def _pace(self) -> None:
-        cap, total = self.capacity, self.total_demand
-        self.speed = cap / total if total > cap else 1.0
-
     def start(self, now: float, key: Any, demand: float, duration: float) -> None:
         """Start a transfer at wall time ``now`` (keys must be unique and orderable)."""
         self.vt += (now - self.vwall) * self.speed
         self.vwall = now
-        self.total_demand += demand
+        total = self.total_demand = self.total_demand + demand
         self._demand[key] = demand
-        self._pace()
+        cap = self.capacity   # all slow down alike while the demands exceed the DRAM's rate
+        self.speed = cap / total if total > cap else 1.0
         heapq.heappush(self.heap, (self.vt + duration, key))
 
     def next_finish(self) -> tuple[float, Any] | None:
@@ -65,8 +62,9 @@ class SharedDram:
         if not self.heap:
             self.total_demand, self.speed = 0.0, 1.0
         else:
-            self.total_demand -= demand
-            self._pace()
+            total = self.total_demand = self.total_demand - demand
+            cap = self.capacity
+            self.speed = cap / total if total > cap else 1.0
         return now, key
 
 

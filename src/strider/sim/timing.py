@@ -199,7 +199,9 @@ def schedule(program: Program, hw: Hardware,
     done = 0
     dram_running = dram.heap
     while heap or dram_running:
-        if dram_running and not (heap and heap[0][0] <= dram.next_finish()[0]):
+        # (the next DRAM finish as SharedDram.next_finish computes it, without the call)
+        if dram_running and not (heap and heap[0][0] <= dram.vwall + (
+                dram_running[0][0] - dram.vt) / dram.speed):
             now, k = dram.pop()
             if ends[k] > frees[k]:  # its bytes have moved; the DRAM latency follows, and
                 hold[k] = now - start[k]  # the queue is free as after a pipelined issue
@@ -226,14 +228,19 @@ def schedule(program: Program, hw: Hardware,
                 sem[s] = sem.get(s, 0) + 1
                 for we in sem_waiters.pop(s, ()):
                     try_start(we, now)
+        # an engine's head is always blocked between events, so only a dependent that
+        # heads its free engine can start (the calls skipped here would do nothing)
         lst = dependents[k]
         if lst is not None:
             for j in lst:
                 c = ndeps[j] - 1
                 ndeps[j] = c
                 if not c:
-                    try_start(eng[j], now)
-        try_start(e, now)
+                    ej = eng[j]
+                    if not busy[ej] and queues[ej][pos[ej]] == j:
+                        try_start(ej, now)
+        if not busy[e]:
+            try_start(e, now)
 
     if done < n:
         heads = {engines[e]: queues[e][pos[e]] for e in range(E) if pos[e] < len(queues[e])}
