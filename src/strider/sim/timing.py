@@ -212,7 +212,9 @@ def schedule(program: Program, hw: Hardware,
         if k < 0:  # a pipelined instruction frees its engine before it finishes
             e = eng[-1 - k]
             busy[e] = False
-            try_start(e, now)
+            p = pos[e]
+            if p < qlen[e] and not ndeps[queues[e][p]]:   # else its head waits on
+                try_start(e, now)                          # dependencies: nothing to do
             continue
         end[k] = now
         finished[k] = True
@@ -239,7 +241,7 @@ def schedule(program: Program, hw: Hardware,
                     ej = eng[j]
                     if not busy[ej] and queues[ej][pos[ej]] == j:
                         try_start(ej, now)
-        if not busy[e]:
+        if not busy[e] and pos[e] < qlen[e] and not ndeps[queues[e][pos[e]]]:
             try_start(e, now)
 
     if done < n:
