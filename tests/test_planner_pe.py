@@ -1039,3 +1039,21 @@ def test_shared_turns_on_random_hardware_are_bit_exact_with_every_candidate(
     hw = random_hardware(lambda options: data.draw(st.sampled_from(options)))
     request = PermuteRequest((rows, batch, turn, cols), (1, 3, 2, 0), dtype)
     _every_candidate_is_bit_exact(request, hw, seed)
+
+
+def test_a_ragged_last_block_by_turns_stays_in_its_output_tile():
+    """23 matrices of 2 x 33 int8 in blocks of 6 by 22 turns on a 9-column array: the
+    last block's 5 matrices would take 33 turns of 2 rows, past the 48-element output
+    tile (it overwrote the next slot before that slot's store had read it: a race the
+    simulator caught); it goes matrix by matrix instead, bit-exact."""
+    from strider.hardware_random import random_hardware
+    from strider.planners._pe_candidates import candidates
+    from strider.planners._pe_tiling import block_turn_count
+    draws = iter([16, 9, 4, 2, 8, 4, 1, 2, 16, False])   # hypothesis found this hardware
+    hw = random_hardware(lambda options: next(draws))
+    request = PermuteRequest((23, 2, 33), (0, 2, 1), "int8")
+    turned = [(v, t) for v, t in candidates(request, hw, {})[4] if t.batch_turns]
+    assert turned and turned[0][1].block_batches == 6
+    view, tiling = turned[0]
+    assert block_turn_count(view, tiling, 6) == 22 and block_turn_count(view, tiling, 5) is None
+    _every_candidate_is_bit_exact(request, hw, seed=7)

@@ -18,10 +18,9 @@ from ._columns import Columns, aligned_ranges, by_turns
 from ._copy_engines import CopyBalancer
 from ._descriptors import QueueBalancer, element_values, fitted_pairs
 from ._pe_batch_runs import batch_runs
-from ._pe_batch_turns import batch_turn_count
 from ._pe_layout import TurnedColumns, turned_columns
 from ._pe_tiling import (DESCRIPTOR_AMORTISATION, Tiling, TransposeView, block_chunks,
-                         interleave, turned_chunks)
+                         block_turn_count, interleave, turned_chunks)
 
 
 class Emitter:
@@ -382,7 +381,7 @@ class Emitter:
         takes the block's columns ``c, c + K, ...`` in a row over the matrices, partition
         ``i`` then holding target rows ``iK .. iK + K - 1`` of the block; ``(1, None)``
         where they go matrix by matrix (a ragged last block without turns)."""
-        k = batch_turn_count(matrices, self.v.n, self.t.chunk_cols)
+        k = block_turn_count(self.v, self.t, matrices)
         if k is None:
             return 1, None
         width = matrices * self.v.n // k

@@ -452,7 +452,7 @@ def block_chunks(view: TransposeView, t: Tiling, matrices: int, cols: int
     (``batch_turns``), the :func:`._pe_batch_turns.batch_turn_count` chunks of all their
     columns -- or, where a ragged last block's have none, one matrix after another."""
     if t.batch_turns:
-        k = batch_turn_count(matrices, view.n, t.chunk_cols)
+        k = block_turn_count(view, t, matrices)
         if k is not None:
             width = matrices * view.n // k
             return [(0, 1, c * width, width) for c in range(k)]
@@ -462,6 +462,17 @@ def block_chunks(view: TransposeView, t: Tiling, matrices: int, cols: int
         return [(b, min(per, matrices - b), c * width, width) for b in range(0, matrices, per)
                 for c in range(t.column_turns)]
     return chunk_list(cols, matrices, t.chunk_cols)
+
+
+def block_turn_count(view: TransposeView, t: Tiling, matrices: int) -> int | None:
+    """How many chunks take the columns of a block of ``matrices`` whole matrices by
+    turns together (:func:`._pe_batch_turns.batch_turn_count`), or None: they go one
+    matrix after another. A ragged last block may need more turns than the full ones,
+    and each turn is a target row more in every output partition: where those rows
+    would overflow the output tile cut for the full blocks, it goes matrix by matrix
+    (int8 23 x 2 x 33 on a 9-column array: 33 turns of 2 rows, a tile of 48)."""
+    k = batch_turn_count(matrices, view.n, t.chunk_cols)
+    return k if k is not None and k * t.group_rows <= t.out_tile_elems else None
 
 
 def sub_blocks(view: TransposeView, t: Tiling) -> int:
@@ -475,7 +486,7 @@ def sub_blocks(view: TransposeView, t: Tiling) -> int:
     return row_groups * chunks * t.parts * t.row_turns
 
 
-__all__ = ["TARGET_BLOCKS", "sub_blocks", "ragged", "MAX_GROUP_BYTES", "row_turn_choices",
+__all__ = ["TARGET_BLOCKS", "sub_blocks", "block_turn_count", "ragged", "MAX_GROUP_BYTES", "row_turn_choices",
            "DESCRIPTOR_AMORTISATION", "TransposeView", "transpose_view", "Tiling",
            "chunk_list", "chunk_count", "choose_tiling", "interleave", "pack_tiles", "element_passes",
            "turned_chunks", "block_chunks"]

@@ -75,8 +75,8 @@ from ._pe_candidates import candidates
 from ._pe_emit import Emitter
 from ._pe_explain import explain
 from ._pe_modes import choose_mode
-from ._pe_tiling import (Tiling, TransposeView, choose_tiling, pack_tiles, sub_blocks,
-                         transpose_view)
+from ._pe_tiling import (Tiling, TransposeView, block_chunks, choose_tiling, pack_tiles,
+                         sub_blocks, transpose_view)
 from ._postcondition import check_program
 
 
@@ -100,8 +100,12 @@ class PeStrategy:
         if isinstance(found, str):
             return None
         v, t = min(found[4], key=lambda vt: pass_floor(*vt, hw))
-        return pass_floor(v, t, hw), (f"{sub_blocks(v, t) // t.row_turns:,} PE passes and "
-                                      f"{v.batch:,} batch matrices to load, at the least")
+        floor = pass_floor(v, t, hw)
+        if copy_floor(v, t, hw) >= floor:
+            return floor, (f"its copies out of PSUM, on at most {widest_chunk(v, t)} lanes "
+                           "of each copy engine")
+        return floor, (f"{sub_blocks(v, t) // t.row_turns:,} PE passes and "
+                       f"{v.batch:,} batch matrices to load, at the least")
 
     def _fastest(self, request: PermuteRequest, tilings: list, hw: Hardware,
                  best: tuple | None) -> tuple:
@@ -180,8 +184,9 @@ def pass_floor(view: TransposeView, t: Tiling, hw: Hardware) -> float:
     (:func:`~strider.cost.descriptor_issue_cycles`) and its bytes; and the stores move
     every byte again, in runs no longer than a partition's share of one output tile (a
     store reads one partition's rows of one slot), at the rate such runs get
-    (:func:`~strider.cost.chunk_efficiency`). Emitting a tiling of a million
-    instructions takes a minute; this takes microseconds.
+    (:func:`~strider.cost.chunk_efficiency`); and the copies out of PSUM
+    (:func:`copy_floor`). Emitting a tiling of a million instructions takes a minute;
+    this takes microseconds.
 
     >>> from strider import Hardware
     >>> hw = Hardware.preset("trn1-like")
@@ -205,7 +210,40 @@ def pass_floor(view: TransposeView, t: Tiling, hw: Hardware) -> float:
     store_run = max(1, t.out_tile_elems * t.elem_bytes)
     moved = nbytes * (1 + 1 / chunk_efficiency(store_run, hw)) / hw.dma.bytes_per_cycle
     queue = (loads * descriptor_issue_cycles(hw) + moved) / hw.dma.queues * engine_scale("dma", hw)
-    return max(pe, queue)
+    return max(pe, queue, copy_floor(view, t, hw))
+
+
+def copy_floor(view: TransposeView, t: Tiling, hw: Hardware) -> float:
+    """A lower bound on the copies out of PSUM: every part of every element leaves PSUM
+    once, through the activation or the vector engine, at most one element per lane per
+    cycle (each engine at its own clock) on no more lanes than a chunk has PSUM partitions
+    (its matrices x columns) --
+    a chunk of a narrow matrix keeps most lanes idle (float32 2000000 x 5 x 7 perm
+    2,0,1 on trn1-like: 7 of 128 lanes, 12.4 M cycles of copies against the vector
+    path's 1.9 M).
+
+    >>> from strider import Hardware
+    >>> hw = Hardware.preset("trn1-like")
+    >>> view = transpose_view(PermuteRequest((256, 512), (1, 0), "int8"))
+    >>> round(copy_floor(view, choose_tiling(view, "int8", "mac", hw), hw))  # 131072 parts
+    569
+    """
+    widest = widest_chunk(view, t)
+    rate = sum(min(widest, spec.lanes) / engine_scale(name, hw)
+               for name, spec in (("act", hw.activation), ("vector", hw.vector)))
+    parts = view.batch * view.source_count(t.row_turns) * view.n * t.parts
+    return parts / rate if rate else 0.0
+
+
+def widest_chunk(view: TransposeView, t: Tiling) -> int:
+    """The most PSUM partitions a column chunk of ``t`` fills (its matrices x columns),
+    over every block's chunks (full and ragged blocks)."""
+    matrices = {min(t.block_batches, view.batch)} | ({view.batch % t.block_batches}
+                                                     if view.batch > t.block_batches else set())
+    columns = {min(t.block_cols, view.n)} | ({view.n % t.block_cols}
+                                             if view.n > t.block_cols else set())
+    return max((count * width for nb in matrices - {0} for cols in columns - {0}
+                for _, count, _, width in block_chunks(view, t, nb, cols)), default=0)
 
 
 STRATEGY = PeStrategy()
