@@ -243,10 +243,10 @@ def engine_scale(engine: str, hw: Hardware) -> float:
     >>> engine_scale("pe", Hardware.preset("tiny").with_changes(pe={"clock_hz": 2e9}))
     0.5
     """
-    return hw.derived(("scale", engine), lambda hw: _scale(engine, hw))
+    return hw.derived(("scale", engine), _scale, engine)
 
 
-def _scale(engine: str, hw: Hardware) -> float:
+def _scale(hw: Hardware, engine: str) -> float:
     clock = hw.engine_clock_hz(engine)
     return hw.clock_hz / clock if clock != hw.clock_hz else 1.0
 

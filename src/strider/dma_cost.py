@@ -34,9 +34,9 @@ def transfer_cycles(nbytes: int, chunk: int, hw: Hardware, dram: bool = False) -
     >>> round(transfer_cycles(32768, 8192, hw, dram=True))
     1982
     """
-    spec = hw.dma
-    return (descriptor_fixed_cycles(hw, dram)
-            + nbytes / (spec.bytes_per_cycle * chunk_efficiency(chunk, hw)))
+    fixed_dram, fixed_chip, _, rate = hw.derived("dma figures", _dma_figures)
+    return ((fixed_dram if dram else fixed_chip)
+            + nbytes / (rate * chunk_efficiency(chunk, hw)))
 
 
 def transfer_timing(nbytes: int, chunk: int, hw: Hardware, dram: bool = False
@@ -52,7 +52,15 @@ def transfer_timing(nbytes: int, chunk: int, hw: Hardware, dram: bool = False
     [1682, 1982]
     """
     latency = transfer_cycles(nbytes, chunk, hw, dram)
-    return latency - hidden_latency_cycles(hw, dram), latency
+    hidden = hw.derived("dma figures", _dma_figures)[2] if dram else 0.0
+    return latency - hidden, latency
+
+
+def _dma_figures(hw: Hardware) -> tuple[float, float, float, float]:
+    """``(fixed cycles with a DRAM side, without, the hidden DRAM latency, bytes per
+    cycle)`` of ``hw``'s queues: what every transfer's timing starts from."""
+    return (descriptor_fixed_cycles(hw, True), descriptor_fixed_cycles(hw, False),
+            hidden_latency_cycles(hw, True), hw.dma.bytes_per_cycle)
 
 
 def hidden_latency_cycles(hw: Hardware, dram: bool = True) -> float:
@@ -73,8 +81,11 @@ def descriptor_issue_cycles(hw: Hardware, dram: bool = True) -> float:
 
 
 def _dram_latency_cycles(hw: Hardware) -> float:
-    return hw.derived("dram latency cycles",
-                      lambda hw: hw.dram.latency_ns * 1e-9 * hw.engine_clock_hz("dma"))
+    return hw.derived("dram latency cycles", _latency_cycles)
+
+
+def _latency_cycles(hw: Hardware) -> float:
+    return hw.dram.latency_ns * 1e-9 * hw.engine_clock_hz("dma")
 
 
 def descriptor_fixed_cycles(hw: Hardware, dram: bool = True) -> float:

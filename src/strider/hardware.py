@@ -229,11 +229,11 @@ class Hardware:
         >>> Hardware.preset("tiny").engine_clock_hz("dma1")
         1000000000.0
         """
-        return self.derived(("clock", engine), lambda hw: _engine_clock(hw, engine))
+        return self.derived(("clock", engine), _engine_clock, engine)
 
-    def derived(self, key: object, make: Callable[[Hardware], Any]) -> Any:
-        """``make(self)``, made once per ``key`` and kept: the cost model asks for the same
-        derived figures millions of times per planning.
+    def derived(self, key: object, make: Callable[..., Any], *args: Any) -> Any:
+        """``make(self, *args)``, made once per ``key`` and kept: the cost model asks for
+        the same derived figures millions of times per planning.
 
         >>> hw = Hardware.preset("tiny")
         >>> hw.derived("ns per cycle", lambda h: 1e9 / h.clock_hz)
@@ -245,7 +245,7 @@ class Hardware:
             object.__setattr__(self, "_derived", cache)
         value = cache.get(key, cache)
         if value is cache:
-            value = cache[key] = make(self)
+            value = cache[key] = make(self, *args)
         return value
 
     def engine_clocks_hz(self) -> dict[str, float]:
