@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from hypothesis import strategies as st
 
 from strider import AccessPattern
+
+#: Examples every property test runs at least under ``STRIDER_HYPOTHESIS=fuzz``.
+FUZZ_EXAMPLES = 2000
+
+
+def examples(n: int) -> int:
+    """A test's own example count, raised to :data:`FUZZ_EXAMPLES` under
+    ``STRIDER_HYPOTHESIS=fuzz`` (a ``@settings`` count overrides the loaded profile)."""
+    return max(n, FUZZ_EXAMPLES) if os.environ.get("STRIDER_HYPOTHESIS") == "fuzz" else n
+
 
 #: dtypes of 1, 2, 4 and 8 bytes that every data path must handle.
 DTYPES = ["int8", "uint8", "int16", "float16", "bfloat16", "int32", "float32", "int64", "float64"]

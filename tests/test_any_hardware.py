@@ -27,7 +27,7 @@ from strider.program import DmaCopy
 from strider.descriptor_fit import ttu_problem
 from strider.hardware_random import random_hardware, random_permutation
 
-from strategies import random_array
+from strategies import examples, random_array
 
 FIELD = re.compile(r"\b(sbuf|psum|pe|dma|vector|activation|dram|stream)\.[a-z_]+")
 
@@ -60,14 +60,14 @@ def plan_simulate_verify(hw: Hardware, shape, perm, dtype, seed: int = 0) -> str
     return "verified"
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=list(HealthCheck))
 @given(valid_hardware(), permutations(max_side=24, max_size=20_000))
 def test_random_hardware_plans_verify(hw, case):
     plan_simulate_verify(hw, *case)
 
 
 @pytest.mark.slow
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=list(HealthCheck))
 @given(valid_hardware(), permutations(max_side=70, max_size=400_000))
 def test_random_hardware_plans_verify_long(hw, case):
     plan_simulate_verify(hw, *case)
@@ -95,7 +95,7 @@ _INVALID = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.sampled_from(["dram", "sbuf", "psum", "pe", "vector", "activation", "dma", "stream"]),
        st.data())
 def test_invalid_hardware_is_a_config_error(section, data):

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from strider.cli import main
+from strategies import examples
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -64,7 +65,7 @@ def check_argv(argv, capsys) -> None:
 
 
 @given(argument_lists())
-@settings(max_examples=50, deadline=None,
+@settings(max_examples=examples(50), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_hostile_arguments_exit_cleanly(capsys, argv):
     check_argv(argv, capsys)
@@ -72,7 +73,7 @@ def test_hostile_arguments_exit_cleanly(capsys, argv):
 
 @pytest.mark.slow
 @given(argument_lists())
-@settings(max_examples=2000, deadline=None,
+@settings(max_examples=examples(2000), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_hostile_arguments_exit_cleanly_long(capsys, argv):
     check_argv(argv, capsys)

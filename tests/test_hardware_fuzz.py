@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from strider import Hardware
 from strider.errors import ConfigError
 from strider.hardware_format import RANGES
+from strategies import examples
 
 BASE = Hardware.preset("trn1-like").to_dict()
 FIELDS = [(s, f) for s, v in BASE.items() if isinstance(v, dict) for f in v] + \
@@ -80,20 +81,20 @@ def _assert_plausible(hw):
     assert hw.dma.max_dims <= 16 and hw.pe.tiles <= max(hw.pe.rows, hw.pe.cols)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(mutated())
 def test_hostile_hardware_is_a_config_error_never_a_traceback(case):
     _check(*case)
 
 
 @pytest.mark.slow
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(mutated())
 def test_hostile_hardware_long_run(case):
     _check(*case)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.sampled_from([(s, f) for s, f in FIELDS if s is not None]), HOSTILE)
 def test_an_override_keeps_a_citation_only_where_the_figure_is_unchanged(where, value):
     section, field = where

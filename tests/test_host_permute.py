@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from host_checks import PATHS, check, check_at_offset, impl, oracle, random_bits
-from strategies import DTYPES, random_array, shapes
+from strategies import DTYPES, examples, random_array, shapes
 from strider.errors import ArgumentError
 from strider.host import _loader, permute
 from strider.host import blocking
@@ -29,7 +29,7 @@ def strided(rng, a, shape):
 
 
 @pytest.mark.parametrize("backend,simd", PATHS)
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(data=st.data(), dtype=st.sampled_from(ALL_DTYPES))
 def test_random_shapes_strides_dtypes(backend, simd, data, dtype):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
@@ -253,7 +253,7 @@ def test_coalesce_merges_contiguous_neighbours_and_drops_ones():
     assert coalesce((3, 4), (0, 0)) == ([12], [0])
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(data=st.data())
 def test_plan_addresses_match_numpy(data):
     """Every (output index -> input byte offset) of the plan equals NumPy's view."""

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from host_checks import PATHS, check, check_at_offset, impl, random_bits
-from strategies import shapes
+from strategies import examples, shapes
 
 #: every element size 1-16, odd ones included, ml_dtypes' 1- and 2-byte floats, bool,
 #: complex and structured dtypes
@@ -25,7 +25,7 @@ DTYPES = ["int8", "bool", "float16", ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn
 
 
 @pytest.mark.parametrize("backend,simd", PATHS)
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 @given(data=st.data(), dtype=st.sampled_from(DTYPES))
 def test_random_dtypes_shapes_strides(backend, simd, data, dtype):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))

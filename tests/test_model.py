@@ -19,6 +19,7 @@ from strider.model import (  # noqa: E402
 )
 from strider.model import zoo  # noqa: E402
 from strider.model.evaluate import check_equivalent  # noqa: E402
+from strategies import examples  # noqa: E402
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 
@@ -112,7 +113,7 @@ def chains(draw):
     return g
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(chains())
 def test_simplification_never_changes_results_nor_adds_layout_ops(graph):
     simple, _ = simplify(graph)

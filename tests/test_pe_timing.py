@@ -16,6 +16,7 @@ from strider.planners.pe import STRATEGY
 from strider.program import Program
 from strider.sim.timing import schedule
 from strider.systolic import Timing, systolic_matmul, systolic_sequence
+from strategies import examples
 
 TRN1 = Hardware.preset("trn1-like")
 AP = AccessPattern
@@ -32,7 +33,7 @@ def scale_sim_fold(rows: int, cols: int, n: int) -> int:
     return 2 * rows + cols + n - 2
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(rows=st.integers(1, 128), cols=st.integers(1, 128), n=st.integers(1, 512))
 def test_serial_mode_equals_scale_sims_per_fold_count(rows, cols, n):
     """A full fold (the array's rows x cols of weights, then n moving columns) with the
@@ -83,7 +84,7 @@ def pe_sequences(draw, hw):
     return steps
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(data=st.data())
 def test_block_model_equals_the_element_level_reference_on_random_sequences(data):
     """Serial and background mode, every rate: the estimate and the simulator time a

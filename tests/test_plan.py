@@ -11,7 +11,7 @@ from strider.hardware import Hardware
 from strider.plan import Plan, PermuteRequest
 from strider.program import Program
 
-from strategies import DTYPES, random_array, shapes
+from strategies import DTYPES, examples, random_array, shapes
 
 
 @given(shapes(max_dims=8, max_side=5), st.data(), st.sampled_from(DTYPES))
@@ -103,7 +103,7 @@ def test_misspelt_strategy_options_are_refused():
     assert plan.strategy in ("pe", "vector", "dma")
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.data(), st.lists(st.integers(1, 20), min_size=1, max_size=4).filter(
     lambda s: int(np.prod(s)) <= 5000), st.sampled_from(DTYPES))
 def test_auto_skipping_hopeless_strategies_picks_the_same_plan(data, shape, dtype):
@@ -136,7 +136,7 @@ def test_inputs_that_are_neither_an_array_nor_a_mapping_are_refused_by_type(inpu
     assert text.endswith(f"got {kind}") and "1.0" not in text and "\n" not in text
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.lists(st.floats(allow_nan=False), min_size=20, max_size=200))
 def test_simulate_never_echoes_the_data_of_a_list(values):
     import strider

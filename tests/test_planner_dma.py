@@ -14,12 +14,12 @@ from strider.planners._descriptors import fits_ttu
 from strider.planners.dma import STRATEGY
 from strider.strategy import candidates, plan_permute
 
-from strategies import DTYPES, random_array
+from strategies import DTYPES, examples, random_array
 
 HW = {name: Hardware.preset(name) for name in ("tiny", "trn1-like")}
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.lists(st.integers(1, 10), min_size=1, max_size=8).filter(
     lambda s: int(np.prod(s)) <= 2000), st.data(), st.sampled_from(DTYPES),
     st.sampled_from(["tiny", "trn1-like"]))
@@ -54,7 +54,7 @@ def test_descriptors_are_spread_over_queues():
     assert len(queues) == HW["trn1-like"].dma.queues
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.integers(1, 700), min_size=1, max_size=5).filter(
     lambda s: 1 << 16 <= int(np.prod(s)) <= 1 << 22), st.data())
 def test_descriptors_share_the_bytes_out_evenly_over_the_queues(shape, data):
@@ -88,7 +88,7 @@ def test_empty_tensors_plan_nothing():
     assert out.shape == (2, 0, 3)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.data(), st.lists(st.integers(1, 90), min_size=1, max_size=5).filter(
     lambda s: int(np.prod(s)) <= 40_000), st.sampled_from(DTYPES), st.integers(0, 2**32 - 1))
 def test_even_shares_are_bit_exact_on_random_hardware(data, shape, dtype, seed):

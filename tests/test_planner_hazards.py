@@ -13,13 +13,14 @@ from strider.errors import PlanError
 from strider.plan import PermuteRequest
 from strider.planners._hazards import Hazards
 from strider.hardware import Hardware
+from strategies import examples
 
 ACCESS = st.tuples(st.sampled_from(["read", "write", "slice", "slice of the one before",
                                     "new group"]),
                    st.integers(0, 40), st.integers(1, 24))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(ACCESS, min_size=1, max_size=60))
 def test_every_conflict_is_ordered(accesses):
     """Reads, writes and the slices of disjoint groups (writes that never conflict with
@@ -65,7 +66,7 @@ def test_a_two_slot_plan_keeps_its_dependency_lists_short():
     assert max(deps) <= 64 and sum(deps) <= 16 * len(deps)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.data(), st.lists(st.integers(1, 30), min_size=2, max_size=5).filter(
     lambda s: math.prod(s) <= 20_000),
        st.sampled_from(["int8", "float16", "bfloat16", "float32"]))

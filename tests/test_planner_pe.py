@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
-from strategies import random_array
+from strategies import examples, random_array
 from strider import Hardware
 from strider.api import same_bits, simulate
 from strider.errors import ArgumentError, PlanError
@@ -262,7 +262,7 @@ def test_row_groups_stack_along_partitions_when_the_array_is_shorter_than_the_bu
 
 
 # ---------------------------------------------------------------- bit-exactness
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(batch=st.lists(st.integers(1, 3), max_size=2), m=st.integers(1, 21),
        n=st.integers(1, 21), dtype=st.sampled_from(PROPERTY_DTYPES + ["uint8", "int64",
                                                                       "float64"]),
@@ -275,7 +275,7 @@ def test_passthrough_on_tiny_is_bit_exact(batch, m, n, dtype, seed):
     assert same_bits(result.outputs["y"], request.reference(x))
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(batch=st.lists(st.integers(1, 3), max_size=2), m=st.integers(1, 21),
        n=st.integers(1, 21), dtype=st.sampled_from(["float32", "float16", "bfloat16", "int8",
                                                     "int16", "uint16"]),
@@ -302,7 +302,7 @@ def test_bigger_arrays_are_bit_exact(hw, shape, dtype):
     assert same_bits(result.outputs["y"], request.reference(x))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(batch=st.lists(st.integers(1, 3), max_size=1), m=st.integers(2, 40),
        cols=st.lists(st.integers(2, 9), min_size=2, max_size=3), data=st.data(),
        hw=st.sampled_from([TINY, TRN1, PATENT]),
@@ -539,7 +539,7 @@ def test_a_ragged_block_does_not_hide_an_older_reader_of_the_same_tile(shape, bu
     assert same_bits(result.outputs["y"], request.reference(x))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(data=st.data(), batch=st.integers(1, 3), m=st.integers(1, 300), n=st.integers(1, 40),
        dtype=st.sampled_from(["int8", "bfloat16", "float16", "float32", "int32", "uint16"]),
        seed=st.integers(0, 2**32 - 1))
@@ -602,7 +602,7 @@ def _moved_innermost(draw, max_dims=5, max_side=7):
     return shape, perm
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(case=_moved_innermost(), item=st.sampled_from([1, 2, 4]))
 def test_every_permutation_that_moves_the_innermost_dim_is_a_batch_of_transposes(case, item):
     """The view's rows, columns and batches (wherever they sit) name every element once,
@@ -661,7 +661,7 @@ def test_chunks_by_turns_store_runs_of_several_row_blocks():
     assert min(i.dst.run_bytes for i in stores) == turns * 128 * 4
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(data=st.data(), case=_moved_innermost(max_dims=4, max_side=12),
        dtype=st.sampled_from(["int8", "bfloat16", "float32", "int16"]),
        seed=st.integers(0, 2**32 - 1))
@@ -697,7 +697,7 @@ def _every_candidate_is_bit_exact(request: PermuteRequest, hw: Hardware, seed: i
         assert same_bits(result.outputs["y"], request.reference(x)), tiling
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(batch=st.integers(1, 3), m=st.integers(2, 300), n=st.integers(1, 40),
        turns=st.integers(2, 40), dtype=st.sampled_from(["int8", "bfloat16", "uint16"]),
        hw=st.sampled_from([TRN1, PATENT]), seed=st.integers(0, 2**32 - 1))
@@ -765,7 +765,7 @@ def test_few_blocks_also_try_narrower_blocks_of_the_same_rows():
     assert same_bits(result.outputs["y"], request.reference(x))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(data=st.data(), shape=st.lists(st.integers(1, 24), min_size=2, max_size=4).filter(
     lambda s: math.prod(s) <= 6000), dtype=st.sampled_from(PROPERTY_DTYPES))
 def test_the_pass_floor_never_exceeds_the_prediction(data, shape, dtype):
@@ -879,7 +879,7 @@ def test_matrices_by_turns_store_runs_of_many_short_rows():
     assert {i.src.run_bytes for i in stores} == {129 * 14 * 2}   # a partition's run
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(data=st.data(), batch=st.integers(2, 30), m=st.integers(1, 24), n=st.integers(2, 60),
        dtype=st.sampled_from(["int8", "bfloat16", "float32"]), seed=st.integers(0, 2**32 - 1))
 def test_batched_short_rows_on_random_hardware_are_bit_exact_with_every_candidate(
@@ -891,7 +891,7 @@ def test_batched_short_rows_on_random_hardware_are_bit_exact_with_every_candidat
     _every_candidate_is_bit_exact(PermuteRequest((batch, m, n), (0, 2, 1), dtype), hw, seed)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.integers(1, 9), min_size=1, max_size=4), st.data())
 def test_aligned_ranges_cover_the_range_in_order_and_cut_no_finer_than_even(shape, data):
     from strider.planners._columns import aligned_ranges, boxes
@@ -951,7 +951,7 @@ def test_batches_whose_rows_follow_each_other_load_as_one_run():
     assert result.stats.dram_roofline_ratio < 1.3
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(data=st.data(), rows=st.integers(1, 40), inner=st.integers(1, 9), outer=st.integers(1, 3),
        cols=st.integers(2, 30), dtype=st.sampled_from(["int8", "bfloat16", "float32"]),
        seed=st.integers(0, 2**32 - 1))
@@ -966,7 +966,7 @@ def test_batches_that_load_together_on_random_hardware_are_bit_exact_with_every_
     _every_candidate_is_bit_exact(request, hw, seed)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(perm=st.sampled_from([(2, 4, 1, 0, 3), (0, 2, 3, 1), (2, 0, 3, 1), (0, 4, 2, 1, 3),
                              (2, 1, 0, 4, 3), (1, 0, 4, 2, 3), (3, 1, 0, 4, 2)]),   # (several
        data=st.data())                                                        # batch dims)
@@ -1026,7 +1026,7 @@ def test_small_tensors_also_try_five_buffers():
     assert large.details["tiling"]["buffers"] <= 3
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(data=st.data(), rows=st.integers(1, 12), batch=st.integers(2, 9),
        turn=st.sampled_from([4, 6, 8, 12, 16]), cols=st.integers(1, 5),
        dtype=st.sampled_from(["int8", "bfloat16", "float32"]), seed=st.integers(0, 2**32 - 1))

@@ -20,6 +20,7 @@ from strider.planners._two_pass import copy_chain, scratch_ring, two_passes
 from strider.operands import Ref
 
 from test_planner_vector import _emits_exactly, _random_request
+from strategies import examples
 
 TRN1 = Hardware.preset("trn1-like")
 
@@ -30,7 +31,7 @@ def _run(memory: np.ndarray, src: AccessPattern, dst: AccessPattern, dtype) -> N
     view[dst.addresses()] = view[src.addresses()]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.integers(1, 6).flatmap(lambda n: st.sampled_from([n, 4 * n])),
                 min_size=2, max_size=4), st.data(), st.sampled_from([2, 4, 8]),
        st.integers(0, 2**32 - 1))
@@ -88,7 +89,7 @@ def test_two_pass_plans_are_bit_exact_and_cheaper_where_copies_bound():
     assert result.stats.dram_roofline_ratio < 1.4
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.data(), st.lists(st.sampled_from([1, 2, 3, 4, 6, 8, 12, 20, 28, 33, 64]),
                            min_size=2, max_size=4).filter(lambda s: math.prod(s) <= 60_000),
        st.sampled_from(["int8", "uint8"]), st.integers(0, 2**32 - 1))

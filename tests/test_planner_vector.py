@@ -22,7 +22,7 @@ from strider.inbuffer import in_buffer_steps
 from strider.planners.vector import STRATEGY
 from strider.program import ActCopy, DmaCopy, VectorCopy
 
-from strategies import DTYPES, random_array
+from strategies import DTYPES, examples, random_array
 
 HW = {name: Hardware.preset(name) for name in ("tiny", "patent", "trn1-like")}
 
@@ -229,7 +229,7 @@ def test_examples_are_bit_exact(hw_name, shape, perm):
     _check(shape, perm, "float32", HW[hw_name])
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.integers(1, 12), min_size=1, max_size=8).filter(
     lambda s: int(np.prod(s)) <= 3000), st.data(), st.sampled_from(DTYPES),
     st.sampled_from(["tiny", "trn1-like"]))
@@ -238,7 +238,7 @@ def test_random_permutations_are_bit_exact(shape, data, dtype, hw_name):
     _check(tuple(shape), perm, dtype, HW[hw_name], seed=len(shape))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.integers(1, 64), min_size=2, max_size=3).filter(
     lambda s: int(np.prod(s)) <= 4096), st.data(), st.sampled_from(DTYPES),
     st.sampled_from(["tiny", "patent"]))
@@ -260,7 +260,7 @@ def test_tile_extents_never_reach_zero():
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.integers(1, 100), min_size=1, max_size=8).filter(
     lambda s: int(np.prod(s)) <= 20000), st.data(), st.sampled_from(DTYPES))
 def test_random_permutations_fuzz(shape, data, dtype):
@@ -345,7 +345,7 @@ def _emits_exactly(hw, request, w, x, tiling) -> None:
     assert same_bits(result.outputs["y"], request.reference(x)), (tiling, hw.name)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.data(), st.lists(st.sampled_from([1, 2, 3, 5, 7, 13, 37, 101, 257, 1031]),
                            min_size=1, max_size=4).filter(lambda s: int(np.prod(s)) <= 60_000),
        st.sampled_from(DTYPES), st.integers(0, 2**32 - 1))
@@ -370,7 +370,7 @@ def test_ragged_splits_move_every_element_once(data, shape, dtype, seed):
                 _emits_exactly(hw, request, w, x, padded_variant(t))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.integers(2, 20), st.integers(2, 40), st.data())
 def test_ragged_tiles_and_their_parts_cover_the_data_once(outer, inner, data):
     """A ragged split's tiles, and the parts of each that hold data, cover the true
@@ -453,7 +453,7 @@ def test_int8_copies_walk_the_kept_dim_and_keep_full_rate():
     assert result.stats.dram_roofline_ratio < 1.3
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.data(), st.lists(st.integers(1, 40), min_size=2, max_size=5).filter(
            lambda s: int(np.prod(s)) <= 40_000),
        st.sampled_from(DTYPES), st.integers(0, 2**32 - 1))

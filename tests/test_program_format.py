@@ -19,6 +19,7 @@ from strider.cli import main
 from strider.errors import ProgramError
 from strider.program import Program
 from strider.program_format import program_schema
+from strategies import examples
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -186,7 +187,7 @@ def check_mutation(data: dict) -> None:
 
 
 @given(st.data())
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 def test_loader_and_schema_agree_on_mutated_files(data):
     source = data.draw(st.sampled_from(sorted(EXAMPLES.glob("*.json"))))
     doc = json.loads(source.read_text())
@@ -197,6 +198,6 @@ def test_loader_and_schema_agree_on_mutated_files(data):
 
 @pytest.mark.slow
 @given(st.data())
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 def test_loader_and_schema_agree_on_mutated_files_long(data):
     test_loader_and_schema_agree_on_mutated_files.hypothesis.inner_test(data)

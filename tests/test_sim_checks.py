@@ -9,6 +9,7 @@ from strider import Hardware
 from strider.errors import CapacityError, DeadlockError, ProgramError, SimulationError
 from strider.program import Program, Ref
 from strider.sim import Machine
+from strategies import examples
 
 TINY = Hardware.preset("tiny")          # 8 x 256 B SBUF, 8 x 128 B PSUM in 2 banks
 TRN1 = Hardware.preset("trn1-like")     # 16 DMA queues
@@ -282,7 +283,7 @@ def _racy_program(draw):
     return p, racy
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(_racy_program())
 def test_races_are_reported_exactly_when_two_unordered_accesses_conflict(case):
     p, racy = case

@@ -8,6 +8,7 @@ from strider.sim.memory import Memory, footprint
 
 GRANULE = 64
 from strider.sim.views import byte_view
+from strategies import examples
 
 
 @st.composite
@@ -36,7 +37,7 @@ def write(draw, parts=3, nbytes=1000):
     return p0, draw(st.integers(0, parts - p0)), pat, item
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(write(), max_size=6), write(), st.sampled_from([1000, 1024]))
 def test_tracking_equals_a_byte_model(writes, probe, nbytes):
     mem = Memory("m", 3, nbytes)

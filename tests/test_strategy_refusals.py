@@ -10,6 +10,7 @@ import strider
 from strider import Hardware
 from strider.errors import PlanError
 from strider.strategy import without_dead_advice
+from strategies import examples
 
 FLOAT32_ONLY = Hardware.preset("trn1-like").with_changes(dtypes=["float32"])
 
@@ -44,7 +45,7 @@ def test_the_advice_stays_where_a_named_strategy_can_plan():
 NAMES = st.sampled_from(["dma", "vector", "pe", "x-y"])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(alphabet="abc ;:", max_size=20), st.lists(NAMES, min_size=1, max_size=3),
        st.sets(NAMES))
 def test_without_dead_advice_drops_exactly_the_advice_to_refused_strategies(head, named,

@@ -20,7 +20,7 @@ from strider.stream import reduce, scale_bias, stream
 from strider.stream.descriptors import box_descriptors, transfer_cost
 from strider.stream.layout import region_pattern
 
-from strategies import random_array
+from strategies import examples, random_array
 
 
 def check_cut(shape, box, dtype, hw, load):
@@ -52,7 +52,7 @@ def stream_requests(draw):
     return hw, tuple(shape), draw(st.sampled_from(DTYPES)), draw(st.sampled_from(["sb", "red"]))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=list(HealthCheck))
 @given(stream_requests())
 def test_streams_on_random_hardware_fit_the_ttu_and_verify(request):
     hw, shape, dtype, kind = request

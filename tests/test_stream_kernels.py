@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strategies import DTYPES, random_array
+from strategies import DTYPES, examples, random_array
 from strider import Hardware
 from strider.errors import ArgumentError
 from strider.dtypes import dtype_of
@@ -42,7 +42,7 @@ def test_reduce_every_dtype_and_dim(dtype, dim):
 
 
 @given(perm=st.permutations(range(4)), dtype=st.sampled_from(DTYPES), seed=st.integers(0, 99))
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 def test_block_permute_matches_transpose(perm, dtype, seed):
     dt = dtype_of(dtype)
     x = random_array(np.random.default_rng(seed), (9, 3, 1, 4), dt)
@@ -93,7 +93,7 @@ def test_kernel_argument_errors():
             np.ones((4, 4), np.int32))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.sampled_from(["int8", "uint16", "int32", "int64"]),
        st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-2**70, 2**70)),
        st.booleans())

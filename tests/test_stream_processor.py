@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from strategies import random_array, stream_cases
+from strategies import examples, random_array, stream_cases
 from strider import Hardware
 from strider.errors import ArgumentError, SimulationError
 from strider.stream import StreamCore, block_permute, reduce, scale_bias, stream, user_kernel
@@ -137,11 +137,11 @@ class RandomSchedule(RuleBasedStateMachine):
 
 
 TestRandomSchedule = RandomSchedule.TestCase
-TestRandomSchedule.settings = settings(max_examples=40, stateful_step_count=40, deadline=None)
+TestRandomSchedule.settings = settings(max_examples=examples(40), stateful_step_count=40, deadline=None)
 
 
 @given(case=stream_cases(), seed=st.integers(0, 2**16))
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 def test_timed_run_is_bit_exact(case, seed):
     program, x = build(case, seed)
     result = program.run(x, record=True)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strategies import shapes
+from strategies import examples, shapes
 from strider import Hardware
 from strider.errors import ArgumentError, CapacityError, ProgramError
 from strider.stream import DefineSegment, Load, choose_page_shape, scale_bias, stream
@@ -116,7 +116,7 @@ def test_listing_shows_the_program():
     assert "load page (0,0)" in text and "define segment 0" in text
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(dims=st.lists(st.integers(1, 9), min_size=1, max_size=4), dtype=st.sampled_from(
     ["int8", "int16", "float32", "float64"]))
 def test_default_options_stream_any_shape_of_eight_sbufs(dims, dtype):

@@ -9,6 +9,7 @@ from hypothesis import given, settings, strategies as st
 from strider import AccessPattern
 from strider.errors import ProgramError
 from strider.ttu import TTUConfig, compile_program
+from strategies import examples
 
 VARS = "ijklmnpq"
 
@@ -102,7 +103,7 @@ def _interleaved_patterns(program):
     return (np.concatenate(addrs) if addrs else np.empty(0, np.int64)), names
 
 
-@settings(max_examples=80)
+@settings(max_examples=examples(80))
 @given(programs())
 def test_four_ways_agree(prog_arrays):
     source, arrays = prog_arrays
@@ -123,7 +124,7 @@ def test_four_ways_agree(prog_arrays):
         assert literal.equals(reg) and literal.counts == reg.counts
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(programs(), st.integers(1, 3))
 def test_few_columns_merge_loops_or_refuse(prog_arrays, dims):
     source, arrays = prog_arrays

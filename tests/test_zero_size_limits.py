@@ -14,9 +14,10 @@ from strider.cli import main
 from strider.data import _blocks, first_difference, random_array
 from strider.errors import ResourceError
 from strider.limits import MAX_ELEMENTS, check_shape
+from strategies import examples
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.integers(0, 6), min_size=1, max_size=4), st.integers(1, 64))
 def test_blocks_cover_every_element_exactly_once(shape, elements):
     seen = np.zeros(shape, dtype=np.int64)
@@ -52,7 +53,7 @@ def test_a_dim_past_the_limit_is_refused_with_the_limit(capsys, shape, verb):
     assert f"each dim may be at most {MAX_ELEMENTS:,} (2**40)" in err
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.lists(st.integers(0, 2**70), min_size=1, max_size=4))
 def test_check_shape_refuses_exactly_the_long_dims_or_large_tensors(shape):
     too_long = any(n > MAX_ELEMENTS for n in shape)
