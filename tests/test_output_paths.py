@@ -221,3 +221,25 @@ def test_trace_through_a_symlink_keeps_the_link_and_modes_follow_the_umask(
     assert stat.S_IMODE(os.stat(real).st_mode) == 0o640  # an existing file keeps its mode
     assert stat.S_IMODE(os.stat(plot).st_mode) == 0o644  # a new one follows the umask
     assert _leftovers(tmp_path) == []
+
+
+@needs_posix
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_sweep_rows_are_written_through_a_symlink_with_the_umask(tmp_path, umask, suffix):
+    """The sweep's ``--out`` rows follow the same rules (they had a writer of their own:
+    a symlink was replaced by a regular file of mode 0600)."""
+    from strider.sweep import read_rows
+    from strider.sweep.output import write_rows
+
+    umask(0o022)
+    (tmp_path / "real").mkdir()
+    real = tmp_path / "real" / f"rows{suffix}"
+    link = tmp_path / f"link{suffix}"
+    link.symlink_to(real)
+    rows = [{"key": f"k{n}", "workload": w, "hw": {"dma.queues": n}, "seconds": 1.5 * n}
+            for n, w in ((1, "w"), (2, "v"))]
+    write_rows(link, rows)
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert stat.S_IMODE(os.stat(real).st_mode) == 0o644
+    assert [r["workload"] for r in read_rows(real)] == ["w", "v"]
+    assert _leftovers(tmp_path) == [] and _leftovers(tmp_path / "real") == []

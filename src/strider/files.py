@@ -8,7 +8,8 @@ temporary name next to the target and renames it into place only when the writer
 finished, so Ctrl-C or an error never leaves a half-written file.
 
 The rules every writer through :func:`atomic_path` follows (the sweep's ``--out`` rows
-have a writer of their own: :mod:`strider.sweep.output`):
+too, written whole through it; JSON Lines rows are also appended as they come, through
+any symlink):
 
 - only a regular file is ever replaced: an existing target that is a folder, a device
   (``/dev/null``), a FIFO or a socket is refused, never renamed over;

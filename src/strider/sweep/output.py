@@ -25,7 +25,6 @@ import csv
 import importlib.util
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -194,12 +193,12 @@ def _csv_text(rows: list[dict[str, Any]]) -> str:
 
 
 def write_rows(path: Path, rows: Iterable[dict[str, Any]]) -> None:
-    """Write every row to ``path``, atomically."""
+    """Write every row to ``path``, atomically, by the rules of :mod:`strider.files`
+    (through a symlink to its file, with the umask's mode, never onto a device)."""
+    from ..files import atomic_path
+
     rows = list(rows)
-    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".",
-                               prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+    with atomic_path(path, "--out") as tmp:
         if fmt(path) == ".parquet":
             import pyarrow as pa
             import pyarrow.parquet as pq
@@ -212,10 +211,6 @@ def write_rows(path: Path, rows: Iterable[dict[str, Any]]) -> None:
             Path(tmp).write_text("".join(json.dumps(r) + "\n" for r in rows))
         else:
             Path(tmp).write_text(_csv_text(rows))
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def append_rows(path: Path, rows: list[dict[str, Any]]) -> None:
