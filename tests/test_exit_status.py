@@ -123,6 +123,9 @@ class _Fixed:
     (["permute", "--shape", ",".join(["2"] * 22), "--perm", ",".join(map(str, range(22)))],
      "at most 16"),
     (["permute", "--shape", "8192,8192,8192", "--perm", "2,1,0"], "host memory"),
+    (["transpose", "--shape", "4,4", "--batch", ",".join(["1"] * 15)],
+     "--batch and --shape has 17 dims; at most 16"),
+    (["transpose", "--shape", "8192,8192", "--batch", "8192"], "host memory"),
 ])
 def test_refusals_come_before_any_work(argv, words, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -22,7 +22,7 @@ from typing import Any
 from ..errors import ArgumentError
 from ._common import check_output_paths, dtype_arg, int_list
 from ._simulating import (
-    add_run_options, finish, progress, run_planned, write_artifacts,
+    add_run_options, check_request, finish, progress, run_planned, write_artifacts,
 )
 
 
@@ -70,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
     hw = resolve_hardware(args.hw)
     options: dict[str, Any] = {"allow_inexact": args.allow_inexact}
     request = PermuteRequest(shape, perm, dtype_arg(args.dtype))
+    check_request(request, "the tensor of --batch and --shape")   # before planning
     found = candidates(request, hw, fastest_only=args.strategy == "auto" and not args.compare,
                        **options)  # every strategy planned once (that could win)
     plan = choose(found, request, hw, args.strategy)
