@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from strider import Hardware, Plan, PermuteRequest
-from strider.hardware_random import random_hardware, random_permutation
+from strider.hardware.sampling import random_hardware, random_permutation
 from strider.strategy import candidates
 from strider.demo_suite import CASES
 

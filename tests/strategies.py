@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import os
+from collections import Counter
+from typing import NoReturn
 
 import numpy as np
-from hypothesis import strategies as st
+from hypothesis import event, reject, strategies as st
 
 from strider import AccessPattern
 
@@ -19,22 +22,72 @@ def examples(n: int) -> int:
     return max(n, FUZZ_EXAMPLES) if os.environ.get("STRIDER_HYPOTHESIS") == "fuzz" else n
 
 
+# ---------------------------------------------------------------- outcome classes
+#: The tallies of the :func:`covers` runs in progress (innermost last).
+_TALLIES: list[Counter] = []
+
+
+def outcome(label: str) -> None:
+    """Label this example's outcome class: a :func:`hypothesis.event` (``pytest
+    --hypothesis-show-statistics`` shows each class's share) and a count for every
+    :func:`covers` around the test."""
+    event(label)
+    for tally in _TALLIES:
+        tally[label] += 1
+
+
+def refused(label: str) -> NoReturn:
+    """Discard an example the code under test refuses for a reason outside the property
+    (random hardware too small for the request, ...), once the caller has checked the
+    reason: labelled ``refused: <label>`` and rejected (:func:`hypothesis.reject`), so it
+    never counts as a passing example. Hypothesis then draws another, and a generator that
+    drifts towards refusing everything fails the ``filter_too_much`` health check."""
+    outcome(f"refused: {label}")
+    reject()
+
+
+def covers(label: str, share: float):
+    """Decorator, above ``@given``: after the run, at least ``share`` of the examples
+    labelled by :func:`outcome` or :func:`refused` (discarded ones included) had ``label``
+    (or a label ``label: ...``) -- for tests whose refusal rate is naturally high, so a
+    drift towards the refusals fails the test instead of leaving it vacuous."""
+    def wrap(test):
+        @functools.wraps(test)
+        def run(*args, **kwargs):
+            tally: Counter = Counter()
+            _TALLIES.append(tally)
+            try:
+                test(*args, **kwargs)
+            finally:
+                _TALLIES.remove(tally)
+            total = sum(tally.values())
+            hits = sum(n for k, n in tally.items() if k == label or k.startswith(label + ":"))
+            assert total and hits >= share * total, (
+                f"only {hits} of {total} examples reached {label!r} (want {share:.0%}): "
+                f"{dict(tally)}")
+        return run
+    return wrap
+
+
 #: dtypes of 1, 2, 4 and 8 bytes that every data path must handle.
 DTYPES = ["int8", "uint8", "int16", "float16", "bfloat16", "int32", "float32", "int64", "float64"]
 
 
-def shapes(min_dims: int = 0, max_dims: int = 8, max_side: int = 6, max_size: int = 4096):
-    """Shapes with sizes incl. 0 and 1, whose element count stays below ``max_size``."""
-    return st.lists(st.integers(0, max_side), min_size=min_dims, max_size=max_dims).map(
+def shapes(min_dims: int = 0, max_dims: int = 8, max_side: int = 6, max_size: int = 4096,
+           min_side: int = 0):
+    """Shapes with sizes incl. 0 and 1 (from ``min_side``), whose element count stays
+    below ``max_size``."""
+    return st.lists(st.integers(min_side, max_side), min_size=min_dims, max_size=max_dims).map(
         tuple
     ).filter(lambda s: int(np.prod(s, dtype=np.int64)) <= max_size)
 
 
 @st.composite
 def access_patterns(draw, min_dims: int = 0, max_dims: int = 8, max_side: int = 6,
-                    max_stride: int = 50, nonnegative_base: bool = True):
-    """Access patterns with strides incl. 0 and negative; min address >= 0 if asked."""
-    shape = draw(shapes(min_dims, max_dims, max_side))
+                    max_stride: int = 50, nonnegative_base: bool = True, min_side: int = 0):
+    """Access patterns with strides incl. 0 and negative; min address >= 0 if asked;
+    ``min_side=1``: no empty pattern."""
+    shape = draw(shapes(min_dims, max_dims, max_side, min_side=min_side))
     strides = draw(st.lists(st.integers(-max_stride, max_stride), min_size=len(shape),
                             max_size=len(shape)))
     low = sum((n - 1) * s for n, s in zip(shape, strides) if s < 0 and n > 0)

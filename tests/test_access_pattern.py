@@ -98,16 +98,19 @@ def test_bounds_and_injectivity(ap):
     assert ap.is_injective() == (len(np.unique(addr)) == len(addr))
 
 
-@given(access_patterns())
+@given(access_patterns(min_side=1))
 def test_contiguous_run_is_a_real_run(ap):
     run = ap.contiguous_run()
     addr = ap.addresses()
-    if ap.size == 0:
-        assert run == 0
-        return
-    assert ap.size % run == 0
+    assert 1 <= run <= ap.size and ap.size % run == 0
     chunks = addr.reshape(-1, run)
     assert np.all(np.diff(chunks, axis=1) == 1)
+
+
+@pytest.mark.parametrize("shape, strides", [((0,), (1,)), ((3, 0), (0, 1)),
+                                            ((0, 4, 2), (-8, 2, 1))])
+def test_an_empty_pattern_has_no_run(shape, strides):
+    assert AccessPattern(shape, strides, 24).contiguous_run() == 0
 
 
 def test_layout_constructors():

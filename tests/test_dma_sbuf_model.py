@@ -9,10 +9,11 @@ import pytest
 
 from strider import AccessPattern as AP
 from strider import Hardware
-from strider.cost import (access_cycles, descriptor_fixed_cycles, estimate, instruction_timing,
+from strider.cost import (access_cycles, descriptor_fixed_cycles, instruction_timing,
                           transfer_cycles)
+from strider.sim.estimate import estimate
 from strider.errors import ConfigError, ProgramError
-from strider.instructions import ActCopy, DmaCopy, Ref, VectorCopy
+from strider.program.instructions import ActCopy, DmaCopy, Ref, VectorCopy
 from strider.planners._copy_engines import copy_cycles
 from strider.program import Program
 from strider.sim import Machine

@@ -9,9 +9,10 @@ import pytest
 from strider import Hardware
 from strider.api import run_plan
 from strider.cli import main
-from strider.cost import estimate, instruction_timing
+from strider.cost import instruction_timing
+from strider.sim.estimate import estimate
 from strider.errors import ConfigError
-from strider.hardware import _SECTIONS
+from strider.hardware.sections import SECTIONS
 from strider.strategy import plan_permute
 
 
@@ -74,7 +75,7 @@ def test_hw_show_json_gives_every_engine_clock_and_the_sources(capsys, tmp_path)
 def test_every_trn1_like_figure_is_sourced():
     hw = Hardware.preset("trn1-like")
     sources = dict(hw.sources)
-    for section in _SECTIONS:
+    for section in SECTIONS:
         for f in dataclasses.fields(getattr(hw, section)):
             # an unset engine clock is the top-level one, which is sourced
             if f.name != "clock_hz" or getattr(hw, section).clock_hz is not None:

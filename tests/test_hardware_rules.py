@@ -13,7 +13,7 @@ from strider import Hardware
 from strider.cli import main
 from strider.errors import ConfigError
 from strider.hardware import PRESETS
-from strider.hardware_format import RANGES
+from strider.hardware.format import RANGES
 
 
 def _problems(**changes) -> list[str]:

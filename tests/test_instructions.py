@@ -13,13 +13,14 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-import strider.instructions as isa
+import strider.program.instructions as isa
 from strider import AccessPattern as AP
 from strider import Hardware
-from strider.cost import estimate, lane_cycles
+from strider.cost import lane_cycles
+from strider.sim.estimate import estimate
 from strider.data import random_array
 from strider.errors import ProgramError
-from strider.instructions import INSTRUCTION_TYPES, Instruction
+from strider.program.instructions import INSTRUCTION_TYPES, Instruction
 from strider.operands import ON_CHIP, Ref
 from strider.program import Program
 from strider.sim import Machine

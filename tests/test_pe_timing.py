@@ -8,14 +8,15 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from strider import AccessPattern, Hardware
-from strider.cost import estimate, instruction_timing, instruction_window, pe_cost
+from strider.cost import instruction_timing, instruction_window, pe_cost
+from strider.sim.estimate import estimate
 from strider.errors import ConfigError
-from strider.instructions import LoadWeights, MatMul, Ref
+from strider.program.instructions import LoadWeights, MatMul, Ref
 from strider.plan import PermuteRequest
-from strider.planners.pe import STRATEGY
+from strider.planners.pe.strategy import STRATEGY
 from strider.program import Program
 from strider.sim.timing import schedule
-from strider.systolic import Timing, systolic_matmul, systolic_sequence
+from strider.sim.systolic import Timing, systolic_matmul, systolic_sequence
 from strategies import examples
 
 TRN1 = Hardware.preset("trn1-like")

@@ -14,11 +14,11 @@ from strider.api import same_bits, simulate
 from strider.errors import ArgumentError, PlanError
 from strider.dtypes import dtype_of
 from strider.plan import PermuteRequest
-from strider.planners.pe import STRATEGY, choose_mode, transpose_view
+from strider.planners.pe.strategy import STRATEGY, choose_mode, transpose_view
 from strider.program import ActCopy, DmaCopy, LoadWeights, MatMul, PeTranspose, VectorCopy
 from strider.strategy import plan_permute
 from strider.cost import engine_scale
-from strider.systolic import Timing, systolic_transpose
+from strider.sim.systolic import Timing, systolic_transpose
 
 TINY, PATENT, TRN1 = (Hardware.preset(n) for n in ("tiny", "patent", "trn1-like"))
 PROPERTY_DTYPES = ["float32", "float16", "bfloat16", "int8", "int16", "int32"]
@@ -522,7 +522,7 @@ def test_short_rows_load_several_to_a_partition_and_come_out_whole(shape, perm, 
 
 
 def _prepare_tilings(request, hw):
-    from strider.planners._pe_candidates import candidates
+    from strider.planners.pe.candidates import candidates
     found = candidates(request, hw, {})
     assert not isinstance(found, str), found
     return found[4]
@@ -548,7 +548,7 @@ def test_mac_mode_on_random_hardware_is_bit_exact_with_parts_and_row_turns(
     """Random valid hardware (no pass-through mode), short rows and wide elements: every
     candidate tiling the cost model weighs -- one row per partition or several, whole
     elements or 16-bit parts -- moves the data bit for bit."""
-    from strider.hardware_random import random_hardware
+    from strider.hardware.sampling import random_hardware
     hw = random_hardware(lambda options: data.draw(st.sampled_from(options)))
     request = PermuteRequest((batch, m, n), (0, 2, 1), dtype)
     found = STRATEGY.why_not(request, hw)
@@ -669,7 +669,7 @@ def test_general_layouts_on_random_hardware_are_bit_exact_with_every_candidate(
         data, case, dtype, seed):
     """Random valid hardware x permutations that move the innermost dim: every tiling
     the cost model weighs (chunks by turns included) moves the data bit for bit."""
-    from strider.hardware_random import random_hardware
+    from strider.hardware.sampling import random_hardware
     hw = random_hardware(lambda options: data.draw(st.sampled_from(options)))
     _every_candidate_is_bit_exact(PermuteRequest(*case, dtype), hw, seed)
 
@@ -678,8 +678,8 @@ def _every_candidate_is_bit_exact(request: PermuteRequest, hw: Hardware, seed: i
     """Emit every tiling the cost model weighs; each passes the planner's post-condition
     and moves random data bit for bit, writing every element (or the strategy names a
     real limit of ``hw``)."""
-    from strider.planners._pe_candidates import candidates
-    from strider.planners._pe_emit import Emitter
+    from strider.planners.pe.candidates import candidates
+    from strider.planners.pe.emit import Emitter
     from strider.planners._postcondition import check_program
     from strider.sim import Machine
     found = candidates(request, hw, {})
@@ -733,8 +733,8 @@ def test_a_prime_ish_row_count_still_loads_long_runs():
 def test_a_ragged_partition_alone_in_its_band_takes_no_bank_for_its_missing_turns(shape, dtype):
     # on tiny (2 PSUM banks) the last row group of each matrix is the ragged partition
     # alone; every candidate (rows by turns among them) keeps PSUM free of races
-    from strider.planners._pe_candidates import candidates
-    from strider.planners._pe_emit import Emitter
+    from strider.planners.pe.candidates import candidates
+    from strider.planners.pe.emit import Emitter
     from strider.sim import Machine
     request = PermuteRequest(shape, (0, 2, 1), dtype)
     found = candidates(request, TINY, {})
@@ -755,7 +755,7 @@ def test_few_blocks_also_try_narrower_blocks_of_the_same_rows():
     """A tall transpose whose row groups cannot shrink (the block spans all m for its
     stores by turns) still gets candidates of more, narrower blocks, so loads overlap
     stores; the plan stays bit-exact."""
-    from strider.planners._pe_candidates import candidates
+    from strider.planners.pe.candidates import candidates
     request = PermuteRequest((300, 4000), (1, 0), "int8")
     found = candidates(request, TRN1, {})
     blocks = [t.blocks(view) for view, t in found[4]]
@@ -772,10 +772,10 @@ def test_the_pass_floor_never_exceeds_the_prediction(data, shape, dtype):
     """The bound that lets ``auto`` skip the PE path is a true lower bound: for every
     candidate tiling on random valid hardware, the program's predicted cycles are no
     fewer (else ``auto`` could skip the plan it would have picked)."""
-    from strider.cost import estimate
-    from strider.hardware_random import random_hardware
-    from strider.planners._pe_emit import Emitter
-    from strider.planners.pe import pass_floor
+    from strider.sim.estimate import estimate
+    from strider.hardware.sampling import random_hardware
+    from strider.planners.pe.emit import Emitter
+    from strider.planners.pe.strategy import pass_floor
     hw = random_hardware(lambda options: data.draw(st.sampled_from(options)))
     perm = tuple(data.draw(st.permutations(range(len(shape)))))
     request = PermuteRequest(tuple(shape), perm, dtype)
@@ -802,7 +802,7 @@ def test_chunks_by_turns_take_whole_matrices_wider_than_the_target_block():
     takes columns by turns is offered even where the target block size asks for
     narrower blocks (before, it was refused and every store wrote 16-byte runs); it
     wins here and stays bit-exact."""
-    from strider.planners._pe_candidates import candidates
+    from strider.planners.pe.candidates import candidates
     hw = TRN1.with_changes(dma={"queues": 2, "descriptor_cycles": 1})
     request = PermuteRequest((2, 16, 64, 67), (2, 0, 3, 1), "int8")
     turned = [(view, t) for view, t in candidates(request, hw, {})[4] if t.column_turns > 1]
@@ -824,8 +824,8 @@ def test_column_dims_take_turns_over_the_innermost_in_every_block(shape, perm, d
     rows: a block's full chunks take that dim by turns (partitions hold runs of several
     rows), the chunks beyond a multiple of the turns are stored alone; every candidate
     is bit-exact, writes every element and is race-free."""
-    from strider.planners._pe_emit import Emitter
-    from strider.planners._pe_tiling import interleave, turned_chunks
+    from strider.planners.pe.emit import Emitter
+    from strider.planners.pe.tiling import interleave, turned_chunks
     from strider.sim import Machine
     request = PermuteRequest(shape, perm, dtype)
     x = _data(shape, dtype)
@@ -854,7 +854,7 @@ def test_short_rows_take_turns_over_a_blocks_matrices(shape, dtype):
     """A plain batched transpose with short rows: the chunks of a block take its
     matrices' columns by turns together, so a partition holds target rows of several
     matrices in a row; every candidate is bit-exact, writes every element, race-free."""
-    from strider.planners._pe_emit import Emitter
+    from strider.planners.pe.emit import Emitter
     from strider.sim import Machine
     request = PermuteRequest(shape, (0, 2, 1), dtype)
     x = _data(shape, dtype)
@@ -886,7 +886,7 @@ def test_batched_short_rows_on_random_hardware_are_bit_exact_with_every_candidat
         data, batch, m, n, dtype, seed):
     """Random valid hardware x batched transposes of short rows: every candidate the
     cost model weighs (matrices by turns together, ragged last blocks) is bit-exact."""
-    from strider.hardware_random import random_hardware
+    from strider.hardware.sampling import random_hardware
     hw = random_hardware(lambda options: data.draw(st.sampled_from(options)))
     _every_candidate_is_bit_exact(PermuteRequest((batch, m, n), (0, 2, 1), dtype), hw, seed)
 
@@ -894,7 +894,7 @@ def test_batched_short_rows_on_random_hardware_are_bit_exact_with_every_candidat
 @settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.integers(1, 9), min_size=1, max_size=4), st.data())
 def test_aligned_ranges_cover_the_range_in_order_and_cut_no_finer_than_even(shape, data):
-    from strider.planners._columns import aligned_ranges, boxes
+    from strider.planners.pe.columns import aligned_ranges, boxes
     total = math.prod(shape)
     start = data.draw(st.integers(0, total - 1))
     n = data.draw(st.integers(1, total - start))
@@ -916,7 +916,7 @@ def test_aligned_ranges_cover_the_range_in_order_and_cut_no_finer_than_even(shap
 def test_pe_descriptors_cut_rows_and_columns_of_several_dims_on_their_boundaries():
     """int16 5x9x97x10x42 (rows of two dims, one of 5): even cuts left loads of 1-3
     partitions beside each 20-partition one. Now a block's 7 batch matrices load
-    together (:mod:`strider.planners._pe_batch_runs`), so a partition's load is 5880 B
+    together (:mod:`strider.planners.pe.batch_runs`), so a partition's load is 5880 B
     and the 45 partitions are cut over all 16 queues: descriptors average above 12 KB,
     none (but the first block's, cut one per queue to shorten the fill) below one
     partition's 5 KB, and the plan stays bit-exact."""
@@ -960,7 +960,7 @@ def test_batches_that_load_together_on_random_hardware_are_bit_exact_with_every_
     """Random valid hardware x the shape above at random sizes (the inner batch dim sits
     right outside the columns in the source, so its batches load together): every
     candidate is bit-exact and writes every element."""
-    from strider.hardware_random import random_hardware
+    from strider.hardware.sampling import random_hardware
     hw = random_hardware(lambda options: data.draw(st.sampled_from(options)))
     request = PermuteRequest((rows, outer, inner, 2, cols), (2, 4, 1, 0, 3), dtype)
     _every_candidate_is_bit_exact(request, hw, seed)
@@ -975,7 +975,7 @@ def test_batch_runs_only_join_batches_one_run_apart_in_the_source(perm, data):
     sides): the runs cover the block's batches in order, and within a run batch
     ``b + 1`` starts exactly one load run after ``b`` (wraps of the innermost batch dim
     included)."""
-    from strider.planners._pe_batch_runs import batch_runs, inner_batch, load_count
+    from strider.planners.pe.batch_runs import batch_runs, inner_batch, load_count
     shape = data.draw(st.lists(st.integers(2, 7), min_size=len(perm), max_size=len(perm)))
     view = transpose_view(PermuteRequest(tuple(shape), perm, "int8"))
     assume(view is not None and view.batch > 1 and inner_batch(view) is not None)
@@ -1013,7 +1013,7 @@ def test_small_tensors_also_try_five_buffers():
     loads are most of the fill (1.19x the DRAM roofline on trn1-like); the tilings cut
     for five buffers too, the loads run further ahead (1.06x). Bit-exact, every element
     written; a large tensor (its many blocks hide the fill) keeps three."""
-    from strider.planners.pe import DEEP_BUFFERS
+    from strider.planners.pe.strategy import DEEP_BUFFERS
     request = PermuteRequest((59, 68, 23, 27), (1, 2, 3, 0), "int8")
     x = _data(request.shape, "int8")
     plan, result = _run(request, TRN1, x)
@@ -1035,7 +1035,7 @@ def test_shared_turns_on_random_hardware_are_bit_exact_with_every_candidate(
     """Random valid hardware x short rows whose column dim right outside them takes
     turns, over several batch matrices (whose narrow turns share the array): every
     candidate is bit-exact and writes every element."""
-    from strider.hardware_random import random_hardware
+    from strider.hardware.sampling import random_hardware
     hw = random_hardware(lambda options: data.draw(st.sampled_from(options)))
     request = PermuteRequest((rows, batch, turn, cols), (1, 3, 2, 0), dtype)
     _every_candidate_is_bit_exact(request, hw, seed)
@@ -1046,9 +1046,9 @@ def test_a_ragged_last_block_by_turns_stays_in_its_output_tile():
     last block's 5 matrices would take 33 turns of 2 rows, past the 48-element output
     tile (it overwrote the next slot before that slot's store had read it: a race the
     simulator caught); it goes matrix by matrix instead, bit-exact."""
-    from strider.hardware_random import random_hardware
-    from strider.planners._pe_candidates import candidates
-    from strider.planners._pe_tiling import block_turn_count
+    from strider.hardware.sampling import random_hardware
+    from strider.planners.pe.candidates import candidates
+    from strider.planners.pe.tiling import block_turn_count
     draws = iter([16, 9, 4, 2, 8, 4, 1, 2, 16, False])   # hypothesis found this hardware
     hw = random_hardware(lambda options: next(draws))
     request = PermuteRequest((23, 2, 33), (0, 2, 1), "int8")

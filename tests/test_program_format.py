@@ -18,7 +18,7 @@ from hypothesis import given, settings, strategies as st
 from strider.cli import main
 from strider.errors import ProgramError
 from strider.program import Program
-from strider.program_format import program_schema
+from strider.program.format import program_schema
 from strategies import examples
 
 jsonschema = pytest.importorskip("jsonschema")

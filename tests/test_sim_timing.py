@@ -6,7 +6,7 @@ import pytest
 
 from strider import AccessPattern as AP
 from strider import Hardware
-from strider.cost import estimate
+from strider.sim.estimate import estimate
 from strider.program import Program, Ref
 from strider.sim import Machine
 from strider.sim.execute import Executor

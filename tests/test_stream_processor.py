@@ -31,7 +31,7 @@ def build(case, seed=0):
 def enabled_actions(core: StreamCore, busy: set[int]) -> list[tuple]:
     """Every action that may happen next, in any order the hardware could pick."""
     acts: list[tuple] = []
-    if core.pc < len(core.p.instructions) and not core.sp_blocked():
+    if core.pc < len(core.program.instructions) and not core.sp_blocked():
         acts.append(("sp",))
     acts += [("complete", page) for page in core.loads_in_flight()]
     acts += [("begin", e) for e in range(len(core.engines)) if core.can_start(e)]
@@ -54,7 +54,7 @@ def do(core: StreamCore, busy: set[int], act: tuple) -> None:
 
 def check_log(core: StreamCore) -> None:
     """Replay the event log against an independent model of the two counters."""
-    p = core.p
+    p = core.program
     current: dict[int, tuple] = {}          # slot -> (page, epoch)
     loading: set[int] = set()
     refs: dict[int, int] = {}

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strategies import examples, shapes
+from strategies import covers, examples, outcome, random_array, shapes
 from strider import Hardware
 from strider.errors import ArgumentError, CapacityError, ProgramError
 from strider.stream import DefineSegment, Load, choose_page_shape, scale_bias, stream
@@ -133,7 +133,9 @@ def test_default_options_stream_any_shape_of_eight_sbufs(dims, dtype):
                                columnar_page(shape, item, TINY.stream.page_bytes, sd),
                                sd).columns()) for sd in range(len(shape))]
         assert min(rows) * TINY.stream.page_bytes > TINY.sbuf.capacity_bytes
+        outcome("refused: no page row fits")
         return
+    outcome("streamed")
     assert program.run(x).verify(x)
 
 
@@ -143,3 +145,92 @@ def test_trn1_streams_of_eight_sbufs_reach_the_roofline(shape):
     x = np.ones(shape, np.float32)
     r = stream(shape, "float32", scale_bias(2, 1), hw).run(x)
     assert r.verify(x) and r.stats.roofline_ratio <= 1.15
+
+
+# ---------------------------------------------------------------- a pool given (--pages)
+def _least_pages(shape, itemsize, segment_rows=None):
+    """Brute force: the fewest pages any streaming dim and page shape of ``shape`` needs on
+    chip at once on tiny (one segment: one page row, or ``segment_rows`` rows)."""
+    import itertools
+
+    budget = TINY.stream.page_bytes // itemsize
+    least = None
+    for sd in range(len(shape)):
+        for page in itertools.product(*(range(1, n + 1) for n in shape)):
+            if math.prod(page) > budget:
+                continue
+            columns = math.prod(-(-n // p) for d, (n, p) in enumerate(zip(shape, page))
+                                if d != sd)
+            rows = -(-shape[sd] // page[sd])
+            need = columns * (1 if segment_rows is None else min(segment_rows, rows))
+            least = need if least is None else min(least, need)
+    return least
+
+
+def test_a_pool_given_gets_a_streaming_dim_and_page_that_fit_it():
+    # the issue's case: dim 0's page rows are 16 pages wide; dim 1's are 1 page wide
+    trn1 = Hardware.preset("trn1-like")
+    s = stream((64, 1024, 1024), "float32", scale_bias(2, 1), trn1, pages=2)
+    assert (s.layout.streaming_dim, s.layout.page_shape, s.pool_pages) == (1, (64, 1, 1024), 2)
+    # without --pages the policy is as before: dim 0, a page row in the default pool
+    s = stream((64, 1024, 1024), "float32", scale_bias(2, 1), trn1)
+    assert (s.layout.streaming_dim, s.layout.page_shape) == (0, (1, 64, 1024))
+    # tiny, refused before: it runs, bit-exactly
+    x = random_array(np.random.default_rng(4), (4, 70, 3), "float32")
+    s = stream(x.shape, x.dtype, scale_bias(2, 1), TINY, pages=2)
+    assert (s.layout.streaming_dim, s.layout.page_shape) == (1, (4, 5, 3))
+    assert s.run(x).verify(x)
+
+
+def test_a_pool_no_layout_fits_is_refused_naming_the_smallest_that_does():
+    shape = (9, 9, 9)  # float64: 32 elements a page; no page row has fewer than 3 pages
+    least = _least_pages(shape, 8)
+    assert least == 3
+    with pytest.raises(CapacityError, match=r"no streaming dim and page shape need fewer "
+                                            r"pages; give pages >= 3"):
+        stream(shape, "float64", scale_bias(2, 1), TINY, pages=2)
+    x = random_array(np.random.default_rng(5), shape, "float64")
+    assert stream(shape, "float64", scale_bias(2, 1), TINY, pages=3).run(x).verify(x)
+    # with two page rows a segment, the pool it needs, and what one row would need
+    with pytest.raises(CapacityError, match=r"with segment_rows=2 \(segment_rows=1 needs 3\); "
+                                            r"give pages >= 6"):
+        stream(shape, "float64", scale_bias(2, 1), TINY, pages=4, segment_rows=2)
+    assert _least_pages(shape, 8, segment_rows=2) == 6
+    # more than the SBUF holds: said so, not "give pages >= ..."
+    assert _least_pages((20, 20, 20), 8) == 14
+    with pytest.raises(CapacityError, match=r"14 pages would exceed the SBUF \(it holds 8\)"):
+        stream((20, 20, 20), "float64", scale_bias(2, 1), TINY, pages=4)
+
+
+@covers("built", 0.4)
+@settings(max_examples=examples(80), deadline=None)
+@given(data=st.data(), dims=st.lists(st.integers(1, 24), min_size=1, max_size=3),
+       dtype=st.sampled_from(["int8", "uint8", "int16", "bfloat16", "int32", "float32",
+                              "float64"]),
+       kernel=st.sampled_from(["scale-bias", "reduce", "permute"]),
+       pages=st.one_of(st.integers(1, 3),
+                       st.integers(1, TINY.sbuf.capacity_bytes // TINY.stream.page_bytes + 1)),
+       segment_rows=st.one_of(st.none(), st.integers(1, 3)))
+def test_a_pool_given_is_used_or_no_layout_fits_it(data, dims, dtype, kernel, pages,
+                                                   segment_rows):
+    from strider.stream import block_permute, reduce
+
+    shape = tuple(dims)
+    make = {"scale-bias": lambda: scale_bias(3, 1),
+            "reduce": lambda: reduce(data.draw(st.integers(0, len(shape) - 1)), "max"),
+            "permute": lambda: block_permute(data.draw(st.permutations(range(len(shape)))))}
+    try:
+        s = stream(shape, dtype, make[kernel](), TINY, pages=pages, segment_rows=segment_rows)
+    except CapacityError as exc:
+        outcome("refused")
+        least = _least_pages(shape, np.dtype(dtype).itemsize, segment_rows)
+        most = TINY.sbuf.capacity_bytes // TINY.stream.page_bytes
+        assert least > pages or pages > most, (least, pages, str(exc))
+        if pages <= most:  # the refusal names the smallest pool that would do
+            assert (f"give pages >= {least}" if least <= most
+                    else f"{least} pages would exceed the SBUF") in str(exc)
+        return
+    outcome("built")
+    x = random_array(np.random.default_rng(len(shape) + pages), shape, dtype)
+    assert s.pool_pages == pages
+    assert s.run(x).verify(x)

@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 from strategies import random_array
 from strider.errors import ArgumentError, ProgramError
 from strider.dtypes import dtype_of
-from strider.systolic import accumulator_dtype, systolic_matmul, systolic_transpose
+from strider.sim.systolic import accumulator_dtype, systolic_matmul, systolic_transpose
 
 MAC_DTYPES = ["int8", "uint8", "int16", "uint16", "float16", "bfloat16", "float32"]
 ALL_DTYPES = MAC_DTYPES + ["int32", "uint32", "int64", "float64"]

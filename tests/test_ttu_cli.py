@@ -16,7 +16,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def test_ttu_tables(capsys):
-    assert main(["ttu", str(EXAMPLES / "seed000_prologue.py")]) == 0
+    assert main(["ttu", str(EXAMPLES / "ttu_prologue.py")]) == 0
     out = capsys.readouterr().out
     assert "Register file" in out and "Address stream (15 addresses)" in out
     assert "iterate_tensor" in out
@@ -26,7 +26,7 @@ def test_ttu_tables(capsys):
 
 
 def test_ttu_json_with_array_override(capsys):
-    path = str(EXAMPLES / "seed001_tensor.py")
+    path = str(EXAMPLES / "ttu_strided_tensor.py")
     assert main(["ttu", path, "--array", "V1=3x2x2:F@5", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     expected = (AccessPattern.column_major((3, 2, 2), 5).addresses()).tolist()
@@ -57,9 +57,9 @@ def test_parse_array_spec():
 def test_demo_runs_every_section(capsys):
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
-    assert out.count("OK") == 2 and "ttu-seed000" in out and "ttu-seed001" in out
-    assert main(["demo", "--only", "ttu-seed001"]) == 0
-    assert "ttu-seed000" not in capsys.readouterr().out
+    assert out.count("OK") == 2 and "ttu-prologue" in out and "ttu-strided-tensor" in out
+    assert main(["demo", "--only", "ttu-strided-tensor"]) == 0
+    assert "ttu-prologue" not in capsys.readouterr().out
     assert main(["demo", "--only", "nope"]) == 2
 
 

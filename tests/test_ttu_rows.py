@@ -9,18 +9,21 @@ from hypothesis import given, strategies as st
 from strider import AccessPattern
 from strider.errors import CapacityError
 from strider.ttu import TTU, TTUConfig, check_fits, coalesce_loops, ttu_row_for
-from strategies import access_patterns
+from strategies import access_patterns, outcome
 
 
 @given(access_patterns(max_dims=8, max_side=4), st.integers(1, 8))
 def test_row_walks_the_pattern_or_says_why_not(ap, dims):
     cfg = TTUConfig(rows=1, dims=dims)
+    needs = len(ap.coalesce().shape)
     try:
         row = ttu_row_for(ap, cfg)
-    except CapacityError as exc:
-        assert len(ap.coalesce().shape) > dims and "columns" in str(exc)
+    except CapacityError as exc:   # refused exactly where merging leaves too many dims
+        outcome("refused: columns")
+        assert needs > dims and f"needs {needs} TTU columns" in str(exc), str(exc)
         return
-    assert len(row.initial) == dims
+    outcome("walks the pattern")
+    assert needs <= dims and len(row.initial) == dims
     ttu = TTU(cfg)
     row.load(ttu, 0)
     assert np.array_equal(np.array(ttu.stream_row(0), dtype=np.int64), ap.addresses())

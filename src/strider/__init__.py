@@ -34,7 +34,7 @@ from .sim import Machine, SimResult, SimStats
 from .strategy import plan_permute
 from .stream import stream  # the builder; import submodules with `from strider.stream import ...`
 
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = [
     "AccessPattern", "Hardware", "Machine", "Plan", "PermuteRequest", "Program", "Ref",

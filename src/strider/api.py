@@ -28,7 +28,7 @@ import numpy as np
 from .errors import ArgumentError, VerificationError
 from .data import first_difference, random_array, same_bits
 from .plan import Plan
-from .program import Program
+from .program.core import Program
 from .sim import Machine, SimResult
 
 

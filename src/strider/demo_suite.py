@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from .hardware import Hardware
+from .hardware.description import Hardware
 from .dtypes import dtype_of
 
 
@@ -113,13 +113,13 @@ def format_rows(rows: Sequence[dict]) -> str:
         line = [case, "x".join(map(str, first["shape"])), ",".join(map(str, first["perm"])),
                 "yes" if first["full_speed"] else "no"]
         for n in names:
-            r = got.get(n)
-            if r is None:
+            row = got.get(n)
+            if row is None:
                 line.append("-")
                 continue
-            chose = f" ({r['strategy']})" if r["strategy"] != n else ""
-            line.append(f"{r['seconds'] * 1e6:,.1f} us {r['dram_roofline_ratio']:.2f}x{chose}"
-                        + ("" if r["verified"] else " WRONG"))
+            chose = f" ({row['strategy']})" if row["strategy"] != n else ""
+            line.append(f"{row['seconds'] * 1e6:,.1f} us {row['dram_roofline_ratio']:.2f}x{chose}"
+                        + ("" if row["verified"] else " WRONG"))
         line.append("yes" if all(r["verified"] for r in got.values()) else "NO")
         table.append(line)
     return format_table(["case", "shape", "perm", "full-speed runs",

@@ -95,7 +95,7 @@ def simulation_bytes(program: Any, hw: Any, inputs_allocated: bool = False) -> i
     """Host bytes a functional simulation of ``program`` needs: every DRAM tensor once,
     inputs the program writes twice (they are copied), the on-chip buffers and some
     overhead; with ``inputs_allocated`` the caller's input arrays are not counted."""
-    written = set()
+    written: set[str] = set()
     for i in program.instructions:
         written.update(r.tensor for r in i.writes() if r.memory == "dram")
     need = 0

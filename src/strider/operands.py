@@ -30,7 +30,7 @@ from typing import Any
 from .access_pattern import AccessPattern, PatternFacts, pattern_facts
 from .dtypes import itemsize
 from .errors import ProgramError
-from .hardware import Hardware
+from .hardware.description import Hardware
 
 MEMORIES = ("dram", "sbuf", "psum")
 ON_CHIP = ("sbuf", "psum")
@@ -142,8 +142,9 @@ class Ref:
         """[first, last + 1) byte touched in each partition (on chip) or tensor (DRAM)."""
         if self.size == 0:
             return None
-        return (self.pattern.min_address * self.itemsize,
-                (self.pattern.max_address + 1) * self.itemsize)
+        lo, hi = self.pattern.min_address, self.pattern.max_address
+        assert lo is not None and hi is not None  # the pattern has elements
+        return (lo * self.itemsize, (hi + 1) * self.itemsize)
 
     def describe(self) -> str:
         """Compact text: ``sbuf:p0..127[64,32]/(32,1)+0`` or ``dram:x[4,8]/(8,1)+0``."""

@@ -27,9 +27,9 @@ import numpy as np
 
 from .access_pattern import validate_perm
 from .errors import ArgumentError, LayoutError
-from .hardware import Hardware
+from .hardware.description import Hardware
 from .dtypes import KNOWN_DTYPES, data_dtype, dtype_of
-from .program import Program
+from .program.core import Program
 
 
 @dataclass(frozen=True)

@@ -94,8 +94,9 @@ def plot_timeline(timeline: Iterable[Sequence], path: str | Path,
                for start, width in bars), default=0.0)
     for cax, (label, series_of) in zip(axes[1:, 0], groups.items()):
         for name, series in series_of.items():
-            t, v = zip(*series)
-            t = [x * scale for x in t]
+            times, values = zip(*series)
+            t = [x * scale for x in times]
+            v: Sequence[float] = values
             if t[-1] < end:  # hold the last value to the end of the run
                 t, v = t + [end], list(v) + [v[-1]]
             cax.step(t, v, where="post", label=name)
@@ -138,7 +139,7 @@ def _merge(bars: list[tuple[float, float]]) -> list[tuple[float, float]]:
             last[1] = max(last[1], start + width - last[0])
         else:
             out.append([start, width])
-    return [tuple(b) for b in out]
+    return [(start, width) for start, width in out]
 
 
 __all__ = ["plot_timeline"]

@@ -17,7 +17,7 @@ roofline bound      0.500 us (simulated / bound = 2.00x; max of DRAM traffic, th
 from __future__ import annotations
 
 import textwrap
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .plan import Plan
 from .sim import SimResult
@@ -130,7 +130,7 @@ def format_report(report: dict[str, Any]) -> str:
     from .text import format_table
 
     rows: list[tuple[str, str]] = []
-    get = report.get
+    get: Callable[..., Any] = report.get  # the values are Any; a missing key gives None
     if get("program"):
         rows.append(("program", str(get("program"))))
     if get("hardware"):

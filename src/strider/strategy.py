@@ -22,7 +22,7 @@ import re
 from typing import Any, Protocol, Sequence
 
 from .errors import ArgumentError, PlanError
-from .hardware import Hardware
+from .hardware.description import Hardware
 from .limits import check_extents
 from .plan import Plan, PermuteRequest
 
@@ -143,7 +143,8 @@ def choose(found: list[tuple[str, Plan | str]], request: PermuteRequest, hw: Har
     plans = [p for _, p in found if isinstance(p, Plan)]
     if not plans:
         refused = set(by_name)
-        reasons = "; ".join(f"{n}: {without_dead_advice(r, refused)}" for n, r in found)
+        reasons = "; ".join(f"{n}: {without_dead_advice(r, refused)}" for n, r in found
+                            if not isinstance(r, Plan))  # every one: no plan was found
         raise PlanError(f"no strategy can plan {request.describe()} on {hw.name}: {reasons}")
     best = min(plans, key=lambda p: p.predicted_cycles)
     best.details["candidates"] = {

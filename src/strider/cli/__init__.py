@@ -87,6 +87,6 @@ def _error(command: str, exc: StriderError) -> None:
 
 
 def _version() -> str:
-    from .. import __version__
+    from ..version import __version__
 
     return f"strider {__version__}"

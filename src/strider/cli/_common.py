@@ -49,11 +49,12 @@ def _int_at_least(text: str, least: int) -> int:
 def dtype_arg(text: str) -> str:
     """``--dtype``'s canonical name: any name NumPy or ml_dtypes knows that holds numbers
     or bools (``float32``, ``bfloat16``, ``int8``, ...), else ``ArgumentError``."""
-    from ..errors import ArgumentError
+    from ..dtypes import data_dtype
+    from ..errors import ArgumentError, StriderError
 
     try:
-        return dtype_type(text)
-    except argparse.ArgumentTypeError:
+        return data_dtype(text.strip()).name
+    except StriderError:
         raise ArgumentError(
             f"--dtype: unknown or non-numeric element type {text!r}; use e.g. float32, bfloat16, float16, int8, "
             "uint16 or bool") from None
@@ -71,58 +72,6 @@ def _json_default(value: Any) -> Any:
     if hasattr(value, "item"):
         return value.item()
     raise TypeError(f"cannot serialise {type(value).__name__} to JSON")
-
-
-def positive_int_list(text: str) -> tuple[int, ...]:
-    """Comma-separated integers, each >= 1 and at least one, as an argparse type
-    (``--pages 1,2,4``)."""
-    return tuple(positive_int(p.strip()) for p in text.split(","))
-
-
-def hardware_type(text: str) -> Any:
-    """``--hw`` as an argparse type: the :class:`~strider.Hardware` of a preset name or TOML
-    file, loaded at once so that a wrong name is a usage error before any work."""
-    from ..errors import StriderError
-    from ..hardware import Hardware
-
-    try:
-        return Hardware.load(text)
-    except StriderError as exc:
-        problems = getattr(exc, "violations", None) or [str(exc)]
-        raise argparse.ArgumentTypeError(
-            "; ".join(problems) if len(problems) == 1 else
-            f"{len(problems)} problems in hardware description {text}: " + "; ".join(problems)
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise argparse.ArgumentTypeError(f"cannot read hardware file {text!r}: {exc}") from None
-
-
-def dtype_type(text: str) -> str:
-    """A dtype name as an argparse type: the canonical name of a numeric or bool dtype
-    (``float32``, ``bfloat16``, ``f2``, ``complex128``, ...); an unknown one is a usage
-    error that lists the element types Strider knows."""
-    from ..dtypes import KNOWN_DTYPES, data_dtype
-    from ..errors import StriderError
-
-    try:
-        return data_dtype(text.strip()).name
-    except StriderError:
-        raise argparse.ArgumentTypeError(
-            f"unknown or non-numeric dtype {text!r}; use one of {', '.join(KNOWN_DTYPES)} "
-            "(or another NumPy numeric type such as complex128)") from None
-
-
-def positive_float(text: str) -> float:
-    """A finite number > 0 as an argparse type (time budgets, factors)."""
-    import math
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
-    return value
 
 
 #: What ``--trace`` writes: a Chrome/Perfetto trace, plain JSON.
@@ -143,18 +92,3 @@ def check_output_paths(args: argparse.Namespace) -> None:
     if plot is not None:
         check_writable(plot, "--plot", PLOT_SUFFIXES)
     check_distinct({"--trace": trace, "--plot": plot})
-
-
-def quick_defaults(args: argparse.Namespace, **defaults: tuple[Any, Any]) -> None:
-    """A benchmark's ``--quick`` rule for its options: each ``name=(full, quick)`` still
-    unset (None) takes its full-run or ``--quick`` default; options given are kept."""
-    for name, (full, quick) in defaults.items():
-        if getattr(args, name) is None:
-            setattr(args, name, quick if args.quick else full)
-
-
-def target_status(met: bool, quick: bool) -> int:
-    """A benchmark's exit status once its results are correct: 1 where a target was
-    missed on a full run; ``--quick`` (smoke sizes) judges correctness only."""
-    return 0 if met or quick else 1
-

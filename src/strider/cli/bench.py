@@ -1,29 +1,32 @@
-"""``strider bench NAME``: run a benchmark from the checkout's ``benchmarks/`` folder.
+"""``strider bench NAME``: run one of the benchmarks shipped in the package.
 
-Benchmarks live outside the package (they are not unit tests); each is a module
-``benchmarks/bench_NAME.py`` with a ``main(argv) -> int`` function.
+The benchmarks are the modules of ``strider.benchmarks`` (``strider bench fidelity``
+runs ``strider.benchmarks.fidelity``); they come with every install, so ``strider
+bench`` works in any folder. ``strider bench`` alone lists them; ``strider bench NAME
+--help`` describes one. A benchmark writes files only where its ``--out`` says (``bench
+fidelity`` writes its page under docs/fidelity/ by default only at the root of a
+Strider checkout).
 
 Exit status: 0 success; 1 a wrong result (a mismatch against NumPy, models that
 disagree) or, on a full run, a missed target; 2 bad input. ``--quick`` (a smoke run at
-sizes too small for the speed and roofline targets) prints the figures and targets but
-judges only correctness: it exits 1 only for a wrong result. ``bench fidelity``'s
-``--quick`` runs the same micro-benchmarks as a full run and keeps its check.
+sizes too small for the speed and roofline targets) prints the figures and the targets
+("not judged" beside each) but judges only correctness: it exits 1 only for a wrong
+result. ``bench fidelity``'s ``--quick`` runs the same micro-benchmarks as a full run
+and keeps its check.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import os
-from pathlib import Path
 
+from .. import benchmarks
 from ..errors import ArgumentError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "bench",
-        help="run a benchmark from benchmarks/ (e.g. strider bench ttu)",
+        help="run a benchmark shipped in the package (e.g. strider bench ttu)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -32,43 +35,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def _holds_benchmarks(folder: Path) -> bool:
-    return folder.is_dir() and any(folder.glob("bench_*.py"))
-
-
-def find_benchmarks_dir() -> Path:
-    """``$STRIDER_BENCHMARKS``, else the nearest ``benchmarks/`` from the working dir up."""
-    env = os.environ.get("STRIDER_BENCHMARKS")
-    if env:
-        folder = Path(env)
-        what = ("does not exist or is not a folder" if not folder.is_dir() else
-                None if _holds_benchmarks(folder) else "holds no bench_*.py file")
-        if what:
-            raise ArgumentError(
-                f"the benchmarks folder {env} (from STRIDER_BENCHMARKS) {what}: set "
-                "STRIDER_BENCHMARKS to a checkout's benchmarks/ folder, or unset it to search "
-                "from the working directory upwards")
-        return folder
-    here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        if _holds_benchmarks(folder / "benchmarks"):
-            return folder / "benchmarks"
-    raise ArgumentError(
-        "no benchmarks/ folder found from the working directory upwards: run "
-        "`strider bench` inside a Strider checkout or set STRIDER_BENCHMARKS"
-    )
-
-
 def run(args: argparse.Namespace) -> int:
-    folder = find_benchmarks_dir()
-    available = sorted(p.stem.removeprefix("bench_") for p in folder.glob("bench_*.py"))
+    available = benchmarks.names()
     if not args.name:
         print("benchmarks:", ", ".join(available))
         return 0
     if args.name not in available:
         raise ArgumentError(f"no benchmark {args.name!r}; choose one of: {', '.join(available)}")
-    path = folder / f"bench_{args.name}.py"
-    spec = importlib.util.spec_from_file_location(f"strider_bench_{args.name}", path)
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return int(module.main(args.args) or 0)
+    return benchmarks.run(args.name, args.args)

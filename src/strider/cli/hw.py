@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..hardware import PRESETS, Hardware
+from ..hardware.description import PRESETS, Hardware
 from ..text import format_table
 from ._common import print_json
 

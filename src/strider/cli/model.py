@@ -79,7 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..hardware import Hardware
+    from ..hardware.description import Hardware
     from ..model import analyse, format_report, load_onnx, plot_report, write_trace
 
     if args.seed < 0:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..program import Program
+from ..program.core import Program
 from ._common import non_negative_int, print_json
 
 
@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_schema(args: argparse.Namespace) -> int:
-    from ..program_format import program_schema
+    from ..program.format import program_schema
 
     print_json(program_schema())
     return 0
@@ -45,8 +45,8 @@ def run_show(args: argparse.Namespace) -> int:
         return 0
     print(program.listing(limit=args.limit))
     if args.hw:
-        from ..cost import estimate
-        from ..hardware import Hardware
+        from ..sim.estimate import estimate
+        from ..hardware.description import Hardware
         from ..sim.lower import lower
 
         hw = Hardware.load(args.hw)

@@ -18,8 +18,8 @@ import numpy as np
 
 from ..errors import ArgumentError
 from ..files import atomic_path
-from ..hardware import Hardware
-from ..program import Program
+from ..hardware.description import Hardware
+from ..program.core import Program
 from ._common import check_output_paths, non_negative_int
 from ._simulating import finish, write_artifacts
 

@@ -21,7 +21,7 @@ import sys
 import numpy as np
 
 from ..errors import ArgumentError, ResourceError, VerificationError
-from ..hardware import Hardware
+from ..hardware.description import Hardware
 from ..data import random_array
 from ..dtypes import dtype_of
 from ..text import format_bytes
@@ -30,7 +30,7 @@ from ._common import check_output_paths, dtype_arg, int_list, non_negative_int, 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "stream", help="stream a large tensor through a kernel on the seed-004 stream processor",
+        "stream", help="stream a large tensor through a kernel on the paged stream processor",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--kernel", choices=("scale-bias", "reduce", "permute"), default="scale-bias",
                    help="what the engines compute (default scale-bias)")

@@ -68,7 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..files import check_writable
-    from ..hardware import Hardware
+    from ..hardware.description import Hardware
     from ..plot import PLOT_SUFFIXES
     from ..sweep import (
         parse_model, parse_permute, parse_stream, parse_vary, plot_sweep, suite_workloads,

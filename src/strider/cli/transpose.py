@@ -29,7 +29,7 @@ from ._simulating import (
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "transpose",
-        help="plan, simulate and verify a (batched) transpose (seed 002's PE array and rivals)",
+        help="plan, simulate and verify a (batched) transpose (the PE array's identity transpose and its rivals)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -20,13 +20,14 @@ import ctypes
 import os
 import warnings
 from pathlib import Path
+from typing import Any
 
 #: File name the build gives the library (see setup.py); not an importable module.
 LIBRARY_NAME = "_kernel.native.so"
 
 _i64p = ctypes.POINTER(ctypes.c_int64)
 #: ``strider_permute(src, dst, nd, n, is, os, elem, a, ta, tb, threads, simd, nt, ga, gb)``
-ARGTYPES = [
+ARGTYPES: list[type[ctypes._SimpleCData[Any]] | type[ctypes._Pointer[Any]]] = [
     ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, _i64p, _i64p, _i64p,
     ctypes.c_int64, ctypes.c_int, ctypes.c_int64, ctypes.c_int64,
     ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,

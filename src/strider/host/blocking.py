@@ -63,8 +63,8 @@ GROUP_RUN_BYTES = 1024
 #: Elements a group may span at most (the kernel keeps a table of their offsets).
 GROUP_MAX = 1 << 16
 #: A run blocked by a dim too long for the group tables groups an inner part of that
-#: dim, enough for this many bytes (4d 3120 with 320-byte A runs: 16 -> 21 GB/s out=,
-#: vs 20 GB/s for 2 KiB and 16 KiB).
+#: dim, enough for this many bytes (faster than 2 KiB and 16 KiB on 4-d 3120 with
+#: 320-byte runs; ``strider bench permute``).
 SPLIT_RUN_BYTES = 4096
 #: Rows mode walks rows shorter than this in input order, longer ones in output order.
 ROWS_INPUT_ORDER_BYTES = 1024
@@ -185,10 +185,11 @@ def plan_blocks(shape: Sequence[int], strides: Sequence[int], itemsize: int,
             continue
         run = n[grp[0]]
         while run * elem < GROUP_RUN_BYTES:
-            k = next((k for k in range(last) if strides[k] == run * elem
-                      and k not in a_grp and k not in b_grp), None)
-            if k is None:
+            found = next((k for k in range(last) if strides[k] == run * elem
+                          and k not in a_grp and k not in b_grp), None)
+            if found is None:
                 break
+            k = found
             if run * n[k] > GROUP_MAX:
                 # too long for the offset tables: split off an inner part of k to group
                 f = next((f for f in range(2, n[k]) if n[k] % f == 0

@@ -39,7 +39,7 @@ RUN: dict[str, Any] = {"threads": THREADS, "streaming": True}
 
 BACKENDS = ("auto", "kernel", "numpy")
 
-_PERMS: dict[tuple[Any, int], tuple[int, ...]] = {}
+_PERMS: dict[tuple[tuple[Any, ...], int, tuple[type, ...]], tuple[int, ...]] = {}
 _PLANS: dict[tuple, tuple[BlockPlan, Any, Any, Any]] = {}
 _CACHE_LIMIT = 512
 _SIMD_LEVEL = _loader.SIMD_LEVEL  # tests lower it to reach the kernel's scalar tiles
@@ -260,6 +260,6 @@ def _check_out(out: Any, a: np.ndarray, shape: tuple[int, ...]) -> None:
 
 def _overlaps(a: np.ndarray, out: np.ndarray) -> bool:
     try:
-        return bool(np.shares_memory(a, out, max_work=10_000))
+        return bool(np.shares_memory(a, out, max_work=10_000))  # type: ignore[arg-type]  # stubs: only -1/0
     except np.exceptions.TooHardError:
         return True  # cannot prove they are disjoint: refuse rather than risk it

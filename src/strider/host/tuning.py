@@ -38,6 +38,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -117,7 +118,7 @@ def apply(found: dict) -> None:
                     streaming=found["streaming"])
 
 
-def valid(found: object) -> bool:
+def valid(found: Any) -> bool:
     """Whether ``found`` is a complete settings entry (every element size, sane values)."""
     try:
         tiles, threads, streaming = found["tiles"], found["threads"], found["streaming"]

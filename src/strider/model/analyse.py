@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 from ..dtypes import dtype_of
 from ..errors import StriderError
-from ..hardware import Hardware
+from ..hardware.description import Hardware
 from .evaluate import check_equivalent, check_fits
 from .graph import Graph
 from .ops import LayoutOp, dtype_problem, find_layout_ops

@@ -7,7 +7,10 @@ alone are constants (a transpose of a weight is done once, offline); so are the 
 inputs a weight-free file lists in its ``strider.weights`` metadata entry (weights kept
 as shape-only inputs, as ``examples/models/build_models.py`` writes them).
 
-Checked on the way in: a negative dim size is refused naming the tensor and dim; a dim
+Checked on the way in: external data (weights kept beside the model file) is read only
+from files inside the model's folder -- a location that is absolute, climbs out with
+``..`` or is a link that leads out is refused, naming the tensor and the location, before
+any external data is read; a negative dim size is refused naming the tensor and dim; a dim
 with neither a size nor a name a ``--dim`` can bind becomes ``None`` (an error only where
 a layout op needs it); element types Strider does not move keep their ONNX name
 (``STRING``, ``FLOAT4E2M1``, ...) so a layout op on one is refused naming it. ``If`` /
@@ -30,8 +33,9 @@ Examples
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Mapping
+import os
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
@@ -131,6 +135,77 @@ def _bind(model, dims: Mapping[str, int]) -> None:
                             f"(its symbolic dims: {have})")
 
 
+def _tensors(model) -> Iterator:
+    """Every TensorProto of ``model``: initializers (sparse ones too) and tensor-valued
+    attributes, in the main graph, in every subgraph and in every local function."""
+    def of_graph(g):
+        yield from g.initializer
+        for s in g.sparse_initializer:
+            yield from (s.values, s.indices)
+        for n in g.node:
+            yield from of_node(n)
+
+    def of_node(n):
+        for a in n.attribute:
+            if a.HasField("t"):
+                yield a.t
+            yield from a.tensors
+            for s in ([a.sparse_tensor] if a.HasField("sparse_tensor") else []) + list(
+                    a.sparse_tensors):
+                yield from (s.values, s.indices)
+            if a.HasField("g"):
+                yield from of_graph(a.g)
+            for sub in a.graphs:
+                yield from of_graph(sub)
+
+    yield from of_graph(model.graph)
+    for f in model.functions:
+        for n in f.node:
+            yield from of_node(n)
+
+
+def _external_location(onnx, tensor, path: Path) -> str | None:
+    """Where ``tensor`` keeps its data (relative to the model's folder), None when it is in
+    the model file; refused (naming the tensor and the location) when that place is not a
+    file inside the model's folder: an absolute path, one that climbs out with ``..``, or
+    a link that leads out."""
+    if tensor.data_location != onnx.TensorProto.EXTERNAL:
+        return None
+    location = {e.key: e.value for e in tensor.external_data}.get("location", "")
+    folder = path.parent.resolve()
+    how = ("is an absolute path" if PurePosixPath(location).is_absolute()
+           or PureWindowsPath(location).drive or PureWindowsPath(location).root else
+           "is empty" if not location else None)
+    if how is None:
+        target = folder / location
+        inside = Path(os.path.normpath(target))
+        if inside == folder or not inside.is_relative_to(folder):
+            how = "leads out of it"
+        elif not target.resolve().is_relative_to(folder):
+            how = f"is a link that leads out of it (to {target.resolve()})"
+    if how is not None:
+        raise ArgumentError(
+            f"{path}: tensor {tensor.name!r} keeps its data outside the model's folder: its "
+            f"external data location {location!r} {how}. Strider reads external data only "
+            f"from files inside {folder}: move the data file there and set the location to "
+            "its name (onnx.external_data_helper.convert_model_to_external_data)")
+    return location
+
+
+def _load_external_data(onnx, model, path: Path) -> None:
+    """Check every external data location of ``model`` (all of them, before any is
+    read), then read the data into the model, as ``onnx.load`` would."""
+    external = [t for t in _tensors(model) if _external_location(onnx, t, path) is not None]
+    if not external:
+        return
+    try:
+        onnx.load_external_data_for_model(model, str(path.parent))
+    except Exception as exc:  # noqa: BLE001 -- a missing file, a short one, onnx's checks
+        raise ArgumentError(f"{path}: cannot read the model's external data "
+                            f"({type(exc).__name__}: {exc}); put the data files next to the "
+                            "model, as the locations in the model name them") from None
+
+
 def load_onnx(path: str | Path, dims: Mapping[str, int] | None = None) -> Graph:
     """Read ``path`` (an ONNX model), bind ``dims`` and infer every tensor's shape."""
     onnx = require_onnx()
@@ -138,12 +213,14 @@ def load_onnx(path: str | Path, dims: Mapping[str, int] | None = None) -> Graph:
     if not path.is_file():
         raise ArgumentError(f"{path}: no such model file")
     try:
-        model = onnx.load(str(path))
+        # external data is read only once every location is checked to lie in the folder
+        model = onnx.load(str(path), load_external_data=False)
         model.graph.name  # noqa: B018 -- a non-ONNX file may parse as an empty message
     except Exception as exc:  # noqa: BLE001 -- protobuf raises its own DecodeError
         raise ArgumentError(f"{path} is not an ONNX model ({type(exc).__name__}: {exc})") from None
     if not model.graph.node and not model.graph.input:
         raise ArgumentError(f"{path} is not an ONNX model (no graph in it)")
+    _load_external_data(onnx, model, path)
     opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
                 default=None)
     if opset is None or opset not in OPSETS:

@@ -32,8 +32,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from .graph import Graph, Node
 from .ops import dtype_problem, transpose_perm
 
@@ -51,10 +49,6 @@ def _perm(graph: Graph, node: Node) -> tuple[int, ...]:
 def _compose(p1: tuple[int, ...], p2: tuple[int, ...]) -> tuple[int, ...]:
     """transpose(transpose(x, p1), p2) == transpose(x, _compose(p1, p2))."""
     return tuple(p1[i] for i in p2)
-
-
-def _inverse(p: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(int(i) for i in np.argsort(p))
 
 
 def _only_user(graph: Graph, tensor: str) -> Node | None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 from ..access_pattern import row_major_strides
-from ..cost import engine_scale, innermost_stride, stride_rate
-from ..hardware import Hardware
+from ..cost.engines import engine_scale, innermost_stride, stride_rate
+from ..hardware.description import Hardware
 
 
 def copy_engines(hw: Hardware, partitions: int,

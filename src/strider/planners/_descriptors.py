@@ -6,7 +6,7 @@ stride for the leading partition dims). :func:`descriptors` cuts it into
 ``(src Ref, dst Ref)`` pairs such that every side fits the DMA's TTU -- at most
 ``hw.dma.max_dims`` dims after coalescing (the partition range counts as one on chip)
 and every register value of the walk, counted from the descriptor's base, within
-``hw.dma.ttu_width_bits`` (the simulator's rule, :func:`strider.descriptor_fit.walk_problem`)
+``hw.dma.ttu_width_bits`` (the simulator's rule, :func:`strider.program.descriptor_fit.walk_problem`)
 -- looping the planner's odometer over the outer dims that do not fit (the outer loop),
 and cutting the outermost remaining dim into ranges short enough to fit and into at
 least ``pieces`` ranges so that several queues share the work.
@@ -32,11 +32,11 @@ from typing import Sequence
 from ..access_pattern import AccessPattern, coalesced_dims
 from ..errors import PlanError
 from ..limits import MAX_DESCRIPTORS
-from ..hardware import Hardware
+from ..hardware.description import Hardware
 from ..dtypes import dtype_of
-from ..program import Ref
-from ..descriptor_fit import ttu_problem, walk_problem
-from ..dma_cost import transfer_timing
+from ..program.core import Ref
+from ..program.descriptor_fit import ttu_problem, walk_problem
+from ..cost.dma import transfer_timing
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ class Transfer:
 
 def fits_ttu(ref: Ref, hw: Hardware) -> bool:
     """Whether a DMA side fits a queue's TTU as one descriptor (the simulator's rule,
-    :func:`strider.descriptor_fit.ttu_problem`): dims after coalescing, and the register width
+    :func:`strider.program.descriptor_fit.ttu_problem`): dims after coalescing, and the register width
     of the walk relative to the descriptor's base."""
     return ref.size == 0 or ttu_problem(ref, hw) is None
 
@@ -298,17 +298,17 @@ def _refine(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
     >>> _refine((6, 4), (2, 3, 4)), _refine((4, 6), (6, 4))
     ((2, 3, 4), None)
     """
-    a, b = [n for n in a if n != 1], [n for n in b if n != 1]
+    left, right = [n for n in a if n != 1], [n for n in b if n != 1]
     out: list[int] = []
-    while a and b:
-        x, y = a.pop(), b.pop()
+    while left and right:
+        x, y = left.pop(), right.pop()
         small, big = min(x, y), max(x, y)
         if big % small:
             return None
         out.append(small)
         if big > small:
-            (a if x > y else b).append(big // small)
-    if a or b:
+            (left if x > y else right).append(big // small)
+    if left or right:
         return None
     return tuple(reversed(out)) or (1,)
 
@@ -349,11 +349,13 @@ def fitted_pairs(src: Ref, dst: Ref, hw: Hardware) -> list[tuple[Ref, Ref]]:
     if fits_ttu(src, hw) and fits_ttu(dst, hw):
         return [(src, dst)]
     shape = _refine(tuple(n for n in src.shape if n != 1), tuple(n for n in dst.shape if n != 1))
-    sides = None if shape is None else (_side_over(src, shape), _side_over(dst, shape))
-    if sides is None or None in sides:
+    src_side = dst_side = None
+    if shape is not None:
+        src_side, dst_side = _side_over(src, shape), _side_over(dst, shape)
+    if shape is None or src_side is None or dst_side is None:
         raise PlanError(f"internal: cannot cut the DMA {src.describe()} -> {dst.describe()} "
                         "into descriptors")
-    return descriptors(Transfer(shape, src.dtype, *sides), hw)  # type: ignore[misc]
+    return descriptors(Transfer(shape, src.dtype, src_side, dst_side), hw)
 
 
 class QueueBalancer:

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..access_pattern import merge_groups, row_major_strides
 from ..errors import PlanError
-from ..hardware import Hardware
+from ..hardware.description import Hardware
 from ..dtypes import dtype_of
 
 

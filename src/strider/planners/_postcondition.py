@@ -16,8 +16,8 @@ strider.errors.PlanError: internal: strategy 'vector' built a program that tiny 
 from __future__ import annotations
 
 from ..errors import PlanError, StriderError
-from ..hardware import Hardware
-from ..program import Program
+from ..hardware.description import Hardware
+from ..program.core import Program
 from ..sim.lower import lower
 
 

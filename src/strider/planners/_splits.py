@@ -1,6 +1,6 @@
 """Working shapes that split dims so that each partition's block keeps full-speed DMA runs.
 
-The vector planner (:mod:`._tiling`) spreads dims over the SBUF partitions and keeps the
+The vector planner (:mod:`.vector.tiling`) spreads dims over the SBUF partitions and keeps the
 rest in each partition's block; a block reads its source-contiguous dims and writes its
 target-contiguous dims as DRAM runs. Splitting a dim in two lets its outer part go to
 the partitions while its inner part stays in the block, sized so that the runs reach
@@ -22,8 +22,8 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from ..cost import chunk_efficiency, engine_scale
-from ..hardware import Hardware
+from ..cost.engines import chunk_efficiency, engine_scale
+from ..hardware.description import Hardware
 from ._groups import divisors, split_dim
 
 #: Shares of a queue's full rate whose shortest runs are also offered as split targets
@@ -91,7 +91,7 @@ def double_splits(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     rest = math.prod(shape[d] for d in range(n) if d not in (a, b))
     if a == b or rest >= hw.sbuf.partitions:
         return []
-    out = []
+    out: list[tuple] = []
     hi, lo = max(a, b), min(a, b)
     for inner_hi in _run_inners(shape[hi], item, hw):
         s1, p1 = split_dim(shape, perm, hi, inner_hi)
@@ -152,14 +152,15 @@ RAGGED_OUTERS = (2, 3, 4, 6, 8, 16, 32, 64, 128)
 def ragged_splits(shape: tuple[int, ...], perm: tuple[int, ...], hw: Hardware) -> list[tuple]:
     """Options that split a dim ``n`` into ``(ceil(n / inner), inner)`` where ``inner``
     does not divide ``n``: ``(working shape, perm, splits, keep free, (outer dim, n))``,
-    the last outer index holding ``n % inner`` (see :func:`._boxes.tile_boxes`). They let a
+    the last outer index holding ``n % inner`` (see :func:`.vector.boxes.tile_boxes`). They let a
     prime extent spread over the partitions (int16 336981 x 4 transposed: 14x the DRAM
     roofline with no divisor but 3) or complete a partition count.
 
     >>> [(o[0], o[2]) for o in ragged_splits((7, 2), (1, 0), Hardware.preset("trn1-like"))]
     [((2, 4, 2), ((0, 4),)), ((3, 3, 2), ((0, 3),))]
     """
-    out, seen = [], set()
+    out: list[tuple] = []
+    seen: set[tuple[int, int]] = set()
     for d, n in enumerate(shape):
         for outer in RAGGED_OUTERS:
             if outer > min(n // 2, hw.sbuf.partitions):

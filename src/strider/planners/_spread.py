@@ -29,9 +29,9 @@ from typing import Iterator
 
 from ..dtypes import dtype_of
 from ..errors import PlanError
-from ..hardware import Hardware
+from ..hardware.description import Hardware
 from ..limits import MAX_DESCRIPTORS
-from ..program import Ref
+from ..program.core import Ref
 from ._descriptors import Transfer, _Cut, cut_of, placed
 
 

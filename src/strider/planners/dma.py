@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cost import chunk_efficiency, engine_scale
-from ..hardware import Hardware
+from ..cost.engines import chunk_efficiency, engine_scale
+from ..hardware.description import Hardware
 from ..plan import PermuteRequest, Plan
-from ..program import Program
+from ..program.core import Program
 from ._groups import carrier_why_not
 from ._working import Working, declare_tensors, emit_direct, make_plan
 

@@ -2,7 +2,7 @@
 
 One :class:`Executor` holds the memories (SBUF, PSUM and one per DRAM tensor, see
 :class:`~strider.sim.memory.Memory`) and the PE array's loaded weights. What each
-instruction does is its own :meth:`~strider.instructions.Instruction.execute`, written
+instruction does is its own :meth:`~strider.program.instructions.Instruction.execute`, written
 with the executor's primitives: :meth:`~Executor.read` (checks for poisoned bytes),
 :meth:`~Executor.view`, :meth:`~Executor.wrote` and :meth:`~Executor.move` (a raw-bit
 copy), all whole-block NumPy operations on strided views (:mod:`strider.sim.views`).
@@ -34,12 +34,12 @@ import numpy as np
 
 from ..access_pattern import AccessPattern
 from ..errors import ArgumentError, SimulationError
-from ..hardware import Hardware
+from ..hardware.description import Hardware
 from ..dtypes import dtype_of, raw_dtype
-from ..instructions import Instruction
-from ..numerics import copy_between
+from ..program.instructions import DmaCopy, Instruction, VectorCopy
+from ..program.numerics import copy_between
 from ..operands import Ref
-from ..program import Program
+from ..program.core import Program
 from .memory import Memory
 from .views import strided_view
 
@@ -73,7 +73,7 @@ class Executor:
         if poison == "count":
             for m in self.memories.values():
                 m.data.fill(0xFF)
-        written = set()  # DRAM tensors the program writes (only DMAs can)
+        written: set[str | None] = set()  # DRAM tensors the program writes (only DMAs can)
         for i in program.instructions:
             written.update(r.tensor for r in i.writes() if r.memory == "dram")
         for name, decl in program.tensors.items():
@@ -130,7 +130,7 @@ class Executor:
             return self.memories[ref.tensor], 0, 1  # type: ignore[index]
         return self.memories[ref.memory], ref.partition_start, ref.partitions
 
-    def move(self, k: int, instr: Instruction) -> None:
+    def move(self, k: int, instr: DmaCopy | VectorCopy) -> None:
         """``dst[i] = src[i]`` as raw bits (the hot path of DmaCopy and VectorCopy: the same
         steps as ``read``/``view``/``wrote``)."""
         src, dst = instr.src, instr.dst
@@ -152,7 +152,7 @@ class Executor:
     # ------------------------------------------------------------ semantics
     def execute(self, k: int, instr: Instruction) -> None:
         """Apply instruction ``k`` to the machine state (its own
-        :meth:`~strider.instructions.Instruction.execute`)."""
+        :meth:`~strider.program.instructions.Instruction.execute`)."""
         instr.execute(k, self)
 
     # ------------------------------------------------------------ results

@@ -5,10 +5,10 @@ The first stage of the simulator's pipeline (``machine`` -> ``lower`` -> ``timin
 instruction: engines exist, operands live in memories their engine can reach, shapes
 and dtypes agree, every access stays inside its buffer, partition range and DRAM
 tensor (:class:`~strider.errors.CapacityError`), every DMA side fits the queue's TTU
-as a descriptor walks it -- offsets from the descriptor's base, see :func:`strider.descriptor_fit.walk_problem`
+as a descriptor walks it -- offsets from the descriptor's base, see :func:`strider.program.descriptor_fit.walk_problem`
 (too many dims after merging chained dims is a :class:`~strider.errors.ProgramError`; a
 register overflow a ``CapacityError``), and PE writes stay inside one PSUM bank. Which
-rules an instruction obeys is its own :meth:`~strider.instructions.Instruction.check`;
+rules an instruction obeys is its own :meth:`~strider.program.instructions.Instruction.check`;
 the rules themselves are the methods of :class:`Rules`.
 
 Checks that do not depend on the operands' offsets run once per distinct structure
@@ -37,13 +37,13 @@ from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from ..cost import instruction_timing, instruction_window
+from ..cost.engines import instruction_timing, instruction_window
 from ..errors import CapacityError, ProgramError, StriderError
-from ..hardware import Hardware
-from ..instructions import Instruction
+from ..hardware.description import Hardware
+from ..program.instructions import Instruction
 from ..operands import Ref
-from ..program import Program
-from ..descriptor_fit import ttu_problem
+from ..program.core import Program
+from ..program.descriptor_fit import ttu_problem
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ class _Entry(NamedTuple):
     window: tuple[float, float] | None = None
 
 
-def _layout(cls: type) -> tuple[int, Callable, Callable, bool]:
+def _layout(cls: type[Instruction]) -> tuple[int, Callable, Callable, bool]:
     """How lowering reads an instruction class: its operand count (at most 2), a getter
     of its operands, a getter of the other fields that shape its structure (everything
     but the operands, ``deps`` and ``label``), and whether it synchronises."""
@@ -140,6 +140,7 @@ class Rules:
         item = ref.itemsize
         lo, hi = (pat.offset + low) * item, (pat.offset + high + 1) * item
         if memory == "dram":
+            assert ref.tensor is not None  # a DRAM ref names its tensor (Ref checks)
             nbytes = self.tensor_bytes[ref.tensor]
             if size and (lo < 0 or hi > nbytes):
                 self.fail(k, instr, f"{name} reaches bytes {lo}..{hi - 1} of DRAM tensor "
@@ -238,6 +239,7 @@ class _Lowering(Rules):
                 if spec is None:
                     spec = layout[t] = _layout(t)
                 count, refs_of, scalars_of, syncs = spec
+                key: tuple
                 if count == 2:
                     a, b = refs_of(instr)
                     pa, pb = a.pattern, b.pattern
@@ -255,7 +257,9 @@ class _Lowering(Rules):
                 else:
                     key = (t, scalars_of(instr))
                 if syncs:
-                    sync[k] = instr.sync()
+                    s = instr.sync()
+                    assert s is not None  # its class overrides sync() to name a semaphore
+                    sync[k] = s
                 e = cache.get(key)
                 if e is None:
                     e = cache[key] = len(entries)
@@ -281,7 +285,7 @@ class _Lowering(Rules):
         def per_instruction(field: str, dtype: type) -> list:
             # each entry's value spread to its instructions (NumPy: a list comprehension
             # per field cost a third of lowering a 300 k-instruction program)
-            values = np.array([getattr(x, field) for x in entries], dtype=dtype)
+            values: np.ndarray = np.array([getattr(x, field) for x in entries], dtype=dtype)
             return values[ent_a].tolist() if n else []
 
         return Table(names, per_instruction("engine", np.int64),
@@ -304,9 +308,11 @@ class _Lowering(Rules):
             facts = ref.facts
             size, low, high = facts.size, facts.low, facts.high
             limit = -1
-            if size and (ref.memory == "dram" or ref.partitions):
-                limit = (self.tensor_bytes[ref.tensor] if ref.memory == "dram" else
-                         hw.buffer(ref.memory).bytes_per_partition)
+            if size and ref.memory == "dram":
+                assert ref.tensor is not None  # a DRAM ref names its tensor (Ref checks)
+                limit = self.tensor_bytes[ref.tensor]
+            elif size and ref.partitions:
+                limit = hw.buffer(ref.memory).bytes_per_partition
             bank = hw.psum.bank_bytes if instr.psum_banked and ref is refs[-1] and size else 0
             slots.append((ref.itemsize, low, high, limit, bank))
         rect = (0, 0, 0, 1, 0, -1)

@@ -29,10 +29,10 @@ from typing import Iterator, Mapping, NamedTuple
 import numpy as np
 
 from ..errors import ArgumentError, StriderError
-from ..hardware import Hardware
+from ..hardware.description import Hardware
 from ..dtypes import dtype_of
 from ..limits import check_host_memory, simulation_bytes
-from ..program import Program
+from ..program.core import Program
 from .lower import lower
 from .stats import SimStats, sim_stats
 from .races import RaceDetector

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from math import gcd
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 
@@ -171,7 +171,7 @@ class Memory:
         flags = self.mask[p0:p0 + parts, first:-(-hi // u)]
         local = np.ascontiguousarray(np.repeat(flags, u, axis=1)[:, lo - first * u:hi - first * u])
         view = byte_view(local, itemsize, 0, parts, pattern.shifted(-(lo // itemsize)))
-        return view.all(axis=-1)
+        return cast(np.ndarray, view.all(axis=-1))  # an array: view has >= 2 dims
 
     def written_bytes(self) -> int:
         """How many bytes have been written so far."""

@@ -27,10 +27,10 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..errors import SimulationError
-from ..hardware import Hardware
-from ..instructions import Instruction
+from ..hardware.description import Hardware
+from ..program.instructions import Instruction
 from ..operands import Ref
-from ..program import Program
+from ..program.core import Program
 from .memory import footprint
 
 
@@ -70,6 +70,15 @@ class _Accesses:
     engine, position on it, instruction, writer flag."""
 
     _FIELDS = ("p0", "p1", "lo", "hi", "engine", "seq", "instr", "write")
+    # the columns, set by name (one array per field of _FIELDS)
+    p0: np.ndarray
+    p1: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    engine: np.ndarray
+    seq: np.ndarray
+    instr: np.ndarray
+    write: np.ndarray
 
     def __init__(self, capacity: int = 0):
         capacity = max(capacity, 1)
@@ -113,7 +122,8 @@ def _meeting_pairs(new: dict[str, np.ndarray], old: dict[str, np.ndarray],
     hit &= (old["lo"] < new["hi"][:, None]) & (new["lo"][:, None] < old["hi"])
     hit &= old["write"] | new["write"][:, None]
     hit &= clocks[new["instr"]][:, old["engine"]] < old["seq"]
-    return np.nonzero(hit)
+    i, j = np.nonzero(hit)
+    return i, j
 
 
 class RaceDetector:

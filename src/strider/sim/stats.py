@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ..cost import queue_peak_cycles, roofline_cycles
-from ..hardware import Hardware
+from ..cost.engines import queue_peak_cycles, roofline_cycles
+from ..hardware.description import Hardware
 
 _COMPUTE_ENGINES = ("pe", "act", "vector")
 

@@ -1,12 +1,10 @@
-"""Discrete-event timing: per-engine in-order queues, dependencies, semaphores, shared DRAM.
+"""Discrete-event timing: the scheduler core with shared DRAM, and the schedule it makes.
 
-Each engine (DMA queue, ``pe``, ``act``, ``vector``) runs its instructions in program
-order. The head of a queue starts as soon as its engine is free, its dependencies have
-finished and, for a ``Wait``, its semaphore has been signalled often enough (Signals
-count when they finish; a Wait does not consume the count). An engine is free again
-after the running instruction's *occupancy*; the instruction finishes after its
+The in-order queues, dependencies and semaphores are the scheduler core's
+(:mod:`strider.sim.scheduler`, which the planners' estimate runs too); an engine is free
+again after the running instruction's *occupancy*; the instruction finishes after its
 *latency* (they differ on the pipelined PE array and for a DMA whose DRAM latency
-overlaps its queue's next transfer, see :meth:`strider.instructions.Instruction.timing`).
+overlaps its queue's next transfer, see :meth:`strider.program.instructions.Instruction.timing`).
 
 DRAM bandwidth is shared as a fluid: a running DMA touching DRAM demands ``sides *
 bytes / occupancy`` bytes per cycle while its bytes move (its uncontended rate, see
@@ -31,18 +29,18 @@ Examples
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
-from ..cost import take_moving_path
 from ..errors import DeadlockError
-from ..hardware import Hardware
-from ..program import Program
+from ..hardware.description import Hardware
+from ..program.core import Program
 from .lower import Table, lower
 from .dram import SharedDram
+from .scheduler import Work, run_in_order
+
 
 @dataclass
 class Schedule:
@@ -106,7 +104,8 @@ def schedule(program: Program, hw: Hardware,
              on_start: Callable[[int], None] | None = None,
              on_finish: Callable[[int], None] | None = None,
              table: Table | None = None) -> Schedule:
-    """Run the event loop; ``on_start(k)`` / ``on_finish(k)`` are called in time order.
+    """Run the program through the scheduler core (:func:`~strider.sim.scheduler.run_in_order`)
+    with DRAM shared; ``on_start(k)`` / ``on_finish(k)`` are called in time order.
 
     An instruction holds its engine for its occupancy and finishes (its dependents and
     Signals count it) after its latency; a DMA's bytes stretch under DRAM contention (its
@@ -116,147 +115,26 @@ def schedule(program: Program, hw: Hardware,
     instructions remain but none can ever start.
     """
     tab = table if table is not None else lower(program, hw)
-    engines, eng, lat, occ = tab.engines, tab.engine, tab.latency, tab.occupancy
-    read, written, deps, sync = tab.dram_read, tab.dram_written, tab.deps, tab.sync
-    window = tab.stream
-    n = len(eng)
-    E = len(engines)
-    queues: list[list[int]] = [[] for _ in range(E)]
-    for k in range(n):
-        queues[eng[k]].append(k)
-    ndeps = [0] * n
-    dependents: list[list[int] | None] = [None] * n
-    for k in range(n):
-        d = deps[k]
-        if d:
-            ndeps[k] = len(d)
-            for j in d:
-                lst = dependents[j]
-                if lst is None:
-                    dependents[j] = [k]
-                else:
-                    lst.append(k)
-    waits = {k: v for k, v in sync.items() if v[1]}
-    signals = {k: v[0] for k, v in sync.items() if not v[1]}
-    demand = [0.0] * n
-    for k in range(n):
-        moved = read[k] + written[k]
-        if moved:
-            demand[k] = moved / occ[k]  # the bytes move while the DMA holds its queue
-    dram_cap = hw.dram_bytes_per_cycle
-
-    start = [0.0] * n
-    end = [0.0] * n
-    hold = [0.0] * n                     # issue interval as run, of pipelined instructions
-    frees = list(occ)                    # when (after its start) the engine takes the next
-    ends = list(lat)                     # when (after its start) the results are ready
-    pos = [0] * E
-    qlen = [len(q) for q in queues]
-    busy = [False] * E
-    path_free = [0.0] * E                # when each engine's PE moving path is free
-    sem: dict[str, int] = {}
-    sem_waiters: dict[str, list[int]] = {}
-    heap: list[tuple[float, int]] = []   # (time, k) completions; (time, -1 - k) engine free
-    dram = SharedDram(dram_cap)          # DMAs touching DRAM
-    push, pop = heapq.heappush, heapq.heappop
-    finished = [False] * n
-
-    def try_start(e: int, now: float) -> None:
-        p = pos[e]
-        if busy[e] or p >= qlen[e]:
-            return
-        k = queues[e][p]
-        if ndeps[k]:
-            return
-        if waits:
-            w = waits.get(k)
-            if w is not None and sem.get(w[0], 0) < w[1]:
-                sem_waiters.setdefault(w[0], []).append(e)
-                return
-        busy[e] = True
-        pos[e] = p + 1
-        start[k] = now
-        if on_start is not None:
-            on_start(k)
-        r = demand[k]
-        if r:
-            dram.start(now, k, r, occ[k])
-        else:
-            o, t = occ[k], lat[k]
-            w = window[k] if window is not None else None
-            hold[k] = o
-            if w is not None:  # background weight load: the stream takes the moving path
-                slot = take_moving_path(w, now, path_free[e])
-                path_free[e] = slot.free
-                o, t = slot.occupancy, t + slot.delay
-                frees[k], ends[k], hold[k] = o, t, slot.held
-            if o < t:
-                push(heap, (now + o, -1 - k))
-            push(heap, (now + t, k))
-
-    for e in range(E):
-        try_start(e, 0.0)
-    done = 0
-    dram_running = dram.heap
-    while heap or dram_running:
-        # (the next DRAM finish as SharedDram.next_finish computes it, without the call)
-        if dram_running and not (heap and heap[0][0] <= dram.vwall + (
-                dram_running[0][0] - dram.vt) / dram.speed):
-            now, k = dram.pop()
-            if ends[k] > frees[k]:  # its bytes have moved; the DRAM latency follows, and
-                hold[k] = now - start[k]  # the queue is free as after a pipelined issue
-                push(heap, (now + ends[k] - frees[k], k))
-                k = -1 - k
-        else:
-            now, k = pop(heap)
-        if k < 0:  # a pipelined instruction frees its engine before it finishes
-            e = eng[-1 - k]
-            busy[e] = False
-            p = pos[e]
-            if p < qlen[e] and not ndeps[queues[e][p]]:   # else its head waits on
-                try_start(e, now)                          # dependencies: nothing to do
-            continue
-        end[k] = now
-        finished[k] = True
-        done += 1
-        e = eng[k]
-        if frees[k] >= ends[k]:
-            busy[e] = False
-        if on_finish is not None:
-            on_finish(k)
-        if signals:
-            s = signals.get(k)
-            if s is not None:
-                sem[s] = sem.get(s, 0) + 1
-                for we in sem_waiters.pop(s, ()):
-                    try_start(we, now)
-        # an engine's head is always blocked between events, so only a dependent that
-        # heads its free engine can start (the calls skipped here would do nothing)
-        lst = dependents[k]
-        if lst is not None:
-            for j in lst:
-                c = ndeps[j] - 1
-                ndeps[j] = c
-                if not c:
-                    ej = eng[j]
-                    if not busy[ej] and queues[ej][pos[ej]] == j:
-                        try_start(ej, now)
-        if not busy[e] and pos[e] < qlen[e] and not ndeps[queues[e][pos[e]]]:
-            try_start(e, now)
-
-    if done < n:
-        heads = {engines[e]: queues[e][pos[e]] for e in range(E) if pos[e] < len(queues[e])}
+    read, written = tab.dram_read, tab.dram_written
+    work = Work(tab.engines, tab.engine, tab.occupancy, tab.latency, tab.deps, tab.sync,
+                tab.stream, [r + w for r, w in zip(read, written)])
+    run = run_in_order(work, SharedDram(hw.dram_bytes_per_cycle), on_start, on_finish)
+    n = len(tab.engine)
+    if run.done < n:
         raise DeadlockError(
-            f"deadlock: {n - done} of {n} instructions can never start",
-            deadlock_chain(program, heads, finished, sem),
+            f"deadlock: {n - run.done} of {n} instructions can never start",
+            deadlock_chain(program, run.heads, run.finished, run.semaphores),
         )
+    start, end = run.start, run.end
     return Schedule(np.array(start, dtype=np.float64), np.array(end, dtype=np.float64),
-                    np.array(eng, dtype=np.int64), engines, np.array(lat, dtype=np.float64),
+                    np.array(tab.engine, dtype=np.int64), tab.engines,
+                    np.array(tab.latency, dtype=np.float64),
                     np.array(read, dtype=np.int64), np.array(written, dtype=np.int64),
-                    np.array(occ, dtype=np.float64), _busy_end(start, end, hold, frees, ends))
+                    np.array(tab.occupancy, dtype=np.float64),
+                    busy_end(start, end, run.hold, run.frees, run.ends))
 
 
-def _busy_end(start, end, hold, frees, ends) -> np.ndarray:
+def busy_end(start, end, hold, frees, ends) -> np.ndarray:
     """``start + hold`` where an instruction is pipelined (it frees its engine before its
     results are ready), else its end (a DMA's end includes its DRAM contention)."""
     s, t = np.array(start, dtype=np.float64), np.array(end, dtype=np.float64)

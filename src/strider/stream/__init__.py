@@ -5,9 +5,10 @@ while processing engines run a kernel over them along a streaming dim; each page
 a load counter, a reference counter and an epoch, and a page that is loaded and no
 longer referenced is refilled by the next load. The modules, bottom up: :mod:`.layout`
 (pages), :mod:`.instructions` (segments, loads, anchors), :mod:`.pages` (the page
-table), :mod:`.kernels`, :mod:`.safety`, :mod:`.processor` (the untimed state machine),
-:mod:`.stats`, :mod:`.runner` (the timed run, on the simulator's DRAM model) and
-:mod:`.program` (a stream program and the :func:`stream` builder).
+table), :mod:`.kernels`, :mod:`.paged` (a stream's program as data), :mod:`.processor` (the
+untimed state machine), :mod:`.safety`, :mod:`.descriptors`, :mod:`.stats` (the result
+and its figures), :mod:`.runner` (the timed run, on the simulator's DRAM model) and
+:mod:`.program` (the runnable :class:`StreamProgram` and the :func:`stream` builder).
 
 Examples
 --------
@@ -26,12 +27,13 @@ from .instructions import DefineSegment, Load, Segment
 from .layout import PageLayout, choose_page_shape
 from .processor import StreamCore
 from .program import StreamProgram, stream
-from .runner import StreamResult, run_stream
+from .paged import PagedStream
+from .runner import run_stream
 from .safety import check_working_set, deadlock_witness
-from .stats import StreamStats, build_report, format_report
+from .stats import StreamResult, StreamStats, build_report, format_report
 
 __all__ = [
-    "stream", "StreamProgram", "StreamResult", "StreamStats", "StreamCore", "PageTable",
+    "stream", "StreamProgram", "PagedStream", "StreamResult", "StreamStats", "StreamCore", "PageTable",
     "PageLayout", "Segment", "Load", "DefineSegment", "Kernel", "scale_bias", "reduce",
     "block_permute", "user_kernel", "run_stream", "choose_page_shape", "check_working_set",
     "deadlock_witness", "build_report", "format_report",

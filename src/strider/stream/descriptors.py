@@ -27,8 +27,8 @@ from functools import lru_cache
 from typing import Sequence
 
 from ..access_pattern import AccessPattern
-from ..cost import descriptor_fixed_cycles, hidden_latency_cycles, transfer_timing
-from ..hardware import Hardware
+from ..cost.engines import descriptor_fixed_cycles, hidden_latency_cycles, transfer_timing
+from ..hardware.description import Hardware
 from ..operands import Ref
 from ..planners._descriptors import Side, Transfer, costed_descriptors
 from .layout import region_pattern

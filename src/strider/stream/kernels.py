@@ -37,8 +37,8 @@ import numpy as np
 
 from ..access_pattern import validate_perm
 from ..errors import ArgumentError, LayoutError
-from ..hardware import Hardware
-from ..inbuffer import in_buffer_steps
+from ..hardware.description import Hardware
+from ..planners.inbuffer import in_buffer_steps
 
 Index = tuple[slice, ...]
 Emit = tuple[Index, np.ndarray, "str | None"]

@@ -116,9 +116,88 @@ def choose_page_shape(shape: Sequence[int], itemsize: int, page_bytes: int,
     return tuple(page)
 
 
+def page_columns(shape: Sequence[int], page: Sequence[int], streaming_dim: int) -> int:
+    """Pages in one page row: the pages that tile the non-streaming dims.
+
+    >>> page_columns((10, 6, 7), (4, 4, 7), 0)
+    2
+    """
+    return math.prod(-(-max(n, 1) // p) for d, (n, p) in enumerate(zip(shape, page))
+                     if d != streaming_dim)
+
+
+def _fewer_pages(n: int, most: int) -> list[tuple[int, int]]:
+    """``(extent, pages)`` along a dim of ``n``: for each page count, the smallest page
+    extent (at most ``most``) that gives it, fewest extents first.
+
+    >>> _fewer_pages(5, 8)
+    [(1, 5), (2, 3), (3, 2), (5, 1)]
+    """
+    out: list[tuple[int, int]] = []
+    p = 1
+    while p <= min(n, most):
+        count = -(-n // p)
+        out.append((p, count))
+        if count == 1:
+            break
+        p = -(-n // (count - 1))  # the smallest extent that needs one page fewer
+    return out
+
+
+def smallest_working_set(shape: Sequence[int], itemsize: int, page_bytes: int,
+                         streaming_dim: int, segment_rows: int | None = None
+                         ) -> tuple[int, tuple[int, ...]]:
+    """The fewest pages any page shape needs on chip at once streaming along
+    ``streaming_dim`` -- one page row, or ``segment_rows`` rows when given -- and a page
+    shape that needs that many: ``(pages, page_shape)``.
+
+    Exact, not greedy: every split of the page's elements among the non-streaming dims
+    is weighed (as a Pareto front of (elements, page columns), one dim at a time), and
+    the streaming dim takes what the page has left. Of equal working sets, the one with
+    the fewest pages in all wins. The tensor must not be empty.
+
+    >>> smallest_working_set((4, 3, 5), 1, 4, 0)     # (1, 1, 4) needs 3 x 2 = 6
+    (5, (1, 3, 1))
+    >>> smallest_working_set((64, 1024, 1024), 4, 262144, 1)
+    (1, (64, 1, 1024))
+    """
+    if page_bytes < itemsize:
+        raise ArgumentError(f"a page of {page_bytes} bytes cannot hold one {itemsize}-byte element")
+    budget = page_bytes // itemsize
+    shape = tuple(max(1, int(n)) for n in shape)
+    # elements of the page in the dims so far -> (fewest page columns, their extents)
+    front: dict[int, tuple[int, tuple[int, ...]]] = {1: (1, ())}
+    for d, n in enumerate(shape):
+        if d == streaming_dim:
+            continue
+        grown: dict[int, tuple[int, tuple[int, ...]]] = {}
+        for used, (columns, extents) in front.items():
+            for p, count in _fewer_pages(n, budget // used):
+                key, value = used * p, columns * count
+                if key not in grown or value < grown[key][0]:
+                    grown[key] = (value, extents + (p,))
+        front, least = {}, None
+        for used in sorted(grown):  # keep the Pareto front: more elements, fewer columns
+            if least is None or grown[used][0] < least:
+                front[used] = grown[used]
+                least = grown[used][0]
+    n_sd = shape[streaming_dim]
+    best: tuple[tuple[int, int], tuple[int, ...]] | None = None
+    for used, (columns, extents) in front.items():
+        along = min(n_sd, budget // used)
+        rows = -(-n_sd // along)
+        need = columns * (1 if segment_rows is None else min(segment_rows, rows))
+        page = list(extents)
+        page.insert(streaming_dim, along)
+        if best is None or (need, columns * rows) < best[0]:
+            best = ((need, columns * rows), tuple(page))
+    assert best is not None
+    return best[0][0], best[1]
+
+
 def fmt_index(t: Sequence[int]) -> str:
     return "(" + ",".join(str(int(v)) for v in t) + ")"
 
 
 __all__ = ["PageId", "PageLayout", "choose_page_shape", "region_pattern",
-           "fmt_index"]
+           "fmt_index", "page_columns", "smallest_working_set"]

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -43,9 +43,7 @@ from .instructions import Load, Segment
 from .kernels import COMBINE
 from .layout import PageId, fmt_index
 from .pages import PageTable
-
-if TYPE_CHECKING:  # annotations only
-    from .program import StreamProgram
+from .paged import PagedStream
 
 _POISON = 0xA5
 
@@ -81,7 +79,7 @@ class Tile:
 class StreamCore:
     """Untimed state of a running stream; every method is one atomic action."""
 
-    def __init__(self, program: "StreamProgram", x: np.ndarray, *, record: bool = False):
+    def __init__(self, program: PagedStream, x: np.ndarray, *, record: bool = False):
         x = np.asarray(x)
         if x.shape != program.shape:
             raise ArgumentError(f"input has shape {x.shape}, the stream was built for "
@@ -89,7 +87,7 @@ class StreamCore:
         if x.dtype != program.dtype:
             raise ArgumentError(f"input has dtype {x.dtype}, the stream was built for "
                                 f"{program.dtype}")
-        self.p = program
+        self.program = program
         self.x = x
         self.sd = program.streaming_dim
         self.table = PageTable(program.pool_pages)
@@ -116,20 +114,20 @@ class StreamCore:
     # ------------------------------------------------------------ stream processor
     def sp_blocked(self) -> bool:
         """The SP's next instruction is a load and no page is free."""
-        return (self.pc < len(self.p.instructions)
-                and isinstance(self.p.instructions[self.pc], Load)
+        return (self.pc < len(self.program.instructions)
+                and isinstance(self.program.instructions[self.pc], Load)
                 and self.table.free_slot() is None)
 
     def sp_step(self) -> tuple | None:
         """Run the SP's next instruction if it can run; returns what it did, or None."""
-        if self.pc >= len(self.p.instructions):
+        if self.pc >= len(self.program.instructions):
             return None
-        ins = self.p.instructions[self.pc]
+        ins = self.program.instructions[self.pc]
         if isinstance(ins, Load):
             slot = self.table.free_slot()
             if slot is None:
                 return None
-            epoch = self.table.load(slot, ins.page, self.p.refs[ins.page])
+            epoch = self.table.load(slot, ins.page, self.program.refs[ins.page])
             self.where[ins.page] = (slot, epoch)
             self.loads_issued[ins.page] = self.loads_issued.get(ins.page, 0) + 1
             self.pc += 1
@@ -145,7 +143,7 @@ class StreamCore:
     def complete_load(self, page: PageId) -> None:
         """The DMA of ``page`` finished: its data is on chip, its first counter clears."""
         slot, epoch = self.where[page]
-        region = self.p.layout.page_region(page)
+        region = self.program.layout.page_region(page)
         self.buffers[slot][tuple(slice(0, s.stop - s.start) for s in region)] = self.x[region]
         self.table.complete(slot, epoch)
         self.loaded.add(page)
@@ -161,10 +159,10 @@ class StreamCore:
         eng = self.engines[e]
         if eng.done:
             return None
-        seg = self.p.segments[eng.segment]
-        lay, sd = self.p.layout, self.sd
+        seg = self.program.segments[eng.segment]
+        lay, sd = self.program.layout, self.sd
         g0 = seg.start + eng.offset
-        g1 = g0 + self.p.step
+        g1 = g0 + self.program.step
         if not seg.terminal:
             g1 = min(g1, seg.start + seg.extent)
         end = min(g1, lay.shape[sd])
@@ -203,11 +201,11 @@ class StreamCore:
         eng = self.engines[e]
         eng.busy = True
         data = self._gather(t)
-        emits = self.p.kernel.apply(eng.state, data, t.region, t.valid, self.sd)
+        emits = self.program.kernel.apply(eng.state, data, t.region, t.valid, self.sd)
         stores = self._write(emits)
-        cycles = self.p.kernel.cycles(data.shape, data.dtype)
+        cycles = self.program.kernel.cycles(data.shape, data.dtype)
         if t.last_anchor:
-            cycles += self.p.hw.stream.update_cycles
+            cycles += self.program.hw.stream.update_cycles
         if self.record:
             self.log.append(("read", e, t.pages, tuple(self.where[p] for p in t.pages)))
         return cycles, stores
@@ -224,10 +222,10 @@ class StreamCore:
         if eng.anchor < len(eng.anchors):
             return []
         eng.anchor = 0
-        return self._update(eng, eng.offset + self.p.step)
+        return self._update(eng, eng.offset + self.program.step)
 
     def _update(self, eng: EngineState, new_offset: int) -> list[tuple[slice, ...]]:
-        seg = self.p.segments[eng.segment]
+        seg = self.program.segments[eng.segment]
         if self.record:
             self.log.append(("update", eng.index, eng.segment, new_offset))
         self._release_below(eng, seg, new_offset)
@@ -236,7 +234,7 @@ class StreamCore:
             return []
         if seg.terminal:
             eng.done = True
-            return self._write(self.p.kernel.finish(eng.state))
+            return self._write(self.program.kernel.finish(eng.state))
         eng.segment += 1
         eng.offset = new_offset - seg.extent
         eng.rows_released = 0
@@ -244,7 +242,7 @@ class StreamCore:
 
     def _release_below(self, eng: EngineState, seg: Segment, offset: int) -> None:
         """Decrement the second counter of this engine's pages wholly below ``offset``."""
-        lay, sd = self.p.layout, self.sd
+        lay, sd = self.program.layout, self.sd
         columns = {a.column for a in eng.anchors}
         while seg.row_start + eng.rows_released < seg.row_stop:
             row = seg.row_start + eng.rows_released
@@ -259,10 +257,10 @@ class StreamCore:
 
     def holders(self, page: PageId) -> list[int]:
         """Engines that still reference ``page`` (will read it or have not passed it)."""
-        seg = self.p.segments[self.segment_of[page]]
+        seg = self.program.segments[self.segment_of[page]]
         row = page[self.sd]
         out = []
-        for e in self.p.page_users(page):
+        for e in self.program.page_users(page):
             eng = self.engines[e]
             if eng.done or eng.segment > seg.index:
                 continue
@@ -272,7 +270,7 @@ class StreamCore:
 
     # ------------------------------------------------------------ data
     def _gather(self, t: Tile) -> np.ndarray:
-        lay = self.p.layout
+        lay = self.program.layout
         shape = tuple(s.stop - s.start for s in t.region)
         pieces = []
         for page in t.pages:
@@ -292,7 +290,7 @@ class StreamCore:
         tile = np.empty(shape, self.x.dtype)
         n_valid = math.prod(s.stop - s.start for s in t.valid)
         if n_valid < tile.size:
-            tile[...] = np.asarray(self.p.oob_fill).astype(self.x.dtype)
+            tile[...] = np.asarray(self.program.oob_fill).astype(self.x.dtype)
             self.oob_elements += tile.size - n_valid
         for dst, src in pieces:
             tile[dst] = src
@@ -319,7 +317,7 @@ class StreamCore:
     # ------------------------------------------------------------ end state
     @property
     def finished(self) -> bool:
-        return (all(e.done for e in self.engines) and self.pc == len(self.p.instructions)
+        return (all(e.done for e in self.engines) and self.pc == len(self.program.instructions)
                 and not self.table.loading.any())
 
     def check_drained(self) -> None:

@@ -34,144 +34,27 @@ import numpy as np
 
 from ..dtypes import data_dtype
 from ..errors import ArgumentError, ProgramError
-from ..hardware import Hardware
+from ..hardware.description import Hardware
 from ..limits import check_extents
 from .instructions import Anchor, DefineSegment, Instruction, Load, Segment
 from .kernels import Kernel
 from .descriptors import box_descriptors
-from .layout import PageId, PageLayout, choose_page_shape, fmt_index
-from .runner import StreamResult, run_stream
+from .layout import (
+    PageId, PageLayout, choose_page_shape, fmt_index, page_columns, smallest_working_set,
+)
+from .paged import PagedStream
+from .runner import run_stream
+from .stats import StreamResult
 from .safety import check_working_set
 
 
 # ---------------------------------------------------------------- the program
-@dataclass
-class StreamProgram:
-    """A complete stream: layout, segments, SP instructions, engine anchors and kernel.
+class StreamProgram(PagedStream):
+    """A complete stream that runs: build one with :func:`stream`, run it with :meth:`run`."""
 
-    Build one with :func:`stream`; run it with :meth:`run`.
-    """
-
-    hw: Hardware
-    layout: PageLayout
-    kernel: Kernel
-    segments: list[Segment]
-    instructions: list[Instruction]
-    anchors: list[list[Anchor]]
-    step: int
-    pool_pages: int
-    oob_fill: Any
-    refs: dict[PageId, int] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.validate()
-
-    def __repr__(self) -> str:
-        return (f"<StreamProgram {self.kernel.name} over {self.dtype.name}{list(self.shape)}: "
-                f"{len(self.segments)} segments, {self.pool_pages} pages, {self.engines} engines>")
-
-    # ------------------------------------------------------------ facts
-    @property
-    def engines(self) -> int:
-        return len(self.anchors)
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.layout.shape
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self.layout.dtype
-
-    @property
-    def streaming_dim(self) -> int:
-        return self.layout.streaming_dim
-
-    @property
-    def nbytes(self) -> int:
-        return math.prod(self.shape) * self.dtype.itemsize
-
-    def page_users(self, page: PageId) -> list[int]:
-        """Engines whose anchors intersect the page's column."""
-        col = _column_of(page, self.streaming_dim)
-        return [e for e, anchors in enumerate(self.anchors)
-                if any(a.column == col for a in anchors)]
-
-    # ------------------------------------------------------------ checks
-    def validate(self) -> None:
-        """Raise :class:`ProgramError` unless every page of every segment is loaded once,
-        segments are defined once, in order, with the terminal one last, and the step
-        tiles every non-terminal segment."""
-        sd = self.streaming_dim
-        owner: dict[PageId, int] = {}
-        for seg in self.segments:
-            for page in seg.pages:
-                if page in owner:
-                    raise ProgramError(f"page {fmt_index(page)} is in segments {owner[page]} and "
-                                       f"{seg.index}; a page belongs to one segment")
-                owner[page] = seg.index
-            if not seg.terminal and seg.extent % self.step:
-                raise ProgramError(
-                    f"segment {seg.index} spans {seg.extent} elements along the streaming dim "
-                    f"{sd}, not a multiple of the step {self.step}: the engines would skip "
-                    f"elements at its boundary; choose a step that divides it")
-        if self.segments and not self.segments[-1].terminal:
-            raise ProgramError("the last segment must be marked terminal")
-        if any(s.terminal for s in self.segments[:-1]):
-            raise ProgramError("only the last segment may be terminal")
-        loaded: dict[PageId, int] = {}
-        defined: list[int] = []
-        for pc, ins in enumerate(self.instructions):
-            if isinstance(ins, Load):
-                if ins.page not in owner:
-                    raise ProgramError(f"instruction {pc} loads page {fmt_index(ins.page)}, "
-                                       "which no segment contains")
-                if ins.page in loaded:
-                    raise ProgramError(f"page {fmt_index(ins.page)} is loaded twice (instructions "
-                                       f"{loaded[ins.page]} and {pc}); load each page once")
-                loaded[ins.page] = pc
-            else:
-                defined.append(ins.segment)
-        missing = [p for p in owner if p not in loaded]
-        if missing:
-            raise ProgramError(f"{len(missing)} page(s) are never loaded, e.g. page "
-                               f"{fmt_index(missing[0])} of segment {owner[missing[0]]}")
-        if defined != list(range(len(self.segments))):
-            raise ProgramError(f"segments must each be defined once, in order 0..."
-                               f"{len(self.segments) - 1}; the program defines {defined}")
-        if self.step < 1:
-            raise ProgramError(f"step must be >= 1, got {self.step}")
-        self.refs = {p: len(self.page_users(p)) for p in owner}
-        unused = [p for p, n in self.refs.items() if n == 0]
-        if unused:
-            raise ProgramError(f"page {fmt_index(unused[0])} is used by no engine; every page "
-                               "column needs an anchor")
-
-    # ------------------------------------------------------------ running
     def run(self, x: np.ndarray, *, record: bool = False) -> StreamResult:
         """Simulate the stream on ``x`` (timed, functional) and return the result."""
         return run_stream(self, x, record=record)
-
-    def reference(self, x: np.ndarray) -> np.ndarray:
-        """What NumPy computes for the kernel on the whole tensor (the oracle)."""
-        return self.kernel.reference(np.asarray(x), self.streaming_dim)
-
-    def listing(self, limit: int = 12) -> str:
-        """The SP program as text (first ``limit`` instructions)."""
-        lines = [f"stream: {fmt_index(self.shape)} {self.dtype.name}, streaming dim "
-                 f"{self.streaming_dim}, kernel {self.kernel.name}",
-                 f"pages: {fmt_index(self.layout.page_shape)} ({self.layout.page_nbytes} B), grid "
-                 f"{fmt_index(self.layout.grid)}, pool {self.pool_pages}, "
-                 f"{len(self.segments)} segment(s), {self.engines} engine(s), step {self.step}"]
-        for pc, ins in enumerate(self.instructions[:limit]):
-            lines.append(f"{pc:5d}  {ins.describe()}")
-        if len(self.instructions) > limit:
-            lines.append(f"  ... {len(self.instructions) - limit} more")
-        return "\n".join(lines)
-
-
-def _column_of(page: PageId, sd: int) -> PageId:
-    return page[:sd] + (0,) + page[sd + 1:]
 
 
 # ---------------------------------------------------------------- builder
@@ -195,7 +78,9 @@ def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware | str,
     streaming_dim
         The dim the engines walk (negative counts from the end). Default (with the page
         shape): the outermost dim whose page row (every page of one step along it) fits
-        the pool's share of the SBUF (see ``_default_layout``).
+        the pool's share of the SBUF (see ``_default_layout``) -- or, with ``pages`` given,
+        fits that pool: the dim and page are then chosen so that one segment's pages fit
+        it, and refused (naming the smallest pool that would do) only when none does.
     pages
         On-chip pages in the pool. Default (the policy): ``hw.stream.pages``, grown to two
         page rows of the tensor (one computed while the next loads) when those need more,
@@ -242,11 +127,17 @@ def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware | str,
     ndim = len(shape)
     if ndim == 0:
         raise ArgumentError("a stream needs a tensor with at least one dim")
+    if pages is not None:
+        pages = _positive(pages, "pages")
+    if segment_rows is not None:
+        segment_rows = _positive(segment_rows, "segment_rows")
     auto_page = None
+    one_row = None  # set when no layout fits the pool given (the refusal says what would)
     if streaming_dim is None:
         streaming_dim = 0
         if page_shape is None and math.prod(shape):
-            streaming_dim, auto_page = _default_layout(shape, dt, kernel, hw)
+            streaming_dim, auto_page, one_row = _default_layout(shape, dt, kernel, hw, pages,
+                                                                segment_rows)
     if not -ndim <= streaming_dim < ndim:
         raise ArgumentError(f"streaming_dim {streaming_dim} is out of range for a {ndim}-d tensor")
     sd = streaming_dim % ndim
@@ -269,13 +160,12 @@ def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware | str,
         page = tuple(min(p, max(n, 1)) for p, n in zip(page, shape))
     layout = PageLayout(shape, dt, page, sd)
     columns = layout.columns() if math.prod(shape) else []
-    pool = (default_pool(len(columns), hw) if pages is None else _positive(pages, "pages"))
+    pool = default_pool(len(columns), hw) if pages is None else pages
     anchors = _assign_anchors(layout, columns, n_engines)
     rows_total = layout.grid[sd] if columns else 0
     if segment_rows is None:
-        segment_rows = max(1, pool // max(1, 4 * len(columns)))
-    segment_rows = _positive(segment_rows, "segment_rows")
-    check_working_set(layout, hw, pool, segment_rows)
+        segment_rows = _default_segment_rows(pool, len(columns))
+    check_working_set(layout, hw, pool, segment_rows, fewest_one_row=one_row)
     for col in (columns[:1] + columns[-1:]) if columns else ():  # a full and an edge page:
         last = col[:sd] + (layout.grid[sd] - 1,) + col[sd + 1:]  # refuse before running
         for p in (col, last):   # when not even one-element descriptors fit the TTU
@@ -340,27 +230,83 @@ def columnar_page(shape: tuple[int, ...], itemsize: int, page_bytes: int,
     return tuple(page)
 
 
-def _default_layout(shape: tuple[int, ...], dt: np.dtype, kernel: Kernel,
-                    hw: Hardware) -> tuple[int, tuple[int, ...]]:
-    """The streaming dim and page shape of the default policy: the outermost dim whose
-    page row (every page of one step along it) fits :func:`pool_cap`, with the page of
-    :func:`choose_page_shape` (long DRAM runs) -- or, where that page row is too wide,
-    :func:`columnar_page`'s (the fewest pages per row). Else the layout with the fewest
-    pages per row (whose refusal then says why)."""
+def _default_segment_rows(pool: int, columns: int) -> int:
+    """Page rows per segment by default: a quarter of the pool's rows, at least 1."""
+    return max(1, pool // max(1, 4 * columns))
+
+
+def _default_layout(shape: tuple[int, ...], dt: np.dtype, kernel: Kernel, hw: Hardware,
+                    pages: int | None = None, segment_rows: int | None = None
+                    ) -> tuple[int, tuple[int, ...], int | None]:
+    """The streaming dim and page shape of the default policy, and None -- or, when a
+    pool was given that no layout fits, the fewest pages any layout needs with one page
+    row per segment (the refusal's hint when ``segment_rows`` asks for more).
+
+    Without ``pages``: the outermost dim whose page row (every page of one step along
+    it) fits :func:`pool_cap`, with the page of :func:`choose_page_shape` (long DRAM
+    runs) -- or, where that page row is too wide, :func:`columnar_page`'s (the fewest
+    pages per row). Else the layout with the fewest pages per row (whose refusal then
+    says why).
+
+    With ``pages`` (a pool the caller gave): that layout when its working set (one
+    segment's pages, :func:`~strider.stream.safety.working_set_pages`) fits the pool;
+    else the outermost dim with one of those two pages that fits; else the outermost
+    dim with any page that fits (:func:`~strider.stream.layout.smallest_working_set`);
+    else the layout of the smallest working set of all, which
+    :func:`~strider.stream.safety.check_working_set` refuses naming the pool it needs.
+
+    >>> from strider.stream import scale_bias
+    >>> hw = Hardware.preset("trn1-like")
+    >>> _default_layout((64, 1024, 1024), np.dtype("float32"), scale_bias(1, 0), hw)
+    (0, (1, 64, 1024), None)
+    >>> _default_layout((64, 1024, 1024), np.dtype("float32"), scale_bias(1, 0), hw, pages=2)
+    (1, (64, 1, 1024), None)
+    """
     page_bytes, cap = hw.stream.page_bytes, pool_cap(hw)
-    best: tuple[int, int, tuple[int, ...]] | None = None
+    itemsize = dt.itemsize
+
+    def candidates(sd: int) -> list[tuple[int, ...]]:
+        return [choose_page_shape(shape, itemsize, page_bytes, sd,
+                                  square=kernel.prefers_square_pages),
+                columnar_page(shape, itemsize, page_bytes, sd)]
+
+    def need(sd: int, page: tuple[int, ...]) -> int:  # the working set in a pool of `pages`
+        columns = page_columns(shape, page, sd)
+        rows = -(-shape[sd] // page[sd])
+        per_segment = segment_rows or _default_segment_rows(pages or 0, columns)
+        return columns * min(per_segment, rows)
+
+    chosen: tuple[int, tuple[int, ...]] | None = None
+    fewest: tuple[int, int, tuple[int, ...]] | None = None
     for sd in range(len(shape)):
-        pages = [choose_page_shape(shape, dt.itemsize, page_bytes, sd,
-                                   square=kernel.prefers_square_pages)]
-        pages.append(columnar_page(shape, dt.itemsize, page_bytes, sd))
-        for page in pages:
-            columns = len(PageLayout(shape, dt, page, sd).columns())
+        for page in candidates(sd):
+            columns = page_columns(shape, page, sd)
             if columns <= cap:
-                return sd, page
-            if best is None or columns < best[0]:
-                best = (columns, sd, page)
-    assert best is not None
-    return best[1], best[2]
+                chosen = sd, page
+                break
+            if fewest is None or columns < fewest[0]:
+                fewest = (columns, sd, page)
+        if chosen is not None:
+            break
+    if chosen is None:
+        assert fewest is not None
+        chosen = fewest[1], fewest[2]
+    if pages is None or need(*chosen) <= pages:
+        return chosen[0], chosen[1], None
+    # the pool given is too small for the policy's layout: find one that fits it
+    for sd in range(len(shape)):
+        for page in candidates(sd):
+            if need(sd, page) <= pages:
+                return sd, page, None
+    smallest = [smallest_working_set(shape, itemsize, page_bytes, sd, segment_rows)
+                for sd in range(len(shape))]
+    for sd, (least, page) in enumerate(smallest):
+        if least <= pages:
+            return sd, page, None
+    least, sd = min((least, sd) for sd, (least, _) in enumerate(smallest))
+    one_row = least if (segment_rows or 1) == 1 else min(
+        smallest_working_set(shape, itemsize, page_bytes, d)[0] for d in range(len(shape)))
+    return sd, smallest[sd][1], one_row
 
 
 def _check_fill(value: Any, dtype: np.dtype) -> None:

@@ -26,23 +26,21 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from ..cost import engine_scale, hidden_latency_cycles
-from ..data import same_bits
+from ..cost.engines import engine_scale, hidden_latency_cycles
 from ..errors import DeadlockError
 from ..sim.dram import SharedDram
 from .descriptors import box_descriptors, transfer_cost
 from .layout import PageId, fmt_index
 from .processor import StreamCore
 from .safety import deadlock_witness
-from .stats import build_report, collect_stats, plot_result, write_trace
+from .paged import PagedStream
+from .stats import StreamResult, collect_stats
 
-if TYPE_CHECKING:  # annotations only
-    from .program import StreamProgram
 
 
 @dataclass
@@ -57,32 +55,7 @@ class DmaJob:
     start: float = 0.0
 
 
-@dataclass
-class StreamResult:
-    """Output tensor, statistics, timeline and counters of one simulated stream."""
-
-    program: "StreamProgram"
-    output: np.ndarray
-    stats: Any
-    timeline: list[tuple[str, float, float, str, str]] = field(repr=False)
-    counters: dict[str, list[tuple[float, float]]] = field(repr=False)
-    log: list[tuple] = field(default_factory=list, repr=False)
-
-    def verify(self, x: np.ndarray) -> bool:
-        """Bit-exact comparison with the NumPy oracle (raw bytes, so NaNs compare)."""
-        return same_bits(self.output, self.program.reference(x))
-
-    def report(self) -> dict[str, Any]:
-        return build_report(self)
-
-    def write_trace(self, path) -> None:
-        write_trace(self, path)
-
-    def plot(self, path) -> None:
-        plot_result(self, path)
-
-
-def run_stream(program: "StreamProgram", x: np.ndarray, *,
+def run_stream(program: PagedStream, x: np.ndarray, *,
                record: bool = False) -> StreamResult:
     """Simulate ``program`` on ``x`` in time; see the module docstring for the model."""
     core = StreamCore(program, x, record=record)
@@ -202,4 +175,4 @@ def run_stream(program: "StreamProgram", x: np.ndarray, *,
     return StreamResult(program, core.out, stats, timeline, counters, core.log)
 
 
-__all__ = ["DmaJob", "StreamResult", "run_stream"]
+__all__ = ["DmaJob", "run_stream"]

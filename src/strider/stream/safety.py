@@ -26,15 +26,12 @@ strider.errors.CapacityError: the stream's working set does not fit on chip: a s
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 from ..errors import CapacityError
-from ..hardware import Hardware
-from .layout import fmt_index
+from ..hardware.description import Hardware
+from .layout import PageLayout, fmt_index
+from .processor import StreamCore
 
-if TYPE_CHECKING:  # annotations only
-    from .layout import PageLayout
-    from .processor import StreamCore
 
 
 def working_set_pages(layout: PageLayout, segment_rows: int) -> int:
@@ -45,8 +42,15 @@ def working_set_pages(layout: PageLayout, segment_rows: int) -> int:
     return min(segment_rows, layout.grid[layout.streaming_dim]) * columns
 
 
-def check_working_set(layout: PageLayout, hw: Hardware, pool: int, segment_rows: int) -> None:
-    """Raise :class:`CapacityError` (with the numbers) unless the stream fits on chip."""
+def check_working_set(layout: PageLayout, hw: Hardware, pool: int, segment_rows: int, *,
+                      fewest_one_row: int | None = None) -> None:
+    """Raise :class:`CapacityError` (with the numbers) unless the stream fits on chip.
+
+    ``fewest_one_row``: given when the layout is the one of the smallest working set of
+    any streaming dim and page shape (the builder chose it for a pool too small for
+    every layout): the fewest pages any layout needs with one page row per segment. The
+    refusal then names the smallest pool that would do, not other layouts to try.
+    """
     slot = hw.stream.page_bytes
     problems = []
     if layout.page_nbytes > slot:
@@ -63,11 +67,21 @@ def check_working_set(layout: PageLayout, hw: Hardware, pool: int, segment_rows:
         columns = need // max(1, rows)
         fix = ("use segment_rows=1" if segment_rows > 1 and columns <= pool else
                "use larger pages along the non-streaming dims, or stream along another dim")
+        most = hw.sbuf.capacity_bytes // slot
+        ask = (f"give pages >= {need}" if need <= most else
+               f"{need} pages would exceed the SBUF (it holds {most}): use hardware with a "
+               "larger SBUF or stream.page_bytes")
+        if fewest_one_row is not None:  # every layout was weighed: the smallest pool
+            fewer = fewest_one_row < need and segment_rows > 1
+            fix = ("no streaming dim and page shape need fewer pages"
+                   + (f" with segment_rows={segment_rows} (segment_rows=1 needs "
+                      f"{fewest_one_row})" if fewer else "") + f"; {ask}")
+        else:
+            fix = f"{fix}, or {ask}"
         problems.append(
             f"a segment of {rows} page row(s) x "
             f"{columns} page column(s) = {need} pages of {slot} B, but the pool holds {pool} "
-            f"page(s) ({pool * slot} B of {hw.sbuf.capacity_bytes} B SBUF); {fix}, or give "
-            f"pages >= {need}")
+            f"page(s) ({pool * slot} B of {hw.sbuf.capacity_bytes} B SBUF); {fix}")
     if problems:
         raise CapacityError("the stream's working set does not fit on chip: "
                             + "; ".join(problems))
@@ -90,7 +104,7 @@ def deadlock_witness(core: StreamCore) -> list[str]:
             lines.append(f"pe{eng.index} waits for page {fmt_index(what)} of segment "
                          f"{core.segment_of[what]}, which {state}")
     if core.sp_blocked():
-        ins = core.p.instructions[core.pc]
+        ins = core.program.instructions[core.pc]
         lines.append(f"the stream processor waits for a free page to run instruction "
                      f"{core.pc} ({ins.describe()} of segment {core.segment_of[ins.page]}); "
                      f"all {core.table.slots} pages are held:")

@@ -21,18 +21,16 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Sequence
 
 import numpy as np
 
+from ..data import same_bits
 from ..sim.stats import RunStats, run_figures
 from ..text import format_bytes, format_table
-
-if TYPE_CHECKING:  # annotations only; these modules import this one
-    from .processor import StreamCore
-    from .program import StreamProgram
-    from .runner import StreamResult
+from .paged import PagedStream
+from .processor import StreamCore
 
 
 @dataclass
@@ -83,7 +81,32 @@ def _length(intervals) -> float:
     return float(sum(b - a for a, b in intervals))
 
 
-def collect_stats(program: StreamProgram, core: StreamCore, cycles: float, timeline,
+@dataclass
+class StreamResult:
+    """Output tensor, statistics, timeline and counters of one simulated stream."""
+
+    program: PagedStream
+    output: np.ndarray
+    stats: Any
+    timeline: list[tuple[str, float, float, str, str]] = field(repr=False)
+    counters: dict[str, list[tuple[float, float]]] = field(repr=False)
+    log: list[tuple] = field(default_factory=list, repr=False)
+
+    def verify(self, x: np.ndarray) -> bool:
+        """Bit-exact comparison with the NumPy oracle (raw bytes, so NaNs compare)."""
+        return same_bits(self.output, self.program.reference(x))
+
+    def report(self) -> dict[str, Any]:
+        return build_report(self)
+
+    def write_trace(self, path) -> None:
+        write_trace(self, path)
+
+    def plot(self, path) -> None:
+        plot_result(self, path)
+
+
+def collect_stats(program: PagedStream, core: StreamCore, cycles: float, timeline,
                   occupancy, busy, wait_load, wait_free, bytes_read: int,
                   bytes_written: int) -> StreamStats:
     """Build :class:`StreamStats` from the timed run's records."""

@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .. import __version__
+from ..version import __version__, code_hash
 from ..errors import ArgumentError, StriderError
-from ..hardware import Hardware
+from ..hardware.description import Hardware
 from .engines import open_engine
 from .output import append_rows, checked_rows, fmt, write_rows
 from .space import Point, apply, grid, parse_vary, sample
@@ -32,10 +32,11 @@ CHECKPOINT_S = 20.0
 
 
 def row_key(base: Hardware, point: Point, workload: Workload, predict: bool) -> str:
-    """What identifies a row across runs: the hardware, the workload, the mode, Strider's
-    version."""
+    """What identifies a row across runs: the hardware, the workload, the mode and the
+    code that computed it (:func:`strider.version.code_hash`: a changed planner or cost
+    model re-runs the rows it would change)."""
     text = json.dumps([base.to_dict(), sorted(point.items()), workload.kind,
-                       list(map(str, workload.spec)), predict, __version__],
+                       list(map(str, workload.spec)), predict, code_hash()],
                       sort_keys=True, default=str)
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 

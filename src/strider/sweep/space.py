@@ -28,7 +28,7 @@ import random
 from typing import Any, Sequence
 
 from ..errors import ArgumentError
-from ..hardware import Hardware
+from ..hardware.description import Hardware
 
 Point = dict[str, Any]
 

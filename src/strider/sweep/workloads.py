@@ -33,7 +33,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import ArgumentError, PlanError, StriderError
-from ..hardware import Hardware
+from ..hardware.description import Hardware
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def empty_row(workload: Workload) -> dict[str, Any]:
 
 def _permute(hw: Hardware, workload: Workload, predict: bool) -> dict[str, Any]:
     from ..api import mismatches, random_inputs, simulate
-    from ..cost import roofline_cycles
+    from ..cost.engines import roofline_cycles
     from ..strategy import plan_permute
 
     shape, perm, dtype = workload.spec

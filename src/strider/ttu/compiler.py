@@ -54,7 +54,7 @@ from ..access_pattern import AccessPattern
 from ..errors import ArgumentError, LayoutError, ProgramError
 from .config import TTUConfig
 from .program import Access, Loop, LoopGroup, TTUProgram
-from .rows import coalesce_loops, row_issues, row_values
+from .rows import RowProgram, coalesce_loops, row_issues, row_values
 
 ArraySpec = Any  # AccessPattern | Mapping | tuple, see layout_of()
 
@@ -95,10 +95,14 @@ def layout_of(name: str, spec: ArraySpec) -> AccessPattern:
     )
 
 
+#: One array access of a nest: (array name, source text, affine index per dim, node).
+_Found = tuple[str, str, list[tuple[dict[str, int], int]], ast.Subscript]
+
+
 @dataclass
 class _Nest:
     loops: list[Loop]
-    accesses: list[tuple[str, str, list[tuple[dict[str, int], int]], ast.AST]]
+    accesses: list[_Found]
     line: int
     col: int
 
@@ -106,7 +110,8 @@ class _Nest:
 def _err(msg: str, node: ast.AST | None) -> ProgramError:
     if node is None or not hasattr(node, "lineno"):
         return ProgramError(msg)
-    return ProgramError(msg, line=node.lineno, col=node.col_offset + 1)
+    col = node.col_offset  # type: ignore[attr-defined]  # an AST node with a line has a column
+    return ProgramError(msg, line=node.lineno, col=col + 1)
 
 
 _CONST_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -223,7 +228,7 @@ class _Compiler:
                 raise _err(f"`{ast.unparse(node)}`: conditional or nested evaluation is not "
                            f"supported in a loop body", node)
 
-    def access(self, node: ast.Subscript, loops: list[Loop]):
+    def access(self, node: ast.Subscript, loops: list[Loop]) -> _Found:
         chain = []
         cur: ast.AST = node
         while isinstance(cur, ast.Subscript):
@@ -302,7 +307,9 @@ class _Compiler:
     def lower(self, nests: list[_Nest]) -> TTUProgram:
         depth = [len(n.loops) for n in nests]
         main = depth.index(max(depth))
-        groups, accesses, row_programs = [], [], []
+        groups: list[LoopGroup] = []
+        accesses: list[Access] = []
+        row_programs: list[RowProgram] = []
         total_rows = sum(len(n.accesses) for n in nests)
         for g, nest in enumerate(nests):
             role = "prologue" if g < main else "nest" if g == main else "epilogue"
@@ -327,14 +334,14 @@ class _Compiler:
                     f"{self.config.dims} (raise TTUConfig.dims)",
                     line=nest.line, col=nest.col)
             rows = []
-            for (name, text, affine, node), pat, strides in zip(nest.accesses, patterns,
-                                                                col_strides):
+            for (name, text, affine, node), pat, row_strides in zip(nest.accesses, patterns,
+                                                                    col_strides):
                 r = len(accesses)
                 if r >= self.config.rows:
                     raise _err(f"the program needs {total_rows} register rows (one per array "
                                f"access) but the unit has {self.config.rows} (raise "
                                f"TTUConfig.rows)", node)
-                row = row_values(cols, strides, pat.offset, self.config)
+                row = row_values(cols, row_strides, pat.offset, self.config)
                 issues = row_issues(row, self.config)
                 if issues:
                     raise _err(f"`{text}` (row {r}) does not fit the TTU: {'; '.join(issues)}; "

@@ -1,12 +1,12 @@
 """The worked examples of seeds 000 and 001, with the streams the patents give.
 
-The same programs ship as ``examples/seed000_prologue.py`` and
-``examples/seed001_tensor.py``; the tests check both reproduce these streams.
+The same programs ship as ``examples/ttu_prologue.py`` and
+``examples/ttu_strided_tensor.py``; the tests check both reproduce these streams.
 
 Examples
 --------
->>> from strider.ttu.golden import SEED001
->>> SEED001.compile().run().addresses.tolist() == list(SEED001.expected)
+>>> from strider.ttu.golden import STRIDED_TENSOR_EXAMPLE
+>>> STRIDED_TENSOR_EXAMPLE.compile().run().addresses.tolist() == list(STRIDED_TENSOR_EXAMPLE.expected)
 True
 """
 
@@ -37,9 +37,9 @@ class GoldenExample:
         return compile_program(self.source, self.arrays, self.config)
 
 
-SEED000 = GoldenExample(
-    name="seed000",
-    title="Seed 000, program 212: a prologue loop reads V1 (base 12), then the nest walks V2",
+PROLOGUE_EXAMPLE = GoldenExample(
+    name="prologue",
+    title="A prologue loop reads V1 (base 12), then the nest walks V2 (seed 000's program 212)",
     source=(
         "for h in range(3):\n"
         "    V1[h]\n"
@@ -52,9 +52,9 @@ SEED000 = GoldenExample(
     expected=(12, 13, 14, 0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11),
 )
 
-SEED001 = GoldenExample(
-    name="seed001",
-    title="Seed 001: loops i, j, k walk V1 with steps 2, 6, 1 (a non-row-major layout)",
+STRIDED_TENSOR_EXAMPLE = GoldenExample(
+    name="strided-tensor",
+    title="Loops i, j, k walk V1 with steps 2, 6, 1: a non-row-major layout (seed 001)",
     source=(
         "for i in range(3):\n"
         "    for j in range(2):\n"
@@ -65,6 +65,6 @@ SEED001 = GoldenExample(
     expected=(0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11),
 )
 
-EXAMPLES = (SEED000, SEED001)
+EXAMPLES = (PROLOGUE_EXAMPLE, STRIDED_TENSOR_EXAMPLE)
 
-__all__ = ["GoldenExample", "SEED000", "SEED001", "EXAMPLES"]
+__all__ = ["GoldenExample", "PROLOGUE_EXAMPLE", "STRIDED_TENSOR_EXAMPLE", "EXAMPLES"]

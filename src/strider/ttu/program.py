@@ -75,6 +75,8 @@ class AddressStream:
         self.addresses = addresses
         self.row_names = tuple(row_names)
         self.counts = counts
+        self._rows: np.ndarray | None
+        self._runs: tuple[tuple[tuple[int, ...], int], ...] | None
         if isinstance(rows, np.ndarray):
             self._rows, self._runs = rows, None
         else:
@@ -84,6 +86,7 @@ class AddressStream:
     def rows(self) -> np.ndarray:
         """The register row of each address (int32)."""
         if self._rows is None:
+            assert self._runs is not None  # no rows array: the runs were given
             chunks = [np.tile(np.asarray(g, dtype=np.int32), n) for g, n in self._runs if n]
             self._rows = np.concatenate(chunks) if chunks else np.empty(0, dtype=np.int32)
         return self._rows

@@ -264,7 +264,7 @@ class TTU:
             raise ProgramError(f"row {row}: {d} loops given, the unit has 1 to {n} columns")
         given = list(trips) if trips is not None else [None] * d
         pad = n - d
-        ints = {"initial": [], "step": [], "end": [], "trips": []}
+        ints: dict[str, list[int]] = {"initial": [], "step": [], "end": [], "trips": []}
         for j in range(d):
             c = pad + j
             i0 = _int(initial[j], f"row {row}, column {c}: initial")
@@ -303,7 +303,7 @@ class TTU:
             )
         # Store the caller's objects (not int copies) so that the tests can check that
         # the datapath never multiplies a register value.
-        trip_objs = [given[j] if given[j] is not None else ints["trips"][j] for j in range(d)]
+        trip_objs = [g if g is not None else t for g, t in zip(given, ints["trips"])]
         self._initial[row] = [0] * pad + initial
         self._step[row] = [0] * pad + step
         self._end[row] = [0] * pad + end

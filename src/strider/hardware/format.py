@@ -1,0 +1,364 @@
+"""Plain data <-> a hardware description: reading TOML/JSON tables with every
+type problem reported at once (an unknown field with a did-you-mean), laying a file's
+fields over a preset's, the value rules (:func:`hardware_problems`, with the plausible
+ranges of :data:`RANGES`), and writing TOML and ``hw show`` text back.
+
+>>> toml_value([1, "a"]), toml_value({"float32": 4})
+('[1, "a"]', '{float32 = 4}')
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import functools
+import math
+from dataclasses import fields
+from typing import Any, Iterable
+
+from ..dtypes import KNOWN_DTYPES
+from ..limits import MAX_DIMS
+from .pe import MAX_CYCLES, pe_problems
+from .sections import SECTIONS, Described
+
+
+def _type_problem(where: str, value: Any, kind: Any) -> str | None:
+    """Why ``value`` is not of the field's type: counts and sizes are integers, rates
+    finite numbers, flags booleans (a bool is not a count, a float not an integer)."""
+    kind = getattr(kind, "__name__", kind)
+    if isinstance(kind, str):
+        kind = kind.removesuffix(" | None")
+    if kind == "bool":
+        ok, want = isinstance(value, bool), "must be true or false"
+    elif kind == "int":
+        ok, want = isinstance(value, int) and not isinstance(value, bool), "must be an integer"
+    elif kind == "float":
+        ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
+              and math.isfinite(value))
+        want = "must be a finite number"
+    else:
+        return None
+    return None if ok else f"{where} = {value!r}: {want}"
+
+
+def unknown_field(where: str, key: Any, known: Iterable[str], listed: Iterable[str]) -> str:
+    """The line for an unknown field: a did-you-mean from ``known``, then ``listed``."""
+    close = difflib.get_close_matches(str(key), list(known), n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"{where}: unknown field; {hint}known: {', '.join(listed)}"
+
+
+def _top_level_type_problems(data: dict[str, Any]) -> list[str]:
+    problems = []
+    for key in ("name", "description"):
+        if key in data and not isinstance(data[key], str):
+            problems.append(f"{key} = {data[key]!r}: must be a string")
+    if "clock_hz" in data:
+        problem = _type_problem("clock_hz", data["clock_hz"], "float")
+        if problem:
+            problems.append(problem)
+    if "sources" in data and not isinstance(data["sources"], dict):
+        problems.append(f"sources = {data['sources']!r}: must be a table of field name = "
+                        '"citation" pairs')
+    if "dtypes" in data:
+        dtypes = data["dtypes"]
+        if not isinstance(dtypes, (list, tuple)) or not all(isinstance(d, str) for d in dtypes):
+            problems.append(f"dtypes = {dtypes!r}: must be a list of dtype names, e.g. "
+                            '["bfloat16", "float32"]')
+    return problems
+
+
+def check_plain(data: dict[str, Any], top: set[str]) -> tuple[dict[str, Any] | None, list[str]]:
+    """The keyword arguments of a description from plain nested data, and every type and
+    field problem at once; the arguments are None unless every field could be built
+    (``top``: the description's top-level field names)."""
+    problems: list[str] = []
+    inner = {f.name: s for s, t in SECTIONS.items() for f in fields(t)}   # field: section
+    for key in data:
+        if key not in top:
+            line = unknown_field(str(key), key, sorted(top | {"base"}), sorted(top))
+            close = difflib.get_close_matches(str(key), list(inner), n=1, cutoff=0.6)
+            if "did you mean" not in line and close:  # a section's field given at the top
+                line = line.replace("unknown field; ", f"unknown field; did you mean "
+                                    f"{close[0]!r} in [{inner[close[0]]}]? ")
+            problems.append(line)
+    kwargs: dict[str, Any] = {}
+    for key in top - set(SECTIONS):
+        if key in data:
+            kwargs[key] = data[key]
+    for key in ("name", "clock_hz"):
+        if key not in data:
+            problems.append(f"{key}: missing (give it, or start from a preset with base = ...)")
+    top_problems = _top_level_type_problems(data)
+    problems += top_problems
+    for bad in {t.split(" = ")[0] for t in top_problems}:
+        kwargs.pop(bad, None)  # reported once, not again by the value rules
+    for section, spec_type in SECTIONS.items():
+        raw = data.get(section)
+        if raw is None:
+            problems.append(f"{section}: missing section [{section}]")
+            continue
+        if not isinstance(raw, dict):
+            problems.append(f"{section} = {raw!r}: must be a table ([{section}] with its fields)")
+            continue
+        known = {f.name: f for f in fields(spec_type)}
+        for key in raw:
+            if key not in known:
+                problems.append(unknown_field(f"{section}.{key}", key, known, known))
+        missing = [n for n, f in known.items()
+                   if n not in raw and f.default is dataclasses.MISSING]
+        problems += [f"{section}.{n}: missing" for n in missing]
+        checked = [_type_problem(f"{section}.{n}", value, known[n].type)
+                   for n, value in raw.items() if n in known]
+        typed = [t for t in checked if t]
+        problems += typed
+        if not missing and not typed:
+            kwargs[section] = spec_type(**{k: v for k, v in raw.items() if k in known})
+    optional = ("description", "dtypes", "sources")
+    complete = len(kwargs) == len(top) - sum(key not in kwargs for key in optional)
+    return (kwargs if complete else None), problems
+
+
+def merge_onto(base: dict[str, Any], changes: dict[str, Any], note: str | None) -> dict[str, Any]:
+    """``changes`` laid over ``base`` (plain data; a section's fields one by one). A figure
+    that changes loses its citation in ``sources`` -- it no longer describes the value --
+    replaced by ``note`` (dropped when None), unless ``changes`` cites it itself.
+
+    >>> merge_onto({"dma": {"queues": 16}, "sources": {"dma.queues": "16 engines"}},
+    ...            {"dma": {"queues": 4}}, "this file")["sources"]
+    {'dma.queues': 'this file'}
+    """
+    merged, changed = dict(base), []
+    for key, value in changes.items():
+        old = base.get(key)
+        if isinstance(value, dict) and isinstance(old, dict):
+            merged[key] = {**old, **value}
+            changed += [f"{key}.{k}" for k, v in value.items() if not _same(old.get(k), v)]
+        else:
+            merged[key] = value
+            if not _same(old, value):
+                changed.append(key)
+    sources, own = merged.get("sources"), changes.get("sources")
+    own = own if isinstance(own, dict) else {}
+    if isinstance(sources, dict):
+        stale = {k for k in changed if k in sources and k not in own}
+        merged["sources"] = {k: note if k in stale else v for k, v in sources.items()
+                             if note is not None or k not in stale}
+    return merged
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether an override keeps the figure (2.0 is 2; True is not 1; "2" is not 2)."""
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b))
+    try:
+        return (numbers or type(a) is type(b)) and bool(a == b)
+    except Exception:  # e.g. an array: ambiguous truth value -- treated as a change
+        return False
+
+
+# ---------------------------------------------------------------- value rules
+#: Upper bounds of a description: units the simulator models one by one, and on-chip
+#: bytes it holds in host memory.
+MAX_UNITS = 1 << 16
+MAX_ON_CHIP_BYTES = 1 << 34
+_CYCLES = (1, MAX_CYCLES, f"cycles per access or transfer: 1 to {MAX_CYCLES:,}")
+#: Plausible ranges of the clocks, rates, latencies and fixed costs -- generous (every
+#: real accelerator and every preset lies well inside), so that a value outside is a
+#: slip (1e-300 Hz, 1e300 ns) rather than a design, which would give predictions of
+#: hundreds of digits or infinities. Dotted field, or a field name in every section ->
+#: (lowest, highest, what the range is).
+RANGES: dict[str, tuple[float, float, str]] = {
+    "clock_hz": (1e6, 1e11, "clocks: 1 MHz to 100 GHz"),
+    "dram.bandwidth_bytes_per_s": (1e6, 1e15, "DRAM bandwidth: 1 MB/s to 1 PB/s"),
+    "dram.latency_ns": (0.0, 1e6, "DRAM latency: 0 to 1 ms"),
+    "dma.bytes_per_cycle": (1 / 64, 2.0**20, "a DMA queue's rate: 1/64 B to 1 MiB per cycle"),
+    "dma.efficient_chunk_bytes": (1, 2**30, "a run's size: 1 B to 1 GiB"),
+    "dma.packet_overhead_bytes": (0, 2**30, "a packet's overhead: 0 B to 1 GiB"),
+    "dma.descriptor_cycles": _CYCLES, "instruction_cycles": _CYCLES,
+    "stream.update_cycles": _CYCLES, "pe.min_multiply_cycles": _CYCLES,
+    "strided_rate": (1 / 1024, 1, "the share of the full rate a strided access keeps, "
+                                  "1/1024 to 1"),
+}
+#: Fields that may be 0 (the others are counts >= 1 or rates > 0).
+_ZERO_OK = ("latency_ns", "io_cycles", "packet_overhead_bytes")
+
+
+def _number_problem(where: str, name: str, value: Any, integer: bool) -> str | None:
+    """The generic rule of a count (>= 1) or a rate (> 0), then its plausible range."""
+    if name in _ZERO_OK:
+        ok, rule = value >= 0, "must be >= 0"
+    else:
+        ok, rule = (value >= 1, "must be >= 1") if integer else (value > 0, "must be > 0")
+    if not ok:
+        return f"{where} = {value!r}: {rule}"
+    low, high, words = RANGES.get(where) or RANGES.get(name) or (-math.inf, math.inf, "")
+    if value < low:
+        return f"{where} = {value!r}: must be >= {_num(low)} ({words})"
+    if value > high:
+        return f"{where} = {value!r}: must be <= {_num(high)} ({words})"
+    return None
+
+
+def _num(x: float) -> str:
+    return f"{x:,}" if isinstance(x, int) or x == int(x) and abs(x) < 1e6 else f"{x:g}"
+
+
+@functools.cache
+def _citable() -> frozenset[str]:
+    """The dotted field names a ``[sources]`` table may cite."""
+    return frozenset([f"{s}.{f.name}" for s, t in SECTIONS.items() for f in fields(t)]
+                     + ["clock_hz", "dtypes"])
+
+
+def hardware_problems(hw: Described) -> list[str]:
+    """Every value rule ``hw`` breaks, one line each (empty when valid)."""
+    problems: list[str] = []
+
+    def need(ok: bool, where: str, value: Any, rule: str) -> None:
+        if not ok:
+            problems.append(f"{where} = {value!r}: {rule}")
+
+    name_ok = isinstance(hw.name, str) and hw.name.strip() != "" and hw.name.isprintable()
+    need(name_ok, "name", hw.name, "must be a non-empty one-line string (reports and "
+                                   "sweeps name the hardware by it)")
+    need(isinstance(hw.description, str), "description", hw.description, "must be a string")
+    problem = _number_problem("clock_hz", "clock_hz", hw.clock_hz, False)
+    if problem:
+        problems.append(problem)
+    for section in SECTIONS:
+        spec = getattr(hw, section)
+        for f in fields(spec):
+            value = getattr(spec, f.name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                problem = _number_problem(f"{section}.{f.name}", f.name, value,
+                                          f.type in ("int", int))
+                if problem:
+                    problems.append(problem)
+    # upper bounds: the simulator holds every buffer in host memory, and loops run per unit
+    for where, value, cap in (("sbuf.partitions", hw.sbuf.partitions, MAX_UNITS),
+                              ("psum.partitions", hw.psum.partitions, MAX_UNITS),
+                              ("pe.rows", hw.pe.rows, MAX_UNITS), ("pe.cols", hw.pe.cols, MAX_UNITS),
+                              ("dma.queues", hw.dma.queues, MAX_UNITS),
+                              ("stream.processing_engines", hw.stream.processing_engines,
+                               MAX_UNITS)):
+        need(not isinstance(value, int) or value <= cap, where, value,
+             f"must be <= {cap:,} (a simulated unit each)")
+    for name in ("sbuf", "psum"):
+        spec = getattr(hw, name)
+        if (isinstance(spec.partitions, int) and spec.partitions <= MAX_UNITS
+                and isinstance(spec.bytes_per_partition, int)):
+            need(spec.capacity_bytes <= MAX_ON_CHIP_BYTES, f"{name}.bytes_per_partition",
+                 spec.bytes_per_partition,
+                 f"partitions x bytes_per_partition must be <= {MAX_ON_CHIP_BYTES:,} bytes "
+                 "(the simulator holds the buffer in host memory)")
+    need(hw.psum.bytes_per_partition % max(hw.psum.banks, 1) == 0, "psum.banks", hw.psum.banks,
+         f"must divide psum.bytes_per_partition ({hw.psum.bytes_per_partition})")
+    parts = hw.sbuf.partitions
+    need(hw.pe.rows <= parts, "pe.rows", hw.pe.rows,
+         f"must be <= sbuf.partitions ({parts}): weights come from SBUF partitions")
+    need(hw.pe.cols <= hw.psum.partitions, "pe.cols", hw.pe.cols,
+         f"must be <= psum.partitions ({hw.psum.partitions}): each PE column owns a PSUM partition")
+    need(hw.vector.transpose_block <= parts, "vector.transpose_block",
+         hw.vector.transpose_block, f"must be <= sbuf.partitions ({parts})")
+    for engine in ("vector", "activation"):  # the engines with one lane per SBUF partition
+        lanes = getattr(hw, engine).lanes
+        need(lanes <= parts, f"{engine}.lanes", lanes,
+             f"must be <= sbuf.partitions ({parts}): one lane per partition")
+    need(hw.dma.max_dims <= MAX_DIMS, "dma.max_dims", hw.dma.max_dims,
+         f"must be <= {MAX_DIMS} (a descriptor walks no more dims than a tensor has)")
+    need(hw.pe.tiles <= max(hw.pe.rows, hw.pe.cols), "pe.tiles", hw.pe.tiles,
+         f"must be <= the larger of pe.rows and pe.cols ({max(hw.pe.rows, hw.pe.cols)}): "
+         "a stationary tile holds one row or one column at least")
+    need(8 <= hw.dma.ttu_width_bits <= 64, "dma.ttu_width_bits", hw.dma.ttu_width_bits,
+         "must be between 8 and 64")
+    need(hw.stream.page_bytes <= hw.sbuf.capacity_bytes, "stream.page_bytes",
+         hw.stream.page_bytes, f"must be <= the SBUF capacity ({hw.sbuf.capacity_bytes} bytes)")
+    need(hw.stream.pages * hw.stream.page_bytes <= hw.sbuf.capacity_bytes, "stream.pages",
+         hw.stream.pages,
+         f"pages x page_bytes ({hw.stream.pages * hw.stream.page_bytes}) must fit the SBUF "
+         f"({hw.sbuf.capacity_bytes} bytes)")
+    cited = _citable()
+    for key, text in hw.sources:
+        if key in cited and isinstance(text, str):
+            continue
+        close = difflib.get_close_matches(str(key), sorted(cited), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close and key not in cited else ""
+        problems.append(f"sources.{key} = {text!r}: must map a field name (e.g. "
+                        f"'dram.bandwidth_bytes_per_s') to a citation string{hint}")
+    problems += pe_problems(hw.pe)
+    unknown = [d for d in hw.dtypes if d not in KNOWN_DTYPES]
+    need(not unknown, "dtypes", unknown, f"unknown dtype(s); known: {', '.join(KNOWN_DTYPES)}")
+    need(bool(hw.dtypes), "dtypes", list(hw.dtypes), "must list at least one dtype")
+    return problems
+
+
+# ---------------------------------------------------------------- hw show
+def summary_rows(hw: Described) -> list[tuple[str, str]]:
+    """(what, value) pairs for a readable listing, then each figure's source."""
+    kib = 1024
+    return [
+        ("clock", f"{hw.clock_hz / 1e9:g} GHz" + "".join(
+            f", {section} {clock / 1e9:g} GHz" for section, clock
+            in hw.engine_clocks_hz().items() if clock != hw.clock_hz)),
+        ("DRAM", f"{hw.dram.capacity_bytes / 2**30:g} GiB, "
+                 f"{hw.dram.bandwidth_bytes_per_s / 1e9:g} GB/s, "
+                 f"latency {hw.dram.latency_ns:g} ns "
+                 f"({hw.dram_bytes_per_cycle:.1f} B/cycle)"),
+        ("SBUF", f"{hw.sbuf.partitions} partitions x "
+                 f"{hw.sbuf.bytes_per_partition / kib:g} KiB = "
+                 f"{_bytes_text(hw.sbuf.capacity_bytes)}"),
+        ("PSUM", f"{hw.psum.partitions} partitions x "
+                 f"{hw.psum.bytes_per_partition / kib:g} KiB in {hw.psum.banks} banks"),
+        ("PE array", f"{hw.pe.rows} x {hw.pe.cols}"
+                     + (", bit-exact pass-through transpose" if hw.pe.passthrough_transpose
+                        else ", multiply-accumulate only") + hw.pe.timing_text()),
+        ("vector engine", f"{hw.vector.lanes} lanes, {hw.vector.transpose_block} x "
+                          f"{hw.vector.transpose_block} block transpose, "
+                          f"{_access(hw.vector)}"),
+        ("activation engine",
+         f"{hw.activation.lanes} lanes (PSUM -> SBUF), {_access(hw.activation)}"),
+        ("DMA", f"{hw.dma.queues} queues x {hw.dma.bytes_per_cycle:g} B/cycle, "
+                f"{hw.dma.descriptor_cycles} cycles/descriptor (+ DRAM latency"
+                + (", overlapped with the next" if hw.dma.overlap_dram_latency else "")
+                + f"), full speed from {hw.dma.efficient_chunk_bytes} B runs, <= "
+                f"{hw.dma.max_dims} dims, {hw.dma.ttu_width_bits}-bit TTU"),
+        ("stream", f"{hw.stream.processing_engines} processing engines, "
+                   f"{hw.stream.pages} pages x {hw.stream.page_bytes / kib:g} KiB"),
+        ("dtypes", ", ".join(hw.dtypes)),
+    ] + [(f"source: {key}", text) for key, text in hw.sources]
+
+
+def _access(spec: Any) -> str:
+    """How an engine's SBUF/PSUM access is costed, for ``hw show``."""
+    text = f"{spec.instruction_cycles} cycles/access"
+    if spec.fast_stride_bytes is not None:
+        text += (f", {spec.strided_rate:g}x rate beyond a {spec.fast_stride_bytes} B "
+                 "innermost stride")
+    return text
+
+
+def _bytes_text(n: int) -> str:
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:g} {unit}"
+    return f"{n} B"
+
+
+def toml_key(key: str) -> str:
+    return key if key.replace("_", "").isalnum() else toml_value(key)
+
+
+def toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+__all__ = ["check_plain", "merge_onto", "hardware_problems", "unknown_field", "summary_rows",
+           "toml_key", "toml_value", "RANGES", "MAX_UNITS", "MAX_ON_CHIP_BYTES"]

@@ -1,0 +1,452 @@
+"""The ``pe`` strategy's program for one tiling: the loads, PE passes, PSUM copies and
+stores of every block, with their addresses, queues and dependencies (the plan itself
+is described in :mod:`strider.planners.pe`)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+from ...access_pattern import AccessPattern
+from ...cost.engines import descriptor_issue_cycles
+from ...hardware.description import Hardware
+from ...dtypes import dtype_of
+from ...plan import PermuteRequest
+from ...program.core import Program, Ref
+from .columns import Columns, aligned_ranges, by_turns
+from .._copy_engines import CopyBalancer
+from .._descriptors import QueueBalancer, element_values, fitted_pairs
+from .batch_runs import batch_runs
+from .layout import TurnedColumns, turned_columns
+from .tiling import (DESCRIPTOR_AMORTISATION, PeTiling, TransposeView, block_chunks,
+                         block_turn_count, interleave, turned_chunks)
+
+
+class Emitter:
+    """Builds the program for one tiling: addresses, queues and dependencies."""
+
+    def __init__(self, request: PermuteRequest, view: TransposeView, t: PeTiling, hw: Hardware):
+        self.request, self.view, self.tiling, self.hw = request, view, t, hw
+        self.program = Program(f"pe-transpose {request.describe()}")
+        self.program.tensor("x", request.shape, request.dtype, role="input")
+        self.program.tensor("y", request.out_shape, request.dtype, role="output")
+        self.item = t.elem_bytes
+        self.queues, self.all_queues = QueueBalancer(hw), range(hw.dma.queues)
+        # PSUM -> SBUF copies go to whichever of the activation and vector engines is free
+        self.copies = CopyBalancer(hw, min(hw.pe.cols, hw.psum.partitions))
+        self.bank_elems = hw.psum.bank_bytes // dtype_of(t.psum_dtype).itemsize
+        self.bank = 0
+        self.shared: dict[str, Any] = {}  # the PSUM bank that chunks sharing a copy fill
+        self.bank_reader: dict[int, list[int]] = {}  # bank -> the last copies reading it
+        # chunks by turns over a general layout's turn dim: the array's columns
+        self.turned: TurnedColumns | None = None
+        if t.column_turns > 1 and not t.batch_turns:
+            assert view.layout is not None  # column turns are over a general layout's dim
+            self.turned = turned_columns(view.layout, view.m, t.column_turns)
+        # a chunk's rows in the output tile (and in a PSUM bank that chunks share): a
+        # block's, or a short matrix's all -- chunks stored together follow each other
+        self.row_step = min(t.block_rows, view.m)
+        self.identity: list[int] = []
+        # a descriptor carries DESCRIPTOR_AMORTISATION times what its fixed cost on its
+        # queue (set-up, and the DRAM latency unless overlapped) would move -- but no more
+        # than a block's share of each queue, so that small blocks still spread over all
+        per_cycle = DESCRIPTOR_AMORTISATION * hw.dma.bytes_per_cycle
+        block = (t.block_batches * min(t.block_rows, view.m) * t.row_turns
+                 * min(t.block_cols, view.n))
+        self.min_desc_bytes = max(1.0, per_cycle * hw.dma.descriptor_cycles,
+                                  min(per_cycle * descriptor_issue_cycles(hw),
+                                      block * self.item / hw.dma.queues))
+
+    # ---------------------------------------------------------------- addresses
+    def in_offset(self, slot: int, group: int, batch: int) -> int:
+        """Free-dim offset of row group ``group``, batch ``batch`` of an input tile."""
+        t = self.tiling
+        return (t.identity_elems + slot * t.in_tile_elems + t.row_turns * t.block_cols
+                * ((group // t.partition_slots) * t.block_batches + batch))
+
+    def out_offset(self, slot: int, chunk: int) -> int:
+        t = self.tiling
+        return (t.identity_elems + t.buffers * t.in_tile_elems + slot * t.out_tile_elems
+                + chunk * self.row_step * t.row_turns)
+
+    def turns(self, block: dict, chunk: tuple[int, int, int, int]) -> int:
+        """How many neighbouring chunks, ``chunk``'s included, take columns by turns."""
+        if block["turned"] is not None:
+            return block["interleave"]
+        k = block["interleave"]
+        if chunk[3] != self.tiling.chunk_cols or chunk[2] // chunk[3] >= turned_chunks(
+                block["cols"], self.tiling.chunk_cols, k):
+            return 1
+        return k
+
+    def shared_copy(self, block: dict, chunk: tuple[int, int, int, int]) -> tuple[int, int]:
+        """``(n, i)``: ``chunk`` is the ``i``-th of ``n`` neighbouring chunks whose results
+        sit side by side in one PSUM bank and leave it in one copy (its fixed cost paid
+        once). Chunks stored together by turns (blocks of full height, see
+        :func:`.tiling.interleave`) do when one band holds a chunk's rows in one pass
+        -- their rows then follow each other in the output tile too -- as many as fit
+        the bank (the last group of the turns may be smaller); else ``(1, 0)``."""
+        t, k = self.tiling, self.turns(block, chunk)
+        if k == 1 or t.parts * t.row_turns > 1 or t.band_groups < len(block["groups"]):
+            return 1, 0
+        fit = max(1, min(k, self.bank_elems // self.row_step))
+        f = chunk[2] // chunk[3] % k
+        first = f - f % fit
+        return min(fit, k - first), f - first
+
+    def dma(self, src: Ref, dst: Ref, deps: list[int], label: str) -> list[int]:
+        """One DMA (patterns in elements), as several descriptors where one does not fit
+        the TTU; their ids."""
+        ids = []
+        if self.tiling.group > 1:  # an element is `group` values in a row: walk the values
+            src, dst = element_values(src, self.tiling.group), element_values(dst, self.tiling.group)
+        for s, d in fitted_pairs(src, dst, self.hw):
+            q = self.queues.pick(self.all_queues, s, d)
+            ids.append(self.program.dma(q, s, d, deps=deps, label=label))
+        return ids
+
+    def splits(self, nbytes: int, parts: int, eager: bool = False) -> int:
+        """How many descriptors to cut ``parts`` partitions (or batches) into: enough to
+        amortise each one's fixed cost, or (``eager``: the pipeline's fill and drain,
+        where nothing else keeps the queues busy) one per queue."""
+        by_size = self.hw.dma.queues if eager else int(nbytes // self.min_desc_bytes)
+        return max(1, min(parts, self.hw.dma.queues, by_size))
+
+    # ---------------------------------------------------------------- instructions
+    def build_identity(self) -> None:
+        t = self.tiling
+        for s in range(min(t.partition_slots, t.groups)):
+            ref = Ref.sbuf(s * t.group_rows, t.group_rows,
+                           AccessPattern.unchecked((t.group_rows,), (1,), 0), t.pe_dtype)
+            self.identity.append(self.program.vector_identity(ref, label=f"identity slot {s}"))
+
+    def loads(self, block: dict, slot: int, readers: dict[int, list[int]]
+              ) -> dict[tuple[int, int], list[int]]:
+        """DMA the block's row groups into SBUF row partitions; ids per (group, batch).
+        Neighbouring batches that sit one run apart in the source (their rows follow
+        each other) load together: one descriptor, one longer run."""
+        t, v = self.tiling, self.view
+        ids: dict[tuple[int, int], list[int]] = {}
+        cols = block["cols"]
+        full = t.row_turns * cols  # R > 1: R whole source rows per partition
+        for bb0, nbm, stride in batch_runs(v, block["b0"], block["nb"], full, t.row_turns):
+            b = block["b0"] + bb0
+            for gi, (row0, k) in enumerate(block["groups"]):
+                part0 = (gi % t.partition_slots) * t.group_rows
+                off = self.in_offset(slot, gi, bb0)
+                got: list[int] = []
+                many = (nbm,) * (nbm > 1)   # a dim over the batches loaded together
+                for lo, hi, rows in self.load_ranges(row0, k, nbm * full, block["first"]):
+                    run = rows * cols
+                    for first, ext, strides, offset in v.source_rows(b, row0 + lo, row0 + hi,
+                                                                     t.row_turns):
+                        src = Ref.dram("x", AccessPattern.unchecked(
+                            ext + many + (run,), strides + (stride,) * len(many) + (1,),
+                            offset + block["j0"]), t.dtype)
+                        dst = Ref.sbuf(part0 + first - row0, math.prod(ext),
+                                       AccessPattern.unchecked(
+                                           many + (run,),
+                                           (t.row_turns * t.block_cols,) * len(many) + (1,),
+                                           off), t.dtype)
+                        got.extend(self.dma(src, dst, readers.get(gi, []),
+                                            f"load {block['name']} batch {b} rows {first}.."))
+                for bb in range(bb0, bb0 + nbm):
+                    ids[gi, bb] = got
+        return ids
+
+    def load_ranges(self, row0: int, k: int, run: int, first: bool
+                    ) -> list[tuple[int, int, int]]:
+        """A row group's partitions in pieces for the load descriptors, each with the
+        source rows of its partitions; a ragged last partition in a piece of its own."""
+        R = self.tiling.row_turns
+        rows = () if self.view.layout is None else self.view.layout.row_shape   # several dims?
+        ranges = [(lo, hi, R) for lo, hi in aligned_ranges(
+            row0, k, self.splits(k * run * self.item, k, first), rows)]
+        if self.view.last_rows and row0 + k == self.view.m:
+            lo, hi, _ = ranges.pop()
+            ranges += [(lo, hi - 1, R)] * (hi - 1 > lo) + [(hi - 1, hi, self.view.last_rows)]
+        return ranges
+
+    def compute_chunk(self, block: dict, slot: int, ci: int, chunk: tuple[int, int, int, int],
+                      loads: dict[tuple[int, int], list[int]], readers: dict[int, list[int]],
+                      out_free: list[int]) -> list[int]:
+        """PE work and PSUM -> SBUF copies of one column chunk; returns the copies' ids."""
+        t = self.tiling
+        c0, width = chunk[2], chunk[3]
+        groups = block["groups"]
+        acts = []
+        share, at = self.shared_copy(block, chunk)
+        turns = self.turns(block, chunk)
+        col = c0   # the chunk's first column in a row; by turns, see tiling.interleave
+        if block["turned"] is not None:  # turn c: the turn dim's indices c, c + K, ...
+            col = c0 // width * block["turned"].step
+        elif turns > 1:
+            f = c0 // width
+            col = c0 - f % turns * width + f % turns
+        # each pass: one row of each partition (R > 1), one carrier part of its elements;
+        # the passes of a group land side by side in one PSUM bank and leave in one copy
+        for g0 in range(0, len(groups), t.band_groups):
+            band = range(g0, min(g0 + t.band_groups, len(groups)))
+            span = sum(groups[gi][1] for gi in band)   # a pass's rows in the bank
+            for passes in self.pass_groups(groups[g0][0], span):
+                if at == 0:  # a fresh bank (the first of chunks that share one copy)
+                    bank = self.bank
+                    self.bank = (self.bank + 1) % self.hw.psum.banks
+                    war = list(self.bank_reader.get(bank, []))
+                    self.shared = {"bank": bank, "war": war, "pe": [], "free": list(out_free),
+                                   "ci": ci}
+                else:  # a later chunk in the shared bank (one band, one pass: once a chunk)
+                    self.shared["free"] += out_free
+                bank, war = self.shared["bank"], self.shared["war"]
+                base = bank * self.bank_elems + at * self.row_step  # the chunk's place
+                for n, (turn, part) in enumerate(itertools.product(*passes)):
+                    for gi in band:
+                        i = self.pe_pass(block, slot, ci, chunk, gi, col, turn, part,
+                                         base + n * span + (gi - g0) * t.group_rows,
+                                         loads, readers, war)
+                        if i is not None:
+                            self.shared["pe"].append(i)
+                if at == share - 1:  # the last of the chunks that share the copy
+                    acts += self.copy_out(block, slot, ci, chunk, groups[g0][0], span, passes,
+                                          share)
+        return acts
+
+    def pe_pass(self, block: dict, slot: int, ci: int, chunk: tuple[int, int, int, int],
+                gi: int, col: int, turn: int, part: int, psum_at: int,
+                loads: dict[tuple[int, int], list[int]], readers: dict[int, list[int]],
+                war: list[int]) -> int | None:
+        """Row group ``gi`` through the array for one pass (``turn``, carrier ``part``)
+        into PSUM at ``psum_at``; the id of the instruction whose end the copy waits for
+        (None: a ragged last partition alone has no row this turn)."""
+        t, p, v = self.tiling, self.program, self.view
+        bb0, count, _, width = chunk
+        row0, k = block["groups"][gi]
+        k -= v.short(row0, row0 + k, turn)   # a ragged last partition's missing row
+        if k == 0:
+            return None
+        parts, R = t.parts, t.row_turns
+        part0 = (gi % t.partition_slots) * t.group_rows
+        at = (self.in_offset(slot, gi, bb0) + col) * parts + turn * t.block_cols * parts + part
+        if block["turned"] is not None:   # the turn's columns (chunks by turns)
+            turned = block["turned"]
+            many = ((count,), (t.block_cols * parts * R,)) if count > 1 else ((), ())
+            pat = AccessPattern.unchecked(many[0] + turned.columns.shape,
+                                          many[1] + tuple(s * parts for s in turned.tile), at)
+        elif count == 1:
+            pat = AccessPattern.unchecked((width,), (self.turns(block, chunk) * parts,), at)
+        else:   # the ragged column chunks of several batch matrices side by side
+            pat = AccessPattern.unchecked((count, width), (t.block_cols * parts * R, parts), at)
+        src = Ref.sbuf(part0, k, pat, t.pe_dtype)
+        dst = Ref.psum(0, count * width, AccessPattern.unchecked((k,), (1,), psum_at),
+                       t.psum_dtype)
+        matrices = (range(block["nb"]) if t.batch_turns and block["turned"] is not None
+                    else range(bb0, bb0 + count))   # by turns over all the block's
+        deps = list(dict.fromkeys(d for bb in matrices for d in loads[gi, bb]))  # (shared)
+        label = f"{block['name']} chunk {ci} rows {row0}.." + (
+            f" turn {turn}" * (R > 1) + f" part {part}" * (parts > 1))
+        if t.mode == "passthrough":
+            i = p.pe_transpose(src, dst, deps=deps + war, label=f"transpose {label}")
+            readers.setdefault(gi, []).append(i)
+            return i
+        w = p.load_weights(src, deps=deps, label=f"weights {label}")
+        ident = Ref.sbuf(part0, k, AccessPattern.unchecked((k,), (1,), 0), t.pe_dtype)
+        readers.setdefault(gi, []).append(w)
+        return p.matmul(ident, dst, deps=[w, self.identity[gi % t.partition_slots]] + war,
+                        label=f"identity {label}")
+
+    def pass_groups(self, first: int, span: int) -> list[tuple[range, range]]:
+        """The PE passes of a band (its first partition ``first``, ``span`` rows) in
+        groups that share a PSUM bank and one copy: ``(turns, parts)``. As many whole
+        turns as the bank holds, a ragged last partition's short turns apart (their
+        copies have a row fewer); one pass each where the bank holds less than a turn."""
+        R, parts = self.tiling.row_turns, self.tiling.parts
+        short = self.view.last_rows if self.view.short(first, first + span, R) else R
+        end = short if span == 1 else R   # a band of the ragged partition alone: its turns
+        per = self.bank_elems // span // parts
+        if per == 0:
+            return [(range(r, r + 1), range(h, h + 1)) for r in range(end) for h in range(parts)]
+        out, t0 = [], 0
+        while t0 < end:
+            t1 = min(end, t0 + per, short if t0 < short else end)
+            out.append((range(t0, t1), range(parts)))
+            t0 = t1
+        return out
+
+    def copy_out(self, block: dict, slot: int, ci: int, chunk: tuple[int, int, int, int],
+                 first_row: int, span: int, passes: tuple[range, range], share: int
+                 ) -> list[int]:
+        """Copies of a PSUM bank's passes (and chunks that share it) to the output tile:
+        every (parts R)-th element of the output rows; rows by turns over a general
+        layout a box of partitions at a time, each turn a row step further."""
+        t, v, p = self.tiling, self.view, self.program
+        count, width, R, parts = chunk[1], chunk[3], t.row_turns, t.parts
+        turns, hs = passes
+        first = self.shared["ci"]
+        bank = self.shared["bank"]
+        rows = span + (share - 1) * self.row_step
+        rows -= v.short(first_row, first_row + rows, turns[0])
+        out = self.out_offset(slot, first) - block["i0"] * R
+        ids: list[int] = []
+        if rows == 0:   # (the bank keeps its earlier readers: the next user waits for them)
+            return ids
+        self.bank_reader[bank] = []
+        for p0, ext, strides, place, step in v.row_places(first_row, first_row + rows, R):
+            size = math.prod(ext)
+            # (turns, parts) dims of the group: their PSUM stride, their output stride
+            outer = [(n, a, b) for n, a, b in ((len(turns), parts * span, step * parts),
+                                               (len(hs), span, 1)) if n > 1]
+            src = Ref.psum(0, count * width, AccessPattern.unchecked(
+                tuple(n for n, _, _ in outer) + (size,), tuple(a for _, a, _ in outer) + (1,),
+                bank * self.bank_elems + p0 - first_row), t.psum_dtype)
+            dst = Ref.sbuf(0, count * width, AccessPattern.unchecked(
+                tuple(n for n, _, _ in outer) + ext,
+                tuple(b for _, _, b in outer) + tuple(s * parts for s in strides),
+                (out + place + turns[0] * step) * parts + hs[0]), t.pe_dtype)
+            label = f"psum->sbuf {block['name']} chunk {first}..{ci} rows {p0}.."
+            deps = self.shared["pe"] + self.shared["free"]
+            if self.copies.pick(size * len(turns) * len(hs)) == "vector":
+                a = p.vector_copy(src, dst, deps=deps, label=label,
+                                  cast=t.psum_dtype != t.pe_dtype)
+            else:
+                a = p.act_copy(src, dst, deps=deps, label=label)
+            self.bank_reader[bank].append(a)
+            ids.append(a)
+        return ids
+
+    def stores(self, block: dict, slot: int, ci: int, chunk: tuple[int, int, int, int],
+               acts: list[int]) -> list[int]:
+        t, v = self.tiling, self.view
+        bb0, count, c0, width = chunk
+        m = v.source_count(t.row_turns)                          # in source rows
+        rows = min(block["rows"] * t.row_turns, m - block["i0"] * t.row_turns)
+        src_pat = AccessPattern.unchecked((rows,), (1,), self.out_offset(slot, ci))
+        base = (v.target_batch(block["b0"] + bb0, t.row_turns) + (block["j0"] + c0) * m
+                + block["i0"] * t.row_turns)
+        nbytes = count * width * rows * self.item
+        ids = []
+        if v.columns is not None:  # each column lands where the target's column dims say
+            # by turns, a partition holds the K chunks' rows in a row: over a general
+            # layout's turn dim (whole matrices), or the innermost column dim in a block
+            k = self.turns(block, chunk)
+            if block["turned"] is not None:
+                columns, first_col = block["turned"].columns, 0
+            elif k > 1:
+                columns = by_turns(v.columns, m, k)
+                first_col = (block["j0"] + c0 - (k - 1) * width) // k
+            else:
+                columns, first_col = v.columns, block["j0"] + c0
+            strides = columns.strides(m)
+            src_pat = AccessPattern.unchecked((k * rows,), (1,),
+                                              self.out_offset(slot, ci - k + 1))
+            for bb in range(count):
+                # (R > 1 over a general layout: whole blocks, i0 = 0)
+                b_base = v.target_batch(block["b0"] + bb0 + bb) + block["i0"]
+                for lo, hi in aligned_ranges(first_col, width, self.splits(
+                        k * nbytes // count, width, block["last"]), columns.shape):
+                    for first, index, ext in columns.boxes(first_col + lo, first_col + hi):
+                        dst = AccessPattern.unchecked(
+                            ext + (k * rows,), strides + (1,),
+                            b_base + sum(i * st for i, st in zip(index, strides)))
+                        ids.extend(self.dma(
+                            Ref.sbuf(bb * width + first - first_col, math.prod(ext), src_pat,
+                                     t.dtype), Ref.dram("y", dst, t.dtype), acts,
+                            f"store {block['name']} chunk {ci} cols {first}.."))
+        elif self.turns(block, chunk) > 1:  # chunks ci-K+1 .. ci (see tiling.interleave)
+            k = self.turns(block, chunk)
+            src_pat = AccessPattern.unchecked((k * rows,), (1,),
+                                              self.out_offset(slot, ci - k + 1))
+            base -= (k - 1) * width * m
+            for lo, hi in aligned_ranges(0, width, self.splits(k * nbytes, width,
+                                                               block["last"])):
+                dst = AccessPattern.unchecked((hi - lo, k * rows), (k * m, 1),
+                                              base + lo * k * m)
+                ids.extend(self.dma(Ref.sbuf(lo, hi - lo, src_pat, t.dtype),
+                                    Ref.dram("y", dst, t.dtype), acts,
+                                    f"store {block['name']} chunks {ci - k + 1}..{ci}"))
+        else:  # each batch matrix's columns, in pieces over the queues
+            pieces = self.splits(nbytes // count, width, block["last"])
+            for bb, (lo, hi) in itertools.product(range(count),
+                                                  aligned_ranges(0, width, pieces)):
+                dst = AccessPattern.unchecked((hi - lo, rows), (m, 1),
+                                              base + bb * m * v.n + lo * m)
+                ids.extend(self.dma(Ref.sbuf(bb * width + lo, hi - lo, src_pat, t.dtype),
+                                    Ref.dram("y", dst, t.dtype), acts,
+                                    f"store {block['name']} chunk {ci} batch {bb0 + bb} "
+                                    f"cols {c0 + lo}.."))
+        return ids
+
+    # ---------------------------------------------------------------- the schedule
+    def batch_turned(self, matrices: int) -> tuple[int, TurnedColumns | None]:
+        """``(K, columns)`` of a block whose ``matrices`` whole matrices take turns
+        together (:mod:`.batch_turns`): chunk ``c`` of the ``K`` (:func:`block_chunks`)
+        takes the block's columns ``c, c + K, ...`` in a row over the matrices, partition
+        ``i`` then holding target rows ``iK .. iK + K - 1`` of the block; ``(1, None)``
+        where they go matrix by matrix (a ragged last block without turns)."""
+        k = block_turn_count(self.view, self.tiling, matrices)
+        if k is None:
+            return 1, None
+        width = matrices * self.view.n // k
+        return k, TurnedColumns(Columns((width,), (0,), (k * self.view.m,)), (k,), 1)
+
+    def blocks(self) -> list[dict]:
+        t, v = self.tiling, self.view
+        out: list[dict] = []
+        for b0 in range(0, v.batch, t.block_batches):
+            nb = min(t.block_batches, v.batch - b0)
+            for i0 in range(0, v.m, t.block_rows):
+                rows = min(t.block_rows, v.m - i0)
+                groups = [(i0 + g0, min(t.group_rows, rows - g0))
+                          for g0 in range(0, rows, t.group_rows)]
+                for j0 in range(0, v.n, t.block_cols):
+                    cols = min(t.block_cols, v.n - j0)
+                    chunks = block_chunks(v, t, nb, cols)
+                    k, turned = (self.batch_turned(nb) if t.batch_turns else
+                                 (interleave(v, t, rows, cols, self.hw), self.turned))
+                    out.append({"b0": b0, "nb": nb, "i0": i0, "rows": rows, "j0": j0,
+                                "cols": cols, "groups": groups, "interleave": k,
+                                "chunks": chunks, "turned": turned,
+                                "name": f"block {len(out)}", "first": not out,
+                                "last": False})
+        if out:
+            out[-1]["last"] = True
+        return out
+
+    def emit(self) -> Program:
+        blocks = self.blocks()
+        if not blocks:
+            return self.program
+        if self.tiling.mode == "mac":
+            self.build_identity()
+        nbuf = self.tiling.buffers
+        ahead = nbuf - 1                     # blocks whose loads are queued ahead
+        loads: dict[int, dict] = {}
+        # the instructions last reading each part of a slot's tiles, by (slot, row group)
+        # and (slot, chunk) -- not by block: a ragged block may have fewer of either
+        in_readers: dict[int, dict[int, list[int]]] = {s: {} for s in range(nbuf)}
+        out_readers: dict[tuple[int, int], list[int]] = {}
+
+        def emit_loads(b: int) -> None:
+            loads[b] = self.loads(blocks[b], b % nbuf, in_readers[b % nbuf])
+
+        for b in range(min(ahead, len(blocks))):
+            emit_loads(b)
+        for b, block in enumerate(blocks):
+            if b + ahead < len(blocks):
+                emit_loads(b + ahead)
+            readers: dict[int, list[int]] = {}   # row group -> this block's PE readers
+            slot = b % nbuf
+            pending: list[int] = []
+            for ci, chunk in enumerate(block["chunks"]):
+                pending += self.compute_chunk(block, slot, ci, chunk, loads[b], readers,
+                                              out_readers.get((slot, ci), []))
+                k = self.turns(block, chunk)
+                if chunk[2] // chunk[3] % k == k - 1:  # the last of k chunks stored together
+                    ids = self.stores(block, slot, ci, chunk, pending)
+                    out_readers.update({(slot, c): ids for c in range(ci - k + 1, ci + 1)})
+                    pending = []
+            in_readers[slot].update(readers)
+        return self.program
+
+
+__all__ = ["Emitter"]

@@ -1,0 +1,261 @@
+"""Strategy ``pe``: transpose on the PE array against an identity matrix (seed 002).
+
+Applies to a 2-d transpose, a batched one (leading dims stay in order) and every
+permutation that reduces to one once size-1 dims are dropped and dims that stay
+neighbours are merged -- e.g. ``(B, C, H, W) -> (B, H, W, C)`` is a batched transpose
+of ``C x (H*W)``. The plan:
+
+1. **Blocks** that fit the state buffer: ``k = ceil(B / b) * ((m-1)//p + 1) *
+   ((n-1)//q + 1)`` blocks of ``b x p x q``; a block's rows are ``g`` *row groups* of at
+   most ``pe.rows`` partitions (``g > 1`` makes the rows each store writes to DRAM long
+   enough for full DMA speed). A block spanning whole rows holds ``b >= 1`` batch
+   matrices: small matrices make bigger blocks, and the ragged column remainders of the
+   ``b`` matrices share one PE chunk (a chunk costs the array the same at any width).
+2. **Sub-blocks** that fit the PE array: a row group times ``pe.cols`` columns.
+3. Per block: DMA the rows into SBUF row partitions (several queues); per sub-block
+   ``LoadWeights`` + ``MatMul`` against the identity (``VectorIdentity`` builds it on chip
+   once), or ``PeTranspose`` in pass-through mode; a band of row groups of one column
+   chunk lands side by side in one PSUM bank; a copy moves the band to SBUF at a second
+   address (casting back from the accumulator) on whichever of the activation engine
+   (``ActCopy``) and the vector engine (``VectorCopy`` with ``cast``) is free first; DMA
+   out per chunk.
+4. **Multiple buffering** (triple where it fits): SBUF input/output tiles rotate
+   through the buffers, PSUM bands rotate through the banks, and later blocks' loads are
+   queued ahead of this block's stores; dependencies are per row group and per chunk, so
+   DMA overlaps PE work. Every DMA goes to the least-loaded queue so that DRAM
+   bandwidth, not one queue, is the limit; the first block's loads and the last block's
+   stores are cut finer to shorten the pipeline's fill and drain.
+
+Numerics: pass-through is bit-exact for every dtype. Multiply-accumulate mode is
+bit-exact for 8- and 16-bit integers (int32 accumulator); for float arithmetic a NaN/Inf
+poisons its column and -0.0 becomes +0.0, so it is used only with ``allow_inexact=True``;
+32-/64-bit integers and float64 cannot go through the MAC cells as themselves.
+
+Pure data movement may reinterpret bytes, so by default 8/16-bit floats go through the
+MAC cells as same-size integers, and wider elements (float32, int32, float64, ...) as
+their 16-bit parts: part ``h`` of every element crosses the array in its own pass
+(weights read at a stride of the part count) and its copy out of PSUM writes it back at
+the same stride, so each output row comes out whole. Bit-exact, NaN/Inf/-0.0 included,
+and on trn1-like faster than float32 arithmetic (two 1x passes against one at 4x).
+
+Options (keyword arguments of ``why_not``/``plan``): ``allow_inexact`` (bool),
+``pe_mode`` (``"auto"``, ``"passthrough"``, ``"mac"``), ``pe_buffers`` (tile buffers
+in rotation, >= 1; default: three or fewer, and for small tensors also five),
+``pe_carrier`` (default True; False sends floats through float arithmetic),
+``pe_row_turns`` (source rows per partition; default: 1, or more for short rows when the
+cost model prefers it).
+
+Examples
+--------
+>>> from strider import Hardware
+>>> from strider.plan import PermuteRequest
+>>> from strider.planners.pe import STRATEGY
+>>> hw = Hardware.preset("trn1-like")
+>>> STRATEGY.why_not(PermuteRequest((256, 512), (1, 0), "float32"), hw, pe_carrier=False)[:29]
+"trn1-like's PE array has no p"
+>>> plan = STRATEGY.plan(PermuteRequest((256, 512), (1, 0), "int8"), hw)
+>>> plan.details["mode"], plan.details["blocks"], plan.details["block_shape"]
+('mac', 1, (64, 512))
+>>> plan.details["tiling"]["row_turns"]        # 512 B rows: four to a partition (2 KiB runs)
+4
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any, NamedTuple
+
+from ...cost.engines import chunk_efficiency, descriptor_issue_cycles, engine_scale
+from ...program.core import Program
+from ...sim.estimate import Estimate, estimate
+from ...errors import PlanError
+from ...hardware.description import Hardware
+from ...dtypes import EXACT_MAC_DTYPES, MAC_DTYPES
+from ...plan import Plan, PermuteRequest
+from .batch_runs import load_count
+from .candidates import Candidates, Refusal, candidates
+from .emit import Emitter
+from .explain import explain
+from .modes import choose_mode
+from .tiling import (PeTiling, TransposeView, block_chunks, choose_tiling, pack_tiles,
+                         sub_blocks, transpose_view)
+from .._postcondition import check_program
+
+
+class Emitted(NamedTuple):
+    """One tiling's program and its prediction (with the view the tiling cuts)."""
+
+    view: TransposeView
+    tiling: PeTiling
+    program: Program
+    predicted: Estimate
+
+
+class PeStrategy:
+    """The ``pe`` strategy object (see the module docstring)."""
+
+    name = "pe"
+    summary = "PE-array transpose against an identity matrix"
+    options: tuple[str, ...] = ("allow_inexact", "pe_mode", "pe_buffers", "pe_carrier",
+                                "pe_row_turns")  # the keyword options plan() reads
+
+    def why_not(self, request: PermuteRequest, hw: Hardware, **options: Any) -> str | None:
+        found = candidates(request, hw, options)
+        return found.reason if isinstance(found, Refusal) else None
+
+    def lower_bound(self, request: PermuteRequest, hw: Hardware, **options: Any
+                    ) -> tuple[float, str] | None:
+        """``(cycles, why)``: no plan of this strategy is predicted faster (the fewest PE
+        passes of its tilings, :func:`pass_floor`); None when it does not apply."""
+        found = candidates(request, hw, options)
+        if isinstance(found, Refusal):
+            return None
+        v, t = min(found.tilings, key=lambda vt: pass_floor(vt[0], vt[1], hw))
+        floor = pass_floor(v, t, hw)
+        if copy_floor(v, t, hw) >= floor:
+            return floor, (f"its copies out of PSUM, on at most {widest_chunk(v, t)} lanes "
+                           "of each copy engine")
+        return floor, (f"{sub_blocks(v, t) // t.row_turns:,} PE passes and "
+                       f"{v.batch:,} batch matrices to load, at the least")
+
+    def _fastest(self, request: PermuteRequest, tilings: list[tuple[TransposeView, PeTiling]],
+                 hw: Hardware, best: Emitted | None) -> Emitted:
+        """The fastest predicted of ``best`` and ``tilings``; a tiling whose passes alone
+        take longer than the best prediction so far is not emitted (it cannot win)."""
+        for v, tiling in sorted(tilings, key=lambda vt: pass_floor(vt[0], vt[1], hw)):
+            if best is not None and pass_floor(v, tiling, hw) >= best.predicted.cycles:
+                continue
+            program = Emitter(request, v, tiling, hw).emit()
+            check_program(program, hw, self.name)
+            predicted = estimate(program, hw)
+            if best is None or predicted.cycles < best.predicted.cycles:
+                best = Emitted(v, tiling, program, predicted)
+        assert best is not None
+        return best
+
+    def plan(self, request: PermuteRequest, hw: Hardware, **options: Any) -> Plan:
+        found = candidates(request, hw, options)
+        if isinstance(found, Refusal):
+            raise PlanError(f"strategy 'pe' cannot plan {request.describe()}: {found}")
+
+        mode, engine, note, tilings = found.mode, found.engine, found.note, found.tilings
+        best = self._fastest(request, tilings, hw, None)
+        if options.get("pe_buffers") is None and request.nbytes <= SMALL_BYTES:
+            deeper = candidates(request, hw, {**options, "pe_buffers": DEEP_BUFFERS})
+            if isinstance(deeper, Candidates):   # (only the winner's kind: half the time)
+                kind = _kind(best.tiling)
+                best = self._fastest(request, [vt for vt in deeper.tilings if vt not in tilings
+                                               and _kind(vt[1]) == kind], hw, best)
+        view, tiling, program, predicted = best
+        k = tiling.blocks(view)
+        details: dict[str, Any] = {
+            "mode": mode, "engine_dtype": engine,
+            "bit_exact": mode == "passthrough" or engine in EXACT_MAC_DTYPES,
+            "view": (view.batch, view.m, view.n), "blocks": k,
+            "block_shape": (tiling.block_rows, tiling.block_cols),
+            "sub_block_shape": (tiling.group_rows, tiling.chunk_cols),
+            "sub_blocks": sub_blocks(view, tiling),
+            "tiling": asdict(tiling),
+            "sbuf_bytes_per_partition": tiling.sbuf_bytes_per_partition,
+            "engine_busy": dict(predicted.engine_busy),
+        }
+        return Plan(
+            program=program, hardware=hw, strategy=self.name, inputs=("x",), outputs=("y",),
+            predicted_cycles=predicted.cycles,
+            reference=lambda inputs: {"y": request.reference(inputs["x"])},
+            explanation=explain(request, view, tiling, hw, note, k),
+            details=details,
+        )
+
+
+#: Buffers a small tensor's (<= SMALL_BYTES) tilings are also cut for, beside the three
+#: (or fewer) they prefer: with few blocks the loads running further ahead of the array
+#: hide more of the fill. Large tensors' many blocks hide the fill anyway, and their
+#: programs are long to emit. Only the five-buffer tilings of the three-buffer winner's
+#: kind (:func:`_kind`) are emitted, which picks the same plans as emitting all of them
+#: (the random permutations of ``strider bench anyhw``; see docs/benchmarks.md).
+DEEP_BUFFERS, SMALL_BYTES = 5, 16 << 20
+
+
+def _kind(t: PeTiling) -> tuple[bool, bool]:
+    """Whether a tiling takes rows by turns, and columns (of a matrix or a block's)."""
+    return t.row_turns > 1, t.column_turns > 1 or t.batch_turns
+
+
+def pass_floor(view: TransposeView, t: PeTiling, hw: Hardware) -> float:
+    """A lower bound on the predicted cycles of ``t``'s program, from what it must do at
+    the least: each PE pass (a MatMul or a transpose, ragged turns aside) holds the
+    array's moving path for its initiation interval, one moving column or more
+    (:meth:`~strider.hardware.pe.PEArraySpec.issue_cycles`; a row tile's share where the
+    array is tiled), one after another; and each block loads every batch matrix's every
+    row group with a descriptor of its own (a run of batches that load together,
+    :mod:`.batch_runs`, one), each holding a queue for its fixed cost
+    (:func:`~strider.cost.descriptor_issue_cycles`) and its bytes; and the stores move
+    every byte again, in runs no longer than a partition's share of one output tile (a
+    store reads one partition's rows of one slot), at the rate such runs get
+    (:func:`~strider.cost.chunk_efficiency`); and the copies out of PSUM
+    (:func:`copy_floor`). Emitting a tiling of a million instructions takes a minute;
+    this takes microseconds.
+
+    >>> from strider import Hardware
+    >>> hw = Hardware.preset("trn1-like")
+    >>> view = transpose_view(PermuteRequest((256, 512), (1, 0), "int8"))
+    >>> round(pass_floor(view, choose_tiling(view, "int8", "mac", hw), hw))   # the bytes
+    874
+    >>> round(STRATEGY.plan(PermuteRequest((256, 512), (1, 0), "int8"), hw).predicted_cycles)
+    2753
+    """
+    passes = sub_blocks(view, t) // t.row_turns
+    pe = passes * hw.pe.dtype_factor(t.pe_dtype) / hw.pe.tiles * engine_scale("pe", hw)
+    row_groups = sum(-(-min(t.block_rows, view.m - i0) // t.group_rows)
+                     for i0 in range(0, view.m, t.block_rows))
+    col_blocks = -(-view.n // t.block_cols) if view.n else 0
+    runs = (view.batch if col_blocks != 1 or t.block_batches == 1 else  # (one per run of
+            sum(load_count(view, b0, min(t.block_batches, view.batch - b0),
+                           t.row_turns * view.n, t.row_turns)   # batches that load together)
+                for b0 in range(0, view.batch, t.block_batches)))
+    loads = runs * row_groups * col_blocks
+    nbytes = view.batch * view.source_count(t.row_turns) * view.n * t.elem_bytes
+    store_run = max(1, t.out_tile_elems * t.elem_bytes)
+    moved = nbytes * (1 + 1 / chunk_efficiency(store_run, hw)) / hw.dma.bytes_per_cycle
+    queue = (loads * descriptor_issue_cycles(hw) + moved) / hw.dma.queues * engine_scale("dma", hw)
+    return max(pe, queue, copy_floor(view, t, hw))
+
+
+def copy_floor(view: TransposeView, t: PeTiling, hw: Hardware) -> float:
+    """A lower bound on the copies out of PSUM: every part of every element leaves PSUM
+    once, through the activation or the vector engine, at most one element per lane per
+    cycle (each engine at its own clock) on no more lanes than a chunk has PSUM partitions
+    (its matrices x columns) --
+    a chunk of a narrow matrix keeps most lanes idle (float32 2000000 x 5 x 7 perm
+    2,0,1 on trn1-like: 7 of 128 lanes, 12.4 M cycles of copies against the vector
+    path's 1.9 M).
+
+    >>> from strider import Hardware
+    >>> hw = Hardware.preset("trn1-like")
+    >>> view = transpose_view(PermuteRequest((256, 512), (1, 0), "int8"))
+    >>> round(copy_floor(view, choose_tiling(view, "int8", "mac", hw), hw))  # 131072 parts
+    569
+    """
+    widest = widest_chunk(view, t)
+    rate = sum(min(widest, spec.lanes) / engine_scale(name, hw)
+               for name, spec in (("act", hw.activation), ("vector", hw.vector)))
+    parts = view.batch * view.source_count(t.row_turns) * view.n * t.parts
+    return parts / rate if rate else 0.0
+
+
+def widest_chunk(view: TransposeView, t: PeTiling) -> int:
+    """The most PSUM partitions a column chunk of ``t`` fills (its matrices x columns),
+    over every block's chunks (full and ragged blocks)."""
+    matrices = {min(t.block_batches, view.batch)} | ({view.batch % t.block_batches}
+                                                     if view.batch > t.block_batches else set())
+    columns = {min(t.block_cols, view.n)} | ({view.n % t.block_cols}
+                                             if view.n > t.block_cols else set())
+    return max((count * width for nb in matrices - {0} for cols in columns - {0}
+                for _, count, _, width in block_chunks(view, t, nb, cols)), default=0)
+
+
+STRATEGY = PeStrategy()
+
+__all__ = ["STRATEGY", "PeStrategy", "PeTiling", "pass_floor", "TransposeView", "choose_mode", "choose_tiling",
+           "pack_tiles", "transpose_view", "EXACT_MAC_DTYPES", "MAC_DTYPES"]

@@ -1,0 +1,207 @@
+"""The vector strategy's search: the tilings the analytic score ranks best are emitted,
+with the variants it prices least reliably (drain by the stores, finer slices, two-pass
+copies, descriptor shares, neighbouring and fewer slice counts), and the cost model
+keeps the fastest program (:func:`best_sbuf_program`). Each tiling is emitted once per
+planning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ...sim.estimate import estimate
+from ...errors import PlanError
+from ...hardware.description import Hardware
+from ...program.core import Program
+from .boxes import padded_variant, tile_boxes
+from .pipeline import emit_sbuf
+from .slicing import slices_of
+from .tiling import FEW_TILES, PIECES, SLOT_ALIGN, VectorTiling, rank_tilings, score
+from .two_pass import carrier_widths, scratch_ring
+from .._working import Working
+
+
+#: Tilings the cost model compares (the analytic score's best): more for small tensors
+#: (<= SMALL_BYTES, whose fill and drain the score prices roughly) while their programs
+#: are short to emit and estimate -- the first few only once one has more than
+#: SHORT_PROGRAM instructions. With run targets from the payload-size curve the score
+#: shortlists many split variants: fewer than 10 loses the best tiling of the 256 MiB
+#: NCHW -> NHWC float32 permute.
+KEEP, KEEP_SMALL, SMALL_BYTES, SHORT_PROGRAM = 10, 16, 16 << 20, 4096
+#: Of the tilings emitted, how many best ones are also emitted with the other drain
+#: and slicing (:attr:`VectorTiling.drain_by_stores`, :attr:`VectorTiling.fine_slices`).
+VARIANTS_OF = 3
+#: Descriptor shares (:func:`~.tiling.descriptor_worth`; few tiles: 8 by default) the
+#: winner of at most FEW_TILES tiles is also emitted with (the random permutations of
+#: ``strider bench anyhw`` gain more than they lose; see docs/benchmarks.md).
+DESCRIPTOR_SHARES = (4, 16)
+#: How much faster the cost model must rate another share (a fraction).
+SHARE_MARGIN = 0.01
+#: Another slicing wins by any margin, not a tie (float32 214x8x427: tied, 3% slower).
+TIE = 1e-9
+
+
+def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
+    """Emit the few best tilings by the analytic score; keep the cheapest by the cost model."""
+    keep = KEEP_SMALL if w.size * w.itemsize <= SMALL_BYTES else KEEP
+    best = None
+    tried = []
+    clipped_of: dict[VectorTiling, VectorTiling] = {}   # each padded way's clipped twin
+    for rank, tiling in enumerate(rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep)):
+        tried.append((rank, tiling))
+        padded = padded_variant(tiling)
+        if padded is not None and tiling.slots >= 3 and tiling.tiles <= FEW_TILES:
+            # the cost model sees both ways of a ragged split's edge where the edge
+            # weighs: over 240 random cases on trn1-like every padded way that won had
+            # three slots and at most three tiles
+            tried.append((rank, padded))
+            clipped_of[padded] = tiling
+        if tiling.slots == 2 and tiling.tiles > 1:
+            # the score prices the two-slot hand-over between tiles roughly: fewer, larger
+            # slices often hand over better
+            tried += [(rank, replace(tiling, pieces=m)) for m in (4, 8) if m < tiling.pieces]
+    emitted: dict[VectorTiling, tuple] = {}  # the same tiling is never emitted twice
+    longest = 0
+    for rank, tiling in tried:
+        if rank >= KEEP and longest > SHORT_PROGRAM:
+            break
+        cycles, program, counts = _emitted(emitted, tiling, w, hw, empty)
+        longest = max(longest, len(program.instructions))
+        # a tie (both at the DRAM bound) goes to the plan whose queues have the most
+        # slack under the cap: its own schedule ends first
+        if best is None or cycles < best[0]:
+            best = (cycles, tiling, program, counts)
+    if best is None:
+        raise PlanError(f"sbuf.bytes_per_partition is {hw.sbuf.bytes_per_partition} B; the "
+                        f"vector path's buffer needs two slots of {SLOT_ALIGN} B (>= "
+                        f"{2 * SLOT_ALIGN} B per partition): use a larger "
+                        "sbuf.bytes_per_partition, or strategy 'dma' or 'pe'")
+    # the score prices neither the drain nor finer slices: the best few of at most
+    # FEW_TILES tiles (where fill and drain weigh) are also emitted draining by their
+    # stores and/or in finer slices (only the best, where programs are long to emit);
+    # the cost model sees what ends first
+    ranked = sorted((t for t in emitted if t.needs_vector and t.tiles <= FEW_TILES),
+                    key=lambda t: emitted[t][0])
+    n = VARIANTS_OF if longest <= SHORT_PROGRAM else 1
+    # a ragged split's two ways of moving its edge count as one tiling, its faster way;
+    # the best few kept (not padded) ways keep their variants too, so that the padded
+    # ways never crowd out a variant that would have won without them
+    best_way: dict[VectorTiling, VectorTiling] = {}
+    for t in ranked:
+        best_way.setdefault(clipped_of.get(t, t), t)
+    kept = [t for t in ranked if t not in clipped_of]
+    for tiling in dict.fromkeys(list(best_way.values())[:n] + kept[:n]):
+        fine_differs = _fine_slices_differ(tiling)   # else the fine variants are twins
+        for drain, fine in ((True, False), (False, True), (True, True)):
+            if fine and not fine_differs:
+                continue
+            other = replace(tiling, drain_by_stores=drain, fine_slices=fine)
+            best = _faster(best, _emitted(emitted, other, w, hw, empty), other)
+    best = _two_pass_variants(best, w, hw, empty, emitted, n)
+    if best[1].tiles <= FEW_TILES:
+        plain = best[1]
+        best = _shared(best, plain, w, hw, empty, emitted)
+        for other in _neighbour_pieces(plain, w, hw):
+            best = _faster(best, _emitted(emitted, other, w, hw, empty), other, TIE)
+            if best[1] is other:
+                best = _shared(best, other, w, hw, empty, emitted)
+    if best[1].tiles >= FEWER_PIECES_MIN_TILES:
+        best = _fewer_pieces(best, w, hw, empty, emitted)
+    return best[1], best[2], best[3]
+
+
+def _two_pass_variants(best, w: Working, hw: Hardware, empty: Program, emitted: dict,
+                       n: int):
+    """The best ``n`` tilings emitted (with their variants) also with two-pass copies
+    where the engines have a carrier for them and the SBUF room (:mod:`.two_pass`):
+    the score prices one pass, and two cost less only where the copies are the bound;
+    the cost model keeps what ends first."""
+    if not carrier_widths(w.itemsize, hw):
+        return best
+    ranked = sorted((t for t in emitted if t.needs_vector and not t.two_pass),
+                    key=lambda t: emitted[t][0])
+    for tiling in ranked[:n]:
+        other = replace(tiling, two_pass=True)
+        if scratch_ring(other, hw) is not None:
+            best = _faster(best, _emitted(emitted, other, w, hw, empty), other)
+    return best
+
+
+def _faster(best, made: tuple, tiling: VectorTiling, margin: float = 0.0):
+    """``best`` (cycles, tiling, program, counts), or ``tiling`` as ``made`` by
+    :func:`_emitted` where the cost model rates it faster: by more than ``margin`` (a
+    fraction of the cycles), or with no margin also where it ties and its schedule ends
+    first."""
+    cycles, program, counts = made
+    better = (cycles[0] < best[0][0] * (1 - margin)) if margin else cycles < best[0]
+    return (cycles, tiling, program, counts) if better else best
+
+
+def _shared(best, tiling: VectorTiling, w: Working, hw: Hardware, empty: Program, emitted: dict):
+    """``best`` against ``tiling`` with each of DESCRIPTOR_SHARES: with few tiles, fewer
+    descriptors (less fixed cost) or more in flight win case by case; a share wins only
+    by SHARE_MARGIN (ties at the DRAM bound made ViT heads 1.02x -> 1.03x)."""
+    for share in DESCRIPTOR_SHARES:
+        other = replace(tiling, descriptor_share=share)
+        best = _faster(best, _emitted(emitted, other, w, hw, empty), other, SHARE_MARGIN)
+    return best
+
+
+def _neighbour_pieces(tiling: VectorTiling, w: Working, hw: Hardware) -> list[VectorTiling]:
+    """``tiling`` in half and in twice its slices per tile: the score picks the slices
+    from its rough fill and drain, which weigh where tiles are few (bfloat16 46114 x 32
+    on trn1-like: 8 slices 1.35x the DRAM roofline, 4 slices 1.28x)."""
+    if tiling.pieces not in PIECES:
+        return []
+    at = PIECES.index(tiling.pieces)
+    return [_in_pieces(tiling, m, w, hw) for m in PIECES[max(at - 1, 0):at + 2]
+            if m != tiling.pieces]
+
+
+def _in_pieces(tiling: VectorTiling, pieces: int, w: Working, hw: Hardware) -> VectorTiling:
+    """``tiling`` in ``pieces`` slices per tile, scored so (the explanation reports it)."""
+    other = replace(tiling, pieces=pieces)
+    return replace(other, estimate=score(other, hw, w.size * w.itemsize))
+
+
+def _fine_slices_differ(t: VectorTiling) -> bool:
+    """Whether :attr:`VectorTiling.fine_slices` cuts any of ``t``'s tiles differently (where it
+    does not, the fine variant's program is the plain one's twin)."""
+    return any(slices_of(dims, ext, t.pieces, True) != slices_of(dims, ext, t.pieces, False)
+               for _, ext in tile_boxes(t) for dims in (t.free, t.free_target))
+
+
+def _emitted(emitted: dict, tiling: VectorTiling, w: Working, hw: Hardware,
+             empty: Program) -> tuple[tuple[float, float], Program, dict[str, int]]:
+    """((predicted cycles, the schedule's end under the DRAM cap), program, counts) of
+    ``tiling``, emitted once per planning."""
+    if tiling not in emitted:
+        program = Program(empty.name, dict(empty.tensors), [])
+        counts = emit_sbuf(program, w, hw, tiling)
+        est = estimate(program, hw)
+        emitted[tiling] = ((est.cycles, est.schedule_cycles), program, counts)
+    return emitted[tiling]
+
+
+#: Tiles from which the winner's slices are merged when the cost model does not mind:
+#: with many tiles the pipeline's fill and drain (what slices shorten) hardly count.
+FEWER_PIECES_MIN_TILES = 32
+
+
+def _fewer_pieces(best, w: Working, hw: Hardware, empty: Program, emitted: dict):
+    """The winner with the fewest slices per tile that the cost model rates no slower:
+    fewer, larger DMA descriptors and vector steps (same DRAM traffic), which also
+    simulate faster. Tried from one slice up, so the first tie is the fewest."""
+    cycles, tiling = best[0], best[1]
+    for m in (1, 2, 4, 8):
+        if m >= tiling.pieces:
+            break
+        fewer = _in_pieces(tiling, m, w, hw)
+        fewer_cycles, program, counts = _emitted(emitted, fewer, w, hw, empty)
+        if fewer_cycles[0] <= cycles[0]:
+            return (cycles, fewer, program, counts)
+    return best
+
+
+__all__ = ["best_sbuf_program", "FEWER_PIECES_MIN_TILES", "KEEP", "KEEP_SMALL",
+           "SMALL_BYTES", "SHORT_PROGRAM", "VARIANTS_OF", "DESCRIPTOR_SHARES"]

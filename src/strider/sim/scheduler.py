@@ -1,0 +1,244 @@
+"""The one scheduler core: per-engine in-order queues, dependencies, semaphores.
+
+Both ways of timing a whole program run this loop: the simulator's schedule
+(:func:`strider.sim.timing.schedule`, with DRAM bandwidth shared as a fluid through
+:class:`~strider.sim.dram.SharedDram`) and the planners' prediction
+(:func:`strider.sim.estimate.estimate`, without contention, DRAM a cap at the end).
+They differ only in the ``dram`` argument, so a prediction and a simulation of the same
+program agree wherever DRAM is not contended.
+
+The rules: each engine runs its instructions in program order. The head of a queue
+starts as soon as its engine is free, its dependencies have finished and, for a
+``Wait``, its semaphore has been signalled often enough (Signals count when they
+finish; a Wait does not consume the count). An engine is free again after the running
+instruction's *occupancy*; the instruction finishes after its *latency*. An instruction
+with a moving-path window (a PE stream behind a background weight load) takes the
+array's moving path by :func:`take_moving_path`.
+
+The stream runner (:func:`strider.stream.runner.run_stream`) cannot use this core: its
+work is not a fixed program but what the page table releases as pages load and free,
+and its DMA queues are one pool that any transfer may take. It shares the DRAM model
+and the engine clocks instead.
+
+Examples
+--------
+>>> work = Work(["dma0", "pe"], engine=[0, 1, 1], occupancy=[10.0, 4.0, 4.0],
+...             latency=[10.0, 6.0, 6.0], deps=[(), (0,), ()], sync={})
+>>> run = run_in_order(work)
+>>> run.start, run.end                       # the pe's second waits in order for its first
+([0.0, 10.0, 14.0], [10.0, 16.0, 20.0])
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from typing import Callable, NamedTuple, Sequence
+
+from .dram import SharedDram
+
+
+class PathSlot(NamedTuple):
+    """Where a windowed PE instruction gets the array's moving path (times after its
+    start, except ``free``): ``occupancy`` until the next PE instruction may begin (its
+    stream has started), ``delay`` it waited for the path (added to its latency),
+    ``held`` until it lets the path go, and ``free``: when the path is free again."""
+
+    occupancy: float
+    delay: float
+    held: float
+    free: float
+
+
+def take_moving_path(window: tuple[float, float], start: float, path_free: float) -> PathSlot:
+    """Place a windowed instruction (:func:`strider.cost.instruction_window`) that begins
+    at ``start`` on a moving path free from ``path_free``: its stream waits for the path,
+    holds it for its interval, and the next instruction may begin once the stream has
+    started.
+
+    >>> take_moving_path((16.0, 64.0), start=0.0, path_free=40.0)   # waits 24 cycles
+    PathSlot(occupancy=40.0, delay=24.0, held=104.0, free=104.0)
+    """
+    lead, interval = window
+    delay = max(0.0, path_free - (start + lead))
+    return PathSlot(lead + delay, delay, lead + delay + interval,
+                    start + lead + delay + interval)
+
+
+@dataclass
+class Work:
+    """What the core schedules, per instruction (lists by id): its ``engine`` (an index
+    into ``engines``), uncontended ``occupancy`` and ``latency`` in top-level cycles,
+    ``deps``, ``sync`` (Signal / Wait by id: ``(semaphore, count)``, count 0 for a
+    Signal), ``window`` (moving-path windows, or None) and the DRAM bytes each moves
+    (``dram_bytes``; only a run with a shared DRAM reads them)."""
+
+    engines: list[str]
+    engine: list[int]
+    occupancy: list[float]
+    latency: list[float]
+    deps: Sequence[tuple[int, ...]]
+    sync: dict[int, tuple[str, int]]
+    window: Sequence[tuple[float, float] | None] | None = None
+    dram_bytes: Sequence[int] | None = None
+
+
+@dataclass
+class Run:
+    """The core's result per instruction: ``start`` and ``end`` (results ready), ``hold``
+    (the issue interval of a pipelined instruction as run), ``frees`` and ``ends`` (when,
+    after its start, its engine took the next one and its results were ready), whether
+    it ``finished``; and, for a deadlock report, each engine's next instruction
+    (``heads``) and the semaphore counts."""
+
+    start: list[float]
+    end: list[float]
+    hold: list[float]
+    frees: list[float]
+    ends: list[float]
+    finished: list[bool]
+    done: int
+    heads: dict[str, int]
+    semaphores: dict[str, int]
+
+
+def run_in_order(work: Work, dram: SharedDram | None = None,
+                 on_start: Callable[[int], None] | None = None,
+                 on_finish: Callable[[int], None] | None = None) -> Run:
+    """Run the event loop; ``on_start(k)`` / ``on_finish(k)`` are called in time order.
+
+    With ``dram`` a DMA's bytes stretch under DRAM contention (its occupancy, and its
+    latency with it); the DRAM latency that follows them does not. Instructions that can
+    never start are left unfinished (``Run.done`` below their count): the caller names
+    the deadlock.
+    """
+    engines, eng, lat, occ = work.engines, work.engine, work.latency, work.occupancy
+    deps, sync, window = work.deps, work.sync, work.window
+    n = len(eng)
+    E = len(engines)
+    queues: list[list[int]] = [[] for _ in range(E)]
+    for k in range(n):
+        queues[eng[k]].append(k)
+    ndeps = [0] * n
+    dependents: list[list[int] | None] = [None] * n
+    for k in range(n):
+        d = deps[k]
+        if d:
+            ndeps[k] = len(d)
+            for j in d:
+                lst = dependents[j]
+                if lst is None:
+                    dependents[j] = [k]
+                else:
+                    lst.append(k)
+    waits = {k: v for k, v in sync.items() if v[1]}
+    signals = {k: v[0] for k, v in sync.items() if not v[1]}
+    demand = [0.0] * n
+    if dram is not None and work.dram_bytes is not None:
+        for k, moved in enumerate(work.dram_bytes):
+            if moved:
+                demand[k] = moved / occ[k]  # the bytes move while the DMA holds its queue
+
+    start = [0.0] * n
+    end = [0.0] * n
+    hold = [0.0] * n                     # issue interval as run, of pipelined instructions
+    frees = list(occ)                    # when (after its start) the engine takes the next
+    ends = list(lat)                     # when (after its start) the results are ready
+    pos = [0] * E
+    qlen = [len(q) for q in queues]
+    busy = [False] * E
+    path_free = [0.0] * E                # when each engine's PE moving path is free
+    sem: dict[str, int] = {}
+    sem_waiters: dict[str, list[int]] = {}
+    heap: list[tuple[float, int]] = []   # (time, k) completions; (time, -1 - k) engine free
+    push, pop = heapq.heappush, heapq.heappop
+    finished = [False] * n
+
+    def try_start(e: int, now: float) -> None:
+        p = pos[e]
+        if busy[e] or p >= qlen[e]:
+            return
+        k = queues[e][p]
+        if ndeps[k]:
+            return
+        if waits:
+            w = waits.get(k)
+            if w is not None and sem.get(w[0], 0) < w[1]:
+                sem_waiters.setdefault(w[0], []).append(e)
+                return
+        busy[e] = True
+        pos[e] = p + 1
+        start[k] = now
+        if on_start is not None:
+            on_start(k)
+        r = demand[k]
+        if r:
+            dram.start(now, k, r, occ[k])  # type: ignore[union-attr]  # demand needs dram
+        else:
+            o, t = occ[k], lat[k]
+            wl = window[k] if window is not None else None
+            hold[k] = o
+            if wl is not None:  # background weight load: the stream takes the moving path
+                slot = take_moving_path(wl, now, path_free[e])
+                path_free[e] = slot.free
+                o, t = slot.occupancy, t + slot.delay
+                frees[k], ends[k], hold[k] = o, t, slot.held
+            if o < t:
+                push(heap, (now + o, -1 - k))
+            push(heap, (now + t, k))
+
+    for e in range(E):
+        try_start(e, 0.0)
+    done = 0
+    dram_running = dram.heap if dram is not None else []
+    while heap or dram_running:
+        # (the next DRAM finish as SharedDram.next_finish computes it, without the call)
+        if dram_running and not (heap and heap[0][0] <= dram.vwall + (  # type: ignore[union-attr]
+                dram_running[0][0] - dram.vt) / dram.speed):  # type: ignore[union-attr]
+            now, k = dram.pop()  # type: ignore[union-attr]
+            if ends[k] > frees[k]:  # its bytes have moved; the DRAM latency follows, and
+                hold[k] = now - start[k]  # the queue is free as after a pipelined issue
+                push(heap, (now + ends[k] - frees[k], k))
+                k = -1 - k
+        else:
+            now, k = pop(heap)
+        if k < 0:  # a pipelined instruction frees its engine before it finishes
+            e = eng[-1 - k]
+            busy[e] = False
+            p = pos[e]
+            if p < qlen[e] and not ndeps[queues[e][p]]:   # else its head waits on
+                try_start(e, now)                          # dependencies: nothing to do
+            continue
+        end[k] = now
+        finished[k] = True
+        done += 1
+        e = eng[k]
+        if frees[k] >= ends[k]:
+            busy[e] = False
+        if on_finish is not None:
+            on_finish(k)
+        if signals:
+            s = signals.get(k)
+            if s is not None:
+                sem[s] = sem.get(s, 0) + 1
+                for we in sem_waiters.pop(s, ()):
+                    try_start(we, now)
+        # an engine's head is always blocked between events, so only a dependent that
+        # heads its free engine can start (the calls skipped here would do nothing)
+        lst = dependents[k]
+        if lst is not None:
+            for j in lst:
+                c = ndeps[j] - 1
+                ndeps[j] = c
+                if not c:
+                    ej = eng[j]
+                    if not busy[ej] and queues[ej][pos[ej]] == j:
+                        try_start(ej, now)
+        if not busy[e] and pos[e] < qlen[e] and not ndeps[queues[e][pos[e]]]:
+            try_start(e, now)
+
+    heads = {engines[e]: queues[e][pos[e]] for e in range(E) if pos[e] < qlen[e]}
+    return Run(start, end, hold, frees, ends, finished, done, heads, sem)
+
+
+__all__ = ["PathSlot", "Run", "Work", "run_in_order", "take_moving_path"]

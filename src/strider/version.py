@@ -1,0 +1,35 @@
+"""Strider's version, and a fingerprint of the code that plans, costs and simulates.
+
+The version string names a release; it does not change while the code does, so nothing
+that caches results may key on it alone. :func:`code_hash` does change with the code:
+a SHA-1 over every Python source file of the package.
+
+Examples
+--------
+>>> __version__
+'0.1.0'
+>>> len(code_hash()), code_hash() == code_hash()
+(16, True)
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from pathlib import Path
+
+__version__ = "0.1.0"
+
+
+@functools.cache
+def code_hash() -> str:
+    """16 hex digits of a SHA-1 over the package's Python sources (their paths and bytes)."""
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha1(__version__.encode())
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+__all__ = ["__version__", "code_hash"]
