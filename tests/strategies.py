@@ -9,6 +9,7 @@ from typing import NoReturn
 
 import numpy as np
 from hypothesis import event, reject, strategies as st
+from hypothesis.control import currently_in_test_context
 
 from strider import AccessPattern
 
@@ -30,7 +31,9 @@ _TALLIES: list[Counter] = []
 def outcome(label: str) -> None:
     """Label this example's outcome class: a :func:`hypothesis.event` (``pytest
     --hypothesis-show-statistics`` shows each class's share) and a count for every
-    :func:`covers` around the test."""
+    :func:`covers` around the test. (Outside a property test: nothing.)"""
+    if not currently_in_test_context():
+        return
     event(label)
     for tally in _TALLIES:
         tally[label] += 1
@@ -41,7 +44,9 @@ def refused(label: str) -> NoReturn:
     (random hardware too small for the request, ...), once the caller has checked the
     reason: labelled ``refused: <label>`` and rejected (:func:`hypothesis.reject`), so it
     never counts as a passing example. Hypothesis then draws another, and a generator that
-    drifts towards refusing everything fails the ``filter_too_much`` health check."""
+    drifts towards refusing everything fails the ``filter_too_much`` health check.
+    (Outside a property test a refusal is a failure.)"""
+    assert currently_in_test_context(), f"refused: {label}"
     outcome(f"refused: {label}")
     reject()
 
@@ -99,6 +104,15 @@ def access_patterns(draw, min_dims: int = 0, max_dims: int = 8, max_side: int = 
 def permutations_of(draw, ndim: int):
     """A permutation of ``range(ndim)``."""
     return tuple(draw(st.permutations(range(ndim))))
+
+
+@st.composite
+def permutations_moving_innermost(draw, ndim: int):
+    """A permutation of ``range(ndim)`` (``ndim >= 2``) that moves the innermost dim: each
+    such permutation equally likely, none drawn and thrown away."""
+    rest = tuple(draw(st.permutations(range(ndim - 1))))
+    at = draw(st.integers(0, ndim - 2))
+    return rest[:at] + (ndim - 1,) + rest[at:]
 
 
 def random_array(rng: np.random.Generator, shape, dtype) -> np.ndarray:

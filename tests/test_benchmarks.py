@@ -91,19 +91,67 @@ def test_every_benchmark_is_covered():
                           "sweep", "transpose", "ttu"}
 
 
+#: Documented trn1 figures (AWS Neuron docs) a fidelity row must match, by its row number,
+#: in the page's own units: ns, or a ratio ("x").
+DOCUMENTED = {1: 1416.0,                     # 'Introduction to DMA with NKI': 32 KiB in 1416 ns
+              7: 512 / 2.8,                  # max(N, 64) tensor cycles at 2.8 GHz: N = 512
+              8: 64 / 2.8,                   # ... N = 64
+              9: 4 * 512 / 2.8,              # fp32 at a quarter of the bf16 rate
+              10: 4.0,
+              11: 512 / 2.8,                 # background LoadStationary hides the load
+              12: (60 + 2048) / 1.12,        # ~N + 60 vector cycles at 1.12 GHz
+              13: (60 + 2 * 2048) / 1.12}    # half rate beyond a 16 B stride
+
+
+def _figure(cell: str) -> float:
+    """A page cell as a number in its unit: '1,416.0 ns' -> 1416.0, '85%' -> 0.85."""
+    text = cell.strip().replace(",", "")
+    if text.endswith("%"):
+        return float(text[:-1]) / 100
+    return float(text.split()[0].rstrip("x"))
+
+
 def test_fidelity_writes_the_table_it_checks(monkeypatch, tmp_path, capsys):
+    """Every row of the trn1-like page is within the documented tolerance (10%, or the
+    documented band), the documented column holds the documents' figures, and the run
+    exits 0; the model's figures are read off the page, not the run's verdict."""
     out = tmp_path / "fidelity.md"
     rc = main(["bench", "fidelity", "--quick", "--out", str(out)])
-    text = out.read_text()
-    rows = [line for line in text.splitlines()
-            if line.startswith("| ") and line.endswith(("| yes |", "| **no** |"))]
+    rows = {}
+    for line in out.read_text().splitlines():
+        cells = line.split(" | ")
+        if line.startswith("| ") and len(cells) == 7 and cells[0][2:].isdigit():
+            rows[int(cells[0][2:])] = cells
     assert len(rows) >= 12, "a row per micro-benchmark (DMA, PE, vector)"
-    outside = [line for line in text.splitlines() if line.endswith("| **no** |")]
-    assert rc == (1 if outside else 0), "exit 1 exactly when a figure is outside 10%"
+    for k, cells in rows.items():
+        documented, model = cells[2], _figure(cells[4])
+        if " - " in documented:                                      # a documented band
+            low, high = (_figure(v) for v in documented.split(" - "))
+            assert low <= model <= high, (k, cells[1], model, documented)
+        else:
+            assert abs(model / _figure(documented) - 1) <= 0.10, (k, cells[1], model, documented)
+        assert cells[6].rstrip(" |") == "yes", (k, cells[1])
+    for k, figure in DOCUMENTED.items():
+        assert _figure(rows[k][2]) == pytest.approx(figure, rel=1e-3, abs=0.05), (k, rows[k][1])
+    assert rc == 0 and "OUTSIDE" not in capsys.readouterr().out
+    text = out.read_text()
     for field in ("dma.efficient_chunk_bytes", "dma.packet_overhead_bytes", "vector.strided_rate",
                   "dram.latency_ns"):
         assert f"`{field}`" in text, f"{field} is listed with its source"
-    assert "OUTSIDE" in capsys.readouterr().out or not outside
+
+
+def test_fidelity_exits_1_naming_a_figure_outside_10_percent(tmp_path, capsys):
+    """The check can fail: a preset whose PE clock is 20% slow puts the PE rows outside
+    10% -- the run says OUTSIDE beside them, marks them **no** and exits 1."""
+    slow = tmp_path / "slow-pe.toml"
+    slow.write_text('base = "trn1-like"\nname = "slow-pe"\n\n[pe]\nclock_hz = 2.24e9\n')
+    out = tmp_path / "fidelity.md"
+    assert main(["bench", "fidelity", "--quick", "--hw", str(slow), "--out", str(out)]) == 1
+    printed = capsys.readouterr()
+    outside = [line for line in printed.out.splitlines() if line.endswith("OUTSIDE")]
+    assert outside and all(" PE: " in line for line in outside), printed.out
+    assert "figure(s) outside 10%" in printed.err
+    assert out.read_text().count("| **no** |") == len(outside)
 
 
 def _usage_error(argv, monkeypatch, capsys) -> str:

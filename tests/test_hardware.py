@@ -129,7 +129,7 @@ def test_cli_hw_show_and_list(capsys, tmp_path):
     assert main(["hw", "show", "tiny", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["sbuf"]["bytes_per_partition"] == 256
     assert main(["hw", "show", "patent", "--toml"]) == 0
-    path = tmp_path / "p.toml"
+    path = tmp_path / "patent.toml"  # the minimal form names the chip after its file
     path.write_text(capsys.readouterr().out)
     assert Hardware.from_toml(path) == Hardware.preset("patent")
     assert main(["hw", "list"]) == 0

@@ -31,11 +31,19 @@ def fresh(monkeypatch, tmp_path):
 
 @needs_kernel
 def test_measures_once_caches_and_stays_bit_exact(fresh, monkeypatch):
+    measured = []
+    measure = tuning.measure                     # the fixture's small measurement
+    monkeypatch.setattr(tuning, "measure", lambda: measured.append(measure()) or measured[-1])
     a = np.random.default_rng(0).integers(0, 256, (300, 500), np.uint8)
     assert permute(a, (1, 0), backend="kernel").tobytes() == a.T.copy().tobytes()
+    assert len(measured) == 1, "measured once, on the first kernel plan"
+    found = measured[0]
     assert set(blocking.TILE_BYTES) == set(tuning.ELEMS)
     assert all(v in tuning.CANDIDATES for v in blocking.TILE_BYTES.values())
-    assert impl.RUN["threads"] in (1, impl.THREADS) and impl.RUN["streaming"] in (True, False)
+    # what the kernel now runs with is what the measurement chose, not a default
+    assert blocking.TILE_BYTES == found["tiles"]
+    assert found["threads"] in (1, impl.THREADS) and type(found["streaming"]) is bool
+    assert impl.RUN == {"threads": found["threads"], "streaming": found["streaming"]}
     data = json.loads(fresh.read_text())
     assert data["machines"][tuning.machine_key()]
     assert tuning.load() == {"tiles": blocking.TILE_BYTES, **impl.RUN}

@@ -196,3 +196,93 @@ def test_small_models_still_run_under_the_checks(tmp_path):
     report = analyse(load_onnx(path, {"B": 3}), "tiny")
     assert report.ops[0]["verified"] is True and report.refused == [] and not report.unanalysed
     assert np.isclose(report.total_seconds, report.ops[0]["seconds"])
+
+
+# ---------------------------------------------------------------- external data
+def _external_model(tmp_path, locations, data):
+    """A model in ``tmp_path/model`` computing ``x + w0 + w1 ...``: each ``w{k}`` an
+    initializer whose data lies in the external file ``locations[k]`` (relative to the
+    model's folder, or absolute)."""
+    folder = tmp_path / "model"
+    folder.mkdir(exist_ok=True)
+    inits, nodes, last = [], [], "x"
+    for k, (location, values) in enumerate(zip(locations, data)):
+        t = TensorProto()
+        t.name, t.data_type = f"w{k}", TensorProto.FLOAT
+        t.dims.extend(values.shape)
+        t.data_location = TensorProto.EXTERNAL
+        for key, value in (("location", str(location)), ("offset", "0"),
+                           ("length", str(values.nbytes))):
+            entry = t.external_data.add()
+            entry.key, entry.value = key, value
+        inits.append(t)
+        nodes.append(helper.make_node("Add", [last, t.name], [f"s{k}"], name=f"add{k}"))
+        last = f"s{k}"
+    nodes.append(transpose(last, "y"))
+    graph = helper.make_graph(nodes, "g", [V("x", TensorProto.FLOAT, [3, 4])],
+                              [helper.make_empty_tensor_value_info("y")], inits)
+    path = folder / "m.onnx"
+    path.write_bytes(helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    return path
+
+
+@pytest.fixture
+def external_reads(monkeypatch):
+    """Every read of external data by onnx (none may happen before the locations pass)."""
+    import onnx.external_data_helper as helper_module
+
+    seen = []
+    real = helper_module.load_external_data_for_tensor
+
+    def spy(tensor, base_dir):
+        seen.append(tensor.name)
+        return real(tensor, base_dir)
+
+    monkeypatch.setattr(helper_module, "load_external_data_for_tensor", spy)
+    return seen
+
+
+@pytest.mark.parametrize("outside", ["../outside.bin", "absolute", "sub/../../outside.bin",
+                                     "link"])
+def test_external_data_outside_the_models_folder_is_refused_before_reading(
+        tmp_path, capsys, external_reads, outside):
+    rng = np.random.default_rng(7)
+    w = [rng.standard_normal((3, 4)).astype(np.float32) for _ in range(2)]
+    (tmp_path / "outside.bin").write_bytes(w[1].tobytes())
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "inside.bin").write_bytes(w[0].tobytes())
+    location = {"absolute": tmp_path / "outside.bin", "link": "link.bin"}.get(outside, outside)
+    if outside == "link":  # a file in the folder that is a link to one outside it
+        (tmp_path / "model" / "link.bin").symlink_to(tmp_path / "outside.bin")
+    # the first tensor's data is inside the folder: it is not read either
+    path = _external_model(tmp_path, ["inside.bin", location], w)
+    with pytest.raises(ArgumentError) as err:
+        load_onnx(path)
+    message = str(err.value)
+    assert "tensor 'w1'" in message and repr(str(location)) in message
+    assert "outside the model's folder" in message
+    assert external_reads == []
+    assert main(["model", str(path), "--predict"]) == 2
+    assert "tensor 'w1'" in one_error_line(capsys.readouterr().err)
+    assert external_reads == []
+
+
+def test_external_data_inside_the_models_folder_still_loads(tmp_path, external_reads):
+    rng = np.random.default_rng(8)
+    w = [rng.standard_normal((3, 4)).astype(np.float32) for _ in range(2)]
+    (tmp_path / "model" / "weights").mkdir(parents=True)
+    (tmp_path / "model" / "a.bin").write_bytes(w[0].tobytes())
+    (tmp_path / "model" / "weights" / "b.bin").write_bytes(w[1].tobytes())
+    path = _external_model(tmp_path, ["a.bin", "weights/b.bin"], w)
+    graph = load_onnx(path)
+    assert sorted(external_reads) == ["w0", "w1"]
+    for k in range(2):  # the values read are the bytes written, bit for bit
+        assert graph.values[f"w{k}"].tobytes() == w[k].tobytes()
+    from onnx.reference import ReferenceEvaluator
+
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    y, = ReferenceEvaluator(onnx.load(str(path))).run(None, {"x": x})
+    assert np.array_equal(y, (x + w[0] + w[1]).T)  # NumPy agrees with the model read
+    layout, = find_layout_ops(graph)
+    assert (layout.name, layout.input_shape, layout.perm) == ("t", (3, 4), (1, 0))

@@ -20,7 +20,7 @@ from strider.planners.vector.two_pass import copy_chain, scratch_ring, two_passe
 from strider.operands import Ref
 
 from test_planner_vector import _emits_exactly, _random_request
-from strategies import examples, outcome, refused
+from strategies import covers, examples, outcome, permutations_moving_innermost, refused
 
 TRN1 = Hardware.preset("trn1-like")
 
@@ -31,12 +31,15 @@ def _run(memory: np.ndarray, src: AccessPattern, dst: AccessPattern, dtype) -> N
     view[dst.addresses()] = view[src.addresses()]
 
 
-@settings(max_examples=examples(300), deadline=None)
+@covers("two passes", share=0.4)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.integers(1, 6).flatmap(lambda n: st.sampled_from([n, 4 * n])),
                 min_size=2, max_size=4), st.data(), st.sampled_from([2, 4, 8]),
        st.integers(0, 2**32 - 1))
 def test_two_passes_move_every_byte_where_the_copy_would(shape, data, width, seed):
-    perm = tuple(data.draw(st.permutations(range(len(shape)))))
+    """(A permutation that keeps the innermost dim has no contiguous dim that moves: the
+    copy stays one. About one in three of the rest has no aligned one either.)"""
+    perm = data.draw(permutations_moving_innermost(len(shape)))
     size = math.prod(shape)
     src = AccessPattern.contiguous(tuple(shape), 64).permute(perm)     # a source block
     dst = AccessPattern.contiguous(src.shape, 64 * (2 + size // 64))   # the target order
@@ -90,7 +93,7 @@ def test_two_pass_plans_are_bit_exact_and_cheaper_where_copies_bound():
     assert result.stats.dram_roofline_ratio < 1.4
 
 
-@settings(max_examples=examples(25), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(st.data(), st.lists(st.sampled_from([1, 2, 3, 4, 6, 8, 12, 20, 28, 33, 64]),
                            min_size=2, max_size=4).filter(lambda s: math.prod(s) <= 60_000),
        st.sampled_from(["int8", "uint8"]), st.integers(0, 2**32 - 1))
@@ -98,7 +101,7 @@ def test_two_pass_tilings_move_every_element_once(data, shape, dtype, seed):
     """Every tiling the ranking keeps, emitted with two-pass copies (on trn1-like or
     random valid hardware, any slice count), writes each output element once from the
     right source element. (1-byte elements: no preset has a carrier 4 x 2 bytes wide.)"""
-    hw, request, w, x = _random_request(data, shape, dtype, seed)
+    hw, request, w, x = _random_request(data, shape, dtype, seed, moves_innermost=True)
     checked = 0
     for t in rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4):
         t = replace(t, two_pass=True, pieces=data.draw(st.sampled_from(PIECES)))

@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
@@ -120,3 +121,62 @@ def test_listing_and_cli(tmp_path, capsys):
     assert main(["program", "show", str(example), "--hw", "tiny"]) == 0
     assert "valid for tiny; predicted" in capsys.readouterr().out
     assert main(["program", "show", str(tmp_path / "missing.json")]) == 2
+
+
+def _copy_program(queue=0, **kw):
+    """``y = x`` through one SBUF tile: a load on ``queue``, a store on queue 1."""
+    p = Program()
+    p.tensor("x", (4, 8), "int16", role="input")
+    p.tensor("y", (4, 8), "int16", role="output")
+    tile = Ref.sbuf(0, 4, AP.contiguous((8,)), "int16")
+    load = p.dma(queue, Ref.dram("x", AP.contiguous((4, 8)), "int16"), tile, **kw)
+    p.dma(1, tile, Ref.dram("y", AP.contiguous((4, 8)), "int16"), deps=[load])
+    return p
+
+
+_TILE = Ref.sbuf(0, 1, AP.contiguous((2,)), "int8")
+
+
+@pytest.mark.parametrize("build, words", [
+    (lambda p: p.dma("zero", _TILE, _TILE), r"instruction 0 \(DmaCopy\): queue must be an "
+                                            r"integer >= 0 \(a DMA queue number: "
+                                            r"0\.\.dma\.queues-1 .*\), got 'zero'"),
+    (lambda p: p.dma(True, _TILE, _TILE), r"queue must be an integer >= 0 .*, got True"),
+    (lambda p: p.dma(-1, _TILE, _TILE), r"queue must be an integer >= 0 .*, got -1"),
+    (lambda p: p.dma(1.0, _TILE, _TILE), r"queue must be an integer >= 0 .*, got 1\.0"),
+    (lambda p: p.dma(None, _TILE, _TILE), r"queue must be an integer >= 0 .*, got None"),
+    (lambda p: p.dma(2**60, _TILE, _TILE), r"queue must be an integer between 0 and"),
+    (lambda p: p.dma(0, "x", _TILE), r"src must be an operand .*, got str 'x'"),
+    (lambda p: p.dma(0, _TILE, _TILE, deps=3), r"deps must be a list of integers"),
+    (lambda p: p.dma(0, _TILE, _TILE, deps=["0"]), r"deps\[0\] must be an integer >= 0"),
+    (lambda p: p.dma(0, _TILE, _TILE, deps=[True]), r"deps\[0\] must be an integer >= 0"),
+    (lambda p: p.dma(0, _TILE, _TILE, deps=[0.5]), r"deps\[0\] must be an integer >= 0"),
+    (lambda p: p.dma(0, _TILE, _TILE, label=7), r"label must be a string, got 7"),
+    (lambda p: p.matmul(_TILE, _TILE, accumulate=1), r"accumulate must be True or False"),
+    (lambda p: p.vector_copy(_TILE, _TILE, cast="yes"), r"cast must be True or False"),
+    (lambda p: p.vector_fill(_TILE, "1"), r"value must be a number, got '1'"),
+    (lambda p: p.vector_fill(_TILE, True), r"value must be a number, got True"),
+    (lambda p: p.signal(3, "s"), r"\(Signal\): on must be a string, got 3"),
+    (lambda p: p.wait("pe", None), r"\(Wait\): semaphore must be a string, got None"),
+    (lambda p: p.wait("pe", "s", count=-1), r"count must be an integer >= 0 .*, got -1"),
+    (lambda p: p.wait("pe", "s", count=1.5), r"count must be an integer >= 0 .*, got 1\.5"),
+    (lambda p: p.add("DmaCopy"), r"Program\.add takes an instruction"),
+])
+def test_builders_refuse_fields_of_the_wrong_type_or_range(build, words):
+    p = Program()
+    with pytest.raises(ProgramError, match=words):
+        build(p)
+    assert p.instructions == []  # nothing half-added
+
+
+def test_numpy_integers_are_plain_ints_in_the_program(tmp_path):
+    from strider import Hardware
+    from strider.sim import Machine
+
+    p = _copy_program(np.int64(0), deps=np.array([], dtype=np.int32))
+    load = p.instructions[0]
+    assert type(load.queue) is int and load.engine == "dma0" and load.deps == ()
+    assert Program.from_json(p.to_json()) == p
+    x = np.random.default_rng(3).integers(-2**15, 2**15, size=(4, 8), dtype=np.int16)
+    y = Machine(Hardware.preset("tiny")).run(p, {"x": x}).outputs["y"]
+    assert np.array_equal(y, x)  # the copy is NumPy's

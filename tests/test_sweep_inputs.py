@@ -8,7 +8,7 @@ import json
 import pytest
 
 from strider.cli import main
-from strider.cli.sweep import short_reason
+from strider.cli.sweep import _shape_commas, short_reason
 from strider.errors import ArgumentError
 from strider.sweep import parse_permute, read_rows, run
 from strider.sweep import workloads as sweep_workloads
@@ -225,3 +225,31 @@ def test_a_csv_out_is_checkpointed_while_the_sweep_runs(tmp_path, monkeypatch):
     run("tiny", [W], {"dma.queues": [1, 2, 3]}, predict=True, workers=1, out=out,
         progress=lambda done, total: seen.append(len(read_rows(out))))
     assert seen == [1, 2, 3] and len(read_rows(out)) == 3
+
+
+def test_a_shape_is_read_as_the_sweep_prints_it(capsys):
+    # the table names workloads "stream 8x64x4 scale-bias": that shape is accepted back
+    rows = {}
+    for shape in ("8,64,4", "8x64x4"):
+        assert main(["sweep", "--hw", "tiny", "--workers", "1", "--json",
+                     "--stream", f"{shape}:scale-bias", "--permute", f"{shape}:2,0,1:int16",
+                     ]) == 0
+        rows[shape] = json.loads(capsys.readouterr().out)["rows"]
+    assert rows["8x64x4"] == rows["8,64,4"]
+    names = [r["workload"] for r in rows["8x64x4"]]
+    assert names == ["permute 8x64x4 (2,0,1) int16", "stream 8x64x4 scale-bias"]
+    # simulated on random data and equal to NumPy's bit for bit
+    assert all(r["verified"] is True and not r["refused"] for r in rows["8x64x4"])
+    # what the table prints, given back as a spec, names the same workload
+    again = sweep_workloads.parse_stream(_shape_commas(names[1].split()[1] + ":scale-bias",
+                                                       "--stream"))
+    assert again.name == names[1]
+
+
+@pytest.mark.parametrize("spec", ["8x:scale-bias", "8x5y:scale-bias", "x8:scale-bias",
+                                  "8xx4:scale-bias"])
+def test_a_bad_x_shape_is_refused_naming_both_forms(capsys, calls, spec):
+    assert main(SWEEP + ["--permute", "8,6:1,0", "--stream", spec]) == 2
+    line = error_line(capsys)
+    assert f"--stream {spec!r}" in line and "8,512,12,64 or 8x512x12x64" in line
+    assert calls == []

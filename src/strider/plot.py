@@ -10,7 +10,8 @@ Examples
 >>> import tempfile, os
 >>> path = os.path.join(tempfile.mkdtemp(), "t.png")
 >>> plot_timeline([("dma0", 0, 10, "DmaCopy"), ("pe", 5, 12, "MatMul")], path,
-...               counters={"SBUF bytes": [(0, 0), (10, 4096)]}).name
+...               counters={"DRAM GB/s": [(0, 0), (10, 8.0)]},
+...               peaks={"DRAM GB/s": 16.0}).name
 't.png'
 """
 
@@ -37,7 +38,8 @@ PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 
 def plot_timeline(timeline: Iterable[Sequence], path: str | Path,
                   counters: Mapping[str, Sequence[tuple[float, float]]] | None = None,
-                  title: str | None = None, clock_hz: float | None = None) -> Path:
+                  title: str | None = None, clock_hz: float | None = None,
+                  peaks: Mapping[str, float] | None = None) -> Path:
     """Write an engine-timeline PNG to ``path`` and return the path.
 
     Parameters
@@ -50,6 +52,9 @@ def plot_timeline(timeline: Iterable[Sequence], path: str | Path,
     clock_hz : float, optional
         Label the time axis in microseconds instead of cycles (taken from the timeline's
         ``clock_hz`` attribute when it has one).
+    peaks : mapping of counter name to value, optional
+        A ceiling a counter cannot pass (the DRAM's bandwidth for "DRAM GB/s"): drawn as
+        a dashed horizontal line labelled with its value in that counter's panel.
     """
     import matplotlib
 
@@ -100,6 +105,8 @@ def plot_timeline(timeline: Iterable[Sequence], path: str | Path,
             if t[-1] < end:  # hold the last value to the end of the run
                 t, v = t + [end], list(v) + [v[-1]]
             cax.step(t, v, where="post", label=name)
+            if peaks and name in peaks:
+                _peak_line(cax, name, float(peaks[name]))
         cax.set_ylabel(label)
         cax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.005, 1.0),
                    borderaxespad=0.0)
@@ -113,6 +120,17 @@ def plot_timeline(timeline: Iterable[Sequence], path: str | Path,
     finally:
         plt.close(fig)
     return path
+
+
+def _peak_line(ax, name: str, value: float) -> None:
+    """A dashed line at a counter's ceiling, labelled "peak <value> <unit>"."""
+    unit = name.rsplit(" ", 1)[-1]
+    label = f"peak {value:,.4g} {unit}" if unit in _UNITS else f"peak {value:,.4g}"
+    ax.axhline(value, color="0.35", linestyle="--", linewidth=0.9, label=label)
+    ax.annotate(label, (0.0, value), xycoords=("axes fraction", "data"),
+                xytext=(3, 2), textcoords="offset points", fontsize="small", color="0.25",
+                va="bottom")
+    ax.set_ylim(0.0, max(ax.get_ylim()[1], value * 1.12))  # room for the label above it
 
 
 _UNITS = ("B", "KiB", "MiB", "GiB", "GB/s", "B/cycle", "%")

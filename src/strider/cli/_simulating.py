@@ -80,7 +80,8 @@ def write_artifacts(args: argparse.Namespace, report: dict, result: Any, title: 
         from ..plot import plot_timeline
 
         progress(args, f"plotting the engine timeline to {args.plot} ...")
-        plot_timeline(result.timeline, args.plot, counters=result.counters, title=title or None)
+        plot_timeline(result.timeline, args.plot, counters=result.counters, title=title or None,
+                      peaks=getattr(result, "counter_peaks", None))
         report["plot"] = args.plot
 
 

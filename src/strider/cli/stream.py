@@ -20,7 +20,7 @@ import sys
 
 import numpy as np
 
-from ..errors import ArgumentError, ResourceError, VerificationError
+from ..errors import ArgumentError, CapacityError, ResourceError, VerificationError
 from ..hardware.description import Hardware
 from ..data import random_array
 from ..dtypes import dtype_of
@@ -38,10 +38,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="tensor shape, e.g. 8192,6144 (default: 8x the SBUF)")
     p.add_argument("--dtype", default="float32", help="element type (default float32)")
     p.add_argument("--hw", default="trn1-like", help="preset name or TOML file")
-    p.add_argument("--pages", type=int, default=None, help="on-chip pages (default: hw's)")
+    p.add_argument("--pages", type=int, default=None,
+                   help="on-chip pages (default: hw's); without --streaming-dim and "
+                        "--page-shape, the streaming dim and page are chosen to fit them")
     p.add_argument("--streaming-dim", type=int, default=None,
                    help="the dim the engines walk (default: the outermost whose page row fits "
-                        "half the SBUF; negative counts from the end)")
+                        "half the SBUF, or --pages; negative counts from the end)")
     p.add_argument("--page-shape", type=int_list, default=None,
                    help="page box per dim (default: chosen from the page size)")
     p.add_argument("--segment-rows", type=int, default=None, help="page rows per segment")
@@ -96,6 +98,8 @@ _FLAGS = {"streaming_dim": "--streaming-dim", "page_shape": "--page-shape",
           "engines": "--engines", "reduce dim": "--reduce-dim", "perm": "--perm",
           "scale": "--scale", "bias": "--bias", "shape": "--shape", "oob_fill": "--oob-fill"}
 _PARAM = re.compile(r"^(%s)(?=[ =]) ?=? ?" % "|".join(map(re.escape, _FLAGS)))
+#: A capacity refusal's advice ("give pages >= 3", "use segment_rows=1") -> the flags.
+_ADVICE = re.compile(r"\b(pages >= |segment_rows=)(\d+)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -115,6 +119,10 @@ def run(args: argparse.Namespace) -> int:
     except (ArgumentError, ResourceError) as exc:
         raise type(exc)(_PARAM.sub(lambda m: _FLAGS[m.group(1)] + " ", str(exc), count=1)
                         ) from None
+    except CapacityError as exc:  # its advice names stream()'s parameters: name the flags
+        raise CapacityError(_ADVICE.sub(lambda m: ("--pages >= " if m.group(1) == "pages >= "
+                                                   else "--segment-rows ") + m.group(2),
+                                        str(exc))) from None
     x = random_array(shape, dtype, np.random.default_rng(args.seed))
     if not args.json:
         print(f"streaming {format_bytes(math.prod(shape) * dtype.itemsize)} through "

@@ -26,7 +26,7 @@ import argparse
 import sys
 
 from ..errors import ArgumentError
-from ._common import non_negative_int, positive_int, print_json
+from ._common import non_negative_int, parse_ints, positive_int, print_json
 from .model import _dim, bound_dims
 
 #: Width of the table's refused column (--json and --out keep the whole reason).
@@ -42,10 +42,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sample", type=positive_int, metavar="N", help="N random points of the grid")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of --sample (>= 0)")
     p.add_argument("--permute", action="append", default=[], metavar="SHAPE:PERM[:DTYPE]",
-                   help="a permutation workload (repeatable)")
+                   help="a permutation workload (repeatable; SHAPE as 8,512,64 or 8x512x64)")
     p.add_argument("--suite", action="store_true", help="the built-in permutation suite")
     p.add_argument("--stream", action="append", default=[], metavar="SHAPE:KERNEL",
-                   help="a stream workload: scale-bias, reduce-max or permute (repeatable)")
+                   help="a stream workload: scale-bias, reduce-max or permute (repeatable; "
+                        "SHAPE as 4096,1024 or 4096x1024)")
     p.add_argument("--model", action="append", default=[], metavar="FILE.onnx[:nhwc]",
                    help="a model's layout ops as one workload (a file or a shipped model: "
                         "resnet50, bert_attention, ...; :nhwc for channels-last)")
@@ -91,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
     base = Hardware.load(args.hw)
     vary = parse_vary(args.vary, base)
     dims = bound_dims(args.dim)
-    workloads = ([parse_permute(s) for s in args.permute] + [parse_stream(s) for s in args.stream]
+    workloads = ([parse_permute(_shape_commas(s, "--permute")) for s in args.permute]
+                 + [parse_stream(_shape_commas(s, "--stream")) for s in args.stream]
                  + [parse_model(s, dims or None) for s in args.model])
     if args.suite:
         workloads += suite_workloads()
@@ -111,6 +113,29 @@ def run(args: argparse.Namespace) -> int:
             print(f"plot written to {args.plot}")
     failed = [r for r in rows if r.get("verified") is False]
     return 1 if failed else 0
+
+
+def _shape_commas(spec: str, option: str) -> str:
+    """A ``--permute`` / ``--stream`` spec whose shape is written as the sweep prints it
+    (``8x512x12x64``) with the shape in commas (``8,512,12,64``), as
+    :mod:`strider.sweep` parses it; a spec without an ``x`` is left as it is.
+
+    >>> _shape_commas("8x512x12x64:scale-bias", "--stream")
+    '8,512,12,64:scale-bias'
+    >>> _shape_commas("8x5y:scale-bias", "--stream")
+    Traceback (most recent call last):
+    ...
+    strider.errors.ArgumentError: --stream '8x5y:scale-bias': the shape must be integers separated by ',' or 'x' (8,512,12,64 or 8x512x12x64), got '8x5y'
+    """
+    shape, sep, rest = spec.partition(":")
+    if "x" not in shape:
+        return spec
+    try:
+        extents = parse_ints(shape)
+    except ValueError:
+        raise ArgumentError(f"{option} {spec!r}: the shape must be integers separated by ',' "
+                            f"or 'x' (8,512,12,64 or 8x512x12x64), got {shape!r}") from None
+    return ",".join(map(str, extents)) + sep + rest
 
 
 def _print_table(rows, flat) -> None:

@@ -30,18 +30,21 @@ strider.errors.ConfigError: 1 problem(s) in the hardware description:
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable
 
 from ..dtypes import KNOWN_DTYPES
-from ..errors import ConfigError
-from .format import check_plain, hardware_problems, merge_onto, summary_rows, toml_key, toml_value
+from ..errors import ArgumentError, ConfigError
+from .format import (based_description, check_plain, dotted, figure_changes, hardware_problems,
+                     merge_onto, summary_rows)
 from .pe import PEArraySpec
 from .sections import (ENGINE_SECTIONS, SECTIONS, ActivationSpec, BufferSpec, DmaSpec, DramSpec,
                        StreamSpec, VectorSpec)
 from .sources import TRN1_SOURCES
+from .writing import full_toml, minimal_toml, toml_text
 
 def _engine_clock(hw: Hardware, engine: str) -> float:
     section = ENGINE_SECTIONS.get(engine.rstrip("0123456789"))
@@ -190,7 +193,9 @@ class Hardware:
 
     @classmethod
     def from_toml(cls, path: str | Path) -> Hardware:
-        """Read a TOML description; ``base = "PRESET"`` inherits every unset field."""
+        """Read a TOML description; ``base = "PRESET"`` inherits every unset field. Each
+        problem the :class:`~strider.errors.ConfigError` lists starts with the file's path
+        (``mychip.toml: dma.queues = 0: must be >= 1``)."""
         path = Path(path)
         try:
             data = tomllib.loads(path.read_text())
@@ -201,7 +206,10 @@ class Hardware:
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path} is not valid TOML: {exc}") from None
         data.setdefault("name", path.stem)
-        return cls._from_dict(data, f"this file ({path.name})")
+        try:
+            return cls._from_dict(data, f"this file ({path.name})")
+        except ConfigError as exc:  # each line names the file it is about
+            raise ConfigError([f"{path}: {line}" for line in exc.violations]) from None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Hardware:
@@ -222,13 +230,23 @@ class Hardware:
                               f"{type(data).__name__}")
         data = dict(data)
         base = data.pop("base", None)
-        if base is not None:
-            if not isinstance(base, str):
-                raise ConfigError(f"base = {base!r}: must be a preset name (a string), e.g. "
-                                  f"base = \"tiny\"; presets: {', '.join(sorted(PRESETS))}")
-            data = merge_onto(cls.preset(base).to_dict(), data,
-                              f"{origin}: overrides the {base} preset's figure")
-        return from_plain(data)
+        if base is None:
+            return from_plain(data)
+        if not isinstance(base, str):
+            raise ConfigError(f"base = {base!r}: must be a preset name (a string), e.g. "
+                              f"base = \"tiny\"; presets: {', '.join(sorted(PRESETS))}")
+        if base not in PRESETS:
+            close = difflib.get_close_matches(base, list(PRESETS), n=1, cutoff=0.6)
+            raise ConfigError(f"base = {base!r}: no preset of that name; "
+                              + (f"did you mean {close[0]!r}? " if close else "")
+                              + f"presets: {', '.join(sorted(PRESETS))}")
+        preset = cls.preset(base).to_dict()
+        hw = from_plain(merge_onto(preset, data, f"{origin}: overrides the {base} preset's figure"))
+        changed = dotted(figure_changes(preset, hw.to_dict()))
+        if changed and "description" not in data:  # not the preset's any more: say so
+            hw = dataclasses.replace(hw, description=based_description(base, changed))
+        object.__setattr__(hw, "_base", base)  # the preset to write it over (to_toml)
+        return hw
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (nested dicts), the inverse of :meth:`from_dict`."""
@@ -240,18 +258,52 @@ class Hardware:
         out["pe"]["dtype_cycles"] = dict(self.pe.dtype_cycles)
         return out
 
-    def to_toml(self) -> str:
-        """TOML text that :meth:`from_toml` reads back to an equal description."""
+    def to_toml(self, form: str = "exact") -> str:
+        """TOML text that :meth:`from_toml` reads back (:mod:`strider.hardware.writing`).
+
+        ``form``: ``"exact"`` (every field, the description and the sources: an equal
+        description), ``"full"`` (every figure, without the description and the
+        sources: the same figures), ``"minimal"`` (``base = "PRESET"`` -- the preset a
+        file started from, else the one with the fewest different figures -- and only
+        the figures that differ from it; an override hw show cites as the file's own).
+        The full and minimal forms leave a preset's name out: a copy is named after its
+        file.
+
+        >>> mine = Hardware.from_dict({"base": "tiny", "name": "t2", "dma": {"queues": 4}})
+        >>> mine.description
+        'the tiny preset with 1 figure changed: dma.queues'
+        >>> [line for line in mine.to_toml("minimal").splitlines()
+        ...  if line and not line.startswith("#")]
+        ['base = "tiny"', 'name = "t2"', '[dma]', 'queues = 4']
+        """
         plain = self.to_dict()
-        lines = []
-        for key, value in plain.items():
-            if not isinstance(value, dict):
-                lines.append(f"{key} = {toml_value(value)}")
-        for key, value in plain.items():
-            if isinstance(value, dict):
-                lines.append(f"\n[{key}]")
-                lines += [f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()]
-        return "\n".join(lines) + "\n"
+        if form == "exact":
+            return toml_text(plain)
+        keep_name = self.name not in PRESETS
+        base = self._base_preset() if form == "minimal" else None
+        if form == "minimal" and base is not None:
+            return minimal_toml(plain, base, PRESETS[base]().to_dict(), keep_name)
+        if form in ("full", "minimal"):
+            return full_toml(plain, keep_name)
+        raise ArgumentError(f"form = {form!r}: use 'exact', 'full' or 'minimal'")
+
+    def _base_preset(self) -> str | None:
+        """The preset a minimal TOML starts from: the ``base`` this description was read
+        with, else the preset with the fewest figures that differ. A file can change a
+        preset's figure but not unset it (TOML has no null): a preset that gives an
+        engine clock (or a stride limit) this description leaves unset cannot be its base."""
+        plain = self.to_dict()
+
+        def distance(name: str) -> float:
+            preset = PRESETS[name]().to_dict()
+            unset = any(k not in plain[s] for s in SECTIONS for k in preset[s])
+            return float("inf") if unset else len(dotted(figure_changes(preset, plain)))
+
+        named = self.__dict__.get("_base")
+        if named in PRESETS and distance(named) < float("inf"):
+            return named
+        best = min(PRESETS, key=distance)
+        return best if distance(best) < float("inf") else None
 
     def with_changes(self, **changes: Any) -> Hardware:
         """A copy with some fields replaced; sections take a dict of their fields. A

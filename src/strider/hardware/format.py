@@ -18,7 +18,7 @@ from typing import Any, Iterable
 
 from ..dtypes import KNOWN_DTYPES
 from ..limits import MAX_DIMS
-from .pe import MAX_CYCLES, pe_problems
+from .pe import MAX_CYCLES, dtype_cycles_problems
 from .sections import SECTIONS, Described
 
 
@@ -71,7 +71,10 @@ def _top_level_type_problems(data: dict[str, Any]) -> list[str]:
 def check_plain(data: dict[str, Any], top: set[str]) -> tuple[dict[str, Any] | None, list[str]]:
     """The keyword arguments of a description from plain nested data, and every type and
     field problem at once; the arguments are None unless every field could be built
-    (``top``: the description's top-level field names)."""
+    (``top``: the description's top-level field names). Without them, the rules of each
+    well-typed field on its own (:func:`field_problems`) are reported too, so a range
+    problem shows beside a type problem elsewhere; the rules across fields wait for a
+    description whose every field has its type."""
     problems: list[str] = []
     inner = {f.name: s for s, t in SECTIONS.items() for f in fields(t)}   # field: section
     for key in data:
@@ -86,6 +89,7 @@ def check_plain(data: dict[str, Any], top: set[str]) -> tuple[dict[str, Any] | N
     for key in top - set(SECTIONS):
         if key in data:
             kwargs[key] = data[key]
+    typed: dict[str, Any] = {}  # dotted field -> value, for the fields of the right type
     for key in ("name", "clock_hz"):
         if key not in data:
             problems.append(f"{key}: missing (give it, or start from a preset with base = ...)")
@@ -108,14 +112,25 @@ def check_plain(data: dict[str, Any], top: set[str]) -> tuple[dict[str, Any] | N
         missing = [n for n, f in known.items()
                    if n not in raw and f.default is dataclasses.MISSING]
         problems += [f"{section}.{n}: missing" for n in missing]
-        checked = [_type_problem(f"{section}.{n}", value, known[n].type)
-                   for n, value in raw.items() if n in known]
-        typed = [t for t in checked if t]
-        problems += typed
-        if not missing and not typed:
+        wrong = []
+        for n, value in raw.items():
+            problem = _type_problem(f"{section}.{n}", value, known[n].type) if n in known else None
+            if problem:
+                wrong.append(problem)
+            elif n in known:
+                typed[f"{section}.{n}"] = value
+        problems += wrong
+        if not missing and not wrong:
             kwargs[section] = spec_type(**{k: v for k, v in raw.items() if k in known})
     optional = ("description", "dtypes", "sources")
     complete = len(kwargs) == len(top) - sum(key not in kwargs for key in optional)
+    if not complete:  # no Hardware to check: the rules of each well-typed field on its own
+        for key in top - set(SECTIONS):
+            if key in kwargs:
+                typed[key] = kwargs[key]
+        if isinstance(typed.get("sources"), dict):
+            typed["sources"] = tuple(typed["sources"].items())
+        problems += field_problems(typed)
     return (kwargs if complete else None), problems
 
 
@@ -145,6 +160,54 @@ def merge_onto(base: dict[str, Any], changes: dict[str, Any], note: str | None) 
         merged["sources"] = {k: note if k in stale else v for k, v in sources.items()
                              if note is not None or k not in stale}
     return merged
+
+
+#: Top-level keys that say what a description is, not what it has.
+NOT_FIGURES = ("base", "name", "description", "sources")
+
+
+def figure_changes(base: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """The figures of ``data`` that differ from ``base``'s (plain data; a section's fields
+    one by one): what a file starting from ``base`` must give to describe ``data``.
+
+    >>> figure_changes({"clock_hz": 1e9, "dma": {"queues": 16, "max_dims": 5}},
+    ...                {"clock_hz": 1e9, "dma": {"queues": 8, "max_dims": 5}, "name": "x"})
+    {'dma': {'queues': 8}}
+    """
+    changes: dict[str, Any] = {}
+    for key, value in data.items():
+        old = base.get(key)
+        if key in NOT_FIGURES:
+            continue
+        if isinstance(value, dict) and isinstance(old, dict):
+            inner = {k: v for k, v in value.items() if k not in old or not _same(old[k], v)}
+            if inner:
+                changes[key] = inner
+        elif key not in base or not _same(old, value):
+            changes[key] = value
+    return changes
+
+
+def dotted(changes: dict[str, Any]) -> list[str]:
+    """The dotted names of the fields in plain data (a section's fields one by one).
+
+    >>> dotted({"clock_hz": 2e9, "dma": {"queues": 8, "max_dims": 3}})
+    ['clock_hz', 'dma.queues', 'dma.max_dims']
+    """
+    return [f"{key}.{k}" if isinstance(value, dict) else key
+            for key, value in changes.items() for k in (value if isinstance(value, dict) else [key])]
+
+
+def based_description(base: str, changed: list[str]) -> str:
+    """What a description that starts from the preset ``base`` and changes the figures
+    ``changed`` (dotted names) says it is, when it does not say so itself.
+
+    >>> based_description("trn1-like", ["dma.queues", "sbuf.bytes_per_partition"])
+    'the trn1-like preset with 2 figures changed: dma.queues, sbuf.bytes_per_partition'
+    """
+    shown = ", ".join(changed[:4]) + (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
+    return (f"the {base} preset with {len(changed)} figure{'s' if len(changed) != 1 else ''} "
+            f"changed: {shown}")
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -210,39 +273,103 @@ def _citable() -> frozenset[str]:
                      + ["clock_hz", "dtypes"])
 
 
-def hardware_problems(hw: Described) -> list[str]:
-    """Every value rule ``hw`` breaks, one line each (empty when valid)."""
+@functools.cache
+def _field_types() -> dict[str, Any]:
+    """Dotted section field -> its declared type (a string, as annotations are)."""
+    return {f"{s}.{f.name}": f.type for s, t in SECTIONS.items() for f in fields(t)}
+
+
+#: Counts of the units the simulator models one by one (at most :data:`MAX_UNITS`).
+_UNIT_COUNTS = ("sbuf.partitions", "psum.partitions", "pe.rows", "pe.cols", "dma.queues",
+                "stream.processing_engines")
+
+
+def field_problem(where: str, value: Any) -> str | None:
+    """The rule a number breaks on its own (``where``: ``clock_hz`` or a dotted section
+    field), or None: a count >= 1 or a rate > 0, its plausible range (:data:`RANGES`),
+    then the field's own bound. One line per field at most.
+
+    >>> field_problem("dma.queues", 0), field_problem("dma.ttu_width_bits", 128)
+    ('dma.queues = 0: must be >= 1', 'dma.ttu_width_bits = 128: must be between 8 and 64')
+    """
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    name = where.rpartition(".")[2]
+    problem = _number_problem(where, name, value, _field_types().get(where) in ("int", int))
+    if problem:
+        return problem
+    if where in _UNIT_COUNTS and value > MAX_UNITS:
+        return f"{where} = {value!r}: must be <= {MAX_UNITS:,} (a simulated unit each)"
+    if where == "dma.ttu_width_bits" and not 8 <= value <= 64:
+        return f"{where} = {value!r}: must be between 8 and 64"
+    if where == "dma.max_dims" and value > MAX_DIMS:
+        return (f"{where} = {value!r}: must be <= {MAX_DIMS} (a descriptor walks no more dims "
+                "than a tensor has)")
+    if where == "pe.io_cycles" and value > 2:
+        return (f"{where} = {value!r}: must be 0, 1 or 2 (register stages on the SBUF read "
+                "and the PSUM write)")
+    return None
+
+
+def field_problems(values: dict[str, Any]) -> list[str]:
+    """Every rule a field breaks on its own, one line each; ``values`` maps ``name``,
+    ``description``, ``clock_hz``, ``dtypes``, ``sources`` (pairs) and dotted section
+    fields to their values -- those of the right type (a field left out is not checked).
+
+    >>> field_problems({"name": "x", "dma.queues": 0, "dma.bytes_per_cycle": -3.0})
+    ['dma.queues = 0: must be >= 1', 'dma.bytes_per_cycle = -3.0: must be > 0']
+    """
     problems: list[str] = []
 
     def need(ok: bool, where: str, value: Any, rule: str) -> None:
         if not ok:
             problems.append(f"{where} = {value!r}: {rule}")
 
-    name_ok = isinstance(hw.name, str) and hw.name.strip() != "" and hw.name.isprintable()
-    need(name_ok, "name", hw.name, "must be a non-empty one-line string (reports and "
-                                   "sweeps name the hardware by it)")
-    need(isinstance(hw.description, str), "description", hw.description, "must be a string")
-    problem = _number_problem("clock_hz", "clock_hz", hw.clock_hz, False)
-    if problem:
-        problems.append(problem)
+    if "name" in values:
+        name = values["name"]
+        need(isinstance(name, str) and name.strip() != "" and name.isprintable(), "name", name,
+             "must be a non-empty one-line string (reports and sweeps name the hardware by it)")
+    if "description" in values:
+        need(isinstance(values["description"], str), "description", values["description"],
+             "must be a string")
+    for where, value in values.items():
+        if where == "clock_hz" or "." in where:
+            problem = field_problem(where, value)
+            if problem:
+                problems.append(problem)
+    if "pe.dtype_cycles" in values:
+        problems += dtype_cycles_problems(values["pe.dtype_cycles"])
+    if "dtypes" in values:
+        dtypes = list(values["dtypes"])
+        unknown = [d for d in dtypes if d not in KNOWN_DTYPES]
+        need(not unknown, "dtypes", unknown, f"unknown dtype(s); known: {', '.join(KNOWN_DTYPES)}")
+        need(bool(dtypes), "dtypes", dtypes, "must list at least one dtype")
+    cited = _citable()
+    for key, text in values.get("sources", ()):
+        if key in cited and isinstance(text, str):
+            continue
+        close = difflib.get_close_matches(str(key), sorted(cited), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close and key not in cited else ""
+        problems.append(f"sources.{key} = {text!r}: must map a field name (e.g. "
+                        f"'dram.bandwidth_bytes_per_s') to a citation string{hint}")
+    return problems
+
+
+def hardware_problems(hw: Described) -> list[str]:
+    """Every value rule ``hw`` breaks, one line each (empty when valid): those of each
+    field on its own (:func:`field_problems`), then those across fields."""
+    values = {"name": hw.name, "description": hw.description, "clock_hz": hw.clock_hz,
+              "dtypes": hw.dtypes, "sources": hw.sources}
     for section in SECTIONS:
         spec = getattr(hw, section)
-        for f in fields(spec):
-            value = getattr(spec, f.name)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                problem = _number_problem(f"{section}.{f.name}", f.name, value,
-                                          f.type in ("int", int))
-                if problem:
-                    problems.append(problem)
-    # upper bounds: the simulator holds every buffer in host memory, and loops run per unit
-    for where, value, cap in (("sbuf.partitions", hw.sbuf.partitions, MAX_UNITS),
-                              ("psum.partitions", hw.psum.partitions, MAX_UNITS),
-                              ("pe.rows", hw.pe.rows, MAX_UNITS), ("pe.cols", hw.pe.cols, MAX_UNITS),
-                              ("dma.queues", hw.dma.queues, MAX_UNITS),
-                              ("stream.processing_engines", hw.stream.processing_engines,
-                               MAX_UNITS)):
-        need(not isinstance(value, int) or value <= cap, where, value,
-             f"must be <= {cap:,} (a simulated unit each)")
+        values.update({f"{section}.{f.name}": getattr(spec, f.name) for f in fields(spec)})
+    problems = field_problems(values)
+
+    def need(ok: bool, where: str, value: Any, rule: str) -> None:
+        if not ok:
+            problems.append(f"{where} = {value!r}: {rule}")
+
+    # the simulator holds every buffer in host memory
     for name in ("sbuf", "psum"):
         spec = getattr(hw, name)
         if (isinstance(spec.partitions, int) and spec.partitions <= MAX_UNITS
@@ -264,31 +391,15 @@ def hardware_problems(hw: Described) -> list[str]:
         lanes = getattr(hw, engine).lanes
         need(lanes <= parts, f"{engine}.lanes", lanes,
              f"must be <= sbuf.partitions ({parts}): one lane per partition")
-    need(hw.dma.max_dims <= MAX_DIMS, "dma.max_dims", hw.dma.max_dims,
-         f"must be <= {MAX_DIMS} (a descriptor walks no more dims than a tensor has)")
     need(hw.pe.tiles <= max(hw.pe.rows, hw.pe.cols), "pe.tiles", hw.pe.tiles,
          f"must be <= the larger of pe.rows and pe.cols ({max(hw.pe.rows, hw.pe.cols)}): "
          "a stationary tile holds one row or one column at least")
-    need(8 <= hw.dma.ttu_width_bits <= 64, "dma.ttu_width_bits", hw.dma.ttu_width_bits,
-         "must be between 8 and 64")
     need(hw.stream.page_bytes <= hw.sbuf.capacity_bytes, "stream.page_bytes",
          hw.stream.page_bytes, f"must be <= the SBUF capacity ({hw.sbuf.capacity_bytes} bytes)")
     need(hw.stream.pages * hw.stream.page_bytes <= hw.sbuf.capacity_bytes, "stream.pages",
          hw.stream.pages,
          f"pages x page_bytes ({hw.stream.pages * hw.stream.page_bytes}) must fit the SBUF "
          f"({hw.sbuf.capacity_bytes} bytes)")
-    cited = _citable()
-    for key, text in hw.sources:
-        if key in cited and isinstance(text, str):
-            continue
-        close = difflib.get_close_matches(str(key), sorted(cited), n=1, cutoff=0.6)
-        hint = f" (did you mean {close[0]!r}?)" if close and key not in cited else ""
-        problems.append(f"sources.{key} = {text!r}: must map a field name (e.g. "
-                        f"'dram.bandwidth_bytes_per_s') to a citation string{hint}")
-    problems += pe_problems(hw.pe)
-    unknown = [d for d in hw.dtypes if d not in KNOWN_DTYPES]
-    need(not unknown, "dtypes", unknown, f"unknown dtype(s); known: {', '.join(KNOWN_DTYPES)}")
-    need(bool(hw.dtypes), "dtypes", list(hw.dtypes), "must list at least one dtype")
     return problems
 
 
@@ -360,5 +471,7 @@ def toml_value(value: Any) -> str:
     return repr(value)
 
 
-__all__ = ["check_plain", "merge_onto", "hardware_problems", "unknown_field", "summary_rows",
-           "toml_key", "toml_value", "RANGES", "MAX_UNITS", "MAX_ON_CHIP_BYTES"]
+__all__ = ["check_plain", "merge_onto", "figure_changes", "dotted", "based_description",
+           "field_problem", "field_problems", "hardware_problems", "unknown_field",
+           "summary_rows", "toml_key", "toml_value", "RANGES", "MAX_UNITS", "MAX_ON_CHIP_BYTES",
+           "NOT_FIGURES"]

@@ -117,10 +117,16 @@ class PEArraySpec:
 MAX_CYCLES = 10**6
 
 
-def pe_problems(spec: PEArraySpec) -> list[str]:
-    """The PE-specific rules ``Hardware`` validation adds to the generic ones."""
-    problems = []
-    table = spec.dtype_cycles
+def dtype_cycles_problems(table: Any) -> list[str]:
+    """The rule of ``pe.dtype_cycles`` (a ``PEArraySpec``'s tuple of pairs, or a mapping):
+    dtype names to integer cycles from 1 to :data:`MAX_CYCLES` (the other PE fields have
+    the generic rules of :func:`strider.hardware.format.field_problem`).
+
+    >>> dtype_cycles_problems({"float32": 4}), len(dtype_cycles_problems({"float32": 0}))
+    ([], 1)
+    """
+    if isinstance(table, dict):
+        table = tuple(table.items())
     ok = isinstance(table, tuple) and all(
         isinstance(pair, tuple) and len(pair) == 2 and pair[0] in KNOWN_DTYPES
         and isinstance(pair[1], int) and not isinstance(pair[1], bool) and pair[1] >= 1
@@ -128,15 +134,12 @@ def pe_problems(spec: PEArraySpec) -> list[str]:
     if not ok:
         shown: Any = dict(table) if isinstance(table, tuple) and all(
             isinstance(p, tuple) and len(p) == 2 for p in table) else table
-        problems.append(f"pe.dtype_cycles = {shown!r}: must map dtype names (e.g. 'float32') "
-                        "to integers >= 1 (cycles per moving column)")
-    elif slow := {d: n for d, n in table if n > MAX_CYCLES}:
-        problems.append(f"pe.dtype_cycles = {slow!r}: cycles per moving column must be <= "
-                        f"{MAX_CYCLES:,}")
-    if isinstance(spec.io_cycles, int) and not 0 <= spec.io_cycles <= 2:
-        problems.append(f"pe.io_cycles = {spec.io_cycles!r}: must be 0, 1 or 2 (register "
-                        "stages on the SBUF read and the PSUM write)")
-    return problems
+        return [f"pe.dtype_cycles = {shown!r}: must map dtype names (e.g. 'float32') "
+                "to integers >= 1 (cycles per moving column)"]
+    if slow := {d: n for d, n in table if n > MAX_CYCLES}:
+        return [f"pe.dtype_cycles = {slow!r}: cycles per moving column must be <= "
+                f"{MAX_CYCLES:,}"]
+    return []
 
 
-__all__ = ["MAX_CYCLES", "PEArraySpec", "pe_problems"]
+__all__ = ["MAX_CYCLES", "PEArraySpec", "dtype_cycles_problems"]

@@ -101,6 +101,12 @@ class SimResult:
         return out
 
     @property
+    def counter_peaks(self) -> dict[str, float]:
+        """The ceilings of :attr:`counters` (the DRAM's bandwidth for "DRAM GB/s"), which
+        the plot draws as labelled lines."""
+        return {"DRAM GB/s": self.hardware.dram.bandwidth_bytes_per_s / 1e9}
+
+    @property
     def trace(self):
         """A :class:`~strider.trace.Trace` (``.write(path)`` gives Chrome/Perfetto JSON)."""
         from .tracing import build_trace

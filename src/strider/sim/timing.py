@@ -45,7 +45,7 @@ from .scheduler import Work, run_in_order
 @dataclass
 class Schedule:
     """Per instruction: start and end (results ready) cycle, engine index, uncontended
-    latency and occupancy, DRAM bytes; and the engine names."""
+    latency and occupancy, DRAM bytes; and the engine names and the DRAM bandwidth."""
 
     start: np.ndarray
     end: np.ndarray
@@ -56,6 +56,8 @@ class Schedule:
     dram_written: np.ndarray
     occupancy: np.ndarray | None = None
     busy_end: np.ndarray | None = None
+    #: the DRAM bandwidth the run shared (bytes per cycle)
+    dram_bytes_per_cycle: float = float("inf")
 
     @property
     def busy_until(self) -> np.ndarray:
@@ -131,7 +133,8 @@ def schedule(program: Program, hw: Hardware,
                     np.array(tab.latency, dtype=np.float64),
                     np.array(read, dtype=np.int64), np.array(written, dtype=np.int64),
                     np.array(tab.occupancy, dtype=np.float64),
-                    busy_end(start, end, run.hold, run.frees, run.ends))
+                    busy_end(start, end, run.hold, run.frees, run.ends),
+                    hw.dram_bytes_per_cycle)
 
 
 def busy_end(start, end, hold, frees, ends) -> np.ndarray:

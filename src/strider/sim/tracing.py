@@ -2,7 +2,7 @@
 
 A track per engine/queue, a slice per instruction (args: id, deps, label, operands,
 uncontended cycles), and counters: SBUF and PSUM occupancy (bytes) and DRAM bandwidth
-(GB/s, the sum of the running DMAs' rates).
+(GB/s: the rate the running DMAs move DRAM bytes at, as the fluid model shares it).
 """
 
 from __future__ import annotations
@@ -13,28 +13,48 @@ from ..trace import Trace
 
 
 def dram_bandwidth_series(sched, clock_hz: float) -> tuple[np.ndarray, np.ndarray]:
-    """(time in cycles, DRAM bytes per second) steps: each DMA adds its rate while its
-    bytes move (until :attr:`~strider.sim.timing.Schedule.busy_until`: an overlapped DRAM
-    latency that follows them moves none).
+    """(time in cycles, DRAM bytes per second) steps: the rate at which the running DMAs
+    move DRAM bytes, as the simulator's fluid model moves them.
 
-    A DMA contributes its *average* rate over that time (bytes / duration). Under the
-    fluid sharing model its real rate changes while other DMAs start and stop, so where
-    runs overlap unevenly the sum can briefly read a few percent above the DRAM bandwidth;
-    the totals (bytes, achieved bandwidth in the stats) are exact.
+    A DMA demands ``bytes / occupancy`` bytes per cycle while its bytes move (from its
+    start until :attr:`~strider.sim.timing.Schedule.busy_until`: an overlapped DRAM
+    latency that follows them moves none); while the running demands add up to more than
+    the DRAM's bandwidth (``sched.dram_bytes_per_cycle``) all of them slow down alike
+    (:class:`~strider.sim.dram.SharedDram`). So the rate at any time is ``min(sum of the
+    running demands, DRAM bandwidth)``: it never reads above the DRAM's peak, and it
+    integrates to the bytes read and written. (Spreading each DMA's bytes evenly over its
+    contended duration instead reads a few percent above the peak where runs overlap
+    unevenly: a DMA moves faster before and after the contention than during it.)
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as NS
+    >>> a = np.array       # two DMAs of 120 B asking 12 B/cycle each of a 16 B/cycle DRAM
+    >>> sched = NS(start=a([0.0, 0.0]), busy_until=a([15.0, 15.0]), occupancy=a([10.0, 10.0]),
+    ...            dram_read=a([120, 120]), dram_written=a([0, 0]), dram_bytes_per_cycle=16.0)
+    >>> t, r = dram_bandwidth_series(sched, clock_hz=1.0)
+    >>> t.tolist(), r.tolist()
+    ([0.0, 15.0], [16.0, 0.0])
     """
-    moved = (sched.dram_read + sched.dram_written).astype(np.float64)
-    stop = sched.busy_until
-    dur = stop - sched.start
-    sel = (moved > 0) & (dur > 0)
+    moved = (np.asarray(sched.dram_read) + np.asarray(sched.dram_written)).astype(np.float64)
+    start = np.asarray(sched.start, dtype=np.float64)
+    stop = np.asarray(sched.busy_until, dtype=np.float64)
+    occ = sched.occupancy if sched.occupancy is not None else stop - start
+    occ = np.asarray(occ, dtype=np.float64)
+    sel = (moved > 0) & (stop > start) & (occ > 0)
     if not sel.any():
         return np.zeros(1), np.zeros(1)
-    rate = moved[sel] / dur[sel] * clock_hz
-    times = np.concatenate([sched.start[sel], stop[sel]])
-    deltas = np.concatenate([rate, -rate])
+    demand = moved[sel] / occ[sel]          # bytes per cycle, uncontended (as scheduled)
+    times = np.concatenate([start[sel], stop[sel]])
+    deltas = np.concatenate([demand, -demand])
+    running = np.concatenate([np.ones(demand.size), -np.ones(demand.size)])
     order = np.argsort(times, kind="stable")
-    times, level = times[order], np.cumsum(deltas[order])
+    times, asked, count = times[order], np.cumsum(deltas[order]), np.cumsum(running[order])
     keep = np.append(times[1:] != times[:-1], True)  # last value at each distinct time
-    return times[keep], np.maximum(level[keep], 0.0)
+    times, asked, count = times[keep], asked[keep], count[keep]
+    cap = float(getattr(sched, "dram_bytes_per_cycle", np.inf))
+    level = np.where(count > 0, np.clip(asked, 0.0, cap), 0.0)   # no drift when idle
+    return times, level * clock_hz
 
 
 def build_trace(result) -> Trace:

@@ -68,16 +68,18 @@ def check_working_set(layout: PageLayout, hw: Hardware, pool: int, segment_rows:
         fix = ("use segment_rows=1" if segment_rows > 1 and columns <= pool else
                "use larger pages along the non-streaming dims, or stream along another dim")
         most = hw.sbuf.capacity_bytes // slot
-        ask = (f"give pages >= {need}" if need <= most else
-               f"{need} pages would exceed the SBUF (it holds {most}): use hardware with a "
-               "larger SBUF or stream.page_bytes")
         if fewest_one_row is not None:  # every layout was weighed: the smallest pool
             fewer = fewest_one_row < need and segment_rows > 1
             fix = ("no streaming dim and page shape need fewer pages"
                    + (f" with segment_rows={segment_rows} (segment_rows=1 needs "
-                      f"{fewest_one_row})" if fewer else "") + f"; {ask}")
+                      f"{fewest_one_row})" if fewer else "") + "; "
+                   + (f"give pages >= {need}" if need <= most else
+                      f"{need} pages would exceed the SBUF (it holds {most}): use hardware "
+                      "with a larger SBUF or stream.page_bytes"))
+        elif need <= most:
+            fix = f"{fix}, or give pages >= {need}"
         else:
-            fix = f"{fix}, or {ask}"
+            fix = f"{fix} ({need} pages would exceed the SBUF, which holds {most})"
         problems.append(
             f"a segment of {rows} page row(s) x "
             f"{columns} page column(s) = {need} pages of {slot} B, but the pool holds {pool} "
