@@ -110,8 +110,8 @@ def main(argv: list[str] | None = None) -> int:
           + ", ".join(f"{k} {v}" for k, v in strategies.most_common()))
     print("  slowest (plan + simulate + verify): " + "; ".join(
         f"{seconds:.1f} s {what}" for seconds, what in sorted(timings, reverse=True)[:3]))
-    for fields, texts in sorted(reasons.items(), key=lambda kv: -len(kv[1])):
-        print(f"  refused naming {fields}: {len(texts)}, e.g. {texts[0][:240]}")
+    for named, texts in sorted(reasons.items(), key=lambda kv: -len(kv[1])):
+        print(f"  refused naming {named}: {len(texts)}, e.g. {texts[0][:240]}")
     for text in problems:
         print(text)
     unnamed = len(reasons.get("(no field)", []))

@@ -40,7 +40,7 @@ import re
 import sys
 import tomllib
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -81,7 +81,7 @@ class Row(NamedTuple):
 
 
 # ---------------------------------------------------------------- simulated programs
-def _instruction_seconds(program, hw, ids: Callable[[list], tuple[int, int]] | None = None,
+def _instruction_seconds(program, hw, ids: Callable[[Any], tuple[int, int]] | None = None,
                          inputs=None) -> float:
     """Seconds from the start of one instruction to the end (or start) of another, as
     the simulator schedules ``program`` (timing only)."""
@@ -133,7 +133,10 @@ def matmul_interval(hw, columns: int, dtype: str, reload: bool, count: int = 5) 
     p = Program("matmul")
     weights = Ref.sbuf(0, k, AccessPattern.contiguous((m,)), dtype)
     moving = Ref.sbuf(0, k, AccessPattern.contiguous((columns,), offset=m), dtype)
-    out = Ref.psum(0, m, AccessPattern.contiguous((columns,)), accumulator_dtype(dtype))
+    accumulator = accumulator_dtype(dtype)
+    if accumulator is None:
+        raise ValueError(f"the PE array does not multiply {dtype}")
+    out = Ref.psum(0, m, AccessPattern.contiguous((columns,)), accumulator)
     mms = []
     for j in range(count):
         if reload or j == 0:

@@ -143,8 +143,9 @@ def _methods(a: np.ndarray, perm: tuple[int, ...], torch):
 def _measure(a, perm, torch, repeats):
     """{mode: {method: median seconds}} with the methods taking turns per repeat."""
     methods = _methods(a, perm, torch)
-    times = {mode: {name: [] for name in methods} for mode in (0, 1)}
-    for name, fns in methods.items():  # warm-up (page in, plan caches)
+    times: dict[int, dict[str, list[float]]] = {mode: {name: [] for name in methods}
+                                                 for mode in (0, 1)}
+    for fns in methods.values():  # warm-up (page in, plan caches)
         fns[0](), fns[1]()
     for _ in range(repeats):
         for mode in (0, 1):
@@ -167,7 +168,7 @@ def _measure_small(a, perm, torch, budget_s=0.05):
             fn()
             n += 1
         loops[name] = max(1, n)
-    samples = {name: [] for name in methods}
+    samples: dict[str, list[float]] = {name: [] for name in methods}
     for _ in range(9):
         for name, fn in methods.items():
             t0 = time.perf_counter()
@@ -222,8 +223,9 @@ def _run_dtype(dtype, args, torch, repeats, rng, headers):
     """Benchmark one dtype: print its tables; return its summary figures (or None)."""
     has_torch = torch is not None
     wrong: list[str] = []   # cases whose output is not NumPy's, bit for bit
-    rows = {0: [], 1: []}
-    ratios = {0: {"numpy": [], "torch": [], "copy": []}, 1: {"numpy": [], "torch": [], "copy": []}}
+    rows: dict[int, list[list]] = {0: [], 1: []}
+    ratios: dict[int, dict[str, list[float]]] = {
+        mode: {"numpy": [], "torch": [], "copy": []} for mode in (0, 1)}
     for name, shape, perm in _cases(dtype):
         if args.only not in name:
             continue
@@ -315,11 +317,13 @@ def main(argv=None) -> int:
     has_torch = torch is not None
     rng = np.random.default_rng(0)
     tuning.ensure()  # measured once per machine (or cached); STRIDER_TUNE=0: the defaults
+    torch_text = (f"{torch.__version__}, {torch.get_num_threads()} threads" if has_torch
+                  else "absent")
     print(f"strider.host.permute: kernel={'yes' if _impl._loader.KERNEL else 'no'} "
           f"(simd level {_impl._loader.SIMD_LEVEL}), threads={_impl.RUN['threads']} of "
           f"{_impl.THREADS}, streaming stores={'on' if _impl.RUN['streaming'] else 'off'} "
           f"({'tuned' if tuning.enabled() else 'defaults'}), cpu={_cpu()}, "
-          f"torch={'%s, %d threads' % (torch.__version__, torch.get_num_threads()) if has_torch else 'absent'}, "
+          f"torch={torch_text}, "
           f"median of {repeats} runs, GB/s = 2 x bytes / time")
     headers = ["case", "shape", "perm", "MB", "strider", "numpy"]
     headers += ["torch"] if has_torch else []
@@ -354,7 +358,7 @@ def main(argv=None) -> int:
 
 def _cpu() -> str:
     """The CPU's model name, family and widest SIMD (Linux), for the record."""
-    info = {}
+    info: dict[str, str] = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:

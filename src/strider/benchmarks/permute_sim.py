@@ -72,7 +72,8 @@ def big(repeat: int, shape: tuple[int, ...] = (64, 256, 64, 64)) -> tuple[bool, 
         nps.append(time.perf_counter() - t)
     exact = same_bits(result.outputs["y"], expected)
     sim, ref = statistics.median(sims), statistics.median(nps)
-    print(f"\n{format_bytes(x.nbytes)} float32 NCHW->NHWC {shape}: {len(plan.program.instructions)} instructions")
+    print(f"\n{format_bytes(x.nbytes)} float32 NCHW->NHWC {shape}: "
+          f"{len(plan.program.instructions)} instructions")
     print(f"  simulator (functional + timing): {sim:.3f} s median of {repeat}")
     print(f"  numpy.transpose + copy:          {ref:.3f} s median of {repeat}")
     print(f"  ratio {sim / ref:.2f}x (target <= 3x); simulated {result.stats.seconds * 1e3:.3f} ms "
@@ -123,7 +124,7 @@ def small(quick: bool = False) -> tuple[bool, bool]:
     return verified, ok
 
 
-def random_sized(count: int, seed: int) -> bool:
+def random_sized(count: int, seed: int) -> tuple[bool, bool]:
     """``count`` random 2-4 MiB permutations on trn1-like (see the module docstring)."""
     import math
     import random
@@ -135,7 +136,9 @@ def random_sized(count: int, seed: int) -> bool:
     from ..text import format_table
 
     rng = random.Random(seed)
-    rows, ratios, verified = [], [], True
+    rows: list[tuple] = []
+    ratios: list[float] = []
+    verified = True
     while len(rows) < count:
         ndim, dtype = rng.randint(2, 5), rng.choice(DTYPES)
         elements = rng.uniform(2, 4) * 2**20 / dtype_of(dtype).itemsize

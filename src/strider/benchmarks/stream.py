@@ -31,8 +31,14 @@ from ..errors import ArgumentError, StriderError
 from ..hardware import Hardware
 from ..stream import scale_bias, stream
 from ..text import format_bytes, format_table
-from ._args import (hardware_type, positive_int, positive_int_list, quick_defaults,
-                    target_status, verdict)
+from ._args import (
+    hardware_type,
+    positive_int,
+    positive_int_list,
+    quick_defaults,
+    target_status,
+    verdict,
+)
 
 TARGET_RATIO = 1.15
 

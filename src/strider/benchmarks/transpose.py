@@ -136,7 +136,7 @@ def main(argv=None) -> int:
                 rows.append((name, "-", "-", "-", "-", "-", f"n/a: {exc}"[:70]))
                 continue
             inputs = random_inputs(plan, 0)
-            walls, result = [], None
+            walls: list[float] = []
             for _ in range(max(1, args.repeat)):
                 t0 = time.perf_counter()
                 result = simulate(plan, inputs)

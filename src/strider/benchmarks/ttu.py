@@ -25,6 +25,7 @@ import statistics
 import time
 from collections import deque
 from itertools import islice
+from typing import Any
 
 from ..access_pattern import AccessPattern
 from ..ttu import TTUConfig, compile_program
@@ -71,7 +72,7 @@ def python_hoisted(side: int, strides):
                     yield base_c + d * s3
 
 
-def _time(fn, repeats: int) -> tuple[float, object]:
+def _time(fn, repeats: int) -> tuple[float, Any]:
     times, result = [], None
     for _ in range(repeats):
         t0 = time.perf_counter()

@@ -56,8 +56,8 @@ def dtype_arg(text: str) -> str:
         return data_dtype(text.strip()).name
     except StriderError:
         raise ArgumentError(
-            f"--dtype: unknown or non-numeric element type {text!r}; use e.g. float32, bfloat16, float16, int8, "
-            "uint16 or bool") from None
+            f"--dtype: unknown or non-numeric element type {text!r}; use e.g. float32, bfloat16, "
+            "float16, int8, uint16 or bool") from None
 
 
 def print_json(data: Any) -> None:

@@ -14,8 +14,8 @@ Examples::
     strider sweep ... --engine dask --address tcp://scheduler:8786
 
 With ``--out`` a rerun skips the rows already in the file (same hardware, workload,
-mode and Strider version), so an interrupted sweep resumes where it stopped; rows of
-other sweeps in the file are kept. An existing file that is not a sweep file is refused.
+mode and Strider version), so an interrupted sweep resumes where it stopped, saying how
+many rows it reused; rows of other sweeps in the file are kept. An existing file that is not a sweep file is refused.
 Workloads, --out and --plot are checked before any point runs.
 Exit status: 0 when every simulated row verified, 1 when one did not, 2 on bad input.
 """
@@ -60,7 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", metavar="ROWS.csv|.jsonl|.parquet",
                    help="write the rows (and resume from them)")
     p.add_argument("--plot", metavar="OUT.png|.svg|.pdf",
-                   help="plot time against each varied field")
+                   help="plot time against each varied field (and the Pareto front of SBUF "
+                        "size vs total time when SBUF size varies)")
     p.add_argument("--metric", default="seconds", choices=("seconds", "dram_roofline_ratio"),
                    help="what --plot draws (default seconds)")
     p.add_argument("--json", action="store_true", help='print {"rows": [...]} as JSON')
@@ -100,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
     progress = terminal_progress() if sys.stderr.isatty() and not args.json else None
     rows = run_sweep(base, workloads, vary, sample_points=args.sample, seed=args.seed,
                      predict=args.predict, engine=args.engine, workers=args.workers,
-                     address=args.address, out=args.out, progress=progress)
+                     address=args.address, out=args.out, progress=progress,
+                     notify=lambda line: print(line, file=sys.stderr, flush=True))
     if args.plot is not None:
         plot_sweep(rows, args.plot, args.metric)
     if args.json:

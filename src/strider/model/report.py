@@ -48,6 +48,9 @@ def format_report(report: ModelReport, top: int = 5) -> str:
     lines = [f"model {report.model} on {report.hardware} (layout policy "
              f"{report.layout_policy}): {n} activation layout op(s), {len(report.ops)} "
              f"distinct, {mode}"]
+    if report.inserted == 0:
+        lines.append(f"--layout-policy {report.layout_policy}: no layout-sensitive op (conv, "
+                     "pooling, normalization) in this model; nothing inserted")
     if report.ops:
         lines += ["", _table(report.ops)]
     elif report.unanalysed:
@@ -72,17 +75,35 @@ def format_report(report: ModelReport, top: int = 5) -> str:
         lines += ["", f"constant layout ops (weights, done once offline, not in the total): {c}",
                   _table(report.constant_ops)]
     s = report.simplified
-    before = report.total_seconds
-    saved = f" ({1 - s['total_seconds'] / before:.0%} of the layout time)" if before else ""
-    lines += ["", f"after simplification: {s['ops']} of {n} activation layout op(s) remain, "
-                  f"{_us(s['total_seconds'])} us{saved}; checked equal to the original on "
-                  "random inputs"]
+    lines += ["", simplified_line(s, n)]
     for step in s["removed"][:12]:
         lines.append(f"  {step['rule']}: {step['why']}")
     if len(s["removed"]) > 12:
         lines.append(f"  ... {len(s['removed']) - 12} more")
     lines += _unanalysed(report.unanalysed) + _refused(report.refused)
     return "\n".join(lines)
+
+
+def simplified_line(s: dict, ops: int) -> str:
+    """The simplification summary: what remains of the ``ops`` activation layout ops and of
+    their time, as seconds and as a share of the original, and the share saved (the two
+    shares add to 100%).
+
+    >>> from strider.model.analyse import simplified_figures
+    >>> s = {"ops": 1, "removed": [{}], **simplified_figures(48.0e-6, 3.37e-6)}
+    >>> simplified_line(s, 3)
+    'after simplification: 1 of 3 activation layout op(s) remain: 3.37 us, 7% of the original; saved 93%; checked equal to the original on random inputs'
+    """
+    remaining = s.get("remaining_seconds", s["total_seconds"])
+    text = (f"after simplification: {s['ops']} of {ops} activation layout op(s) remain: "
+            f"{_us(remaining)} us")
+    if s.get("saved_share") is not None:
+        saved = round(100 * s["saved_share"])   # the remaining share is what it leaves,
+        text += f", {100 - saved}% of the original; "  # so the two add to 100
+        text += f"saved {saved}%" if saved >= 0 else f"{-saved}% more"
+    if not s["removed"]:
+        return text + " (nothing to simplify)"
+    return text + "; checked equal to the original on random inputs"
 
 
 def _unanalysed(nodes: list) -> list[str]:
@@ -143,4 +164,4 @@ def plot_report(report: ModelReport, path: str | Path) -> None:
         plt.close(fig)
 
 
-__all__ = ["format_report", "write_trace", "plot_report"]
+__all__ = ["format_report", "simplified_line", "write_trace", "plot_report"]

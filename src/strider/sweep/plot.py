@@ -1,12 +1,22 @@
-"""Sweep plots: time (or DRAM-roofline ratio) against each varied field, and the Pareto
-front of on-chip capacity against total time.
+"""Sweep plots: time (or DRAM-roofline ratio) against each varied field, and -- when the
+points take at least two SBUF sizes -- the Pareto front of SBUF capacity against the
+workloads' total time.
+
+:func:`sweep_figure` builds the matplotlib ``Figure`` (nothing is written);
+:func:`plot_sweep` builds it and writes it. Byte-valued axes read in binary units
+("64 KiB", "24 MiB"), clocks in Hz units, rates in B/s units; no axis shows an offset or
+scientific notation.
 
 Examples
 --------
 >>> import tempfile, pathlib
->>> rows = [{"hw": {"dma.queues": q}, "workload": "w", "seconds": 1.0 / q,
-...          "dram_roofline_ratio": 2.0 / q, "sbuf_capacity_bytes": 1024, "refused": ""}
-...         for q in (1, 2, 4)]
+>>> rows = [{"hw": {"dma.queues": q, "sbuf.bytes_per_partition": b}, "workload": "w",
+...          "seconds": 1.0 / q, "dram_roofline_ratio": 2.0 / q,
+...          "sbuf_capacity_bytes": 128 * b, "refused": ""}
+...         for q in (1, 2, 4) for b in (2**16, 2**17)]
+>>> fig = sweep_figure(rows)
+>>> [ax.get_xlabel() for ax in fig.axes]
+['dma.queues', 'sbuf.bytes_per_partition', 'SBUF capacity']
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "sweep.png"
 >>> plot_sweep(rows, path)
 >>> path.stat().st_size > 0
@@ -15,9 +25,21 @@ True
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
+
+#: Panels per row of the figure; more varied fields wrap onto further rows.
+MAX_COLUMNS = 3
+#: Legend entries of the workloads are cut to this many characters.
+NAME_WIDTH = 40
+#: Above this many distinct values an axis gets evenly spaced ticks, not one per value.
+MAX_VALUE_TICKS = 8
+#: The Pareto panel's title and its legend entries.
+PARETO_TITLE = "Pareto front: SBUF capacity vs total time"
+FRONT_LABEL = "Pareto front (fastest for its SBUF size or less)"
+POINTS_LABEL = "hardware points"
 
 
 def pareto_front(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -34,58 +56,243 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[tuple[float, flo
     return front
 
 
+def _trim(x: float) -> str:
+    """``x`` with at most 3 significant digits and no trailing zeros (0 to 1023.x)."""
+    text = f"{x:.0f}" if abs(x) >= 100 else f"{x:.1f}" if abs(x) >= 10 else f"{x:.2f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def byte_label(n: float) -> str:
+    """A byte count for a tick label, in the largest binary unit that keeps it >= 1.
+
+    >>> [byte_label(n) for n in (0, 512, 65536, 196608, 25165824, 60000, 3 * 2**40)]
+    ['0 B', '512 B', '64 KiB', '192 KiB', '24 MiB', '58.6 KiB', '3 TiB']
+    """
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(n) >= size:
+            return f"{_trim(n / size)} {unit}"
+    return f"{_trim(n)} B"
+
+
+def si_label(x: float, unit: str = "") -> str:
+    """A number with a decimal prefix (k, M, G, T), never in scientific notation.
+
+    >>> si_label(1.4e9, "Hz"), si_label(4.1e11, "B/s"), si_label(96), si_label(0.25)
+    ('1.4 GHz', '410 GB/s', '96', '0.25')
+    """
+    for prefix, size in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(x) >= size and (unit or abs(x) >= 1e6):
+            return f"{_trim(x / size)} {prefix}{unit}".rstrip()
+    if x == int(x):
+        return f"{int(x)} {unit}".rstrip()
+    return f"{x:.4g} {unit}".rstrip()
+
+
+def value_label(field: str) -> Callable[[float], str]:
+    """How a tick of ``field`` reads: bytes in KiB/MiB, clocks in Hz, rates in B/s.
+
+    >>> value_label("sbuf.bytes_per_partition")(196608), value_label("clock_hz")(1.4e9)
+    ('192 KiB', '1.4 GHz')
+    >>> value_label("dram.bandwidth_bytes_per_s")(4.1e11), value_label("dma.queues")(16)
+    ('410 GB/s', '16')
+    """
+    leaf = field.rsplit(".", 1)[-1]
+    if leaf.endswith("bytes_per_s"):
+        return lambda v: si_label(v, "B/s")
+    if leaf.endswith("bytes") or leaf == "bytes_per_partition":
+        return byte_label
+    if leaf.endswith("hz"):
+        return lambda v: si_label(v, "Hz")
+    return si_label
+
+
+def _byte_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
+    """Evenly spaced ticks at multiples of a power of two bytes, at most ``most``."""
+    step = 1.0
+    while math.floor(hi / step) - math.ceil(lo / step) + 1 > most:
+        step *= 2
+    return [k * step for k in range(math.ceil(lo / step), math.floor(hi / step) + 1)]
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _value_axis(ax, field: str, values: Sequence[float]) -> None:
+    """Scale, ticks and readable tick labels for the x axis of ``field``'s values."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter
+
+    label = value_label(field)
+    vals = sorted(set(values))
+    axis = ax.xaxis
+    if len(vals) >= 2 and vals[0] > 0 and vals[-1] / vals[0] >= 16:
+        ax.set_xscale("log", base=2)  # a geometric sweep: evenly spaced points
+        axis.set_minor_formatter(NullFormatter())
+    if len(vals) <= MAX_VALUE_TICKS:
+        axis.set_major_locator(FixedLocator(vals))
+    elif label is byte_label and axis.get_scale() == "linear":
+        axis.set_major_locator(FixedLocator(_byte_ticks(vals[0], vals[-1])))
+    elif axis.get_scale() == "linear":
+        axis.set_major_locator(MaxNLocator(nbins=6, integer=all(v == int(v) for v in vals)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: label(v)))
+
+
+def _time_unit(seconds: Sequence[float]) -> tuple[float, str]:
+    """The scale and unit that keep the largest time between 1 and 1000."""
+    top = max((abs(s) for s in seconds), default=0.0)
+    for scale, unit in ((1.0, "s"), (1e3, "ms"), (1e6, "us")):
+        if top >= 1 / scale:
+            return scale, unit
+    return 1e9, "ns"
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= NAME_WIDTH else name[:NAME_WIDTH - 3] + "..."
+
+
+def sweep_figure(rows: Sequence[dict[str, Any]], metric: str = "seconds"):
+    """The sweep plot as a matplotlib ``Figure``, without writing it.
+
+    One panel per varied field: ``metric`` of each workload against the field's values
+    (the median over the other fields' values); then the Pareto panel (SBUF capacity
+    against the total time of all workloads, one dot per hardware point that ran every
+    workload, the front as a line), drawn only when those points take at least two SBUF
+    sizes. With no varied field, one panel of bars: ``metric`` per workload. A legend
+    below the panels names the workloads; the Pareto panel has its own.
+    """
+    from matplotlib.figure import Figure
+
+    ok = [r for r in rows if not r.get("refused") and r.get(metric) is not None]
+    fields = list(dict.fromkeys(f for r in rows for f in r["hw"]))
+    names = list(dict.fromkeys(r["workload"] for r in rows))
+    colours = _colours(names)
+    pareto = _pareto_points(rows, names)
+    panels = max(len(fields), 1) + (pareto is not None)
+    ncols = min(panels, MAX_COLUMNS)
+    nrows = math.ceil(panels / ncols)
+    fig = Figure(figsize=(4.6 * ncols, 3.4 * nrows + 0.35 * math.ceil(len(names) / ncols) + 0.3),
+                 layout="constrained")
+    grid = fig.add_gridspec(nrows, ncols)
+    axes = [fig.add_subplot(grid[i // ncols, i % ncols]) for i in range(panels)]
+    if metric == "seconds":
+        scale, unit = _time_unit([r[metric] for r in ok])
+        ylabel = f"time ({unit})"
+    else:
+        scale, ylabel = 1.0, "x DRAM roofline"
+    if fields:
+        for ax, field in zip(axes, fields):
+            _field_panel(ax, field, ok, metric, scale, colours)
+            ax.set_ylabel(ylabel)
+            if len(fields) > 1:
+                ax.set_title("median over the other fields' values", fontsize="small")
+    else:
+        _bar_panel(axes[0], ok, metric, scale, names, colours)
+        axes[0].set_xlabel(ylabel)
+    if pareto is not None:
+        _pareto_panel(axes[-1], pareto, fields, names)
+    if fields:
+        handles = [h for ax in axes[:len(fields)] for h in ax.get_lines()]
+        by_name = {h.get_label(): h for h in handles}
+        if by_name:
+            fig.legend(list(by_name.values()), list(by_name), loc="outside lower center",
+                       ncol=min(len(by_name), ncols), fontsize="small", frameon=False)
+    if not ok:
+        fig.suptitle("no row ran: every row was refused (see the table's refused column)",
+                     fontsize="medium")
+    return fig
+
+
+def _colours(names: Sequence[str]) -> dict[str, Any]:
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab10" if len(names) <= 10 else "tab20"]
+    return {n: cmap(i % cmap.N) for i, n in enumerate(names)}
+
+
+def _field_panel(ax, field: str, ok, metric: str, scale: float, colours) -> None:
+    values = [r["hw"][field] for r in ok if field in r["hw"]]
+    numeric = all(_is_number(v) for v in values)
+    order = sorted(set(values)) if numeric else sorted(set(values), key=str)
+    where = {v: (v if numeric else i) for i, v in enumerate(order)}
+    series: dict[str, dict[Any, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in ok:
+        if field in r["hw"]:
+            series[r["workload"]][r["hw"][field]].append(r[metric])
+    for name, by_value in series.items():
+        xs = [v for v in order if v in by_value]
+        ys = [sorted(by_value[x])[len(by_value[x]) // 2] * scale for x in xs]
+        ax.plot([where[x] for x in xs], ys, marker="o", markersize=4, color=colours[name],
+                label=_short(name))
+    if numeric and order:
+        _value_axis(ax, field, order)
+    elif order:
+        ax.set_xticks(range(len(order)), [str(v) for v in order])
+    ax.ticklabel_format(axis="y", style="plain", useOffset=False)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel(field)
+    ax.grid(alpha=0.3)
+
+
+def _bar_panel(ax, ok, metric: str, scale: float, names, colours) -> None:
+    by_name = {r["workload"]: r[metric] * scale for r in ok}
+    shown = [n for n in names if n in by_name]
+    ax.barh(range(len(shown)), [by_name[n] for n in shown], color=[colours[n] for n in shown])
+    ax.set_yticks(range(len(shown)), [_short(n) for n in shown], fontsize="small")
+    ax.invert_yaxis()
+    ax.ticklabel_format(axis="x", style="plain", useOffset=False)
+    ax.grid(axis="x", alpha=0.3)
+
+
+def _pareto_points(rows, names) -> dict[tuple, tuple[float, float]] | None:
+    """(SBUF capacity, total seconds) per hardware point that ran every workload; None
+    when those points take fewer than two SBUF sizes (no front to show)."""
+    totals: dict[tuple, list] = {}
+    for r in rows:
+        key = tuple(sorted(r["hw"].items()))
+        entry = totals.setdefault(key, [None, 0.0, set()])
+        if not r.get("refused") and r.get("seconds") is not None:
+            entry[0] = r.get("sbuf_capacity_bytes") or entry[0]
+            entry[1] += r["seconds"]
+            entry[2].add(r["workload"])
+    points = {k: (cap, t) for k, (cap, t, done) in totals.items()
+              if cap is not None and len(done) == len(names)}
+    return points if len({cap for cap, _ in points.values()}) >= 2 else None
+
+
+def _pareto_panel(ax, points: dict[tuple, tuple[float, float]], fields, names) -> None:
+    scale, unit = _time_unit([t for _, t in points.values()])
+    pts = [(cap, t * scale) for cap, t in points.values()]
+    ax.scatter(*zip(*pts), s=16, alpha=0.5, color="C0", label=f"{POINTS_LABEL} ({len(pts)})")
+    front = pareto_front(pts)
+    ax.plot(*zip(*front), color="C3", marker="o", markersize=5, label=FRONT_LABEL)
+    others = [f for f in fields if f.rsplit(".", 1)[-1] != "bytes_per_partition"]
+    if others and len(front) <= 6:  # which hardware each front point is
+        where = {(cap, t * scale): key for key, (cap, t) in points.items()}
+        for x, y in front:
+            hw = dict(where[(x, y)])
+            text = ", ".join(f"{f.rsplit('.', 1)[-1]}={hw[f]}" for f in others if f in hw)
+            ax.annotate(text, (x, y), xytext=(0, 6), textcoords="offset points",
+                        fontsize="x-small", ha="center", color="C3")
+    _value_axis(ax, "sbuf.capacity_bytes", [cap for cap, _ in pts])
+    ax.ticklabel_format(axis="y", style="plain", useOffset=False)
+    ax.set_ylim(bottom=0, top=max(y for _, y in pts) * 1.12)
+    ax.margins(x=0.08)
+    ax.set_xlabel("SBUF capacity")
+    ax.set_ylabel(f"total time of the {len(names)} workload(s) ({unit})")
+    ax.set_title(PARETO_TITLE, fontsize="small")
+    ax.legend(fontsize="x-small", loc="best")
+    ax.grid(alpha=0.3)
+
+
 def plot_sweep(rows: Sequence[dict[str, Any]], path: str | Path, metric: str = "seconds") -> None:
-    """Write a PNG (or .svg / .pdf): one panel per varied field (``metric`` of each workload, median over
-    the other fields' values) and the Pareto panel (SBUF capacity vs total time)."""
+    """Write :func:`sweep_figure` as a PNG (or .svg / .pdf, by the suffix), atomically."""
     from ..files import atomic_path, check_writable
     from ..plot import PLOT_SUFFIXES
 
     path = check_writable(path, "plot path", PLOT_SUFFIXES)
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    ok = [r for r in rows if not r.get("refused") and r.get(metric) is not None]
-    fields = list(dict.fromkeys(f for r in rows for f in r["hw"]))
-    panels = len(fields) + 1
-    fig, axes = plt.subplots(1, panels, figsize=(4.2 * panels, 3.6), squeeze=False)
-    scale, unit = (1e3, "time (ms)") if metric == "seconds" else (1.0, "x DRAM roofline")
-    for ax, field in zip(axes[0], fields):
-        ax.set_prop_cycle(color=plt.cm.tab20.colors)
-        series: dict[str, dict[Any, list[float]]] = defaultdict(lambda: defaultdict(list))
-        for r in ok:
-            series[r["workload"]][r["hw"][field]].append(r[metric])
-        for name, by_value in series.items():
-            xs = sorted(by_value)
-            ys = [sorted(by_value[x])[len(by_value[x]) // 2] * scale for x in xs]
-            ax.plot(xs, ys, marker="o", label=name[:40])
-        ax.set_xlabel(field)
-        ax.set_ylabel(f"{unit}, median over the other fields")
-        ax.grid(alpha=0.3)
-    totals: dict[tuple, list] = {}
-    for r in ok:
-        key = tuple(sorted(r["hw"].items()))
-        totals.setdefault(key, [r.get("sbuf_capacity_bytes") or 0, 0.0])[1] += r["seconds"] or 0.0
-    ax = axes[0][-1]
-    pts = [(cap / 2**20, t * 1e3) for cap, t in totals.values()]
-    if pts:
-        ax.scatter(*zip(*pts), s=14, alpha=0.5, label="points")
-        front = pareto_front(pts)
-        ax.plot(*zip(*front), color="C3", marker="o", label="Pareto front")
-    ax.set_xlabel("SBUF capacity (MiB)")
-    ax.set_ylabel("total time of the workloads (ms)")
-    ax.grid(alpha=0.3)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    if handles:
-        fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=7,
-                   frameon=False)
-    fig.tight_layout(rect=(0, 0.12 if handles else 0, 1, 1))
-    try:
-        with atomic_path(path) as tmp:  # never a half-written plot
-            fig.savefig(tmp, dpi=110, format=path.suffix[1:].lower())
-    finally:
-        plt.close(fig)
+    fig = sweep_figure(rows, metric)
+    with atomic_path(path) as tmp:  # never a half-written plot
+        fig.savefig(tmp, dpi=110, format=path.suffix[1:].lower())
 
 
-__all__ = ["plot_sweep", "pareto_front"]
+__all__ = ["plot_sweep", "sweep_figure", "pareto_front", "byte_label", "value_label"]

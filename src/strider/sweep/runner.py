@@ -64,7 +64,8 @@ def run(base_hw: Hardware | str, workloads: Sequence[Workload],
         vary: dict[str, list[Any]] | Sequence[str] | None = None, *,
         sample_points: int | None = None, seed: int = 0, predict: bool = False,
         engine: str = "local", workers: int | None = None, address: str | None = None,
-        out: str | Path | None = None, progress: Progress | None = None) -> list[dict[str, Any]]:
+        out: str | Path | None = None, progress: Progress | None = None,
+        notify: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """Run ``workloads`` on every point of the design space; one row per (point, workload).
 
     Parameters
@@ -87,6 +88,9 @@ def run(base_hw: Hardware | str, workloads: Sequence[Workload],
         refused (``ArgumentError``), never overwritten.
     progress : callable, optional
         ``progress(done, total)`` after each finished point.
+    notify : callable, optional
+        Called with one line when the sweep resumes from rows already in ``out``:
+        ``"resumed from rows.csv: 12 row(s) reused, 4 to run"``.
     """
     base = base_hw if isinstance(base_hw, Hardware) else Hardware.load(base_hw)
     workloads = list(workloads)
@@ -103,6 +107,10 @@ def run(base_hw: Hardware | str, workloads: Sequence[Workload],
     done_rows = {r["key"]: r for r in rows}
     keys = [[row_key(base, p, w, predict) for w in workloads] for p in points]
     todo = [i for i, ks in enumerate(keys) if not all(k in done_rows for k in ks)]
+    if notify is not None and rows:
+        ours = {k for ks in keys for k in ks}
+        notify(resume_line(path, len(keys) - len(todo), len(todo), len(workloads),
+                           sum(k not in ours for k in done_rows)))
     jsonl = path is not None and fmt(path) == ".jsonl"
     if jsonl and (not path.exists() or _torn(path)):
         write_rows(path, done_rows.values())  # appends start on a fresh line
@@ -126,6 +134,20 @@ def run(base_hw: Hardware | str, workloads: Sequence[Workload],
     if path is not None:
         write_rows(path, done_rows.values())
     return [done_rows[k] for ks in keys for k in ks]
+
+
+def resume_line(path: Path, points_done: int, points_todo: int, per_point: int,
+                others: int = 0) -> str:
+    """What a resumed sweep says: rows reused and rows to run (a point whose rows are not
+    all in the file runs whole), and how many other rows of the file (other grids or
+    workloads, or rows an earlier Strider computed) are kept beside them.
+
+    >>> resume_line(Path("rows.csv"), 3, 1, 4, others=2)
+    'resumed from rows.csv: 12 row(s) reused, 4 to run; 2 other row(s) of the file kept'
+    """
+    reused, todo = points_done * per_point, points_todo * per_point
+    line = f"resumed from {path}: {reused} row(s) reused, {todo} to run"
+    return line + (f"; {others} other row(s) of the file kept" if others else "")
 
 
 def _torn(path: Path) -> bool:
