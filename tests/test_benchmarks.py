@@ -265,20 +265,21 @@ def test_the_fidelity_page_in_the_repository_is_current(monkeypatch, tmp_path):
         "regenerate it: strider bench fidelity --hw trn1-like (at the checkout's root)"
 
 
-def test_the_stream_benchmark_uses_the_cli_default_shape():
-    """benchmarks.stream keeps its own copy of `strider stream`'s default shape (the CLI
-    sits above the benchmarks); the two must agree."""
-    from strider.benchmarks.stream import tensor_shape
-    from strider.cli.stream import default_shape
+def test_the_stream_default_shape_is_at_least_factor_times_the_sbuf():
+    """``strider stream`` and ``bench stream`` share one default tensor: at least
+    ``factor`` x the SBUF, its columns a whole number of page rows."""
     from strider.hardware import Hardware
+    from strider.stream.program import default_shape
 
     for preset in ("trn1-like", "tiny", "patent"):
         hw = Hardware.preset(preset)
         for itemsize in (1, 2, 4, 8):
             for pages in (1, 2, 3, 16):
                 for factor in (1, 8):
-                    assert tensor_shape(hw, itemsize, pages, factor) == \
-                        default_shape(hw, itemsize, pages, factor)
+                    rows, cols = default_shape(hw, itemsize, pages, factor)
+                    assert rows * cols * itemsize >= factor * hw.sbuf.capacity_bytes
+                    side = cols // max(1, pages // 2)
+                    assert side * side * itemsize <= hw.stream.page_bytes and rows % side == 0
 
 
 def test_a_wrong_result_fails_a_quick_run(monkeypatch, capsys):

@@ -5,8 +5,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from strategies import random_array
+from strategies import examples, outcome, random_array, refused
 from strider import Hardware
 from strider.program import Program
 from strider.sim import Machine
@@ -57,11 +59,6 @@ def test_simulated_run_trace(tmp_path):
 
 
 # ------------------------------------------------ the DRAM bandwidth counter
-from hypothesis import given, settings, strategies as st  # noqa: E402
-
-from strategies import examples, outcome, refused  # noqa: E402
-
-
 def _check_dram_counters(result) -> None:
     """The plotted series (GB/s) and the traced counter (GB/s) never read above the
     DRAM's bandwidth, and each integrates to the DRAM bytes read and written."""

@@ -39,22 +39,11 @@ from ._args import (
     target_status,
     verdict,
 )
+from ..stream.program import default_shape
 
 TARGET_RATIO = 1.15
 
 
-def tensor_shape(hw: Hardware, itemsize: int, pages: int, factor: int = 8) -> tuple[int, int]:
-    """The benchmark's tensor: 2-d, at least ``factor`` x the SBUF, its page row fitting
-    half the pool -- the shape ``strider stream`` takes by default (a test keeps the two
-    equal; the CLI sits above this package, so it is not imported from there).
-
-    >>> tensor_shape(Hardware.preset("trn1-like"), 4, 16)
-    (24576, 2048)
-    """
-    side = 1 << (math.isqrt(max(1, hw.stream.page_bytes // itemsize)).bit_length() - 1)
-    cols = side * max(1, pages // 2)
-    rows = -(-factor * hw.sbuf.capacity_bytes // (cols * itemsize))
-    return (-(-rows // side) * side, cols)
 
 
 def _program(hw, shape, dtype, pages, segment_rows=None):
@@ -96,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     pages_list, repeats = args.pages, args.repeats
 
     dtype = np.dtype("float32")
-    shape = tensor_shape(hw, dtype.itemsize, hw.stream.pages, args.factor)
+    shape = default_shape(hw, dtype.itemsize, hw.stream.pages, args.factor)
     # every program is built before any runs: a page count the SBUF cannot hold is
     # refused (with the most it can) before the long work
     default_program = _program(hw, shape, dtype, None)

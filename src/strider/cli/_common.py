@@ -7,6 +7,9 @@ import json
 import sys
 from typing import Any
 
+# the integer argument types are the benchmarks' too (they sit below the command line)
+from ..benchmarks._args import non_negative_int, positive_int
+
 
 def parse_ints(text: str) -> tuple[int, ...]:
     """``"32,256,56,56"`` or ``"32x256"`` as a tuple of ints; ``""`` is ``()`` (a 0-d
@@ -24,26 +27,6 @@ def int_list(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(
             f"expected comma-separated integers such as 4,8,16, got {text!r}"
         ) from None
-
-
-def non_negative_int(text: str) -> int:
-    """An integer >= 0 as an argparse type (``--seed``, ``--limit``)."""
-    return _int_at_least(text, 0)
-
-
-def positive_int(text: str) -> int:
-    """An integer >= 1 as an argparse type (counts: ``--cases``, ``--repeat``, sizes)."""
-    return _int_at_least(text, 1)
-
-
-def _int_at_least(text: str, least: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < least:
-        raise argparse.ArgumentTypeError(f"must be >= {least}, got {value}")
-    return value
 
 
 def dtype_arg(text: str) -> str:

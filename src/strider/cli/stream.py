@@ -25,6 +25,7 @@ from ..hardware.description import Hardware
 from ..data import random_array
 from ..dtypes import dtype_of
 from ..text import format_bytes
+from ..stream.program import default_shape
 from ._common import check_output_paths, dtype_arg, int_list, non_negative_int, print_json
 
 
@@ -68,16 +69,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def default_shape(hw: Hardware, itemsize: int, pages: int, factor: int = 8) -> tuple[int, int]:
-    """A 2-d shape of at least ``factor`` x the SBUF whose page row fits half the pool.
-
-    >>> default_shape(Hardware.preset("trn1-like"), 4, 16)
-    (24576, 2048)
-    """
-    side = 1 << (math.isqrt(max(1, hw.stream.page_bytes // itemsize)).bit_length() - 1)
-    cols = side * max(1, pages // 2)
-    rows = -(-factor * hw.sbuf.capacity_bytes // (cols * itemsize))
-    return (-(-rows // side) * side, cols)
 
 
 def make_kernel(args: argparse.Namespace, ndim: int):

@@ -28,15 +28,15 @@ from typing import Iterator, Mapping, NamedTuple
 
 import numpy as np
 
+from ..dtypes import dtype_of
 from ..errors import ArgumentError, StriderError
 from ..hardware.description import Hardware
-from ..dtypes import dtype_of
 from ..limits import check_host_memory, simulation_bytes
 from ..program.core import Program
-from .lower import lower
-from .stats import SimStats, sim_stats
-from .races import RaceDetector
 from .execute import Executor
+from .lower import lower
+from .races import RaceDetector
+from .stats import SimStats, sim_stats
 from .timing import Schedule, schedule
 
 _INF = float("inf")

@@ -37,8 +37,8 @@ import numpy as np
 from ..errors import DeadlockError
 from ..hardware.description import Hardware
 from ..program.core import Program
-from .lower import Table, lower
 from .dram import SharedDram
+from .lower import Table, lower
 from .scheduler import Work, run_in_order
 
 

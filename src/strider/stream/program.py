@@ -192,6 +192,19 @@ def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware | str,
 POOL_SHARE = 0.5
 
 
+def default_shape(hw: Hardware, itemsize: int, pages: int, factor: int = 8) -> tuple[int, int]:
+    """A 2-d shape of at least ``factor`` x the SBUF whose page row fits half the pool.
+
+    >>> from strider import Hardware
+    >>> default_shape(Hardware.preset("trn1-like"), 4, 16)
+    (24576, 2048)
+    """
+    side = 1 << (math.isqrt(max(1, hw.stream.page_bytes // itemsize)).bit_length() - 1)
+    cols = side * max(1, pages // 2)
+    rows = -(-factor * hw.sbuf.capacity_bytes // (cols * itemsize))
+    return (-(-rows // side) * side, cols)
+
+
 def pool_cap(hw: Hardware) -> int:
     """The most pages the default pool takes: :data:`POOL_SHARE` of the SBUF."""
     return max(1, int(hw.sbuf.capacity_bytes * POOL_SHARE) // hw.stream.page_bytes)

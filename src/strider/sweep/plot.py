@@ -170,8 +170,10 @@ def sweep_figure(rows: Sequence[dict[str, Any]], metric: str = "seconds"):
     panels = max(len(fields), 1) + (pareto is not None)
     ncols = min(panels, MAX_COLUMNS)
     nrows = math.ceil(panels / ncols)
-    fig = Figure(figsize=(4.6 * ncols, 3.4 * nrows + 0.35 * math.ceil(len(names) / ncols) + 0.3),
-                 layout="constrained")
+    width = max(4.6 * ncols, 7.0)
+    legend_cols = max(1, min(len(names), int(width // 3.4)))  # a 40-character name: ~3 in
+    legend_rows = math.ceil(len(names) / legend_cols) if fields else 0
+    fig = Figure(figsize=(width, 3.4 * nrows + 0.2 * legend_rows + 0.3), layout="constrained")
     grid = fig.add_gridspec(nrows, ncols)
     axes = [fig.add_subplot(grid[i // ncols, i % ncols]) for i in range(panels)]
     if metric == "seconds":
@@ -195,18 +197,23 @@ def sweep_figure(rows: Sequence[dict[str, Any]], metric: str = "seconds"):
         by_name = {h.get_label(): h for h in handles}
         if by_name:
             fig.legend(list(by_name.values()), list(by_name), loc="outside lower center",
-                       ncol=min(len(by_name), ncols), fontsize="small", frameon=False)
+                       ncol=legend_cols, fontsize="small", frameon=False)
     if not ok:
         fig.suptitle("no row ran: every row was refused (see the table's refused column)",
                      fontsize="medium")
     return fig
 
 
-def _colours(names: Sequence[str]) -> dict[str, Any]:
+#: Markers of the workloads' lines, so lines of like colours still tell apart.
+MARKERS = "osD^vP*Xph<>"
+
+
+def _colours(names: Sequence[str]) -> dict[str, tuple[Any, str]]:
+    """A (colour, marker) per workload."""
     from matplotlib import colormaps
 
     cmap = colormaps["tab10" if len(names) <= 10 else "tab20"]
-    return {n: cmap(i % cmap.N) for i, n in enumerate(names)}
+    return {n: (cmap(i % cmap.N), MARKERS[i % len(MARKERS)]) for i, n in enumerate(names)}
 
 
 def _field_panel(ax, field: str, ok, metric: str, scale: float, colours) -> None:
@@ -221,7 +228,8 @@ def _field_panel(ax, field: str, ok, metric: str, scale: float, colours) -> None
     for name, by_value in series.items():
         xs = [v for v in order if v in by_value]
         ys = [sorted(by_value[x])[len(by_value[x]) // 2] * scale for x in xs]
-        ax.plot([where[x] for x in xs], ys, marker="o", markersize=4, color=colours[name],
+        colour, marker = colours[name]
+        ax.plot([where[x] for x in xs], ys, marker=marker, markersize=4, color=colour,
                 label=_short(name))
     if numeric and order:
         _value_axis(ax, field, order)
@@ -236,7 +244,7 @@ def _field_panel(ax, field: str, ok, metric: str, scale: float, colours) -> None
 def _bar_panel(ax, ok, metric: str, scale: float, names, colours) -> None:
     by_name = {r["workload"]: r[metric] * scale for r in ok}
     shown = [n for n in names if n in by_name]
-    ax.barh(range(len(shown)), [by_name[n] for n in shown], color=[colours[n] for n in shown])
+    ax.barh(range(len(shown)), [by_name[n] for n in shown], color=[colours[n][0] for n in shown])
     ax.set_yticks(range(len(shown)), [_short(n) for n in shown], fontsize="small")
     ax.invert_yaxis()
     ax.ticklabel_format(axis="x", style="plain", useOffset=False)
@@ -265,22 +273,27 @@ def _pareto_panel(ax, points: dict[tuple, tuple[float, float]], fields, names) -
     ax.scatter(*zip(*pts), s=16, alpha=0.5, color="C0", label=f"{POINTS_LABEL} ({len(pts)})")
     front = pareto_front(pts)
     ax.plot(*zip(*front), color="C3", marker="o", markersize=5, label=FRONT_LABEL)
-    others = [f for f in fields if f.rsplit(".", 1)[-1] != "bytes_per_partition"]
-    if others and len(front) <= 6:  # which hardware each front point is
+    hws = {key: dict(key) for key in points}
+    others = [f for f in fields if f.rsplit(".", 1)[-1] != "bytes_per_partition"
+              and len({hw.get(f) for hw in hws.values()}) > 1]
+    if 0 < len(others) <= 2 and len(front) <= 6:  # which hardware each front point is
         where = {(cap, t * scale): key for key, (cap, t) in points.items()}
         for x, y in front:
-            hw = dict(where[(x, y)])
-            text = ", ".join(f"{f.rsplit('.', 1)[-1]}={hw[f]}" for f in others if f in hw)
-            ax.annotate(text, (x, y), xytext=(0, 6), textcoords="offset points",
-                        fontsize="x-small", ha="center", color="C3")
+            hw = hws[where[(x, y)]]
+            text = ", ".join(f"{f.rsplit('.', 1)[-1]}="
+                             + (value_label(f)(hw[f]) if _is_number(hw[f]) else str(hw[f]))
+                             for f in others if f in hw)
+            ax.annotate(text, (x, y), xytext=(4, 5), textcoords="offset points",
+                        fontsize="x-small", ha="left", color="C3")
     _value_axis(ax, "sbuf.capacity_bytes", [cap for cap, _ in pts])
     ax.ticklabel_format(axis="y", style="plain", useOffset=False)
-    ax.set_ylim(bottom=0, top=max(y for _, y in pts) * 1.12)
+    ax.set_ylim(bottom=0, top=max(y for _, y in pts) * 1.3)  # room for the legend
     ax.margins(x=0.08)
     ax.set_xlabel("SBUF capacity")
-    ax.set_ylabel(f"total time of the {len(names)} workload(s) ({unit})")
+    what = f"the {len(names)} workloads" if len(names) > 1 else "the workload"
+    ax.set_ylabel(f"total time of {what} ({unit})")
     ax.set_title(PARETO_TITLE, fontsize="small")
-    ax.legend(fontsize="x-small", loc="best")
+    ax.legend(fontsize="x-small", loc="upper right")
     ax.grid(alpha=0.3)
 
 
