@@ -351,7 +351,7 @@ def _emits_exactly(hw, request, w, x, tiling) -> bool:
     return True
 
 
-@settings(max_examples=examples(25), deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(st.data(), st.lists(st.sampled_from([1, 2, 3, 5, 7, 13, 37, 101, 257, 1031]),
                            min_size=1, max_size=4).filter(lambda s: int(np.prod(s)) <= 60_000),
        st.sampled_from(DTYPES), st.integers(0, 2**32 - 1))
@@ -460,7 +460,7 @@ def test_int8_copies_walk_the_kept_dim_and_keep_full_rate():
     assert result.stats.dram_roofline_ratio < 1.3
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(32), deadline=None)
 @given(st.data(), st.lists(st.integers(1, 40), min_size=2, max_size=5).filter(
            lambda s: int(np.prod(s)) <= 40_000),
        st.sampled_from(DTYPES), st.integers(0, 2**32 - 1))

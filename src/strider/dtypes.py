@@ -59,11 +59,22 @@ def data_dtype(dtype: Any) -> np.dtype:
     try:
         dt = dtype_of(dtype)
     except (TypeError, ValueError, SyntaxError):  # NumPy parses "a,b" as a record spec
-        raise ArgumentError(f"unknown dtype {shown!r}") from None
+        raise ArgumentError(f"unknown dtype {shown!r}{_did_you_mean(shown)}; use e.g. "
+                            "float32, bfloat16, float16, int8, uint16 or bool") from None
     if dt.kind not in "biufc" and dt.name not in KNOWN_DTYPES:  # bfloat16, fp8: kind "V"
         raise ArgumentError(f"dtype {shown!r} is not a numeric or bool dtype; use e.g. "
                             "int8..int64, uint8..uint64, float16, bfloat16, float32 or bool")
     return dt
+
+
+def _did_you_mean(name: Any) -> str:
+    """`` (did you mean 'bfloat16'?)`` for a misspelt dtype name, else ``""``."""
+    import difflib
+
+    if not isinstance(name, str):
+        return ""
+    close = difflib.get_close_matches(name.strip().lower(), KNOWN_DTYPES, n=1, cutoff=0.7)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 @functools.lru_cache(maxsize=256)

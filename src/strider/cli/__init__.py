@@ -31,7 +31,41 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         module.register(sub)
+    for verb in _all_parsers(parser):
+        _tidy_help(verb)
     return parser
+
+
+def _all_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """``parser`` and every verb and sub-verb below it."""
+    found = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                found += _all_parsers(child)
+    return found
+
+
+def _tidy_help(verb: argparse.ArgumentParser) -> None:
+    """One rule for every verb's ``--help``: plain text (no reST markup from the module
+    docstrings), and a ``--hw`` that names its default."""
+    from ._common import IntsAction, plain
+
+    verb.description, verb.epilog = plain(verb.description), plain(verb.epilog)
+    base = verb.formatter_class
+
+    class Formatter(base):  # type: ignore[valid-type,misc]  # a class made per verb
+        def _format_args(self, action: argparse.Action, default_metavar: str) -> str:
+            if isinstance(action, IntsAction):  # "--perm P0,P1,..." (spaces work too)
+                return self._metavar_formatter(action, default_metavar)(1)[0]
+            return super()._format_args(action, default_metavar)
+
+    verb.formatter_class = Formatter
+    for action in verb._actions:
+        if action.dest == "hw" and isinstance(action.default, str) \
+                and "default" not in (action.help or ""):
+            action.help = f"{action.help or 'hardware preset or TOML file'} " \
+                          f"(default {action.default})"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,14 +19,26 @@ def parse_ints(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in text.replace("x", ",").split(","))
 
 
-def int_list(text: str) -> tuple[int, ...]:
-    """:func:`parse_ints` as an argparse type (errors become usage errors)."""
-    try:
-        return parse_ints(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers such as 4,8,16, got {text!r}"
-        ) from None
+class IntsAction(argparse.Action):
+    """An option of integers, comma- or space-separated (``--perm 0,2,1`` or
+    ``--perm 0 2 1``; ``AxB`` too): one tuple, or the verb's own usage error naming the
+    option with an ``example`` of its kind."""
+
+    def __init__(self, option_strings: list[str], dest: str, example: str = "4,8,16",
+                 **kwargs: Any) -> None:
+        kwargs.setdefault("nargs", "+")
+        self.example = example
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        text = ",".join(str(v).strip().strip(",") for v in values)
+        try:
+            setattr(namespace, self.dest, parse_ints(text))
+        except ValueError:
+            raise argparse.ArgumentError(
+                self, f"expected integers such as {self.example} (or {self.example.replace(',', ' ')}), "
+                      f"got {' '.join(map(str, values))!r}") from None
 
 
 def dtype_arg(text: str) -> str:
@@ -37,10 +49,21 @@ def dtype_arg(text: str) -> str:
 
     try:
         return data_dtype(text.strip()).name
-    except StriderError:
-        raise ArgumentError(
-            f"--dtype: unknown or non-numeric element type {text!r}; use e.g. float32, bfloat16, "
-            "float16, int8, uint16 or bool") from None
+    except StriderError as exc:
+        raise ArgumentError(f"--dtype: {exc}") from None
+
+
+def plain(text: str | None) -> str | None:
+    """A docstring as ``--help`` text: the reST markup a terminal would show as is
+    (````x````, ``:func:`~a.b```, ``Example::``) made plain."""
+    import re
+
+    if text is None:
+        return None
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", lambda m: m.group(1).rsplit(".", 1)[-1]
+                  if m.group(0).find("~") > 0 else m.group(1), text)
+    text = text.replace("``", "")
+    return re.sub(r"::$", ":", text, flags=re.M)
 
 
 def print_json(data: Any) -> None:

@@ -1,4 +1,4 @@
-"""``strider permute``: the main job -- plan any dimension permutation, simulate, verify.
+"""``strider permute``: plan any dimension permutation, simulate it and verify it.
 
 ``y = numpy.transpose(x, perm)`` for a row-major ``x`` of ``--shape``. The plan comes
 from ``--strategy`` (``auto`` keeps the one the cost model predicts fastest: ``vector``
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ArgumentError
-from ._common import check_output_paths, dtype_arg, int_list
+from ._common import IntsAction, check_output_paths, dtype_arg
 from ._simulating import (
     add_run_options, check_request, finish, progress, run_planned, write_artifacts,
 )
@@ -33,13 +33,15 @@ from ._simulating import (
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "permute",
-        help="plan, simulate and verify any dimension permutation (the main job)",
+        help="plan, simulate and verify any dimension permutation",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--shape", type=int_list, required=True, metavar="D0,D1,...",
+    p.add_argument("--shape", action=IntsAction, example="32,256,56,56", required=True,
+                   metavar="D0,D1,...",
                    help="the source tensor's extents, outermost first")
-    p.add_argument("--perm", type=int_list, required=True, metavar="P0,P1,...",
+    p.add_argument("--perm", action=IntsAction, example="0,2,3,1", required=True,
+                   metavar="P0,P1,...",
                    help="target dim k is source dim perm[k] (as numpy.transpose)")
     p.add_argument("--dtype", default="float32", help="element type (default float32)")
     p.add_argument("--allow-inexact", action="store_true",

@@ -26,7 +26,7 @@ from ..data import random_array
 from ..dtypes import dtype_of
 from ..text import format_bytes
 from ..stream.program import default_shape
-from ._common import check_output_paths, dtype_arg, int_list, non_negative_int, print_json
+from ._common import IntsAction, check_output_paths, dtype_arg, non_negative_int, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--kernel", choices=("scale-bias", "reduce", "permute"), default="scale-bias",
                    help="what the engines compute (default scale-bias)")
-    p.add_argument("--shape", type=int_list, default=None,
+    p.add_argument("--shape", action=IntsAction, example="8192,6144", default=None,
                    help="tensor shape, e.g. 8192,6144 (default: 8x the SBUF)")
     p.add_argument("--dtype", default="float32", help="element type (default float32)")
     p.add_argument("--hw", default="trn1-like", help="preset name or TOML file")
@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--streaming-dim", type=int, default=None,
                    help="the dim the engines walk (default: the outermost whose page row fits "
                         "half the SBUF, or --pages; negative counts from the end)")
-    p.add_argument("--page-shape", type=int_list, default=None,
+    p.add_argument("--page-shape", action=IntsAction, example="64,1024", default=None,
                    help="page box per dim (default: chosen from the page size)")
     p.add_argument("--segment-rows", type=int, default=None, help="page rows per segment")
     p.add_argument("--step", type=int, default=None, help="elements per update instruction")
@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--op", choices=("max", "min", "sum"), default="max", help="reduce: op")
     p.add_argument("--reduce-dim", type=int, default=None,
                    help="reduce: dim (default: the streaming dim)")
-    p.add_argument("--perm", type=int_list, default=None,
+    p.add_argument("--perm", action=IntsAction, example="1,0", default=None,
                    help="permute: dim order (default: reversed)")
     p.add_argument("--oob-fill", type=float, default=None,
                    help="value read past the terminal segment (default NaN / 0)")

@@ -2,9 +2,9 @@
 
 Vary dotted hardware fields (as ``strider hw show --toml`` names them) over lists or
 integer ranges; run permutations (``auto``), the built-in suite or streams on every
-point (or a model's layout ops, ``--model``); simulate and verify each (default) or predict with the cost model
-(``--predict``). A point the hardware validation refuses, or a workload it cannot
-plan, is a row whose ``refused`` column says why.
+point (or a model's layout ops, ``--model``); simulate and verify each (default) or
+predict with the cost model (``--predict``). A point the hardware validation refuses,
+or a workload it cannot plan, is a row whose ``refused`` column says why.
 
 Examples::
 
@@ -15,7 +15,8 @@ Examples::
 
 With ``--out`` a rerun skips the rows already in the file (same hardware, workload,
 mode and Strider version), so an interrupted sweep resumes where it stopped, saying how
-many rows it reused; rows of other sweeps in the file are kept. An existing file that is not a sweep file is refused.
+many rows it reused; rows of other sweeps in the file are kept. An existing file that
+is not a sweep file is refused.
 Workloads, --out and --plot are checked before any point runs.
 Exit status: 0 when every simulated row verified, 1 when one did not, 2 on bad input.
 """
@@ -45,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a permutation workload (repeatable; SHAPE as 8,512,64 or 8x512x64)")
     p.add_argument("--suite", action="store_true", help="the built-in permutation suite")
     p.add_argument("--stream", action="append", default=[], metavar="SHAPE:KERNEL",
-                   help="a stream workload: scale-bias, reduce-max or permute (repeatable; "
+                   help="a stream workload: scale-bias, reduce or permute (repeatable; "
                         "SHAPE as 4096,1024 or 4096x1024)")
     p.add_argument("--model", action="append", default=[], metavar="FILE.onnx[:nhwc]",
                    help="a model's layout ops as one workload (a file or a shipped model: "
@@ -73,7 +74,12 @@ def run(args: argparse.Namespace) -> int:
     from ..hardware.description import Hardware
     from ..plot import PLOT_SUFFIXES
     from ..sweep import (
-        parse_model, parse_permute, parse_stream, parse_vary, plot_sweep, suite_workloads,
+        parse_model,
+        parse_permute,
+        parse_stream,
+        parse_vary,
+        plot_sweep,
+        suite_workloads,
         terminal_progress,
     )
     from ..sweep import run as run_sweep
@@ -127,7 +133,7 @@ def _shape_commas(spec: str, option: str) -> str:
     >>> _shape_commas("8x5y:scale-bias", "--stream")
     Traceback (most recent call last):
     ...
-    strider.errors.ArgumentError: --stream '8x5y:scale-bias': the shape must be integers separated by ',' or 'x' (8,512,12,64 or 8x512x12x64), got '8x5y'
+    strider.errors.ArgumentError: --stream '8x5y:scale-bias': the shape must be integers ... got '8x5y'
     """
     shape, sep, rest = spec.partition(":")
     if "x" not in shape:

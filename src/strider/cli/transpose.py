@@ -20,7 +20,7 @@ import argparse
 from typing import Any
 
 from ..errors import ArgumentError
-from ._common import check_output_paths, dtype_arg, int_list
+from ._common import IntsAction, check_output_paths, dtype_arg
 from ._simulating import (
     add_run_options, check_request, finish, progress, run_planned, write_artifacts,
 )
@@ -33,9 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--shape", type=int_list, required=True, metavar="M,N",
+    p.add_argument("--shape", action=IntsAction, example="1000,3000", required=True,
+                   metavar="M,N",
                    help="the matrix: rows M and columns N")
-    p.add_argument("--batch", type=int_list, default=(), metavar="B,...",
+    p.add_argument("--batch", action=IntsAction, example="3", default=(), metavar="B,...",
                    help="leading batch dims, kept in order (default: none)")
     p.add_argument("--dtype", default="float32", help="element type (default float32)")
     p.add_argument("--allow-inexact", action="store_true",

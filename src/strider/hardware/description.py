@@ -175,8 +175,10 @@ class Hardware:
         """
         factory = PRESETS.get(name) if isinstance(name, str) else None
         if factory is None:
+            close = difflib.get_close_matches(str(name), list(PRESETS), n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ConfigError(
-                f"no preset named {name!r}; choose one of {', '.join(sorted(PRESETS))} "
+                f"no preset named {name!r}{hint}; choose one of {', '.join(sorted(PRESETS))} "
                 "or give a TOML file"
             )
         return factory()

@@ -147,7 +147,15 @@ def _time_unit(seconds: Sequence[float]) -> tuple[float, str]:
 
 
 def _short(name: str) -> str:
-    return name if len(name) <= NAME_WIDTH else name[:NAME_WIDTH - 3] + "..."
+    """``name`` cut in the middle to :data:`NAME_WIDTH` characters (both ends tell apart).
+
+    >>> _short("stream 8x512x12x64x16x16x16x16x16x16x16 scale-bias")
+    'stream 8x512x12x64x...6x16x16 scale-bias'
+    """
+    if len(name) <= NAME_WIDTH:
+        return name
+    tail = (NAME_WIDTH - 3) // 2
+    return name[:NAME_WIDTH - 3 - tail] + "..." + name[-tail:]
 
 
 def sweep_figure(rows: Sequence[dict[str, Any]], metric: str = "seconds"):
@@ -193,11 +201,12 @@ def sweep_figure(rows: Sequence[dict[str, Any]], metric: str = "seconds"):
     if pareto is not None:
         _pareto_panel(axes[-1], pareto, fields, names)
     if fields:
-        handles = [h for ax in axes[:len(fields)] for h in ax.get_lines()]
-        by_name = {h.get_label(): h for h in handles}
-        if by_name:
-            fig.legend(list(by_name.values()), list(by_name), loc="outside lower center",
-                       ncol=legend_cols, fontsize="small", frameon=False)
+        handles = {h.get_gid(): h for ax in axes[:len(fields)] for h in ax.get_lines()}
+        shown = [n for n in names if n in handles]
+        if shown:
+            fig.legend([handles[n] for n in shown], [_short(n) for n in shown],
+                       loc="outside lower center", ncol=legend_cols, fontsize="small",
+                       frameon=False)
     if not ok:
         fig.suptitle("no row ran: every row was refused (see the table's refused column)",
                      fontsize="medium")
@@ -230,7 +239,7 @@ def _field_panel(ax, field: str, ok, metric: str, scale: float, colours) -> None
         ys = [sorted(by_value[x])[len(by_value[x]) // 2] * scale for x in xs]
         colour, marker = colours[name]
         ax.plot([where[x] for x in xs], ys, marker=marker, markersize=4, color=colour,
-                label=_short(name))
+                label=_short(name), gid=name)
     if numeric and order:
         _value_axis(ax, field, order)
     elif order:

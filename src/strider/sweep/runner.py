@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..version import __version__, code_hash
 from ..errors import ArgumentError, StriderError
 from ..hardware.description import Hardware
+from ..version import __version__, code_hash
 from .engines import open_engine
 from .output import append_rows, checked_rows, fmt, write_rows
 from .space import Point, apply, grid, parse_vary, sample
@@ -107,12 +107,12 @@ def run(base_hw: Hardware | str, workloads: Sequence[Workload],
     done_rows = {r["key"]: r for r in rows}
     keys = [[row_key(base, p, w, predict) for w in workloads] for p in points]
     todo = [i for i, ks in enumerate(keys) if not all(k in done_rows for k in ks)]
-    if notify is not None and rows:
+    if notify is not None and path is not None and rows:
         ours = {k for ks in keys for k in ks}
         notify(resume_line(path, len(keys) - len(todo), len(todo), len(workloads),
                            sum(k not in ours for k in done_rows)))
     jsonl = path is not None and fmt(path) == ".jsonl"
-    if jsonl and (not path.exists() or _torn(path)):
+    if jsonl and path is not None and (not path.exists() or _torn(path)):
         write_rows(path, done_rows.values())  # appends start on a fresh line
     total, finished, saved = len(todo), 0, time.monotonic()
     with open_engine(engine, workers, address) as pool:
@@ -123,7 +123,7 @@ def run(base_hw: Hardware | str, workloads: Sequence[Workload],
                 row = {"key": key, "hw": points[i], **row, "version": __version__}
                 done_rows[key] = row
                 fresh.append(row)
-            if jsonl:
+            if jsonl and path is not None:
                 append_rows(path, fresh)
             elif path is not None and time.monotonic() - saved > CHECKPOINT_S:
                 write_rows(path, done_rows.values())  # CSV / Parquet: a checkpoint

@@ -90,11 +90,12 @@ def parse_permute(spec: str) -> Workload:
     return Workload("permute", (shape, perm, dtype), name)
 
 
-STREAM_KERNELS = ("scale-bias", "reduce-max", "permute")
+STREAM_KERNELS = ("scale-bias", "reduce", "permute")
 
 
 def parse_stream(spec: str) -> Workload:
-    """``SHAPE:KERNEL`` (kernel: scale-bias, reduce-max, permute) to a stream workload."""
+    """``SHAPE:KERNEL`` to a stream workload; the kernels are named as ``strider stream
+    --kernel`` names them: scale-bias, reduce (max over dim 0, the streaming dim), permute."""
     shape_text, sep, kernel = spec.partition(":")
     if not sep or kernel not in STREAM_KERNELS:
         raise ArgumentError(f"--stream {spec!r}: write SHAPE:KERNEL with a kernel of "
@@ -149,7 +150,7 @@ def _stream(hw: Hardware, workload: Workload, predict: bool) -> dict[str, Any]:
     from ..stream import block_permute, reduce, scale_bias, stream
 
     shape, kernel_name = workload.spec
-    kernel = {"scale-bias": lambda: scale_bias(2, 1), "reduce-max": lambda: reduce(0, "max"),
+    kernel = {"scale-bias": lambda: scale_bias(2, 1), "reduce": lambda: reduce(0, "max"),
               "permute": lambda: block_permute(tuple(reversed(range(len(shape)))))}[kernel_name]()
     program = stream(shape, "float32", kernel, hw)
     x = random_array(shape, "float32", np.random.default_rng(0))
