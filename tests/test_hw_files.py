@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from strategies import examples, outcome
 from strider import Hardware
 from strider.cli import main
 from strider.errors import ArgumentError, ConfigError
 from strider.hardware import PRESETS
 from strider.hardware.sampling import random_hardware
-from strategies import examples, outcome
 
 OVERRIDE = "this file (mychip.toml): overrides the trn1-like preset's figure"
 

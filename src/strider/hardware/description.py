@@ -38,13 +38,29 @@ from typing import Any, Callable
 
 from ..dtypes import KNOWN_DTYPES
 from ..errors import ArgumentError, ConfigError
-from .format import (based_description, check_plain, dotted, figure_changes, hardware_problems,
-                     merge_onto, summary_rows)
+from .format import (
+    based_description,
+    check_plain,
+    dotted,
+    figure_changes,
+    hardware_problems,
+    merge_onto,
+    summary_rows,
+)
 from .pe import PEArraySpec
-from .sections import (ENGINE_SECTIONS, SECTIONS, ActivationSpec, BufferSpec, DmaSpec, DramSpec,
-                       StreamSpec, VectorSpec)
+from .sections import (
+    ENGINE_SECTIONS,
+    SECTIONS,
+    ActivationSpec,
+    BufferSpec,
+    DmaSpec,
+    DramSpec,
+    StreamSpec,
+    VectorSpec,
+)
 from .sources import TRN1_SOURCES
 from .writing import full_toml, minimal_toml, toml_text
+
 
 def _engine_clock(hw: Hardware, engine: str) -> float:
     section = ENGINE_SECTIONS.get(engine.rstrip("0123456789"))

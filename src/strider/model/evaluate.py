@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -34,13 +35,13 @@ from ..limits import MAX_ELEMENTS, OVERHEAD_BYTES, check_host_memory
 from .graph import Graph, Node
 from .ops import depth_space_view, dtype_problem, transpose_perm
 
-_UNARY = {
+_UNARY: dict[str, Callable[[np.ndarray], Any]] = {
     "Relu": lambda x: np.maximum(x, np.zeros((), x.dtype)), "Abs": np.abs, "Neg": np.negative,
     "Sigmoid": lambda x: (1 / (1 + np.exp(-x))).astype(x.dtype), "Tanh": np.tanh,
     "Exp": np.exp, "Identity": lambda x: x, "Floor": np.floor, "Ceil": np.ceil,
     "Sign": np.sign,
 }
-_BINARY = {"Add": np.add, "Sum": np.add, "Sub": np.subtract, "Mul": np.multiply, "Max": np.maximum,
+_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], Any]] = {"Add": np.add, "Sum": np.add, "Sub": np.subtract, "Mul": np.multiply, "Max": np.maximum,
            "Min": np.minimum}
 
 
@@ -115,14 +116,15 @@ def _run(graph: Graph, node: Node, args: list[np.ndarray]) -> np.ndarray | None:
 def observe(graph: Graph, seed: int = 0) -> dict[Any, np.ndarray]:
     """Values at every opaque node's inputs (keyed by node name and input index) and at
     the graph outputs, for random graph inputs and opaque outputs drawn by name."""
-    env: dict[str, np.ndarray] = {}
+    env: dict[str, np.ndarray | None] = {}  # None: data the evaluator cannot hold
     for t in graph.inputs + sorted(graph.constants):
         value = graph.values.get(t)
         env[t] = np.asarray(value) if value is not None else _random(graph, t, seed)
     seen: dict[Any, np.ndarray] = {}
     for node in graph.nodes:
         args = [env.get(t) for t in node.inputs if t]
-        out = None if any(a is None for a in args) else _run(graph, node, args)
+        held = [a for a in args if a is not None]
+        out = None if len(held) != len(args) else _run(graph, node, held)
         if out is None:  # opaque: compare what goes in, invent what comes out
             for i, a in enumerate(args):
                 if a is not None:
@@ -132,8 +134,9 @@ def observe(graph: Graph, seed: int = 0) -> dict[Any, np.ndarray]:
         else:
             env[node.outputs[0]] = out
     for t in graph.outputs:
-        if env.get(t) is not None:
-            seen[("output", t)] = env[t]
+        value = env.get(t)
+        if value is not None:
+            seen[("output", t)] = value
     return seen
 
 

@@ -255,6 +255,7 @@ def _bodies(onnx, node) -> list:
 
 def _subgraph_facts(onnx, body) -> tuple[int, int, set[str]]:
     """(subgraphs, layout ops, outer tensors read) of one body, nested bodies included."""
+    used: set[str]
     bodies, layout, used = 1, 0, set()
     made = {i.name for i in body.input} | {t.name for t in body.initializer}
     for n in body.node:

@@ -80,7 +80,9 @@ def apply_policy(graph: Graph, policy: str) -> Graph:
                     continue
                 if (t, run) not in converted:
                     nhwc = g.fresh(f"{t}_nhwc")
-                    n, c, h, w = g.shapes[t]
+                    shape = g.shapes[t]
+                    assert shape is not None  # _is_activation(g, t): a known 4-d shape
+                    n, c, h, w = shape
                     g.add_tensor(nhwc, (n, h, w, c), g.dtypes[t])
                     nodes.append(Node(g.fresh(f"to_nhwc_{t}"), "Transpose", [t], [nhwc],
                                       {"perm": TO_NHWC}))
@@ -94,7 +96,9 @@ def apply_policy(graph: Graph, policy: str) -> Graph:
             if not _is_activation(g, t) or not (users or t in g.outputs):
                 continue
             inner = g.fresh(f"{t}_nhwc")
-            n, c, h, w = g.shapes[t]
+            shape = g.shapes[t]
+            assert shape is not None  # _is_activation(g, t): a known 4-d shape
+            n, c, h, w = shape
             g.add_tensor(inner, (n, h, w, c), g.dtypes[t])
             node.outputs[j] = inner
             for u in g.consumers(t):  # inside the run: keep using the NHWC tensor

@@ -111,6 +111,7 @@ def _step(g: Graph, removed: list[dict[str, Any]]) -> bool:
             if not same and not _single_element_constant(g, other):
                 continue
             if same:  # op(T(a), T(b)) == T(op(a, b)); T(b) stays for its other readers
+                assert src is not None  # ``same`` holds only for a producing Transpose
                 nxt.inputs = [src.inputs[0] if t == other else t for t in nxt.inputs]
                 if not g.consumers(other) and other not in g.outputs:
                     g.nodes.remove(src)

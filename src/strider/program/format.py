@@ -69,7 +69,7 @@ def field_kind(annotation: Any) -> str:
 def instruction_fields(cls: type[Instruction]) -> dict[str, tuple[str, bool]]:
     """``{field: (kind, required)}`` of an instruction class, from its dataclass fields."""
     return {f.name: (field_kind(f.type),
-                     f.default is MISSING and f.default_factory is MISSING)  # type: ignore[misc]
+                     f.default is MISSING and f.default_factory is MISSING)
             for f in fields(cls)}
 
 
@@ -132,7 +132,7 @@ class _Checker:
             self.fail(place, f"has {len(items)} entries; at most {MAX_DIMS} dims are supported")
             return None
         typed = [self.int(v, f"{place}[{k}]", minimum) for k, v in enumerate(items)]
-        return None if any(v is None for v in typed) else tuple(typed)  # type: ignore[arg-type]
+        return None if any(v is None for v in typed) else tuple(typed)
 
     def float(self, value: Any, place: str) -> float | None:
         if isinstance(value, bool) or not isinstance(value, (int, float)):

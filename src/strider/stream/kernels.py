@@ -112,6 +112,7 @@ class Elementwise(Kernel):
     fn: Callable[[np.ndarray], np.ndarray] | None = None
 
     def apply(self, state, tile, region, valid, sd):
+        assert self.fn is not None  # set by user_kernel; _ScaleBias overrides this method
         with np.errstate(all="ignore"):
             result = np.asarray(self.fn(tile))
         if result.shape != tile.shape:
@@ -120,11 +121,13 @@ class Elementwise(Kernel):
         return [(valid, _crop(result, region, valid), None)]
 
     def output(self, shape, dtype, sd):
+        assert self.fn is not None  # set by user_kernel; _ScaleBias overrides this method
         with np.errstate(all="ignore"):
             probe = np.asarray(self.fn(np.ones((1,) * max(len(shape), 1), dtype=dtype)))
         return shape, probe.dtype
 
     def reference(self, x, sd):
+        assert self.fn is not None  # set by user_kernel; _ScaleBias overrides this method
         with np.errstate(all="ignore"):
             return np.asarray(self.fn(x))
 
