@@ -55,7 +55,8 @@ def covers(label: str, share: float):
     """Decorator, above ``@given``: after the run, at least ``share`` of the examples
     labelled by :func:`outcome` or :func:`refused` (discarded ones included) had ``label``
     (or a label ``label: ...``) -- for tests whose refusal rate is naturally high, so a
-    drift towards the refusals fails the test instead of leaving it vacuous."""
+    drift towards the refusals fails the test instead of leaving it vacuous. The test
+    labels each example once (the shares are of labels)."""
     def wrap(test):
         @functools.wraps(test)
         def run(*args, **kwargs):

@@ -27,7 +27,7 @@ from strider.program import DmaCopy
 from strider.program.descriptor_fit import ttu_problem
 from strider.hardware.sampling import random_hardware, random_permutation
 
-from strategies import examples, outcome, random_array
+from strategies import covers, examples, outcome, random_array
 
 FIELD = re.compile(r"\b(sbuf|psum|pe|dma|vector|activation|dram|stream)\.[a-z_]+")
 
@@ -95,6 +95,7 @@ _INVALID = st.one_of(
 )
 
 
+@covers("refused", share=0.5)
 @settings(max_examples=examples(60), deadline=None)
 @given(st.sampled_from(["dram", "sbuf", "psum", "pe", "vector", "activation", "dma", "stream"]),
        st.data())

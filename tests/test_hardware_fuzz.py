@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from strider import Hardware
 from strider.errors import ConfigError
 from strider.hardware.format import RANGES
-from strategies import examples, outcome, refused
+from strategies import covers, examples, outcome, refused
 
 BASE = Hardware.preset("trn1-like").to_dict()
 FIELDS = [(s, f) for s, v in BASE.items() if isinstance(v, dict) for f in v] + \
@@ -110,6 +110,7 @@ def _near(old):
     return st.just(old)
 
 
+@covers("citation", share=0.4)
 @settings(max_examples=examples(100), deadline=None)
 @given(st.sampled_from([(s, f) for s, f in FIELDS if s not in (None, "sources")]), st.data())
 def test_an_override_keeps_a_citation_only_where_the_figure_is_unchanged(where, data):
@@ -130,5 +131,5 @@ def test_an_override_keeps_a_citation_only_where_the_figure_is_unchanged(where, 
     assert key in preset, f"{key}: every figure of the preset is cited"
     numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (old, value))
     unchanged = (numbers or type(old) is type(value)) and old == value
-    outcome("citation kept" if unchanged else "citation dropped")
+    outcome("citation: kept" if unchanged else "citation: dropped")
     assert (cited[key] == preset[key]) == unchanged

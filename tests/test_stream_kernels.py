@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strategies import DTYPES, examples, outcome, random_array
+from strategies import DTYPES, covers, examples, outcome, random_array
 from strider import Hardware
 from strider.errors import ArgumentError
 from strider.dtypes import dtype_of
@@ -93,6 +93,7 @@ def test_kernel_argument_errors():
             np.ones((4, 4), np.int32))
 
 
+@covers("exact", share=0.3)
 @settings(max_examples=examples(60), deadline=None)
 @given(st.sampled_from(["int8", "uint16", "int32", "int64"]), st.data(), st.booleans())
 def test_scale_bias_on_integers_is_exact_or_refused(dtype, data, as_scale):

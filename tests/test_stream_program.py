@@ -116,6 +116,7 @@ def test_listing_shows_the_program():
     assert "load page (0,0)" in text and "define segment 0" in text
 
 
+@covers("streamed", share=0.5)
 @settings(max_examples=examples(25), deadline=None)
 @given(dims=st.lists(st.integers(1, 9), min_size=1, max_size=4), dtype=st.sampled_from(
     ["int8", "int16", "float32", "float64"]))

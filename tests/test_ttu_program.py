@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from strider import AccessPattern
 from strider.errors import ProgramError
 from strider.ttu import TTUConfig, compile_program
-from strategies import examples, outcome
+from strategies import covers, examples, outcome
 
 VARS = "ijklmnpq"
 
@@ -124,6 +124,7 @@ def test_four_ways_agree(prog_arrays):
         assert literal.equals(reg) and literal.counts == reg.counts
 
 
+@covers("merged", share=0.1)
 @settings(max_examples=examples(40))
 @given(programs(), st.integers(1, 3))
 def test_few_columns_merge_loops_or_refuse(prog_arrays, dims):

@@ -9,9 +9,10 @@ from hypothesis import given, strategies as st
 from strider import AccessPattern
 from strider.errors import CapacityError
 from strider.ttu import TTU, TTUConfig, check_fits, coalesce_loops, ttu_row_for
-from strategies import access_patterns, outcome
+from strategies import access_patterns, covers, outcome
 
 
+@covers("walks the pattern", share=0.5)
 @given(access_patterns(max_dims=8, max_side=4), st.integers(1, 8))
 def test_row_walks_the_pattern_or_says_why_not(ap, dims):
     cfg = TTUConfig(rows=1, dims=dims)

@@ -15,7 +15,7 @@ from strider.cli import main
 from strider.data import _blocks, first_difference, random_array
 from strider.errors import ResourceError
 from strider.limits import MAX_ELEMENTS, check_shape
-from strategies import examples, outcome
+from strategies import covers, examples, outcome
 
 
 @settings(max_examples=examples(200), deadline=None)
@@ -54,6 +54,7 @@ def test_a_dim_past_the_limit_is_refused_with_the_limit(capsys, shape, verb):
     assert f"each dim may be at most {MAX_ELEMENTS:,} (2**40)" in err
 
 
+@covers("accepted", share=0.1)
 @settings(max_examples=examples(50), deadline=None)
 @given(st.lists(st.integers(0, 2**70) | st.sampled_from(
     [0, 1, 2**20, 2**20 + 1, MAX_ELEMENTS, MAX_ELEMENTS + 1]), min_size=1, max_size=4))

@@ -12,7 +12,7 @@ the traversal unit's whole register file and address stream.
 from __future__ import annotations
 
 import argparse
-from typing import Callable
+from typing import Any, Callable
 
 from ..errors import VerificationError
 from ..ttu.golden import EXAMPLES, GoldenExample
@@ -128,7 +128,7 @@ def _summary(args: argparse.Namespace) -> int:
     rows = SEEN.get("suite")
     if rows:
         autos = [r for r in rows if r["requested"] == "auto"]
-        by = {}
+        by: dict[str, list[dict[str, Any]]] = {}  # mechanism -> the suite rows it moved
         for r in autos:
             by.setdefault(MECHANISMS[r["strategy"]], []).append(r)
         exact = sum(r["verified"] for r in autos)

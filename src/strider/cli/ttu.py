@@ -184,8 +184,8 @@ def render(program: TTUProgram, stream: AddressStream, limit: int = 64, title: s
             format_table(headers, rows), ""]
     n = len(stream) if total is None else total
     shown = min(len(stream), n) if limit <= 0 else min(len(stream), n, limit)
-    names = stream.names
-    table: list[list[Any]] = [[k, int(stream.rows[k]), str(names[k]), int(stream.addresses[k])]
+    arrays = stream.names
+    table: list[list[Any]] = [[k, int(stream.rows[k]), str(arrays[k]), int(stream.addresses[k])]
                               for k in range(shown)]
     out.append(f"Address stream ({n} addresses" + (f", first {shown} shown)" if shown < n else ")"))
     out.append(format_table(["#", "row", "array", "address"], table))

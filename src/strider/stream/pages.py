@@ -29,14 +29,17 @@ True
 
 from __future__ import annotations
 
-from typing import Hashable
+from typing import Generic, Hashable, TypeVar
 
 import numpy as np
 
 from ..errors import SimulationError
 
+#: What identifies a page (the stream's page-grid coordinates, :data:`~.layout.PageId`).
+P = TypeVar("P", bound=Hashable)
 
-class PageTable:
+
+class PageTable(Generic[P]):
     """Counters and epochs of ``slots`` on-chip pages (all free at the start)."""
 
     def __init__(self, slots: int):
@@ -44,7 +47,7 @@ class PageTable:
         self.loading = np.zeros(self.slots, dtype=np.int8)    # first counter
         self.refs = np.zeros(self.slots, dtype=np.int64)      # second counter
         self.epoch = np.zeros(self.slots, dtype=np.int64)     # refills so far
-        self.page: list[Hashable | None] = [None] * self.slots
+        self.page: list[P | None] = [None] * self.slots  # None: never loaded
 
     # ------------------------------------------------------------ queries
     def is_free(self, slot: int) -> bool:
@@ -74,7 +77,7 @@ class PageTable:
         return loading, held, self.slots - loading - held
 
     # ------------------------------------------------------------ transitions
-    def load(self, slot: int, page: Hashable, refs: int) -> int:
+    def load(self, slot: int, page: P, refs: int) -> int:
         """Start a refill of a free slot; returns the new epoch."""
         if not self.is_free(slot):
             raise SimulationError(

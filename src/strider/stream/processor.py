@@ -90,7 +90,7 @@ class StreamCore:
         self.program = program
         self.x = x
         self.sd = program.streaming_dim
-        self.table = PageTable(program.pool_pages)
+        self.table: PageTable[PageId] = PageTable(program.pool_pages)
         self.buffers = np.empty((program.pool_pages, *program.layout.page_shape), x.dtype)
         self.buffers.view(np.uint8)[...] = _POISON
         self.pc = 0
@@ -131,7 +131,7 @@ class StreamCore:
             self.where[ins.page] = (slot, epoch)
             self.loads_issued[ins.page] = self.loads_issued.get(ins.page, 0) + 1
             self.pc += 1
-            event = ("load", ins.page, slot, epoch)
+            event: tuple[str, PageId, int, int] | tuple[str, int] = ("load", ins.page, slot, epoch)
         else:
             self.defined += 1
             self.pc += 1
@@ -151,7 +151,12 @@ class StreamCore:
             self.log.append(("complete", page, slot, epoch))
 
     def loads_in_flight(self) -> list[PageId]:
-        return [self.table.page[s] for s in np.flatnonzero(self.table.loading)]
+        pages: list[PageId] = []
+        for s in np.flatnonzero(self.table.loading):
+            page = self.table.page[s]
+            assert page is not None  # a loading slot holds the page it loads
+            pages.append(page)
+        return pages
 
     # ------------------------------------------------------------ engines
     def tile(self, e: int) -> Tile | None:
@@ -182,7 +187,9 @@ class StreamCore:
             return None
         if eng.segment >= self.defined:
             return ("segment", eng.segment)
-        for page in self.tile(e).pages:
+        t = self.tile(e)
+        assert t is not None  # the engine is not done
+        for page in t.pages:
             loc = self.where.get(page)
             if loc is None or not self.table.ready(*loc):
                 return ("page", page)
@@ -198,6 +205,7 @@ class StreamCore:
             raise SimulationError(f"engine pe{e} started before its pages were ready "
                                   f"({self.waiting_on(e)})")
         t = self.tile(e)
+        assert t is not None  # can_start: the engine is not done
         eng = self.engines[e]
         eng.busy = True
         data = self._gather(t)

@@ -135,7 +135,7 @@ def stream(shape: Sequence[int], dtype: Any, kernel: Kernel, hw: Hardware | str,
     one_row = None  # set when no layout fits the pool given (the refusal says what would)
     if streaming_dim is None:
         streaming_dim = 0
-        if page_shape is None and math.prod(shape):
+        if page_shape is None and math.prod(shape) != 0:
             streaming_dim, auto_page, one_row = _default_layout(shape, dt, kernel, hw, pages,
                                                                 segment_rows)
     if not -ndim <= streaming_dim < ndim:

@@ -108,6 +108,7 @@ def run_stream(program: PagedStream, x: np.ndarray, *,
             for e in range(program.engines):
                 if core.can_start(e):
                     t = core.tile(e)
+                    assert t is not None  # can_start: the engine is not done
                     wait = now - idle_since[e]
                     ready = max([issued_at[p] for p in t.pages] + [defined_at[t.segment]])
                     free_part = min(max(ready - idle_since[e], 0.0), wait)
@@ -134,10 +135,11 @@ def run_stream(program: PagedStream, x: np.ndarray, *,
     landing: list[tuple[float, int, DmaJob]] = []  # bytes moved, the DRAM latency passing
     settle()
     while running or heap or landing:
-        t_dram = dram.next_finish()[0] if dram.heap else math.inf
+        finish = dram.next_finish()  # None when the DRAM is idle
+        t_dram = finish[0] if finish is not None else math.inf
         now = min(t_dram, heap[0][0] if heap else math.inf,
                   landing[0][0] if landing else math.inf)
-        while dram.heap and dram.next_finish()[0] <= now + 1e-9:
+        while (finish := dram.next_finish()) is not None and finish[0] <= now + 1e-9:
             _, key = dram.pop()
             job = running.pop(key)
             free_queues.append(job.queue)  # the queue takes the next job meanwhile
@@ -167,7 +169,7 @@ def run_stream(program: PagedStream, x: np.ndarray, *,
     core.check_drained()
     stats = collect_stats(program, core, now, timeline, occupancy, busy, wait_load, wait_free,
                           bytes_read, bytes_written)
-    counters = {
+    counters: dict[str, list[tuple[float, float]]] = {
         "pages loading": [(t, a) for t, a, _, _ in occupancy],
         "pages in use": [(t, b) for t, _, b, _ in occupancy],
         "pages free": [(t, c) for t, _, _, c in occupancy],

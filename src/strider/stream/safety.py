@@ -29,6 +29,7 @@ import math
 
 from ..errors import CapacityError
 from ..hardware.description import Hardware
+from .instructions import Load
 from .layout import PageLayout, fmt_index
 from .processor import StreamCore
 
@@ -107,12 +108,14 @@ def deadlock_witness(core: StreamCore) -> list[str]:
                          f"{core.segment_of[what]}, which {state}")
     if core.sp_blocked():
         ins = core.program.instructions[core.pc]
+        assert isinstance(ins, Load)  # sp_blocked: the next instruction is a load
         lines.append(f"the stream processor waits for a free page to run instruction "
                      f"{core.pc} ({ins.describe()} of segment {core.segment_of[ins.page]}); "
                      f"all {core.table.slots} pages are held:")
         for slot in range(core.table.slots):
             page = core.table.page[slot]
-            holders = core.holders(page) if page is not None else []
+            assert page is not None  # no slot is free, so each has been loaded
+            holders = core.holders(page)
             names = ", ".join(f"pe{e}" for e in holders) or "nobody"
             lines.append(f"  page slot {slot} holds page {fmt_index(page)} of segment "
                          f"{core.segment_of[page]} with {int(core.table.refs[slot])} "
