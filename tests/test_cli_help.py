@@ -31,7 +31,7 @@ def test_only_one_verb_calls_itself_the_main_job():
     assert sum("main job" in p.format_help() for p in PARSERS) <= 1
 
 
-@pytest.mark.parametrize("perm", [["0", "2", "1"], ["0,2,1"], ["0,", "2", "1"]])
+@pytest.mark.parametrize("perm", [["0", "2", "1"], ["0,2,1"]])
 def test_a_perm_may_be_spaced_or_comma_separated(perm, capsys):
     assert main(["permute", "--shape", "4", "6", "8", "--perm", *perm, "--hw", "tiny",
                  "--json"]) == 0
@@ -62,7 +62,7 @@ def test_a_misspelt_dtype_or_preset_gets_a_did_you_mean(argv, hint, capsys):
 def test_an_output_path_that_is_a_directory_is_named_as_one(option, tmp_path, capsys):
     assert main(["permute", "--shape", "4,6", "--perm", "1,0", "--hw", "tiny",
                  option, str(tmp_path)]) == 2
-    assert "is a directory" in capsys.readouterr().err
+    assert "is a folder" in capsys.readouterr().err
 
 
 def test_stream_and_sweep_name_the_reduce_kernel_alike():

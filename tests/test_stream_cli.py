@@ -81,9 +81,9 @@ def test_stream_inputs_are_checked(capsys):
     (["--kernel", "permute", "--perm", "0,0"], "--perm (0, 0) is not a permutation"),
     (["--shape", "4,-1"], "--shape (4, -1) has a negative extent"),
     (["--shape", "0,99999999999999999999"], "each dim may be at most"),
-    (["--dtype", "U4"], "--dtype: unknown or non-numeric element type 'U4'"),
-    (["--dtype", "str"], "--dtype: unknown or non-numeric element type 'str'"),
-    (["--dtype", "object"], "--dtype: unknown or non-numeric element type 'object'"),
+    (["--dtype", "U4"], "--dtype: dtype 'U4' is not a numeric or bool dtype"),
+    (["--dtype", "str"], "--dtype: dtype 'str' is not a numeric or bool dtype"),
+    (["--dtype", "object"], "--dtype: dtype 'object' is not a numeric or bool dtype"),
 ])
 def test_errors_name_the_flags(capsys, argv, words):
     assert main(["stream", "--hw", "tiny", *argv]) == 2

@@ -61,7 +61,7 @@ def check_writable(path: str | os.PathLike, option: str,
         raise ArgumentError(f"{option}: the path is empty; give a file name")
     target = Path(path)
     if target.is_dir():
-        raise ArgumentError(f"{option}: {str(path)!r} is a directory; give a file name in it "
+        raise ArgumentError(f"{option}: {str(path)!r} is a folder; give a file name in it "
                             f"(e.g. {str(target / ('out' + (suffixes[0] if suffixes else '')))!r})")
     if suffixes is not None and target.suffix.lower() not in suffixes:
         raise ArgumentError(f"{option}: {str(path)!r} must end in one of "

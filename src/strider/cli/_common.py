@@ -32,7 +32,7 @@ class IntsAction(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: Any, option_string: str | None = None) -> None:
-        text = ",".join(str(v).strip().strip(",") for v in values)
+        text = ",".join(str(v).strip() for v in values)
         try:
             setattr(namespace, self.dest, parse_ints(text))
         except ValueError:

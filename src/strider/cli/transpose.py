@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--shape", action=IntsAction, example="1000,3000", required=True,
                    metavar="M,N",
                    help="the matrix: rows M and columns N")
-    p.add_argument("--batch", action=IntsAction, example="3", default=(), metavar="B,...",
+    p.add_argument("--batch", action=IntsAction, example="2,3", default=(), metavar="B,...",
                    help="leading batch dims, kept in order (default: none)")
     p.add_argument("--dtype", default="float32", help="element type (default float32)")
     p.add_argument("--allow-inexact", action="store_true",
