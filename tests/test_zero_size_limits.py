@@ -59,31 +59,31 @@ def test_a_dim_past_the_limit_is_refused_with_the_limit(capsys, shape, verb):
 @given(st.lists(st.integers(0, 2**70) | st.sampled_from(
     [0, 1, 2**20, 2**20 + 1, MAX_ELEMENTS, MAX_ELEMENTS + 1]), min_size=1, max_size=4))
 def test_check_shape_refuses_exactly_the_long_dims_or_large_tensors(shape):
-    """Both sides of each limit (the limit itself included): refused exactly past it."""
+    """Both sides of each limit (the limit itself included): refused exactly past it --
+    a dim, the element count, or the span of the non-zero dims of an empty tensor."""
     too_long = any(n > MAX_ELEMENTS for n in shape)
     too_big = math.prod(shape) > MAX_ELEMENTS
+    too_wide = math.prod(n for n in shape if n) > MAX_ELEMENTS
     try:
         check_shape(shape, "--shape")
     except ResourceError as exc:   # the refusal is the property: both ways round
-        outcome("refused: dim" if too_long else "refused: size")
-        assert too_long or too_big
+        outcome("refused: dim" if too_long else "refused: size" if too_big else "refused: span")
+        assert too_long or too_big or too_wide
         assert ("each dim" in str(exc)) == too_long
         return
-    assert not too_long and not too_big
+    assert not too_long and not too_big and not too_wide
     if 0 not in shape:
         outcome("accepted")
-    elif math.prod(n for n in shape if n) <= MAX_ELEMENTS:   # NumPy holds what passes
+    else:   # NumPy holds every empty tensor that passes
         outcome("accepted: empty")
         assert random_array(shape, "float32", np.random.default_rng(0)).size == 0
-    else:   # see the next test
-        outcome("accepted: empty, too long for NumPy")
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="check_shape accepts an empty shape whose other dims multiply past "
-                          "what NumPy can allocate: `strider permute --shape "
-                          "0,1099511627776,1099511627776` ends in a ValueError traceback")
-def test_an_empty_shape_that_passes_the_limits_is_one_numpy_can_hold():
+def test_an_empty_shape_numpy_cannot_lay_out_is_refused(capsys):
     shape = [0, 1417, 1480, 1_099_507_433_488]   # found by the property test above
-    check_shape(shape, "--shape")
-    assert random_array(shape, "float32", np.random.default_rng(0)).size == 0
+    with pytest.raises(ResourceError, match="non-zero dims span"):
+        check_shape(shape, "--shape")
+    assert main(["permute", "--shape", "0,1099511627776,1099511627776", "--perm", "0,2,1",
+                 "--hw", "tiny"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "non-zero dims span" in err and "Traceback" not in err

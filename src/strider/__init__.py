@@ -28,12 +28,11 @@ from .api import run_plan, simulate, verify
 from .errors import StriderError
 from .hardware import Hardware
 from .host import permute
-from .plan import Plan, PermuteRequest
+from .plan import PermuteRequest, Plan
 from .program import Program, Ref
 from .sim import Machine, SimResult, SimStats
 from .strategy import plan_permute
 from .stream import stream  # the builder; import submodules with `from strider.stream import ...`
-
 from .version import __version__
 
 __all__ = [

@@ -25,8 +25,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .errors import ArgumentError, VerificationError
 from .data import first_difference, random_array, same_bits
+from .errors import ArgumentError, VerificationError
 from .plan import Plan
 from .program.core import Program
 from .sim import Machine, SimResult

@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from .hardware.description import Hardware
 from .dtypes import dtype_of
+from .hardware.description import Hardware
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,8 @@ CASES: tuple[Case, ...] = (
 
 #: Keys of every row :func:`run_suite` returns.
 COLUMNS = ("case", "shape", "perm", "dtype", "strategy", "requested", "verified", "cycles",
-           "seconds", "roofline_ratio", "dram_roofline_ratio", "bandwidth_gb_s", "full_speed", "chunk_in_bytes",
+           "seconds", "roofline_ratio", "dram_roofline_ratio", "bandwidth_gb_s", "full_speed",
+           "chunk_in_bytes",
            "chunk_out_bytes", "predicted_cycles")
 
 

@@ -61,6 +61,10 @@ def check_shape(shape: Sequence[int], what: str) -> None:
     if size > MAX_ELEMENTS:
         raise ResourceError(f"{what} has {size:,} elements; at most {MAX_ELEMENTS:,} (2**40) "
                             "are supported")
+    span = math.prod(int(n) for n in shape if int(n))
+    if span > MAX_ELEMENTS:  # an empty tensor still needs strides NumPy can hold
+        raise ResourceError(f"{what}: its non-zero dims span {span:,} elements; at most "
+                            f"{MAX_ELEMENTS:,} (2**40), even when another dim is 0")
 
 
 def check_extents(shape: Sequence[int], what: str) -> None:

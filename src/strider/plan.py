@@ -26,9 +26,9 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 
 from .access_pattern import validate_perm
+from .dtypes import KNOWN_DTYPES, data_dtype, dtype_of
 from .errors import ArgumentError, LayoutError
 from .hardware.description import Hardware
-from .dtypes import KNOWN_DTYPES, data_dtype, dtype_of
 from .program.core import Program
 
 

@@ -24,7 +24,7 @@ from typing import Any, Protocol, Sequence
 from .errors import ArgumentError, PlanError
 from .hardware.description import Hardware
 from .limits import check_extents
-from .plan import Plan, PermuteRequest
+from .plan import PermuteRequest, Plan
 
 
 class Strategy(Protocol):

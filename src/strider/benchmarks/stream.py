@@ -19,7 +19,6 @@ misses the roofline target.
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import time
 from pathlib import Path
@@ -30,6 +29,7 @@ from ..data import random_array
 from ..errors import ArgumentError, StriderError
 from ..hardware import Hardware
 from ..stream import scale_bias, stream
+from ..stream.program import default_shape
 from ..text import format_bytes, format_table
 from ._args import (
     hardware_type,
@@ -39,7 +39,6 @@ from ._args import (
     target_status,
     verdict,
 )
-from ..stream.program import default_shape
 
 TARGET_RATIO = 1.15
 

@@ -7,8 +7,10 @@ import json
 import sys
 from typing import Any
 
-# the integer argument types are the benchmarks' too (they sit below the command line)
-from ..benchmarks._args import non_negative_int, positive_int
+# the integer argument types are the benchmarks' too (they sit below the command line);
+# re-exported for the verbs
+from ..benchmarks._args import non_negative_int as non_negative_int
+from ..benchmarks._args import positive_int as positive_int
 
 
 def parse_ints(text: str) -> tuple[int, ...]:

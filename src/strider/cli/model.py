@@ -30,8 +30,7 @@ import argparse
 import sys
 
 from ..errors import ArgumentError, PlanError, ResourceError
-from ._common import print_json
-from ._common import check_output_paths
+from ._common import check_output_paths, print_json
 
 
 def _dim(text: str) -> tuple[str, int]:

@@ -26,7 +26,12 @@ import numpy as np
 from ..errors import ArgumentError
 from ._common import IntsAction, check_output_paths, dtype_arg
 from ._simulating import (
-    add_run_options, check_request, finish, progress, run_planned, write_artifacts,
+    add_run_options,
+    check_request,
+    finish,
+    progress,
+    run_planned,
+    write_artifacts,
 )
 
 

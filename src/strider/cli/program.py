@@ -45,8 +45,8 @@ def run_show(args: argparse.Namespace) -> int:
         return 0
     print(program.listing(limit=args.limit))
     if args.hw:
-        from ..sim.estimate import estimate
         from ..hardware.description import Hardware
+        from ..sim.estimate import estimate
         from ..sim.lower import lower
 
         hw = Hardware.load(args.hw)

@@ -20,12 +20,12 @@ import sys
 
 import numpy as np
 
-from ..errors import ArgumentError, CapacityError, ResourceError, VerificationError
-from ..hardware.description import Hardware
 from ..data import random_array
 from ..dtypes import dtype_of
-from ..text import format_bytes
+from ..errors import ArgumentError, CapacityError, ResourceError, VerificationError
+from ..hardware.description import Hardware
 from ..stream.program import default_shape
+from ..text import format_bytes
 from ._common import IntsAction, check_output_paths, dtype_arg, non_negative_int, print_json
 
 

@@ -22,14 +22,20 @@ from typing import Any
 from ..errors import ArgumentError
 from ._common import IntsAction, check_output_paths, dtype_arg
 from ._simulating import (
-    add_run_options, check_request, finish, progress, run_planned, write_artifacts,
+    add_run_options,
+    check_request,
+    finish,
+    progress,
+    run_planned,
+    write_artifacts,
 )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "transpose",
-        help="plan, simulate and verify a (batched) transpose (the PE array's identity transpose and its rivals)",
+        help="plan, simulate and verify a (batched) transpose (the PE array's identity "
+             "transpose and its rivals)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -63,7 +69,7 @@ def request_of(args: argparse.Namespace) -> tuple[tuple[int, ...], tuple[int, ..
 
 def run(args: argparse.Namespace) -> int:
     from ..api import mismatches, random_inputs, simulate
-    from ..plan import Plan, PermuteRequest
+    from ..plan import PermuteRequest, Plan
     from ..strategy import candidates, choose, resolve_hardware
 
     shape, perm = request_of(args)

@@ -19,10 +19,10 @@ from typing import Any
 
 from ..access_pattern import AccessPattern
 from ..errors import ArgumentError, ConfigError, LayoutError
+from ..limits import check_host_memory
+from ..text import format_table
 from ..ttu import TTUConfig, TTUProgram, compile_program
 from ..ttu.program import AddressStream
-from ..text import format_table
-from ..limits import check_host_memory
 from ._common import non_negative_int, parse_ints, print_json
 
 _SPEC = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*([^@]+?)\s*(?:@\s*(-?\d+))?\s*$")

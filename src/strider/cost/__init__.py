@@ -19,12 +19,30 @@ Examples
 128.0
 """
 
-from .dma import (chunk_efficiency, descriptor_fixed_cycles, descriptor_issue_cycles,
-                  hidden_latency_cycles, transfer_cycles, transfer_timing)
-from .engines import (PeCost, access_cycles, access_rate, engine_scale, innermost_stride,
-                      innermost_stride_bytes, instruction_cycles, instruction_timing,
-                      instruction_window, lane_cycles, pe_cost, queue_peak_cycles,
-                      roofline_cycles, stride_rate)
+from .dma import (
+                  chunk_efficiency,
+                  descriptor_fixed_cycles,
+                  descriptor_issue_cycles,
+                  hidden_latency_cycles,
+                  transfer_cycles,
+                  transfer_timing,
+)
+from .engines import (
+                  PeCost,
+                  access_cycles,
+                  access_rate,
+                  engine_scale,
+                  innermost_stride,
+                  innermost_stride_bytes,
+                  instruction_cycles,
+                  instruction_timing,
+                  instruction_window,
+                  lane_cycles,
+                  pe_cost,
+                  queue_peak_cycles,
+                  roofline_cycles,
+                  stride_rate,
+)
 
 __all__ = ["PeCost", "pe_cost", "instruction_window", "engine_scale", "transfer_cycles",
            "transfer_timing", "hidden_latency_cycles", "descriptor_issue_cycles",

@@ -105,8 +105,14 @@ from typing import NamedTuple, Protocol
 from ..access_pattern import coalesced_dims
 from ..hardware.description import ActivationSpec, Hardware, VectorSpec
 from ..operands import Ref
-from .dma import (chunk_efficiency, descriptor_fixed_cycles, descriptor_issue_cycles,
-                  hidden_latency_cycles, transfer_cycles, transfer_timing)
+from .dma import (
+    chunk_efficiency,
+    descriptor_fixed_cycles,
+    descriptor_issue_cycles,
+    hidden_latency_cycles,
+    transfer_cycles,
+    transfer_timing,
+)
 
 
 class Instruction(Protocol):

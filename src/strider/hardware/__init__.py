@@ -22,8 +22,17 @@ Examples
 'tiny'
 """
 
-from .description import (PRESETS, ActivationSpec, BufferSpec, DmaSpec, DramSpec, Hardware,
-                          PEArraySpec, StreamSpec, VectorSpec)
+from .description import (
+                          PRESETS,
+                          ActivationSpec,
+                          BufferSpec,
+                          DmaSpec,
+                          DramSpec,
+                          Hardware,
+                          PEArraySpec,
+                          StreamSpec,
+                          VectorSpec,
+)
 
 __all__ = ["Hardware", "DramSpec", "BufferSpec", "PEArraySpec", "VectorSpec",
            "ActivationSpec", "DmaSpec", "StreamSpec", "PRESETS"]

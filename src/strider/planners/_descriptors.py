@@ -30,13 +30,13 @@ from functools import lru_cache
 from typing import Sequence
 
 from ..access_pattern import AccessPattern, coalesced_dims
-from ..errors import PlanError
-from ..limits import MAX_DESCRIPTORS
-from ..hardware.description import Hardware
+from ..cost.dma import transfer_timing
 from ..dtypes import dtype_of
+from ..errors import PlanError
+from ..hardware.description import Hardware
+from ..limits import MAX_DESCRIPTORS
 from ..program.core import Ref
 from ..program.descriptor_fit import ttu_problem, walk_problem
-from ..cost.dma import transfer_timing
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,9 @@ from typing import Sequence
 import numpy as np
 
 from ..access_pattern import merge_groups, row_major_strides
+from ..dtypes import dtype_of
 from ..errors import PlanError
 from ..hardware.description import Hardware
-from ..dtypes import dtype_of
 
 
 def coalesce_permutation(shape: Sequence[int], perm: Sequence[int]
@@ -106,8 +106,8 @@ class Groups:
     On a coalesced permutation: ``group1`` is the source-innermost dim
     (source-contiguous: it fills a buffer row on the way in); ``group2`` the
     target-innermost dim when that is another dim (target-contiguous: fills a row on
-    the way out); ``rest`` the others, in source order. ``innermost_stays``: the source-innermost dim is also the
-    target-innermost one, so no transpose is needed.
+    the way out); ``rest`` the others, in source order. ``innermost_stays``: the
+    source-innermost dim is also the target-innermost one, so no transpose is needed.
     """
 
     shape: tuple[int, ...]

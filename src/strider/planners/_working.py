@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from ..access_pattern import AccessPattern
-from ..sim.estimate import estimate
 from ..hardware.description import Hardware
 from ..plan import PermuteRequest, Plan
 from ..program.core import Program
+from ..sim.estimate import estimate
 from ._descriptors import Side, Transfer
 from ._groups import carrier_dtype, coalesce_permutation
 from ._postcondition import check_program

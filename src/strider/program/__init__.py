@@ -21,9 +21,25 @@ Examples
 0
 """
 
-from .core import (INSTRUCTION_TYPES, MEMORIES, ActCopy, DmaCopy, Instruction, LoadWeights,
-                   MatMul, PeTranspose, Program, Ref, Signal, TensorDecl, VectorCopy,
-                   VectorFill, VectorIdentity, VectorTranspose, Wait)
+from .core import (
+                   INSTRUCTION_TYPES,
+                   MEMORIES,
+                   ActCopy,
+                   DmaCopy,
+                   Instruction,
+                   LoadWeights,
+                   MatMul,
+                   PeTranspose,
+                   Program,
+                   Ref,
+                   Signal,
+                   TensorDecl,
+                   VectorCopy,
+                   VectorFill,
+                   VectorIdentity,
+                   VectorTranspose,
+                   Wait,
+)
 
 __all__ = [
     "Program", "Ref", "TensorDecl", "Instruction", "DmaCopy", "LoadWeights", "MatMul",

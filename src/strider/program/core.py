@@ -36,10 +36,10 @@ id  engine  instruction  deps  operands
 from __future__ import annotations
 
 import functools
-from collections import abc
 import json
 import math
 import numbers
+from collections import abc
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -48,13 +48,30 @@ import numpy as np
 
 from ..dtypes import data_dtype, dtype_of
 from ..errors import ProgramError, StriderError
-from .instructions import (
-    INSTRUCTION_TYPES, ActCopy, DmaCopy, Instruction, LoadWeights, MatMul, PeTranspose,
-    Signal, VectorCopy, VectorFill, VectorIdentity, VectorTranspose, Wait,
-)
 from ..operands import MEMORIES, Ref
 from .format import (
-    FIELD_MINIMUM, FORMAT, INT_LIMIT, MAX_DIMS, ROLES, instruction_fields, load_program_dict,
+    FIELD_MINIMUM,
+    FORMAT,
+    INT_LIMIT,
+    MAX_DIMS,
+    ROLES,
+    instruction_fields,
+    load_program_dict,
+)
+from .instructions import (
+    INSTRUCTION_TYPES,
+    ActCopy,
+    DmaCopy,
+    Instruction,
+    LoadWeights,
+    MatMul,
+    PeTranspose,
+    Signal,
+    VectorCopy,
+    VectorFill,
+    VectorIdentity,
+    VectorTranspose,
+    Wait,
 )
 
 

@@ -37,9 +37,9 @@ from typing import Any, Callable
 from ..access_pattern import AccessPattern
 from ..dtypes import KNOWN_DTYPES
 from ..errors import ProgramError, StriderError
-from .instructions import INSTRUCTION_TYPES, Instruction
 from ..limits import MAX_DIMS
 from ..operands import Ref
+from .instructions import INSTRUCTION_TYPES, Instruction
 
 FORMAT = "strider-program/1"
 ROLES = ("input", "output", "scratch")

@@ -56,8 +56,8 @@ from ..cost.engines import PeCost, access_cycles, pe_cost, transfer_timing
 from ..dtypes import accumulator_dtype
 from ..errors import CapacityError, ProgramError, SimulationError
 from ..hardware.description import Hardware
-from .numerics import mac
 from ..operands import MEMORIES, ON_CHIP, Ref
+from .numerics import mac
 
 #: Every instruction class by name (filled as classes are defined).
 INSTRUCTION_TYPES: dict[str, type[Instruction]] = {}

@@ -33,13 +33,13 @@ from typing import Mapping
 import numpy as np
 
 from ..access_pattern import AccessPattern
+from ..dtypes import dtype_of, raw_dtype
 from ..errors import ArgumentError, SimulationError
 from ..hardware.description import Hardware
-from ..dtypes import dtype_of, raw_dtype
-from ..program.instructions import DmaCopy, Instruction, VectorCopy
-from ..program.numerics import copy_between
 from ..operands import Ref
 from ..program.core import Program
+from ..program.instructions import DmaCopy, Instruction, VectorCopy
+from ..program.numerics import copy_between
 from .memory import Memory
 from .views import strided_view
 

@@ -40,10 +40,10 @@ import numpy as np
 from ..cost.engines import instruction_timing, instruction_window
 from ..errors import CapacityError, ProgramError, StriderError
 from ..hardware.description import Hardware
-from ..program.instructions import Instruction
 from ..operands import Ref
 from ..program.core import Program
 from ..program.descriptor_fit import ttu_problem
+from ..program.instructions import Instruction
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,9 @@ from numpy.lib.stride_tricks import as_strided
 
 from ..errors import SimulationError
 from ..hardware.description import Hardware
-from ..program.instructions import Instruction
 from ..operands import Ref
 from ..program.core import Program
+from ..program.instructions import Instruction
 from .memory import footprint
 
 

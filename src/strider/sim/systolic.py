@@ -51,7 +51,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..dtypes import accumulator_dtype as mac_accumulator, dtype_name
+from ..dtypes import accumulator_dtype as mac_accumulator
+from ..dtypes import dtype_name
 from ..errors import ArgumentError, ProgramError
 
 MODES = ("mac", "passthrough")

@@ -21,13 +21,13 @@ Examples
 (True, 16, True)
 """
 
-from .kernels import Kernel, block_permute, reduce, scale_bias, user_kernel
-from .pages import PageTable
 from .instructions import DefineSegment, Load, Segment
+from .kernels import Kernel, block_permute, reduce, scale_bias, user_kernel
 from .layout import PageLayout, choose_page_shape
+from .paged import PagedStream
+from .pages import PageTable
 from .processor import StreamCore
 from .program import StreamProgram, stream
-from .paged import PagedStream
 from .runner import run_stream
 from .safety import check_working_set, deadlock_witness
 from .stats import StreamResult, StreamStats, build_report, format_report

@@ -25,9 +25,10 @@ import numpy as np
 
 from ..errors import ProgramError
 from ..hardware.description import Hardware
-from .instructions import Anchor, DefineSegment, Instruction, Load, Segment
+from .instructions import Anchor, Instruction, Load, Segment
 from .kernels import Kernel
 from .layout import PageId, PageLayout, fmt_index
+
 
 @dataclass
 class PagedStream:

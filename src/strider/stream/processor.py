@@ -42,8 +42,8 @@ from ..errors import ArgumentError, SimulationError
 from .instructions import Load, Segment
 from .kernels import COMBINE
 from .layout import PageId, fmt_index
-from .pages import PageTable
 from .paged import PagedStream
+from .pages import PageTable
 
 _POISON = 0xA5
 

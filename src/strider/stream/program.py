@@ -27,25 +27,28 @@ True
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
 from ..dtypes import data_dtype
-from ..errors import ArgumentError, ProgramError
+from ..errors import ArgumentError
 from ..hardware.description import Hardware
 from ..limits import check_extents
+from .descriptors import box_descriptors
 from .instructions import Anchor, DefineSegment, Instruction, Load, Segment
 from .kernels import Kernel
-from .descriptors import box_descriptors
 from .layout import (
-    PageId, PageLayout, choose_page_shape, fmt_index, page_columns, smallest_working_set,
+    PageId,
+    PageLayout,
+    choose_page_shape,
+    page_columns,
+    smallest_working_set,
 )
 from .paged import PagedStream
 from .runner import run_stream
-from .stats import StreamResult
 from .safety import check_working_set
+from .stats import StreamResult
 
 
 # ---------------------------------------------------------------- the program

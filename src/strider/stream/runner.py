@@ -36,11 +36,10 @@ from ..errors import DeadlockError
 from ..sim.dram import SharedDram
 from .descriptors import box_descriptors, transfer_cost
 from .layout import PageId, fmt_index
+from .paged import PagedStream
 from .processor import StreamCore
 from .safety import deadlock_witness
-from .paged import PagedStream
 from .stats import StreamResult, collect_stats
-
 
 
 @dataclass

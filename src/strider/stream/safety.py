@@ -34,7 +34,6 @@ from .layout import PageLayout, fmt_index
 from .processor import StreamCore
 
 
-
 def working_set_pages(layout: PageLayout, segment_rows: int) -> int:
     """Pages one segment holds on chip: ``segment_rows`` rows x the page columns."""
     if math.prod(layout.shape) == 0:

@@ -1,15 +1,21 @@
 """Where a sweep's tasks run: one tiny interface, ``map(fn, items)`` in order.
 
 - ``local`` (default): a process pool over the machine's cores (``workers``; 1 runs in
-  this process), tasks in chunks, results in submission order;
-- ``dask``: a ``dask.distributed`` client (a local cluster, or ``address``); its
-  ``Client.get_executor()`` is a standard executor, and a task that fails is retried
-  once by Dask;
+  this process), one task per worker at a time, results in submission order
+  (:mod:`.pool`);
+- ``dask``: a ``dask.distributed`` client (a local cluster, or ``address``);
 - ``ray``: Ray tasks (``ray.init()`` locally, or ``address`` such as ``auto`` or
-  ``ray://host:10001``), each retried once by Ray.
+  ``ray://host:10001``).
 
 A task never raises for a bad point (the evaluation turns refusals and errors into
-rows), so retries only cover lost workers.
+rows), so retries only cover lost workers: on every engine a task whose worker dies
+(killed, out of memory) is retried once on another worker, and when that one dies too
+``map`` gives a :class:`~.pool.Lost` naming the cause in place of its result, and goes
+on with the other tasks. Locally the retry runs on a fresh worker process. The local
+Dask cluster is started with ``distributed.scheduler.allowed-failures = 1`` (Dask's
+default is 3) and ``worker-saturation = 1.0`` (a worker holds only the task it runs, so
+a death is charged to that task alone); a Dask cluster at ``address`` keeps its own
+settings. Ray tasks run with ``max_retries=1``.
 
 Examples
 --------
@@ -22,10 +28,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Iterable, Iterator
 
 from ..errors import ArgumentError
+from .pool import DEATHS, Lost, Pool
 
 ENGINES = ("local", "dask", "ray")
 
@@ -35,33 +41,48 @@ class _Serial:
         return map(fn, items)
 
 
-class _Pool:
-    def __init__(self, workers: int):
-        self.pool = ProcessPoolExecutor(max_workers=workers)
-        self.workers = workers
-
-    def map(self, fn: Callable, items: Iterable) -> Iterator:
-        items = list(items)
-        chunk = max(1, len(items) // (8 * self.workers))
-        return self.pool.map(fn, items, chunksize=chunk)
-
-
 class _Dask:
     def __init__(self, client: Any):
         self.executor = client.get_executor(retries=1)
 
     def map(self, fn: Callable, items: Iterable) -> Iterator:
-        return self.executor.map(fn, list(items))
+        from distributed.scheduler import KilledWorker
+
+        futures = [self.executor.submit(fn, item) for item in items]
+        for future in futures:
+            try:
+                yield future.result()
+            except KilledWorker as exc:
+                yield Lost(f"worker died {_times(exc.allowed_failures + 1)} (dask "
+                           f"KilledWorker: {_first_sentence(exc)}); not retried again")
 
 
 class _Ray:
     def __init__(self, ray: Any):
         self.ray = ray
+        names = ("WorkerCrashedError", "OutOfMemoryError", "NodeDiedError")
+        self.lost = tuple(getattr(ray.exceptions, n) for n in names
+                          if hasattr(ray.exceptions, n))
 
     def map(self, fn: Callable, items: Iterable) -> Iterator:
-        task = self.ray.remote(max_retries=1)(fn)
+        task = self.ray.remote(max_retries=DEATHS - 1)(fn)
         refs = [task.remote(item) for item in items]
-        return iter(self.ray.get(refs))
+        for ref in refs:
+            try:
+                yield self.ray.get(ref)
+            except self.lost as exc:
+                yield Lost(f"worker died {_times(DEATHS)} (ray {type(exc).__name__}: "
+                           f"{_first_sentence(exc)}); not retried again")
+
+
+def _times(n: int) -> str:
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
+def _first_sentence(exc: BaseException) -> str:
+    """An exception's first sentence, on one line (Dask's and Ray's go on for a while)."""
+    text = " ".join(str(exc).split())
+    return text.split(". ")[0].rstrip(".")
 
 
 def _missing(extra: str) -> ArgumentError:
@@ -83,14 +104,15 @@ def open_engine(name: str, workers: int | None = None, address: str | None = Non
         if n == 1:
             yield _Serial()
             return
-        engine = _Pool(n)
+        pool = Pool(n)
         try:
-            yield engine
+            yield pool
         finally:
-            engine.pool.shutdown(cancel_futures=True)
+            pool.close()
         return
     if name == "dask":
         try:
+            import dask
             from dask.distributed import Client, LocalCluster
         except ImportError:
             raise _missing("dask") from None
@@ -98,9 +120,12 @@ def open_engine(name: str, workers: int | None = None, address: str | None = Non
             client = Client(address)
             cluster = None
         else:
-            cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1,
-                                   threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
+            # one retry, as locally; a worker holds only the task it runs (see above)
+            with dask.config.set({"distributed.scheduler.allowed-failures": DEATHS - 1,
+                                  "distributed.scheduler.worker-saturation": 1.0}):
+                cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1,
+                                       threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
             client = Client(cluster)
         try:
             yield _Dask(client)
@@ -124,4 +149,4 @@ def open_engine(name: str, workers: int | None = None, address: str | None = Non
             ray.shutdown()
 
 
-__all__ = ["ENGINES", "open_engine"]
+__all__ = ["ENGINES", "open_engine", "Lost"]

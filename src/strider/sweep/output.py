@@ -5,8 +5,18 @@ ignored on reading); CSV and Parquet are rewritten now and then while a sweep ru
 the end the file is rewritten whole, atomically (a temporary file renamed over the old
 one): its earlier rows first, in their order, rows of other sweeps included, then the
 new ones. Each row carries its ``key`` (hardware, workload, Strider version and mode),
-so a rerun with the same file skips what is there. An existing file that is not a sweep
-file (no ``key`` / ``workload``) is refused, never overwritten.
+so a rerun with the same file skips what is there -- except rows in error
+(:func:`is_error`: a worker that died, an unexpected exception), which run again. An
+existing file that is not a sweep file (no ``key`` / ``workload``) is refused, never
+overwritten.
+
+Several sweeps may write one file at once: every write takes an exclusive lock on a
+sidecar file, ``rows.csv.lock`` (the file itself is replaced by each atomic write, so
+it cannot hold the lock), and a rewrite re-reads the file under the lock and merges
+(:func:`save_rows`): every finished row of every sweep stays, once, and rows of grids
+with different columns share one schema (the union of the columns; missing cells
+empty). The lock file is left in place (removing it would race with a waiting writer);
+it is empty and may be deleted when no sweep runs.
 
 Examples
 --------
@@ -21,18 +31,29 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import importlib.util
 import json
 import os
+import sys
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from ..errors import ArgumentError
+
+if sys.platform != "win32":
+    import fcntl
 
 FORMATS = (".csv", ".jsonl", ".parquet")
 #: Fields every sweep row has: an existing file without them is not a sweep file.
 ROW_FIELDS = ("key", "workload")
+#: How ``refused`` starts on a row in error (not a refusal: it runs again on resume).
+ERROR_PREFIX = "error "
+#: Whether writers of one file lock it: ``fcntl.flock`` is POSIX. Windows has no flock:
+#: there the writes take no lock (the sweep says so once), and two sweeps writing one
+#: file at once may lose rows, as before locks (``msvcrt.locking`` could do it; untested).
+CAN_LOCK = sys.platform != "win32"
 
 
 class _Foreign(ValueError):
@@ -50,8 +71,49 @@ def check_path(path: str | Path) -> Path:
     return checked_rows(path)[0]
 
 
-def checked_rows(path: str | Path) -> tuple[Path, list[dict[str, Any]]]:
-    """:func:`check_path`'s path and the rows already in the file (read once)."""
+def is_error(row: dict[str, Any]) -> bool:
+    """Whether ``row`` ended in error -- its worker died, or an unexpected exception --
+    rather than with a result or a refusal; such a row does not count as done.
+
+    >>> is_error({"refused": "error worker died (signal 9, SIGKILL) twice; not retried again"})
+    True
+    >>> is_error({"refused": "ConfigError: dma.queues = 0: must be >= 1"}), is_error({"refused": ""})
+    (False, False)
+    """
+    return str(row.get("refused") or "").startswith(ERROR_PREFIX)
+
+
+def lock_path(path: str | Path) -> Path:
+    """The sidecar file whose lock the writers of ``path`` take: ``PATH.lock`` beside the
+    real file (through symlinks, so every spelling of one file shares one lock)."""
+    real = Path(os.path.realpath(path))
+    return real.with_name(real.name + ".lock")
+
+
+@contextlib.contextmanager
+def locked(path: str | Path) -> Iterator[None]:
+    """Hold the exclusive lock of ``path``'s sidecar (:func:`lock_path`), waiting for
+    another sweep's write to finish; none on Windows (:data:`CAN_LOCK`). Never fork while
+    holding it: a child would inherit the lock."""
+    if sys.platform == "win32":
+        yield
+        return
+    lock = lock_path(path)
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    except OSError as exc:
+        raise ArgumentError(f"--out {path}: its lock file {lock} cannot be opened "
+                            f"({exc.strerror}); remove it or choose another path") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def checked_rows(path: str | Path, lock: bool = False) -> tuple[Path, list[dict[str, Any]]]:
+    """:func:`check_path`'s path and the rows already in the file (read once; under its
+    lock with ``lock``)."""
     from ..files import check_writable
 
     if str(path) == "":
@@ -65,16 +127,24 @@ def checked_rows(path: str | Path) -> tuple[Path, list[dict[str, Any]]]:
         if importlib.util.find_spec("pyarrow") is None:
             raise ArgumentError("--out *.parquet needs pyarrow: pip install pyarrow "
                                 "(or write .csv / .jsonl)")
-    if path.exists():
-        if not os.access(path, os.R_OK):
-            raise ArgumentError(f"--out {path}: the file exists but cannot be read "
-                                "(permission denied); choose another path")
-        try:
-            return path, _read(path)
-        except _Foreign as exc:
-            raise ArgumentError(f"--out {path}: this file exists and is not a Strider sweep "
-                                f"file ({exc}); choose another path or delete it") from None
-    return path, []
+    rows = _checked_read(path)  # refused without a lock file left beside a foreign file
+    if lock:
+        with locked(path):  # another sweep may be writing it; an unusable lock fails here
+            rows = _checked_read(path)
+    return path, rows
+
+
+def _checked_read(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    if not os.access(path, os.R_OK):
+        raise ArgumentError(f"--out {path}: the file exists but cannot be read "
+                            "(permission denied); choose another path")
+    try:
+        return _read(path)
+    except _Foreign as exc:
+        raise ArgumentError(f"--out {path}: this file exists and is not a Strider sweep "
+                            f"file ({exc}); choose another path or delete it") from None
 
 
 def flat(row: dict[str, Any]) -> dict[str, Any]:
@@ -192,12 +262,68 @@ def _csv_text(rows: list[dict[str, Any]]) -> str:
     return "".join(lines)
 
 
+def merge_rows(first: Iterable[dict[str, Any]],
+               then: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``first`` and ``then`` as one list of rows, one per key, in ``first``'s order and
+    then ``then``'s new keys; a row of ``then`` replaces ``first``'s row of its key,
+    unless it is in error and that one is not.
+
+    >>> a = [{"key": "x", "refused": ""}, {"key": "y", "refused": "error lost"}]
+    >>> b = [{"key": "y", "refused": ""}, {"key": "x", "refused": "error lost"}, {"key": "z"}]
+    >>> [(r["key"], r.get("refused")) for r in merge_rows(a, b)]
+    [('x', ''), ('y', ''), ('z', None)]
+    """
+    merged = {r["key"]: r for r in first}
+    for r in then:
+        old = merged.get(r["key"])
+        if old is None or not is_error(r) or is_error(old):
+            merged[r["key"]] = r
+    return list(merged.values())
+
+
+def save_rows(path: Path, rows: Iterable[dict[str, Any]]) -> None:
+    """Write ``rows`` to ``path`` merged (:func:`merge_rows`) into the rows the file holds
+    now -- another sweep may have written it since this one read it -- under its lock."""
+    rows = list(rows)
+    with locked(path):
+        try:
+            on_disk = _read(path)
+        except _Foreign as exc:
+            raise ArgumentError(f"--out {path}: the file was replaced by one that is not a "
+                                f"Strider sweep file ({exc}); it is left as it is") from None
+        _write(path, merge_rows(on_disk, rows))
+
+
+def start_appending(path: Path, rows: Iterable[dict[str, Any]]) -> None:
+    """Before :func:`append_rows`: a missing file is written (with ``rows`` merged in) and
+    a last line torn by an interruption is dropped, so appends start on a fresh line."""
+    with locked(path):
+        if not path.exists() or _torn(path):
+            _write(path, merge_rows(_read(path), rows))
+
+
+def _torn(path: Path) -> bool:
+    """Whether ``path`` ends inside a line (a write cut by an interruption)."""
+    with path.open("rb") as f:
+        f.seek(0, 2)
+        if f.tell() == 0:
+            return False
+        f.seek(-1, 2)
+        return f.read(1) != b"\n"
+
+
 def write_rows(path: Path, rows: Iterable[dict[str, Any]]) -> None:
-    """Write every row to ``path``, atomically, by the rules of :mod:`strider.files`
-    (through a symlink to its file, with the umask's mode, never onto a device)."""
+    """Write every row to ``path`` (replacing what it holds; :func:`save_rows` merges),
+    atomically, by the rules of :mod:`strider.files` (through a symlink to its file, with
+    the umask's mode, never onto a device), under the file's lock."""
+    rows = list(rows)
+    with locked(path):
+        _write(path, rows)
+
+
+def _write(path: Path, rows: list[dict[str, Any]]) -> None:
     from ..files import atomic_path
 
-    rows = list(rows)
     with atomic_path(path, "--out") as tmp:
         if fmt(path) == ".parquet":
             import pyarrow as pa
@@ -215,11 +341,12 @@ def write_rows(path: Path, rows: Iterable[dict[str, Any]]) -> None:
 
 def append_rows(path: Path, rows: list[dict[str, Any]]) -> None:
     """Add finished rows as they come (JSON Lines only; CSV and Parquet are written whole
-    by :func:`write_rows`)."""
-    with path.open("a") as f:
-        for r in rows:
-            f.write(json.dumps(r) + "\n")
-        f.flush()
+    by :func:`save_rows`), under the file's lock: a concurrent rewrite never drops them."""
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    with locked(path), path.open("a") as f:
+        f.write(text)
 
 
-__all__ = ["FORMATS", "ROW_FIELDS", "fmt", "check_path", "flat", "read_rows", "write_rows", "append_rows"]
+__all__ = ["FORMATS", "ROW_FIELDS", "ERROR_PREFIX", "CAN_LOCK", "fmt", "check_path", "flat",
+           "read_rows", "write_rows", "save_rows", "merge_rows", "append_rows", "is_error",
+           "lock_path", "locked", "start_appending"]

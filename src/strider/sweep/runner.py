@@ -21,8 +21,17 @@ from typing import Any, Callable, Sequence
 from ..errors import ArgumentError, StriderError
 from ..hardware.description import Hardware
 from ..version import __version__, code_hash
-from .engines import open_engine
-from .output import append_rows, checked_rows, fmt, write_rows
+from .engines import Lost, open_engine
+from .output import (
+    CAN_LOCK,
+    ERROR_PREFIX,
+    append_rows,
+    checked_rows,
+    fmt,
+    is_error,
+    save_rows,
+    start_appending,
+)
 from .space import Point, apply, grid, parse_vary, sample
 from .workloads import Workload, empty_row, evaluate, refusal
 
@@ -60,6 +69,16 @@ def _point_task(task: tuple) -> list[dict[str, Any]]:
     return rows
 
 
+def _lost_rows(workloads: Sequence[Workload], lost: Lost) -> list[dict[str, Any]]:
+    """The rows of a point whose worker died on every try: in error, naming the cause."""
+    rows = []
+    for w in workloads:
+        row = empty_row(w)
+        row["refused"] = ERROR_PREFIX + lost.cause
+        rows.append(row)
+    return rows
+
+
 def run(base_hw: Hardware | str, workloads: Sequence[Workload],
         vary: dict[str, list[Any]] | Sequence[str] | None = None, *,
         sample_points: int | None = None, seed: int = 0, predict: bool = False,
@@ -84,13 +103,20 @@ def run(base_hw: Hardware | str, workloads: Sequence[Workload],
         Where the points run (see :mod:`strider.sweep.engines`).
     out : path, optional
         CSV / JSON Lines / Parquet; rows already there (same key) are not recomputed,
-        and rows of other sweeps in it are kept. A file that is not a sweep file is
-        refused (``ArgumentError``), never overwritten.
+        except rows in error, and rows of other sweeps in it are kept, also when they
+        write it at the same time (:mod:`.output`: a lock and a merge). A file that is
+        not a sweep file is refused (``ArgumentError``), never overwritten.
     progress : callable, optional
         ``progress(done, total)`` after each finished point.
     notify : callable, optional
-        Called with one line when the sweep resumes from rows already in ``out``:
-        ``"resumed from rows.csv: 12 row(s) reused, 4 to run"``.
+        Called with one line when the sweep resumes from rows already in ``out``
+        (``"resumed from rows.csv: 12 row(s) reused, 4 to run"``), and at the end when
+        rows are in error (a point whose worker died twice: ``refused`` is ``"error
+        worker died (signal 9, SIGKILL) twice; not retried again"``; an unexpected
+        exception).
+
+    A point whose worker process dies (killed, out of memory) is retried once on a
+    fresh worker; when that one dies too, its rows are in error and the sweep goes on.
     """
     base = base_hw if isinstance(base_hw, Hardware) else Hardware.load(base_hw)
     workloads = list(workloads)
@@ -102,22 +128,29 @@ def run(base_hw: Hardware | str, workloads: Sequence[Workload],
     elif not isinstance(vary, dict):
         vary = parse_vary(vary, base)
     points = (sample(vary, sample_points, seed) if sample_points is not None else grid(vary))
-    path, rows = checked_rows(out) if out is not None else (None, [])
+    path, rows = checked_rows(out, lock=True) if out is not None else (None, [])
     # every row of the file, in its order: rows of other grids are kept and written back
     done_rows = {r["key"]: r for r in rows}
     keys = [[row_key(base, p, w, predict) for w in workloads] for p in points]
-    todo = [i for i, ks in enumerate(keys) if not all(k in done_rows for k in ks)]
+    todo = [i for i, ks in enumerate(keys)
+            if not all(k in done_rows and not is_error(done_rows[k]) for k in ks)]
+    if notify is not None and path is not None and not CAN_LOCK:
+        notify(f"no file lock on this platform: another sweep writing {path} at the same "
+               "time may lose rows")
     if notify is not None and path is not None and rows:
         ours = {k for ks in keys for k in ks}
         notify(resume_line(path, len(keys) - len(todo), len(todo), len(workloads),
-                           sum(k not in ours for k in done_rows)))
+                           sum(k not in ours for k in done_rows),
+                           sum(k in done_rows and is_error(done_rows[k]) for k in ours)))
     jsonl = path is not None and fmt(path) == ".jsonl"
-    if jsonl and path is not None and (not path.exists() or _torn(path)):
-        write_rows(path, done_rows.values())  # appends start on a fresh line
+    if jsonl and path is not None:
+        start_appending(path, done_rows.values())  # appends start on a fresh line
     total, finished, saved = len(todo), 0, time.monotonic()
     with open_engine(engine, workers, address) as pool:
         tasks = [(base, points[i], tuple(workloads), predict) for i in todo]
         for i, rows in zip(todo, pool.map(_point_task, tasks)):
+            if isinstance(rows, Lost):
+                rows = _lost_rows(workloads, rows)
             fresh = []
             for key, row in zip(keys[i], rows):
                 row = {"key": key, "hw": points[i], **row, "version": __version__}
@@ -126,38 +159,51 @@ def run(base_hw: Hardware | str, workloads: Sequence[Workload],
             if jsonl and path is not None:
                 append_rows(path, fresh)
             elif path is not None and time.monotonic() - saved > CHECKPOINT_S:
-                write_rows(path, done_rows.values())  # CSV / Parquet: a checkpoint
+                save_rows(path, done_rows.values())  # CSV / Parquet: a checkpoint
                 saved = time.monotonic()
             finished += 1
             if progress is not None:
                 progress(finished, total)
     if path is not None:
-        write_rows(path, done_rows.values())
-    return [done_rows[k] for ks in keys for k in ks]
+        save_rows(path, done_rows.values())
+    result = [done_rows[k] for ks in keys for k in ks]
+    failed = [r for r in result if is_error(r)]
+    if notify is not None and failed:
+        notify(error_line(failed, path))
+    return result
 
 
 def resume_line(path: Path, points_done: int, points_todo: int, per_point: int,
-                others: int = 0) -> str:
+                others: int = 0, errors: int = 0) -> str:
     """What a resumed sweep says: rows reused and rows to run (a point whose rows are not
-    all in the file runs whole), and how many other rows of the file (other grids or
-    workloads, or rows an earlier Strider computed) are kept beside them.
+    all in the file, or not all done -- a row in error runs again -- runs whole), and how
+    many other rows of the file (other grids or workloads, or rows an earlier Strider
+    computed) are kept beside them.
 
     >>> resume_line(Path("rows.csv"), 3, 1, 4, others=2)
     'resumed from rows.csv: 12 row(s) reused, 4 to run; 2 other row(s) of the file kept'
+    >>> resume_line(Path("rows.csv"), 3, 1, 4, errors=1)
+    'resumed from rows.csv: 12 row(s) reused, 4 to run (1 of them in error before)'
     """
     reused, todo = points_done * per_point, points_todo * per_point
     line = f"resumed from {path}: {reused} row(s) reused, {todo} to run"
+    line += f" ({errors} of them in error before)" if errors else ""
     return line + (f"; {others} other row(s) of the file kept" if others else "")
 
 
-def _torn(path: Path) -> bool:
-    """Whether ``path`` ends inside a line (a write cut by an interruption)."""
-    with path.open("rb") as f:
-        f.seek(0, 2)
-        if f.tell() == 0:
-            return False
-        f.seek(-1, 2)
-        return f.read(1) != b"\n"
+def error_line(failed: list[dict[str, Any]], path: Path | None) -> str:
+    """What a sweep says at the end when rows are in error: how many, the first one's
+    reason, and that a rerun with the same ``--out`` runs them again.
+
+    >>> error_line([{"workload": "w", "hw": {"dma.queues": 2}, "refused": "error worker "
+    ...             "died (signal 9, SIGKILL) twice; not retried again"}], Path("rows.csv"))
+    '1 row(s) in error (w at dma.queues=2: worker died (signal 9, SIGKILL) twice; not retried again); a rerun with --out rows.csv runs them again'
+    """
+    first = failed[0]
+    where = ", ".join(f"{k}={v}" for k, v in first.get("hw", {}).items())
+    line = (f"{len(failed)} row(s) in error ({first['workload']}{' at ' + where if where else ''}: "
+            f"{first['refused'][len(ERROR_PREFIX):]})")
+    return line + (f"; a rerun with --out {path} runs them again" if path is not None else "")
 
 
 def terminal_progress(stream=sys.stderr) -> Progress:
@@ -177,4 +223,4 @@ def terminal_progress(stream=sys.stderr) -> Progress:
     return show
 
 
-__all__ = ["run", "row_key", "terminal_progress"]
+__all__ = ["run", "row_key", "terminal_progress", "resume_line", "error_line"]

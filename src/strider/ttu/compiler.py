@@ -315,7 +315,7 @@ class _Compiler:
             role = "prologue" if g < main else "nest" if g == main else "epilogue"
             trips = tuple(lp.trips for lp in nest.loops)
             patterns = []
-            for name, text, affine, node in nest.accesses:
+            for name, _text, affine, _node in nest.accesses:
                 layout = self.layouts[name]
                 strides, offset = [], layout.offset
                 for lp in nest.loops:
@@ -334,7 +334,7 @@ class _Compiler:
                     f"{self.config.dims} (raise TTUConfig.dims)",
                     line=nest.line, col=nest.col)
             rows = []
-            for (name, text, affine, node), pat, row_strides in zip(nest.accesses, patterns,
+            for (name, text, _affine, node), pat, row_strides in zip(nest.accesses, patterns,
                                                                     col_strides):
                 r = len(accesses)
                 if r >= self.config.rows:

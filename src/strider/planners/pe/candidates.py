@@ -11,14 +11,27 @@ from ...dtypes import dtype_of
 from ...errors import ArgumentError, CapacityError
 from ...hardware.description import Hardware
 from ...plan import PermuteRequest
-from .batch_turns import rows_follow_across_matrices
-from .batch_runs import joined_extent
-from .layout import (MAX_TURN_PASSES, column_turn_counts, row_turn_counts, row_turn_dim,
-                         turned_rows, turns_per_pass)
-from .modes import choose_mode
-from .tiling import (MAX_GROUP_BYTES, PeTiling, TransposeView, choose_tiling, ragged,
-                         row_turn_choices, transpose_view)
 from .._splits import keep_up_run
+from .batch_runs import joined_extent
+from .batch_turns import rows_follow_across_matrices
+from .layout import (
+    MAX_TURN_PASSES,
+    column_turn_counts,
+    row_turn_counts,
+    row_turn_dim,
+    turned_rows,
+    turns_per_pass,
+)
+from .modes import choose_mode
+from .tiling import (
+    MAX_GROUP_BYTES,
+    PeTiling,
+    TransposeView,
+    choose_tiling,
+    ragged,
+    row_turn_choices,
+    transpose_view,
+)
 
 
 @dataclass(frozen=True)

@@ -10,17 +10,24 @@ from typing import Any
 
 from ...access_pattern import AccessPattern
 from ...cost.engines import descriptor_issue_cycles
-from ...hardware.description import Hardware
 from ...dtypes import dtype_of
+from ...hardware.description import Hardware
 from ...plan import PermuteRequest
 from ...program.core import Program, Ref
-from .columns import Columns, aligned_ranges, by_turns
 from .._copy_engines import CopyBalancer
 from .._descriptors import QueueBalancer, element_values, fitted_pairs
 from .batch_runs import batch_runs
+from .columns import Columns, aligned_ranges, by_turns
 from .layout import TurnedColumns, turned_columns
-from .tiling import (DESCRIPTOR_AMORTISATION, PeTiling, TransposeView, block_chunks,
-                         block_turn_count, interleave, turned_chunks)
+from .tiling import (
+    DESCRIPTOR_AMORTISATION,
+    PeTiling,
+    TransposeView,
+    block_chunks,
+    block_turn_count,
+    interleave,
+    turned_chunks,
+)
 
 
 class Emitter:

@@ -10,7 +10,6 @@ from ...dtypes import EXACT_MAC_DTYPES, MAC_DTYPES, dtype_of
 from ...errors import ArgumentError
 from ...hardware.description import Hardware
 
-
 MODES = ("auto", "passthrough", "mac")
 
 

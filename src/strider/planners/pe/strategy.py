@@ -66,20 +66,27 @@ from dataclasses import asdict
 from typing import Any, NamedTuple
 
 from ...cost.engines import chunk_efficiency, descriptor_issue_cycles, engine_scale
-from ...program.core import Program
-from ...sim.estimate import Estimate, estimate
+from ...dtypes import EXACT_MAC_DTYPES, MAC_DTYPES
 from ...errors import PlanError
 from ...hardware.description import Hardware
-from ...dtypes import EXACT_MAC_DTYPES, MAC_DTYPES
-from ...plan import Plan, PermuteRequest
+from ...plan import PermuteRequest, Plan
+from ...program.core import Program
+from ...sim.estimate import Estimate, estimate
+from .._postcondition import check_program
 from .batch_runs import load_count
 from .candidates import Candidates, Refusal, candidates
 from .emit import Emitter
 from .explain import explain
 from .modes import choose_mode
-from .tiling import (PeTiling, TransposeView, block_chunks, choose_tiling, pack_tiles,
-                         sub_blocks, transpose_view)
-from .._postcondition import check_program
+from .tiling import (
+    PeTiling,
+    TransposeView,
+    block_chunks,
+    choose_tiling,
+    pack_tiles,
+    sub_blocks,
+    transpose_view,
+)
 
 
 class Emitted(NamedTuple):
@@ -257,5 +264,5 @@ def widest_chunk(view: TransposeView, t: PeTiling) -> int:
 
 STRATEGY = PeStrategy()
 
-__all__ = ["STRATEGY", "PeStrategy", "PeTiling", "pass_floor", "TransposeView", "choose_mode", "choose_tiling",
-           "pack_tiles", "transpose_view", "EXACT_MAC_DTYPES", "MAC_DTYPES"]
+__all__ = ["STRATEGY", "PeStrategy", "PeTiling", "pass_floor", "TransposeView", "choose_mode",
+           "choose_tiling", "pack_tiles", "transpose_view", "EXACT_MAC_DTYPES", "MAC_DTYPES"]

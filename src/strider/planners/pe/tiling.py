@@ -17,12 +17,12 @@ from ...dtypes import accumulator_dtype, dtype_of
 from ...errors import CapacityError
 from ...hardware.description import Hardware
 from ...plan import PermuteRequest
-from .columns import Columns, column_group
 from .._groups import coalesce_permutation
-from .layout import Layout, general_layout, layout_key, turns_per_pass
+from .._splits import keep_up_run
 from .batch_turns import batch_turn_count, turned_batches
 from .chunks import chunk_count, chunk_list
-from .._splits import keep_up_run
+from .columns import Columns, column_group
+from .layout import Layout, general_layout, layout_key, turns_per_pass
 
 #: Blocks per batch matrix the tiling aims for (enough to pipeline DMA and PE work).
 TARGET_BLOCKS = 16

@@ -14,9 +14,9 @@ from ...cost.engines import innermost_stride_bytes
 from ...dtypes import dtype_of
 from ...hardware.description import Hardware
 from ...program.core import Program, Ref
-from .boxes import existing_regions, restrict, tile_boxes
 from .._copy_engines import CopyBalancer, block_copy
 from .._descriptors import QueueBalancer, Side, Transfer, costed_descriptors
+from .boxes import existing_regions, restrict, tile_boxes
 from .hazards import Hazards, latest_per_engine
 from .slicing import slices_of, span_of
 from .tiling import VectorTiling, descriptor_worth

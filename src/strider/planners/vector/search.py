@@ -9,17 +9,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ...sim.estimate import estimate
 from ...errors import PlanError
 from ...hardware.description import Hardware
 from ...program.core import Program
+from ...sim.estimate import estimate
+from .._working import Working
 from .boxes import padded_variant, tile_boxes
 from .pipeline import emit_sbuf
 from .slicing import slices_of
 from .tiling import FEW_TILES, PIECES, SLOT_ALIGN, VectorTiling, rank_tilings, score
 from .two_pass import carrier_widths, scratch_ring
-from .._working import Working
-
 
 #: Tilings the cost model compares (the analytic score's best): more for small tensors
 #: (<= SMALL_BYTES, whose fill and drain the score prices roughly) while their programs

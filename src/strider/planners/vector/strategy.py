@@ -16,12 +16,12 @@ Steps, as in seed 003, mapped onto a partitioned state buffer:
 
 Tiles rotate through three buffer slots so that DMA-in of tile t+1, the vector step of
 tile t and DMA-out of tile t-1 overlap; each descriptor goes to the least-loaded DMA
-queue. Each tile moves in slices (:mod:`.slicing`), and
-the copy of a slice walks, innermost, a dim short in both its operands where there is
-one (full rate; :func:`~._copy_engines.fastest_walk`); the last tile's copy may be cut
-as its DMA-out is, so that the pipeline drains slice by slice. When the innermost dim stays innermost with runs
-long enough for full-speed DMA, no buffer is needed: the plan copies DRAM -> DRAM with
-long chunks on every queue. DRAM traffic is one read and one write of the tensor.
+queue. Each tile moves in slices (:mod:`.slicing`), and the copy of a slice walks,
+innermost, a dim short in both its operands where there is one (full rate;
+:func:`~strider.planners._copy_engines.fastest_walk`); the last tile's copy may be cut
+as its DMA-out is, so that the pipeline drains slice by slice. When the innermost dim
+stays innermost with runs long enough for full-speed DMA, no buffer is needed: the plan
+copies DRAM -> DRAM with long chunks on every queue. DRAM traffic is one read and one write of the tensor.
 
 Examples
 --------
@@ -38,16 +38,16 @@ from __future__ import annotations
 from typing import Any
 
 from ...hardware.description import Hardware
-from ..inbuffer import in_buffer_steps
 from ...plan import PermuteRequest, Plan
 from ...program.core import Program
 from .._groups import Groups, carrier_why_not
-from .two_pass import scratch_bytes, scratch_ring
-from .tiling import VectorTiling
-from .search import FEWER_PIECES_MIN_TILES, best_sbuf_program
 from .._working import Working, declare_tensors, direct_is_fine, emit_direct, make_plan
+from ..inbuffer import in_buffer_steps
 from .boxes import tile_boxes
-from .pipeline import emit_sbuf   # (re-exported: tests emit a chosen tiling)
+from .pipeline import emit_sbuf  # (re-exported: tests emit a chosen tiling)
+from .search import FEWER_PIECES_MIN_TILES, best_sbuf_program
+from .tiling import VectorTiling
+from .two_pass import scratch_bytes, scratch_ring
 
 
 class VectorStrategy:

@@ -27,11 +27,10 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Sequence
 
-from ...cost.engines import (chunk_efficiency, descriptor_issue_cycles, engine_scale,
-                    hidden_latency_cycles)
+from ...cost.engines import chunk_efficiency, descriptor_issue_cycles, engine_scale, hidden_latency_cycles
 from ...hardware.description import Hardware
-from .._groups import divisors, split_dim
 from .._copy_engines import block_copy, copy_cycles, fast_stride_elements, fastest_walk
+from .._groups import divisors, split_dim
 from .._splits import double_splits, ragged_splits, run_splits
 
 #: Slot count of the rotating buffer: DMA-in of tile t+1, vector work on t, DMA-out of t.
