@@ -22,10 +22,10 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
-from strider import Hardware, Plan, PermuteRequest
+from strider import Hardware, PermuteRequest, Plan
+from strider.demo_suite import CASES
 from strider.hardware.sampling import random_hardware, random_permutation
 from strider.strategy import candidates
-from strider.demo_suite import CASES
 
 #: Seeds of the random (hardware, permutation) cases.
 RANDOM_SEEDS = range(40)

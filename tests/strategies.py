@@ -8,7 +8,8 @@ from collections import Counter
 from typing import NoReturn
 
 import numpy as np
-from hypothesis import event, reject, strategies as st
+from hypothesis import event, reject
+from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
 
 from strider import AccessPattern

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
-
-from strider import AccessPattern
-from strider.errors import LayoutError
+from hypothesis import given
+from hypothesis import strategies as st
 
 from strategies import access_patterns
+from strider import AccessPattern
+from strider.errors import LayoutError
 
 
 def oracle(ap: AccessPattern) -> np.ndarray:

@@ -15,19 +15,19 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import strider
+from strategies import covers, examples, outcome, random_array
 from strider import Hardware
 from strider.api import mismatches
 from strider.cli import main
 from strider.dtypes import dtype_of
 from strider.errors import ConfigError, PlanError
+from strider.hardware.sampling import random_hardware, random_permutation
 from strider.program import DmaCopy
 from strider.program.descriptor_fit import ttu_problem
-from strider.hardware.sampling import random_hardware, random_permutation
-
-from strategies import covers, examples, outcome, random_array
 
 FIELD = re.compile(r"\b(sbuf|psum|pe|dma|vector|activation|dram|stream)\.[a-z_]+")
 

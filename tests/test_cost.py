@@ -7,12 +7,23 @@ from strider import AccessPattern as AP
 from strider import Hardware
 from strider.access_pattern import pattern_facts
 from strider.cost import instruction_cycles, roofline_cycles
-from strider.sim.estimate import estimate
 from strider.errors import DeadlockError
 from strider.program import (
-    ActCopy, DmaCopy, LoadWeights, MatMul, PeTranspose, Program, Ref, Signal, VectorCopy,
-    VectorFill, VectorIdentity, VectorTranspose, Wait,
+    ActCopy,
+    DmaCopy,
+    LoadWeights,
+    MatMul,
+    PeTranspose,
+    Program,
+    Ref,
+    Signal,
+    VectorCopy,
+    VectorFill,
+    VectorIdentity,
+    VectorTranspose,
+    Wait,
 )
+from strider.sim.estimate import estimate
 
 HW = Hardware.preset("tiny")
 

@@ -3,8 +3,7 @@ unit sections (the whole register file on request), and a closing summary."""
 
 from __future__ import annotations
 
-from strider.cli import main
-from strider.cli import demo
+from strider.cli import demo, main
 from strider.demo_suite import CASES, Case, run_suite
 
 
@@ -38,8 +37,8 @@ def test_the_summary_names_each_mechanism_and_its_distance_to_the_roofline(capsy
 def test_every_suggested_command_parses():
     """The closing summary's commands are real: each parses with the CLI's own parser."""
     import argparse
-    import io
     import contextlib
+    import io
     import shlex
 
     from strider.cli import build_parser

@@ -9,14 +9,13 @@ import pytest
 
 from strider import AccessPattern as AP
 from strider import Hardware
-from strider.cost import (access_cycles, descriptor_fixed_cycles, instruction_timing,
-                          transfer_cycles)
-from strider.sim.estimate import estimate
+from strider.cost import access_cycles, descriptor_fixed_cycles, instruction_timing, transfer_cycles
 from strider.errors import ConfigError, ProgramError
-from strider.program.instructions import ActCopy, DmaCopy, Ref, VectorCopy
 from strider.planners._copy_engines import copy_cycles
 from strider.program import Program
+from strider.program.instructions import ActCopy, DmaCopy, Ref, VectorCopy
 from strider.sim import Machine
+from strider.sim.estimate import estimate
 from strider.sim.tracing import dram_bandwidth_series
 
 TRN1 = Hardware.preset("trn1-like")

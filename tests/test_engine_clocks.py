@@ -10,9 +10,9 @@ from strider import Hardware
 from strider.api import run_plan
 from strider.cli import main
 from strider.cost import instruction_timing
-from strider.sim.estimate import estimate
 from strider.errors import ConfigError
 from strider.hardware.sections import SECTIONS
+from strider.sim.estimate import estimate
 from strider.strategy import plan_permute
 
 

@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from strider.cli import main
 from strategies import examples
+from strider.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

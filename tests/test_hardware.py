@@ -6,9 +6,9 @@ import pytest
 
 from strider import Hardware
 from strider.cli import main
+from strider.dtypes import KNOWN_DTYPES, dtype_of
 from strider.errors import ConfigError
 from strider.hardware import PRESETS
-from strider.dtypes import KNOWN_DTYPES, dtype_of
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from strategies import covers, examples, outcome, refused
 from strider import Hardware
 from strider.errors import ConfigError
 from strider.hardware.format import RANGES
-from strategies import covers, examples, outcome, refused
 
 BASE = Hardware.preset("trn1-like").to_dict()
 FIELDS = [(s, f) for s, v in BASE.items() if isinstance(v, dict) for f in v] + \

@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 from host_checks import PATHS, check, check_at_offset, impl, oracle, random_bits
 from strategies import DTYPES, examples, random_array, shapes
 from strider.errors import ArgumentError
-from strider.host import _loader, permute
-from strider.host import blocking
+from strider.host import _loader, blocking, permute
 from strider.host.blocking import coalesce, plan_blocks
 
 KERNEL_BUILT = _loader.KERNEL is not None

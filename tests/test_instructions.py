@@ -17,13 +17,13 @@ import strider.program.instructions as isa
 from strider import AccessPattern as AP
 from strider import Hardware
 from strider.cost import lane_cycles
-from strider.sim.estimate import estimate
 from strider.data import random_array
 from strider.errors import ProgramError
-from strider.program.instructions import INSTRUCTION_TYPES, Instruction
 from strider.operands import ON_CHIP, Ref
 from strider.program import Program
+from strider.program.instructions import INSTRUCTION_TYPES, Instruction
 from strider.sim import Machine
+from strider.sim.estimate import estimate
 from strider.sim.lower import lower
 
 HW = Hardware.preset("tiny")

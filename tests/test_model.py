@@ -7,19 +7,26 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper  # noqa: E402
 
+from strategies import examples  # noqa: E402
 from strider.cli import main  # noqa: E402
 from strider.errors import ArgumentError  # noqa: E402
 from strider.model import (  # noqa: E402
-    Graph, Node, analyse, apply_policy, find_layout_ops, load_onnx, simplify,
+    Graph,
+    Node,
+    analyse,
+    apply_policy,
+    find_layout_ops,
+    load_onnx,
+    simplify,
+    zoo,  # noqa: E402
 )
-from strider.model import zoo  # noqa: E402
 from strider.model.evaluate import check_equivalent  # noqa: E402
-from strategies import examples  # noqa: E402
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 

@@ -5,19 +5,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from strategies import examples
 from strider import AccessPattern, Hardware
 from strider.cost import instruction_timing, instruction_window, pe_cost
-from strider.sim.estimate import estimate
 from strider.errors import ConfigError
-from strider.program.instructions import LoadWeights, MatMul, Ref
 from strider.plan import PermuteRequest
 from strider.planners.pe.strategy import STRATEGY
 from strider.program import Program
-from strider.sim.timing import schedule
+from strider.program.instructions import LoadWeights, MatMul, Ref
+from strider.sim.estimate import estimate
 from strider.sim.systolic import Timing, systolic_matmul, systolic_sequence
-from strategies import examples
+from strider.sim.timing import schedule
 
 TRN1 = Hardware.preset("trn1-like")
 AP = AccessPattern

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
-from strider.errors import ArgumentError
-from strider.hardware import Hardware
-from strider.plan import Plan, PermuteRequest
-from strider.program import Program
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from strategies import DTYPES, examples, outcome, random_array, refused, shapes
+from strider.errors import ArgumentError
+from strider.hardware import Hardware
+from strider.plan import PermuteRequest, Plan
+from strider.program import Program
 
 
 @given(shapes(max_dims=8, max_side=5), st.data(), st.sampled_from(DTYPES))
@@ -110,9 +110,9 @@ def test_auto_skipping_hopeless_strategies_picks_the_same_plan(data, shape, dtyp
     """``fastest_only`` plans a strategy only while its lower bound could still win:
     on random valid hardware the plan ``auto`` picks, and its prediction, are those of
     planning every strategy."""
+    from strider.errors import PlanError
     from strider.hardware.sampling import random_hardware
     from strider.strategy import candidates, choose
-    from strider.errors import PlanError
     hw = random_hardware(lambda options: data.draw(st.sampled_from(options)))
     request = PermuteRequest(tuple(shape), tuple(data.draw(st.permutations(range(len(shape))))),
                              dtype)
@@ -174,9 +174,8 @@ def test_a_shape_that_is_no_sequence_is_an_argument_error(shape):
 
 @pytest.mark.parametrize("shape", [(0, 2**40 + 1), (0, 10**20), (3, 0, 2**64)])
 def test_a_dim_beyond_the_limit_is_refused_even_with_no_element(shape):
-    from strider.errors import ResourceError
-
     import strider
+    from strider.errors import ResourceError
 
     with pytest.raises(ResourceError, match="each dim may be at most 1,099,511,627,776"):
         strider.plan_permute(shape, tuple(reversed(range(len(shape)))), "float32", hw="tiny")

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from strider.api import simulate, same_bits
-from strider.hardware import Hardware
+from strategies import DTYPES, examples, outcome, random_array, refused
+from strider.api import same_bits, simulate
 from strider.dtypes import dtype_of
 from strider.errors import PlanError
+from strider.hardware import Hardware
 from strider.plan import PermuteRequest
 from strider.planners._descriptors import fits_ttu
 from strider.planners.dma import STRATEGY
 from strider.strategy import candidates, plan_permute
-
-from strategies import DTYPES, examples, outcome, random_array, refused
 
 HW = {name: Hardware.preset(name) for name in ("tiny", "trn1-like")}
 

@@ -3,17 +3,17 @@ directly or through others, however much of its log it forgets."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
-import math
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from hypothesis import given, settings, strategies as st
-
+from strategies import examples, outcome, refused
 from strider.errors import PlanError
+from strider.hardware import Hardware
 from strider.plan import PermuteRequest
 from strider.planners.vector.hazards import Hazards
-from strider.hardware import Hardware
-from strategies import examples, outcome, refused
 
 ACCESS = st.tuples(st.sampled_from(["read", "write", "slice", "slice of the one before",
                                     "new group"]),
@@ -52,8 +52,8 @@ def test_a_two_slot_plan_keeps_its_dependency_lists_short():
     for the whole history (a 2-slot int8 transpose once had 2,800 each)."""
     hw = Hardware.preset("trn1-like")
     request = PermuteRequest((13, 278246), (1, 0), "int8")
-    from strider.planners.vector.tiling import VectorTiling
     from strider.planners.vector.strategy import Working, declare_tensors, emit_sbuf
+    from strider.planners.vector.tiling import VectorTiling
     from strider.program import Program
     w = Working.of(request, hw)
     # dim 1 split in (139123, 2); 1087 tiles of 128 partitions, each in 8 slices
@@ -79,12 +79,12 @@ def test_waiting_for_the_latest_on_each_engine_keeps_the_schedule(data, shape, d
 
     import numpy as np
 
-    from strider.sim.estimate import estimate
     from strider.hardware.sampling import random_hardware
     from strider.planners.vector import pipeline
     from strider.planners.vector.strategy import STRATEGY, Working, declare_tensors, emit_sbuf
     from strider.planners.vector.tiling import rank_tilings
     from strider.program import Program
+    from strider.sim.estimate import estimate
     from strider.sim.timing import schedule
     hw = random_hardware(lambda options: data.draw(st.sampled_from(options)))
     request = PermuteRequest(tuple(shape), tuple(data.draw(st.permutations(range(len(shape))))),

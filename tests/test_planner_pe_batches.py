@@ -3,12 +3,19 @@ matrices by turns, batches that load together, narrow turns that share the array
 
 from __future__ import annotations
 
-
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from pe_helpers import (TINY, TRN1, candidate_tilings, data_for, every_candidate_is_bit_exact,
-                        random_hw, run_pe)
+from pe_helpers import (
+    TINY,
+    TRN1,
+    candidate_tilings,
+    data_for,
+    every_candidate_is_bit_exact,
+    random_hw,
+    run_pe,
+)
 from strategies import examples
 from strider.api import same_bits
 from strider.plan import PermuteRequest

@@ -8,10 +8,10 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from pe_helpers import (PATENT, TINY, TRN1, data_for, every_candidate_is_bit_exact, random_hw,
-                        run_pe)
+from pe_helpers import PATENT, TINY, TRN1, data_for, every_candidate_is_bit_exact, random_hw, run_pe
 from strategies import examples
 from strider.api import same_bits, simulate
 from strider.plan import PermuteRequest

@@ -8,11 +8,22 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from pe_helpers import (PATENT, PROPERTY_DTYPES, TINY, TRN1, candidate_tilings, data_for,
-                        found_candidates, random_hw, refuse_unless_planned, run_pe,
-                        transpose_request)
+from pe_helpers import (
+    PATENT,
+    PROPERTY_DTYPES,
+    TINY,
+    TRN1,
+    candidate_tilings,
+    data_for,
+    found_candidates,
+    random_hw,
+    refuse_unless_planned,
+    run_pe,
+    transpose_request,
+)
 from strategies import examples, outcome, random_array
 from strider.api import same_bits
 from strider.dtypes import dtype_of
@@ -281,9 +292,9 @@ def test_the_pass_floor_never_exceeds_the_prediction(data, shape, dtype):
     """The bound that lets ``auto`` skip the PE path is a true lower bound: for every
     candidate tiling on random valid hardware, the program's predicted cycles are no
     fewer (else ``auto`` could skip the plan it would have picked)."""
-    from strider.sim.estimate import estimate
     from strider.planners.pe.emit import Emitter
     from strider.planners.pe.strategy import pass_floor
+    from strider.sim.estimate import estimate
     hw = random_hw(data)
     perm = tuple(data.draw(st.permutations(range(len(shape)))))
     request = PermuteRequest(tuple(shape), perm, dtype)

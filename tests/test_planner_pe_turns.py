@@ -3,10 +3,10 @@ column chunks that take a dim by turns so the stores write runs of several targe
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pe_helpers import PATENT, TINY, TRN1, candidate_tilings, data_for, run_pe
 from strategies import examples, outcome, random_array, refused

@@ -9,18 +9,18 @@ import math
 from dataclasses import replace
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from strategies import covers, examples, outcome, permutations_moving_innermost, refused
 from strider.access_pattern import AccessPattern
 from strider.api import run_plan
 from strider.hardware import Hardware
+from strider.operands import Ref
 from strider.plan import PermuteRequest
 from strider.planners.vector.tiling import PIECES, rank_tilings
 from strider.planners.vector.two_pass import copy_chain, scratch_ring, two_passes
-from strider.operands import Ref
-
 from test_planner_vector import _emits_exactly, _random_request
-from strategies import covers, examples, outcome, permutations_moving_innermost, refused
 
 TRN1 = Hardware.preset("trn1-like")
 

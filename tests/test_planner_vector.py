@@ -8,22 +8,21 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from strategies import DTYPES, examples, outcome, permutations_moving_innermost, random_array, refused
 from strider.access_pattern import row_major_strides
-from strider.api import simulate, same_bits
+from strider.api import same_bits, simulate
+from strider.dtypes import dtype_of
 from strider.errors import PlanError
 from strider.hardware import Hardware
-from strider.dtypes import dtype_of
 from strider.plan import PermuteRequest
 from strider.planners._descriptors import Side, Transfer, descriptors, fits_ttu
 from strider.planners._groups import Groups, carrier_dtype, coalesce_permutation, split_dim
 from strider.planners.inbuffer import in_buffer_steps
 from strider.planners.vector.strategy import STRATEGY
 from strider.program import ActCopy, DmaCopy, VectorCopy
-
-from strategies import (DTYPES, examples, outcome, permutations_moving_innermost, random_array,
-                        refused)
 
 HW = {name: Hardware.preset(name) for name in ("tiny", "patent", "trn1-like")}
 
@@ -387,6 +386,7 @@ def test_ragged_tiles_and_their_parts_cover_the_data_once(outer, inner, data):
     otherwise a tile that reaches none of the last index's padding stays one box (int8
     13 x 278246 transposed went from 1.51x to 1.26x)."""
     from collections import Counter
+
     from strider.planners.vector.boxes import existing_regions, tile_boxes
     from strider.planners.vector.tiling import VectorTiling
     true = data.draw(st.integers((outer - 1) * inner + 1, outer * inner - 1))
@@ -529,8 +529,8 @@ def test_a_kept_innermost_run_moves_as_wider_elements(shape, perm, dtype, carrie
 def test_descriptor_shares_trade_descriptors_for_queues_and_stay_exact():
     """A tiling emitted with a larger descriptor share (each descriptor worth more of
     its fixed cost) has fewer DMA descriptors, and moves every element exactly."""
-    from strider.planners.vector.tiling import rank_tilings
     from strider.planners.vector.strategy import Working, declare_tensors, emit_sbuf
+    from strider.planners.vector.tiling import rank_tilings
     from strider.program import Program
     hw = HW["trn1-like"]
     request = PermuteRequest((96, 64, 80), (2, 0, 1), "bfloat16")
@@ -551,8 +551,8 @@ def test_with_few_tiles_the_cost_model_also_sees_half_and_twice_the_slices():
     """bfloat16 46114 x 32 -> (32, 46114) in two tiles: the score's pick of 8 slices per
     tile ran at 1.35x the DRAM roofline; emitted in 4 as well, the cost model keeps the
     faster (1.28x). The neighbours carry their own score (runs in the explanation)."""
-    from strider.planners.vector.tiling import rank_tilings, score
     from strider.planners.vector.search import Working, _neighbour_pieces
+    from strider.planners.vector.tiling import rank_tilings, score
     hw = HW["trn1-like"]
     plan, result = _check((46114, 32), (1, 0), "bfloat16", hw, seed=6)
     assert plan.details["tiles"] <= 2 and plan.details["pieces"] == 4

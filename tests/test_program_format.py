@@ -13,13 +13,14 @@ import math
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from strategies import examples
 from strider.cli import main
 from strider.errors import ProgramError
 from strider.program import Program
 from strider.program.format import program_schema
-from strategies import examples
 
 jsonschema = pytest.importorskip("jsonschema")
 

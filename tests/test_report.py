@@ -129,8 +129,8 @@ def test_simulate_fills_a_bare_out_array_for_a_single_output_plan():
 def test_the_report_names_what_bounds_the_run():
     """A PE transpose whose DMA queues are saturated names them; a single-block run that
     never saturates anything is latency-bound; the busiest resource is the bound."""
-    from strider.strategy import plan_permute as make_plan
     from strider.report import BOUND_SHARE
+    from strider.strategy import plan_permute as make_plan
 
     hw = Hardware.preset("trn1-like")
     _, report = run_plan(make_plan((2048, 2048), (1, 0), "bfloat16", hw, strategy="pe"))

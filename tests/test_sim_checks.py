@@ -2,14 +2,15 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from strategies import examples
 from strider import AccessPattern as AP
 from strider import Hardware
 from strider.errors import CapacityError, DeadlockError, ProgramError, SimulationError
 from strider.program import Program, Ref
 from strider.sim import Machine
-from strategies import examples
 
 TINY = Hardware.preset("tiny")          # 8 x 256 B SBUF, 8 x 128 B PSUM in 2 banks
 TRN1 = Hardware.preset("trn1-like")     # 16 DMA queues

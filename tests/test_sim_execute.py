@@ -3,7 +3,8 @@
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from strategies import DTYPES, random_array
 from strider import AccessPattern as AP

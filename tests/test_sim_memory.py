@@ -1,14 +1,15 @@
 """Written-ness tracking of simulator memories against a byte-by-byte model."""
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from strategies import examples
 from strider import AccessPattern as AP
 from strider.sim.memory import Memory, footprint
+from strider.sim.views import byte_view
 
 GRANULE = 64
-from strider.sim.views import byte_view
-from strategies import examples
 
 
 @st.composite

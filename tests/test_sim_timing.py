@@ -6,9 +6,9 @@ import pytest
 
 from strider import AccessPattern as AP
 from strider import Hardware
-from strider.sim.estimate import estimate
 from strider.program import Program, Ref
 from strider.sim import Machine
+from strider.sim.estimate import estimate
 from strider.sim.execute import Executor
 from strider.ttu import TTU, ttu_row_for
 
@@ -136,9 +136,9 @@ def test_pe_array_is_pipelined_occupancy_then_latency():
 def test_the_roofline_bound_counts_the_dma_queues_peak(queues):
     """Every DRAM byte passes a DMA queue: where the queues together are slower than
     DRAM, the bound is their peak, and no run beats it."""
+    from strider.api import run_plan
     from strider.cost import queue_peak_cycles, roofline_cycles
     from strider.strategy import plan_permute
-    from strider.api import run_plan
 
     hw = Hardware.preset("trn1-like").with_changes(dma={"queues": queues})
     plan = plan_permute((64, 96, 40), (2, 0, 1), "float32", hw)

@@ -7,10 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import strider
+from strategies import examples
 from strider import Hardware
 from strider.errors import PlanError
 from strider.strategy import without_dead_advice
-from strategies import examples
 
 FLOAT32_ONLY = Hardware.preset("trn1-like").with_changes(dtypes=["float32"])
 

@@ -8,19 +8,19 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from strategies import examples, outcome, random_array, refused
 from strider import Hardware
 from strider.cost import transfer_cycles
-from strider.program.descriptor_fit import ttu_problem
 from strider.dtypes import dtype_of
 from strider.errors import CapacityError
 from strider.hardware.sampling import DTYPES, random_hardware
+from strider.program.descriptor_fit import ttu_problem
 from strider.stream import reduce, scale_bias, stream
 from strider.stream.descriptors import box_descriptors, transfer_cost
 from strider.stream.layout import region_pattern
-
-from strategies import examples, outcome, random_array, refused
 
 
 def check_cut(shape, box, dtype, hw, load):
@@ -28,7 +28,7 @@ def check_cut(shape, box, dtype, hw, load):
     descs = box_descriptors(shape, box, dtype, hw, load=load)
     region = region_pattern(shape, box).addresses().ravel()
     dram, chip = [], []
-    for src, dst, chunk, nbytes in descs:
+    for src, dst, _chunk, nbytes in descs:
         for ref in (src, dst):
             assert ttu_problem(ref, hw) is None, (ref.describe(), hw.to_toml())
         assert src.size == dst.size and nbytes == src.size * dtype_of(dtype).itemsize

@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 
 from strategies import DTYPES, covers, examples, outcome, random_array
 from strider import Hardware
-from strider.errors import ArgumentError
+from strider.data import same_bits as bit_equal
 from strider.dtypes import dtype_of
+from strider.errors import ArgumentError
 from strider.stream import block_permute, reduce, scale_bias, stream, user_kernel
 from strider.stream.kernels import permute_block
-from strider.data import same_bits as bit_equal
 
 TINY = Hardware.preset("tiny")
 # tiny with four processing engines, for tests that share columns among up to four

@@ -13,9 +13,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from strategies import examples, random_array, stream_cases
 from strider import Hardware
+from strider.data import same_bits as bit_equal
 from strider.errors import ArgumentError, SimulationError
 from strider.stream import StreamCore, block_permute, reduce, scale_bias, stream, user_kernel
-from strider.data import same_bits as bit_equal
 
 TINY = Hardware.preset("tiny")
 # tiny with four processing engines, for tests that share columns among up to four

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from strider import Hardware
-from strider.stream import build_report, format_report, scale_bias, stream
 from strider.data import same_bits as bit_equal
+from strider.stream import build_report, format_report, scale_bias, stream
 from strider.stream.stats import merge_intervals, overlap_length
 
 TINY = Hardware.preset("tiny")

@@ -5,13 +5,21 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from strider import Hardware
 from strider.cli import main
 from strider.errors import ArgumentError
 from strider.sweep import (
-    grid, parse_permute, parse_stream, parse_vary, pareto_front, read_rows, run, sample,
+    grid,
+    pareto_front,
+    parse_permute,
+    parse_stream,
+    parse_vary,
+    read_rows,
+    run,
+    sample,
 )
 from strider.sweep import workloads as sweep_workloads
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from strategies import random_array
-from strider.errors import ArgumentError, ProgramError
 from strider.dtypes import dtype_of
+from strider.errors import ArgumentError, ProgramError
 from strider.sim.systolic import accumulator_dtype, systolic_matmul, systolic_transpose
 
 MAC_DTYPES = ["int8", "uint8", "int16", "uint16", "float16", "bfloat16", "float32"]

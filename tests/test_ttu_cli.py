@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from strider import AccessPattern
 from strider.cli import main
 from strider.cli.ttu import parse_array_spec
 from strider.errors import ArgumentError
-from strider import AccessPattern
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

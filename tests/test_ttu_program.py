@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from strategies import covers, examples, outcome
 from strider import AccessPattern
 from strider.errors import ProgramError
 from strider.ttu import TTUConfig, compile_program
-from strategies import covers, examples, outcome
 
 VARS = "ijklmnpq"
 
@@ -48,7 +49,7 @@ def loop_nests(draw, depth, var_offset, arrays, max_iters=400):
         shape, strides, idx_txt = [], [], []
         for _d in range(ndim):
             terms, lo, hi = [], 0, 0
-            for var, start, stop, step, trips in loops:
+            for var, start, _stop, step, trips in loops:
                 if draw(st.booleans()):
                     coef = draw(st.sampled_from([1, 1, 2, -1]))
                     terms.append(f"{coef}*{var}")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
+from strategies import access_patterns, outcome, refused
 from strider.errors import CapacityError, ConfigError, ProgramError
 from strider.ttu import TTU, TTUConfig, ttu_row_for
-from strategies import access_patterns, outcome, refused
 
 
 class NoMulInt(int):

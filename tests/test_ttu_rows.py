@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
+from strategies import access_patterns, covers, outcome
 from strider import AccessPattern
 from strider.errors import CapacityError
 from strider.ttu import TTU, TTUConfig, check_fits, coalesce_loops, ttu_row_for
-from strategies import access_patterns, covers, outcome
 
 
 @covers("walks the pattern", share=0.5)

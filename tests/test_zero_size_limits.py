@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from strategies import covers, examples, outcome
 from strider.cli import main
 from strider.data import _blocks, first_difference, random_array
 from strider.errors import ResourceError
 from strider.limits import MAX_ELEMENTS, check_shape
-from strategies import covers, examples, outcome
 
 
 @settings(max_examples=examples(200), deadline=None)

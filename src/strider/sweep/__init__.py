@@ -23,7 +23,13 @@ from .plot import pareto_front, plot_sweep
 from .runner import row_key, run, terminal_progress
 from .space import apply, grid, parse_vary, sample
 from .workloads import (
-    KINDS, Workload, evaluate, parse_model, parse_permute, parse_stream, suite_workloads,
+    KINDS,
+    Workload,
+    evaluate,
+    parse_model,
+    parse_permute,
+    parse_stream,
+    suite_workloads,
 )
 
 __all__ = [
