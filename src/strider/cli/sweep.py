@@ -15,10 +15,16 @@ Examples::
 
 With ``--out`` a rerun skips the rows already in the file (same hardware, workload,
 mode and Strider version), so an interrupted sweep resumes where it stopped, saying how
-many rows it reused; rows of other sweeps in the file are kept. An existing file that
-is not a sweep file is refused.
+many rows it reused; rows in error run again. Rows of other sweeps in the file are
+kept, also when several sweeps write one file at once (they take turns on a lock file,
+ROWS.csv.lock, and merge). An existing file that is not a sweep file is refused.
+A worker process that dies (killed, out of memory) fails only its own point: the point
+is retried once on a fresh worker, then its rows are in error ("error worker died
+(signal 9, SIGKILL) twice; not retried again") and the sweep goes on; stderr counts the
+rows in error at the end.
 Workloads, --out and --plot are checked before any point runs.
-Exit status: 0 when every simulated row verified, 1 when one did not, 2 on bad input.
+Exit status: 0 when every simulated row verified (rows refused or in error are data and
+leave it 0, as refused ones always have), 1 when one did not, 2 on bad input.
 """
 
 from __future__ import annotations

@@ -13,9 +13,10 @@ rows), so retries only cover lost workers: on every engine a task whose worker d
 ``map`` gives a :class:`~.pool.Lost` naming the cause in place of its result, and goes
 on with the other tasks. Locally the retry runs on a fresh worker process. The local
 Dask cluster is started with ``distributed.scheduler.allowed-failures = 1`` (Dask's
-default is 3) and ``worker-saturation = 1.0`` (a worker holds only the task it runs, so
-a death is charged to that task alone); a Dask cluster at ``address`` keeps its own
-settings. Ray tasks run with ``max_retries=1``.
+default is 3) and ``worker-saturation = 1.0``: a worker holds only the task it runs, so
+a death is charged to that task alone (in a sweep of more than two tasks per worker
+thread, which the scheduler queues; a smaller one is handed out whole). A Dask cluster
+at ``address`` keeps its own settings. Ray tasks run with ``max_retries=1``.
 
 Examples
 --------
@@ -43,18 +44,29 @@ class _Serial:
 
 class _Dask:
     def __init__(self, client: Any):
-        self.executor = client.get_executor(retries=1)
+        self.client = client
 
     def map(self, fn: Callable, items: Iterable) -> Iterator:
+        from distributed import as_completed
         from distributed.scheduler import KilledWorker
 
-        futures = [self.executor.submit(fn, item) for item in items]
-        for future in futures:
+        # one graph: a group this large is queued on the scheduler (see above)
+        futures = self.client.map(fn, list(items), pure=False)
+        index = {f.key: n for n, f in enumerate(futures)}
+        done: dict[int, Any] = {}
+        next_out = 0
+        for future in as_completed(futures):
+            n = index[future.key]
             try:
-                yield future.result()
+                done[n] = future.result()
             except KilledWorker as exc:
-                yield Lost(f"worker died {_times(exc.allowed_failures + 1)} (dask "
-                           f"KilledWorker: {_first_sentence(exc)}); not retried again")
+                done[n] = Lost(f"worker died {_times(exc.allowed_failures + 1)} (dask "
+                               f"KilledWorker: {_first_sentence(exc)}); not retried again")
+            future.release()  # fetched: a later death of its worker costs no recompute
+            futures[n] = None
+            while next_out in done:
+                yield done.pop(next_out)
+                next_out += 1
 
 
 class _Ray:

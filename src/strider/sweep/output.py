@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import importlib.util
+import itertools
 import json
 import os
 import sys
@@ -265,16 +266,20 @@ def _csv_text(rows: list[dict[str, Any]]) -> str:
 def merge_rows(first: Iterable[dict[str, Any]],
                then: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """``first`` and ``then`` as one list of rows, one per key, in ``first``'s order and
-    then ``then``'s new keys; a row of ``then`` replaces ``first``'s row of its key,
-    unless it is in error and that one is not.
+    then ``then``'s new keys; a later row (``then``'s, or a later one of a file that has
+    a key twice: an append not yet merged) replaces an earlier one of its key, unless it
+    is in error and that one is not.
 
     >>> a = [{"key": "x", "refused": ""}, {"key": "y", "refused": "error lost"}]
     >>> b = [{"key": "y", "refused": ""}, {"key": "x", "refused": "error lost"}, {"key": "z"}]
     >>> [(r["key"], r.get("refused")) for r in merge_rows(a, b)]
     [('x', ''), ('y', ''), ('z', None)]
+    >>> [r["refused"] for r in merge_rows([{"key": "x", "refused": ""},
+    ...                                    {"key": "x", "refused": "error lost"}], [])]
+    ['']
     """
-    merged = {r["key"]: r for r in first}
-    for r in then:
+    merged: dict[str, dict[str, Any]] = {}
+    for r in itertools.chain(first, then):
         old = merged.get(r["key"])
         if old is None or not is_error(r) or is_error(old):
             merged[r["key"]] = r

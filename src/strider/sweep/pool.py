@@ -80,8 +80,9 @@ def _serve(conn: Connection) -> None:
         try:
             conn.send(reply)
         except Exception as exc:  # noqa: BLE001 -- a result or exception pickle refuses
-            conn.send((index, False, RuntimeError(f"the task's {'result' if reply[1] else 'exception'} "
-                                                  f"cannot be sent back: {exc!r}")))
+            what = "result" if reply[1] else "exception"
+            conn.send((index, False, RuntimeError(f"the task's {what} cannot be sent back: "
+                                                  f"{exc!r}")))
 
 
 class _Worker:
@@ -117,14 +118,19 @@ class Pool:
         retry: deque[int] = deque()          # tasks whose worker died: fresh workers only
         deaths: dict[int, list[str]] = {}
         done: dict[int, tuple[bool, Any]] = {}
-        for n in range(len(items)):
-            while n not in done:
-                self._feed(fn, items, queue, retry)
-                self._collect(done, retry, deaths)
-            ok, value = done.pop(n)
-            if not ok:
-                raise value
-            yield value
+        try:
+            for n in range(len(items)):
+                while n not in done:
+                    self._feed(fn, items, queue, retry)
+                    self._collect(done, retry, deaths)
+                ok, value = done.pop(n)
+                if not ok:
+                    raise value
+                yield value
+        finally:  # stopped early (an error, Ctrl-C): tasks still running are not wanted
+            for w in [w for w in self.live if w.task is not None]:
+                w.proc.terminate()
+                self._retire(w)
 
     def _feed(self, fn: Callable, items: list, queue: deque[int], retry: deque[int]) -> None:
         """Give each idle worker a task (a retry only to a fresh one); start workers while
@@ -167,21 +173,25 @@ class Pool:
         ready = set(wait([w.conn for w in busy] + [w.proc.sentinel for w in self.live]))
         for w in list(self.live):
             if w.conn in ready or (w.proc.sentinel in ready and w.task is not None
-                                   and w.conn.poll()):
+                                   and w.conn.poll()):  # a reply sent before it ended
                 try:
                     index, ok, value = w.conn.recv()
-                except (EOFError, OSError):
-                    pass  # died mid-reply: its sentinel says so
+                except (EOFError, OSError):  # it died: the pipe closed with it
+                    self._bury(w, done, retry, deaths)
                 else:
                     done[index] = (ok, value)
                     w.task = None
-                    continue
-            if w.proc.sentinel in ready or not w.proc.is_alive():
+                    if w.proc.sentinel in ready:
+                        self._bury(w, done, retry, deaths)
+            elif w.proc.sentinel in ready:
                 self._bury(w, done, retry, deaths)
 
     def _bury(self, w: _Worker, done: dict[int, tuple[bool, Any]], retry: deque[int],
               deaths: dict[int, list[str]]) -> None:
-        w.proc.join()
+        w.proc.join(CLOSE_S)
+        if w.proc.is_alive():  # its pipe broke, yet it runs: end it
+            w.proc.kill()
+            w.proc.join()
         code = w.proc.exitcode or 0
         w.conn.close()
         self.live.remove(w)

@@ -29,6 +29,7 @@ from .output import (
     checked_rows,
     fmt,
     is_error,
+    merge_rows,
     save_rows,
     start_appending,
 )
@@ -130,7 +131,7 @@ def run(base_hw: Hardware | str, workloads: Sequence[Workload],
     points = (sample(vary, sample_points, seed) if sample_points is not None else grid(vary))
     path, rows = checked_rows(out, lock=True) if out is not None else (None, [])
     # every row of the file, in its order: rows of other grids are kept and written back
-    done_rows = {r["key"]: r for r in rows}
+    done_rows = {r["key"]: r for r in merge_rows(rows, [])}  # a key twice: the one done
     keys = [[row_key(base, p, w, predict) for w in workloads] for p in points]
     todo = [i for i, ks in enumerate(keys)
             if not all(k in done_rows and not is_error(done_rows[k]) for k in ks)]
