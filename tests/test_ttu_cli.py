@@ -54,13 +54,36 @@ def test_parse_array_spec():
             parse_array_spec(bad)
 
 
-def test_demo_runs_every_section(capsys):
+def _check_demo(capsys) -> None:
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
     assert out.count("OK") == 2 and "ttu-prologue" in out and "ttu-strided-tensor" in out
+    assert "Try next:" in out and "bit-exactly" in out and "NO" not in out.split()
     assert main(["demo", "--only", "ttu-strided-tensor"]) == 0
     assert "ttu-prologue" not in capsys.readouterr().out
     assert main(["demo", "--only", "nope"]) == 2
+
+
+@pytest.mark.slow
+def test_demo_runs_every_section(capsys):
+    """The main job as the README runs it (about a minute on 2 cores)."""
+    _check_demo(capsys)
+
+
+def test_demo_runs_every_section_on_a_scaled_down_suite(capsys, monkeypatch):
+    """Every section, with the suite's tensors 8x smaller per dim (the full-size run is
+    the slow test above; the suite's full sizes are run by ``strider bench permute_sim``)."""
+    import strider.demo_suite as suite
+
+    full = suite.run_suite
+
+    def scaled(cases=suite.CASES, *args, **kwargs):
+        small = [suite.Case(c.name, tuple(max(1, n // 8) for n in c.shape), c.perm, c.dtype)
+                 for c in cases]
+        return full(small, *args, **kwargs)
+
+    monkeypatch.setattr(suite, "run_suite", scaled)
+    _check_demo(capsys)
 
 
 def test_a_long_stream_shows_its_first_addresses_without_building_it(tmp_path, capsys):
