@@ -1,4 +1,4 @@
-"""``strider demo``: the built-in examples, run and explained in about 30 s.
+"""``strider demo``: the built-in examples, run and explained in under a minute.
 
 Three parts: permutations taken from real models (ResNet-50's NCHW <-> NHWC, BERT and
 ViT attention heads, a weight transpose), each planned for a simulated Trainium-like
@@ -170,7 +170,7 @@ SECTIONS: list[tuple[str, Section]] = [("permute-suite", _permute_suite),
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="the built-in examples, run and explained (about 30 s)",
+    p = sub.add_parser("demo", help="the built-in examples, run and explained (under a minute)",
                        description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--only", action="append", default=[], metavar="SECTION",
