@@ -32,12 +32,13 @@ RANDOM_SEEDS = range(40)
 
 
 def cases(quick: bool = False) -> Iterator[tuple[str, PermuteRequest, Hardware]]:
-    """``(key, request, hardware)``; ``quick`` keeps the random cases only."""
+    """``(key, request, hardware)``; ``quick`` keeps every other random case only (the
+    default test run's share)."""
     if not quick:
         trn1 = Hardware.preset("trn1-like")
         for case in CASES:
             yield f"suite {case.name}", PermuteRequest(case.shape, case.perm, case.dtype), trn1
-    for seed in RANDOM_SEEDS:
+    for seed in RANDOM_SEEDS[::2] if quick else RANDOM_SEEDS:
         rng = random.Random(seed)
         hw = random_hardware(rng.choice)
         shape, perm, dtype = random_permutation(rng.choice, max_side=40, max_size=60_000)
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", type=Path, help="record the fingerprints in this file")
     mode.add_argument("--check", type=Path, help="compare with the fingerprints in this file")
-    parser.add_argument("--quick", action="store_true", help="the random cases only")
+    parser.add_argument("--quick", action="store_true", help="every other random case only")
     args = parser.parse_args(argv)
     now = record(args.quick)
     if args.write:
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(now)} cases recorded in {args.write}")
         return 0
     then = json.loads(args.check.read_text())
-    changed = [k for k in now if then.get(k) != now[k]]
+    changed = [k for k in now if then.get(k) != now[k]]   # (a --quick run checks its own)
     for key in changed:
         print(f"CHANGED {key}:\n  then {then.get(key)}\n  now  {now[key]}")
     print(f"{len(now) - len(changed)} of {len(now)} cases unchanged")

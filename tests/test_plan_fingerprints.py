@@ -1,7 +1,7 @@
 """Plans stay what they were unless a change means to move them.
 
-The quick subset of :mod:`plan_fingerprints` (the 40 seeded random cases, every
-strategy) against the recorded fingerprints. A change that improves plans on purpose
+The quick subset of :mod:`plan_fingerprints` (20 of its 40 seeded random cases, every
+strategy) against the recorded fingerprints; the script checks them all and the suite. A change that improves plans on purpose
 re-records them (``python tests/plan_fingerprints.py --write
 tests/data/plan_fingerprints.json``) and says so in its commit and the changelog.
 """
@@ -19,9 +19,9 @@ RECORDED = Path(__file__).parent / "data" / "plan_fingerprints.json"
 def test_random_case_plans_are_unchanged():
     recorded = json.loads(RECORDED.read_text())
     now = plan_fingerprints.record(quick=True)
-    assert len(now) == len(plan_fingerprints.RANDOM_SEEDS)
+    assert len(now) == len(plan_fingerprints.RANDOM_SEEDS[::2])
     planned = sum("sha1" in v for case in now.values() for v in case.values())
-    assert planned >= 100, "the random cases should mostly plan, else they guard little"
+    assert planned >= 50, "the random cases should mostly plan, else they guard little"
     changed = {key: (recorded.get(key), value) for key, value in now.items()
                if recorded.get(key) != value}
     assert changed == {}

@@ -105,7 +105,7 @@ def test_dram_counter_stays_under_the_peak_where_dmas_overlap_unevenly(shape, pe
     assert peak == pytest.approx(410.0)         # contended: the DRAM at its peak
 
 
-@settings(max_examples=examples(25), deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 @given(st.data(), st.booleans())
 def test_dram_counters_never_pass_the_peak_and_integrate_to_the_bytes(data, preset):
     from strider.hardware.sampling import random_hardware, random_permutation
