@@ -1,10 +1,9 @@
 """Plain data <-> a hardware description: reading TOML/JSON tables with every
 type problem reported at once (an unknown field with a did-you-mean), laying a file's
 fields over a preset's, the value rules (:func:`hardware_problems`, with the plausible
-ranges of :data:`RANGES`), and writing TOML and ``hw show`` text back.
+ranges of :data:`RANGES`), and the ``hw show`` summary (TOML text is
+:mod:`strider.hardware.writing`'s).
 
->>> toml_value([1, "a"]), toml_value({"float32": 4})
-('[1, "a"]', '{float32 = 4}')
 """
 
 from __future__ import annotations
@@ -455,23 +454,7 @@ def _bytes_text(n: int) -> str:
     return f"{n} B"
 
 
-def toml_key(key: str) -> str:
-    return key if key.replace("_", "").isalnum() else toml_value(key)
-
-
-def toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
-    return repr(value)
-
-
 __all__ = ["check_plain", "merge_onto", "figure_changes", "dotted", "based_description",
            "field_problem", "field_problems", "hardware_problems", "unknown_field",
-           "summary_rows", "toml_key", "toml_value", "RANGES", "MAX_UNITS", "MAX_ON_CHIP_BYTES",
+           "summary_rows", "RANGES", "MAX_UNITS", "MAX_ON_CHIP_BYTES",
            "NOT_FIGURES"]

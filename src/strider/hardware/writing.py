@@ -28,8 +28,29 @@ import textwrap
 from dataclasses import fields
 from typing import Any
 
-from .format import based_description, dotted, figure_changes, toml_key, toml_value
+from .format import based_description, dotted, figure_changes
 from .sections import SECTIONS
+
+
+def toml_key(key: str) -> str:
+    return key if key.replace("_", "").isalnum() else toml_value(key)
+
+
+def toml_value(value: Any) -> str:
+    """One TOML value.
+
+    >>> toml_value([1, "a"]), toml_value({"float32": 4})
+    ('[1, "a"]', '{float32 = 4}')
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
+    return repr(value)
 
 
 def toml_text(plain: dict[str, Any], head: list[str] | None = None) -> str:
@@ -100,4 +121,4 @@ def _hint(base: str) -> list[str]:
     return lines
 
 
-__all__ = ["toml_text", "full_toml", "minimal_toml"]
+__all__ = ["toml_text", "full_toml", "minimal_toml", "toml_key", "toml_value"]

@@ -40,7 +40,7 @@ import json
 import math
 import numbers
 from collections import abc
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -151,7 +151,7 @@ class Program:
         new_id = len(self.instructions)
         changes = _checked_fields(instruction, new_id)
         if changes:
-            instruction = _replace(instruction, **changes)
+            instruction = replace(instruction, **changes)
         deps = instruction.deps
         if deps and not (0 <= min(deps) and max(deps) < new_id):
             bad = [d for d in deps if not 0 <= d < new_id]
@@ -285,12 +285,6 @@ class Program:
         return "\n".join(lines)
 
 
-def _replace(instruction: Instruction, **changes: Any) -> Instruction:
-    from dataclasses import replace
-
-    return replace(instruction, **changes)
-
-
 #: What each kind of field holds, said in an error (the program file's kinds).
 _KIND_TEXT = {"float": "a number", "bool": "True or False", "str": "a string",
               "ref": "an operand (a strider.program.Ref)"}
@@ -387,8 +381,6 @@ def _instruction_to_dict(i: Instruction) -> dict[str, Any]:
 
 def _int_tuple(name: str, shape: Any) -> tuple[int, ...]:
     """``shape`` as a tuple of ints; floats (even 2.0), bools and strings are refused."""
-    import numbers
-
     try:
         items = tuple(shape)
     except TypeError:
