@@ -80,7 +80,7 @@ def _assert_plausible(hw):
     for clock in hw.engine_clocks_hz().values():
         assert 1e6 <= clock <= 1e11
     assert max(hw.vector.lanes, hw.activation.lanes, hw.pe.rows) <= hw.sbuf.partitions
-    assert hw.dma.max_dims <= 16 and hw.pe.tiles <= max(hw.pe.rows, hw.pe.cols)
+    assert hw.dma.max_dims <= 16 and hw.pe.row_tiles <= hw.pe.rows and hw.pe.col_tiles <= hw.pe.cols
 
 
 @settings(max_examples=examples(150), deadline=None)

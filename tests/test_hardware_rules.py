@@ -49,7 +49,21 @@ def test_base_list_in_a_file_exits_2(capsys, tmp_path):
     ({"activation": {"lanes": 64}}, "activation.lanes = 64: must be <= sbuf.partitions (8)"),
     ({"vector": {"lanes": 9}}, "vector.lanes = 9: must be <= sbuf.partitions (8)"),
     ({"dma": {"max_dims": 100}}, "dma.max_dims = 100: must be <= 16"),
-    ({"pe": {"tiles": 64}}, "pe.tiles = 64: must be <= the larger of pe.rows and pe.cols"),
+    ({"pe": {"row_tiles": 256}}, "pe.row_tiles = 256: must be <= pe.rows (8)"),
+    ({"pe": {"dtypes": ["int7"]}}, "pe.dtypes = ['int7']: unknown dtype(s) ['int7']"),
+    ({"pe": {"dtypes": ["int16"]}, "dtypes": ["int8"]},
+     "pe.dtypes = ['int16']: ['int16'] not in the description's dtypes (int8)"),
+    ({"pe": {"accumulate": {"float": "float16", "int": "int32"}}},
+     "pe.accumulate = {'float': 'float16', 'int': 'int32'}: float16 sums are narrower than"),
+    ({"pe": {"accumulate": {"int": "float32"}}},
+     "pe.accumulate = {'int': 'float32'}: must map input kinds (float, int)"),
+    ({"dma": {"transpose_element_bytes": [3], "transpose_rate": 0.9, "transpose_sbuf_rate": 0.5}},
+     "dma.transpose_element_bytes = [3]: must list element sizes in bytes from [1, 2, 4, 8]"),
+    ({"dma": {"transpose_element_bytes": [2], "transpose_sbuf_rate": 0.5}},
+     "dma.transpose_rate = 0.0: must be > 0 when"),
+    ({"dma": {"transpose_element_bytes": [2], "transpose_rate": 1.5, "transpose_sbuf_rate": 0.5}},
+     "dma.transpose_rate = 1.5: must be <= 1"),
+    ({"pe": {"dtype_cycles": {"int8": 0}}}, "pe.dtype_cycles = {'int8': 0}: must map"),
 ])
 def test_names_descriptions_lanes_and_unit_counts_are_checked(changes, words):
     problems = _problems(**changes)

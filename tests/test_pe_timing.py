@@ -40,7 +40,7 @@ def scale_sim_fold(rows: int, cols: int, n: int) -> int:
 def test_serial_mode_equals_scale_sims_per_fold_count(rows, cols, n):
     """A full fold (the array's rows x cols of weights, then n moving columns) with the
     SBUF-read and PSUM-write stages left out, as SCALE-Sim counts it."""
-    hw = TRN1.with_changes(pe={"rows": rows, "cols": cols, "tiles": 1,   # a whole fold
+    hw = TRN1.with_changes(pe={"rows": rows, "cols": cols, "row_tiles": 1, "col_tiles": 1,   # a whole fold
                                "background_weight_load": False,
                                "weight_load_rows_per_cycle": 1, "min_multiply_cycles": 1,
                                "io_cycles": 0, "clock_hz": TRN1.clock_hz})
@@ -123,8 +123,8 @@ def test_block_model_equals_the_element_level_reference_on_random_sequences(data
 def test_background_load_hides_behind_the_stream_and_serial_does_not():
     """Four 128 x 128 blocks: serial pays load + stream each; background pays the stream."""
     for background, per_block in ((False, 32 + 128), (True, 128)):
-        hw = TRN1.with_changes(pe={"background_weight_load": background,
-                                   "clock_hz": TRN1.clock_hz})
+        hw = TRN1.with_changes(pe={"background_weight_load": background,   # int8 at the
+                                   "clock_hz": TRN1.clock_hz, "dtype_cycles": {}})  # 1x rate
         ops = [("load", np.eye(128, dtype=np.int8)), ("multiply", np.eye(128, dtype=np.int8))] * 4
         ref = systolic_sequence(ops, rows=128, cols=128, timing=Timing.of(hw.pe, "int8"))
         mm_ends = [t for t, (kind, _) in zip(ref.end, ops) if kind == "multiply"]
@@ -158,7 +158,7 @@ def test_row_and_column_tiling_halves_the_hold_of_small_stationary_tiles():
     small_cols = pe_cost(128, 64, 128, "bfloat16", TRN1, load=False, stream=True)
     full = pe_cost(128, 128, 128, "bfloat16", TRN1, load=False, stream=True)
     assert small_rows.window == small_cols.window == (0, 64.0) and full.window == (0, 128)
-    untiled = TRN1.with_changes(pe={"tiles": 1})
+    untiled = TRN1.with_changes(pe={"row_tiles": 1, "col_tiles": 1})
     assert pe_cost(64, 128, 128, "bfloat16", untiled, load=False, stream=True).window == (0, 128)
 
 
@@ -173,10 +173,10 @@ def test_serial_defaults_keep_the_patent_and_tiny_timing():
 @pytest.mark.parametrize("change, words", [
     ({"dtype_cycles": {"float32": 0}}, "pe.dtype_cycles"),
     ({"dtype_cycles": {"complex64": 2}}, "pe.dtype_cycles"),
-    ({"dtype_cycles": {"float32": 2.5}}, "pe.dtype_cycles"),
+    ({"dtype_cycles": {"float32": 1 / 128}}, "pe.dtype_cycles"),
     ({"io_cycles": 3}, "pe.io_cycles = 3: must be 0, 1 or 2"),
     ({"io_cycles": -1}, "pe.io_cycles = -1"),
-    ({"tiles": 0}, "pe.tiles = 0"),
+    ({"row_tiles": 0}, "pe.row_tiles = 0"),
     ({"weight_load_rows_per_cycle": 0}, "pe.weight_load_rows_per_cycle = 0"),
     ({"min_multiply_cycles": 1.5}, "pe.min_multiply_cycles = 1.5: must be an integer"),
     ({"background_weight_load": "yes"}, "must be true or false"),
@@ -213,7 +213,7 @@ def test_the_planner_packs_row_tiles_where_the_pe_would_be_the_bound():
     slow = TRN1.with_changes(pe={"dtype_cycles": {"int16": 4}})
     x = random_array(request.shape, "int16", np.random.default_rng(7))
     runs = {}
-    for name, hw in (("packed", slow), ("full", slow.with_changes(pe={"tiles": 1}))):
+    for name, hw in (("packed", slow), ("full", slow.with_changes(pe={"row_tiles": 1, "col_tiles": 1}))):
         plan = STRATEGY.plan(request, hw)
         result = simulate(plan, x)
         assert np.array_equal(result.outputs["y"], x.T)

@@ -136,7 +136,8 @@ def test_sizes_not_multiples_of_the_array_have_ragged_sub_blocks():
 
 
 SERIAL_TRN1 = TRN1.with_changes(pe={"background_weight_load": False, "clock_hz": TRN1.clock_hz,
-                                    "weight_load_rows_per_cycle": 1, "tiles": 1})
+                                    "weight_load_rows_per_cycle": 1, "row_tiles": 1,
+                                    "col_tiles": 1})
 
 
 @pytest.mark.parametrize("hw,pe_cycles", [(SERIAL_TRN1, 128 + 384), (TRN1, 32 + 384)])

@@ -43,8 +43,8 @@ Assumptions
   a load takes ``L = ceil(K / pe.weight_load_rows_per_cycle) * f``; a multiply holds
   the array's moving path for its *issue interval* ``II = f * max(min(
   pe.min_multiply_cycles, M), N)`` (NKI's ``nc_matmul`` cost ``max(min(64, M), N)``),
-  halved (``/ pe.tiles``) when the block fits one row or column tile
-  (``K <= rows / tiles`` or ``M <= cols / tiles``: two such tiles stream at once);
+  divided by the tiles that stream at once when the block fits one row tile (``K <=
+  rows / pe.row_tiles``) or else one column tile (``M <= cols / pe.col_tiles``);
   its results are ready after ``max(S, II)`` with ``S = f * (N - 1) + 1 + pe.rows + M
   - 2 + pe.io_cycles`` (columns in, fill through every row, drain across ``M``
   columns, plus the SBUF-read / PSUM-write register stages). ``PeTranspose`` is a load
@@ -240,8 +240,7 @@ def pe_cost(load_rows: int, block_cols: int, columns: int, dtype: str, hw: Hardw
     if not stream:
         return PeCost(lead, lead, None)
     interval: float = pe.issue_cycles(columns, block_cols, dtype)
-    if pe.tiled(load_rows, block_cols):
-        interval /= pe.tiles
+    interval /= pe.tiles_at_once(load_rows, block_cols)
     f = pe.dtype_factor(dtype)
     drain = pe.rows + block_cols - 2 + pe.io_cycles  # fill every row, drain M columns
     stream_cycles = f * (columns - 1) + 1 + drain if columns else drain

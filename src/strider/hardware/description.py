@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable
 
-from ..dtypes import KNOWN_DTYPES
+from ..dtypes import KNOWN_DTYPES, MAC_DTYPES
 from ..errors import ArgumentError, ConfigError
 from .format import (
     based_description,
@@ -92,6 +92,9 @@ class Hardware:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dtypes", tuple(self.dtypes))
+        if not self.pe.dtypes and isinstance(self.pe, PEArraySpec):  # the cells take all
+            object.__setattr__(self, "pe", dataclasses.replace(  # they can sum in 32 bits
+                self.pe, dtypes=tuple(d for d in self.dtypes if d in MAC_DTYPES)))
         if isinstance(self.sources, dict):
             object.__setattr__(self, "sources", tuple(self.sources.items()))
         problems = hardware_problems(self)
@@ -259,7 +262,8 @@ class Hardware:
                               + (f"did you mean {close[0]!r}? " if close else "")
                               + f"presets: {', '.join(sorted(PRESETS))}")
         preset = cls.preset(base).to_dict()
-        hw = from_plain(merge_onto(preset, data, f"{origin}: overrides the {base} preset's figure"))
+        hw = from_plain(_pe_inputs_follow(merge_onto(
+            preset, data, f"{origin}: overrides the {base} preset's figure"), data))
         changed = dotted(figure_changes(preset, hw.to_dict()))
         if changed and "description" not in data:  # not the preset's any more: say so
             hw = dataclasses.replace(hw, description=based_description(base, changed))
@@ -274,6 +278,9 @@ class Hardware:
         for section in SECTIONS:  # an engine clock left to the top-level one is not written
             out[section] = {k: v for k, v in out[section].items() if v is not None}
         out["pe"]["dtype_cycles"] = dict(self.pe.dtype_cycles)
+        out["pe"]["accumulate"] = dict(self.pe.accumulate)
+        out["pe"]["dtypes"] = list(self.pe.dtypes)
+        out["dma"]["transpose_element_bytes"] = list(self.dma.transpose_element_bytes)
         return out
 
     def to_toml(self, form: str = "exact") -> str:
@@ -330,11 +337,23 @@ class Hardware:
         >>> Hardware.preset("tiny").with_changes(pe={"rows": 8}).pe.rows
         8
         """
-        return from_plain(merge_onto(self.to_dict(), changes, None))
+        return from_plain(_pe_inputs_follow(merge_onto(self.to_dict(), changes, None), changes))
 
     def summary_rows(self) -> list[tuple[str, str]]:
         """(what, value) pairs for a readable listing (``hw show``), sources last."""
         return summary_rows(self)
+
+
+def _pe_inputs_follow(merged: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """A change of the listed ``dtypes`` that leaves ``pe.dtypes`` alone narrows the PE's
+    inputs to those still listed (a machine without int8 has no int8 PE path)."""
+    pe, dtypes = merged.get("pe"), changes.get("dtypes")
+    given = changes.get("pe")
+    if (isinstance(pe, dict) and isinstance(dtypes, (list, tuple))
+            and not (isinstance(given, dict) and "dtypes" in given)
+            and isinstance(pe.get("dtypes"), (list, tuple))):
+        merged["pe"] = {**pe, "dtypes": [d for d in pe["dtypes"] if d in dtypes]}
+    return merged
 
 
 # ---------------------------------------------------------------- presets
@@ -351,12 +370,19 @@ def from_plain(data: dict[str, Any]) -> Hardware:
         try:  # value rules too, so that every violation is reported at once
             hardware = Hardware(**kwargs)
         except ConfigError as exc:
-            problems += exc.violations
+            bad_list = any(p.startswith("dtypes = ") for p in problems)  # reported once:
+            problems += [p for p in exc.violations    # not again as pe.dtypes' subset rule
+                         if not (bad_list and "not in the description's dtypes" in p)]
         except TypeError as exc:
             problems.append(str(exc))
         if not problems:
             return hardware
     raise ConfigError(problems)
+
+
+#: What NeuronCore-v2's Tensor engine multiplies (sources: ``pe.dtypes``): fp8, the
+#: 16-bit floats, fp32 and int8 -- no 16- or 32-bit integers.
+TRN1_PE_DTYPES = ("float8_e4m3fn", "float8_e5m2", "bfloat16", "float16", "float32", "int8")
 
 
 def trn1_like() -> Hardware:
@@ -367,7 +393,7 @@ def trn1_like() -> Hardware:
     bench fidelity`` puts each beside what the model gives on a micro-benchmark of it.
     In short: HBM, SBUF and PSUM sizes and the engines' clocks from the
     "Trainium/Inferentia2 Architecture Guide for NKI"; 16 DMA engines per core, one
-    transfer at a time each at up to 27 GiB/s, full speed from 4 KiB contiguous runs
+    transfer at a time each at up to 27.2 GB/s, full speed from 4 KiB contiguous runs
     (the DMA bandwidth guide), a fixed cost per transfer inferred from the profile in
     "Introduction to DMA with NKI"; the SBUF access rules (half rate beyond a 16-byte
     innermost stride, about 60 cycles of static overhead per access) from the
@@ -377,17 +403,18 @@ def trn1_like() -> Hardware:
         name="trn1-like",
         description="one NeuronCore-v2 (AWS Trainium), from public Neuron documentation",
         clock_hz=1.4e9,
-        dram=DramSpec(capacity_bytes=16 * 2**30, bandwidth_bytes_per_s=410e9, latency_ns=214.0),
+        dram=DramSpec(capacity_bytes=16 * 2**30, bandwidth_bytes_per_s=410e9, latency_ns=140.0),
         sbuf=BufferSpec(partitions=128, bytes_per_partition=192 * 1024),
         psum=BufferSpec(partitions=128, bytes_per_partition=16 * 1024, banks=8),
         pe=PEArraySpec(rows=128, cols=128, passthrough_transpose=False, clock_hz=2.8e9,
                        background_weight_load=True, weight_load_rows_per_cycle=4,
-                       min_multiply_cycles=64, dtype_cycles=(("float32", 4),), tiles=2),
+                       min_multiply_cycles=64, dtype_cycles=(("float32", 4), ("int8", 0.5)),
+                       row_tiles=2, col_tiles=2, dtypes=TRN1_PE_DTYPES),
         vector=VectorSpec(lanes=128, transpose_block=32, instruction_cycles=60,
                           clock_hz=1.12e9, fast_stride_bytes=16, strided_rate=0.5),
         activation=ActivationSpec(lanes=128, instruction_cycles=60, clock_hz=1.4e9,
                                   fast_stride_bytes=16, strided_rate=0.5),
-        dma=DmaSpec(queues=16, bytes_per_cycle=27 * 2**30 / 1.4e9, descriptor_cycles=100,
+        dma=DmaSpec(queues=16, bytes_per_cycle=27.2e9 / 1.4e9, descriptor_cycles=100,
                     efficient_chunk_bytes=4096, max_dims=5, ttu_width_bits=32,
                     packet_overhead_bytes=256, overlap_dram_latency=True),
         stream=StreamSpec(processing_engines=4, page_bytes=256 * 1024, pages=16),

@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 from ..dtypes import KNOWN_DTYPES
 from ..limits import MAX_DIMS
-from .pe import MAX_CYCLES, dtype_cycles_problems
+from .pe import MAX_CYCLES, dtype_cycles_problems, mac_problems
 from .sections import SECTIONS, Described
 
 
@@ -240,9 +240,15 @@ RANGES: dict[str, tuple[float, float, str]] = {
     "stream.update_cycles": _CYCLES, "pe.min_multiply_cycles": _CYCLES,
     "strided_rate": (1 / 1024, 1, "the share of the full rate a strided access keeps, "
                                   "1/1024 to 1"),
+    "transpose_rate": (0, 1, "the share of the queue's rate a DMA transpose keeps, 0 to 1"),
+    "transpose_sbuf_rate": (0, 1, "the share of the queue's rate an SBUF-to-SBUF DMA "
+                                  "transpose keeps, 0 to 1"),
 }
+#: Element sizes a DMA transpose may list (``dma.transpose_element_bytes``).
+TRANSPOSE_ELEMENT_BYTES = (1, 2, 4, 8)
 #: Fields that may be 0 (the others are counts >= 1 or rates > 0).
-_ZERO_OK = ("latency_ns", "io_cycles", "packet_overhead_bytes")
+_ZERO_OK = ("latency_ns", "io_cycles", "packet_overhead_bytes", "transpose_rate",
+            "transpose_sbuf_rate")
 
 
 def _number_problem(where: str, name: str, value: Any, integer: bool) -> str | None:
@@ -338,6 +344,14 @@ def field_problems(values: dict[str, Any]) -> list[str]:
                 problems.append(problem)
     if "pe.dtype_cycles" in values:
         problems += dtype_cycles_problems(values["pe.dtype_cycles"])
+    if "dma.transpose_element_bytes" in values:
+        sizes = values["dma.transpose_element_bytes"]
+        need(isinstance(sizes, (tuple, list)) and all(
+            isinstance(n, int) and not isinstance(n, bool) and n in TRANSPOSE_ELEMENT_BYTES
+            for n in sizes), "dma.transpose_element_bytes", list(sizes)
+            if isinstance(sizes, (tuple, list)) else sizes,
+            f"must list element sizes in bytes from {list(TRANSPOSE_ELEMENT_BYTES)} "
+            "(empty: the DMA queues cannot transpose)")
     if "dtypes" in values:
         dtypes = list(values["dtypes"])
         unknown = [d for d in dtypes if d not in KNOWN_DTYPES]
@@ -390,9 +404,16 @@ def hardware_problems(hw: Described) -> list[str]:
         lanes = getattr(hw, engine).lanes
         need(lanes <= parts, f"{engine}.lanes", lanes,
              f"must be <= sbuf.partitions ({parts}): one lane per partition")
-    need(hw.pe.tiles <= max(hw.pe.rows, hw.pe.cols), "pe.tiles", hw.pe.tiles,
-         f"must be <= the larger of pe.rows and pe.cols ({max(hw.pe.rows, hw.pe.cols)}): "
-         "a stationary tile holds one row or one column at least")
+    for tiles, side in (("row_tiles", "rows"), ("col_tiles", "cols")):
+        n, size = getattr(hw.pe, tiles), getattr(hw.pe, side)
+        need(n <= size, f"pe.{tiles}", n,
+             f"must be <= pe.{side} ({size}): a stationary tile holds one {side[:-1]} at least")
+    problems += mac_problems(hw.pe.dtypes, hw.pe.accumulate, tuple(hw.dtypes))
+    transposes = hw.dma.transpose_element_bytes
+    for rate in ("transpose_rate", "transpose_sbuf_rate"):
+        value = getattr(hw.dma, rate)
+        need(not transposes or value > 0, f"dma.{rate}", value,
+             f"must be > 0 when dma.transpose_element_bytes lists sizes ({list(transposes)})")
     need(hw.stream.page_bytes <= hw.sbuf.capacity_bytes, "stream.page_bytes",
          hw.stream.page_bytes, f"must be <= the SBUF capacity ({hw.sbuf.capacity_bytes} bytes)")
     need(hw.stream.pages * hw.stream.page_bytes <= hw.sbuf.capacity_bytes, "stream.pages",
@@ -422,6 +443,7 @@ def summary_rows(hw: Described) -> list[tuple[str, str]]:
         ("PE array", f"{hw.pe.rows} x {hw.pe.cols}"
                      + (", bit-exact pass-through transpose" if hw.pe.passthrough_transpose
                         else ", multiply-accumulate only") + hw.pe.timing_text()),
+        ("PE arithmetic", hw.pe.mac_text()),
         ("vector engine", f"{hw.vector.lanes} lanes, {hw.vector.transpose_block} x "
                           f"{hw.vector.transpose_block} block transpose, "
                           f"{_access(hw.vector)}"),
@@ -431,7 +453,11 @@ def summary_rows(hw: Described) -> list[tuple[str, str]]:
                 f"{hw.dma.descriptor_cycles} cycles/descriptor (+ DRAM latency"
                 + (", overlapped with the next" if hw.dma.overlap_dram_latency else "")
                 + f"), full speed from {hw.dma.efficient_chunk_bytes} B runs, <= "
-                f"{hw.dma.max_dims} dims, {hw.dma.ttu_width_bits}-bit TTU"),
+                f"{hw.dma.max_dims} dims, {hw.dma.ttu_width_bits}-bit TTU"
+                + (f"; transposes {'/'.join(map(str, hw.dma.transpose_element_bytes))}-byte "
+                   f"elements at {hw.dma.transpose_rate:g}x the rate (SBUF to SBUF "
+                   f"{hw.dma.transpose_sbuf_rate:g}x)" if hw.dma.transpose_element_bytes
+                   else "")),
         ("stream", f"{hw.stream.processing_engines} processing engines, "
                    f"{hw.stream.pages} pages x {hw.stream.page_bytes / kib:g} KiB"),
         ("dtypes", ", ".join(hw.dtypes)),

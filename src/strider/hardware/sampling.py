@@ -2,8 +2,9 @@
 
 The descriptions an architect would plausibly write, derived from ``trn1-like``:
 partitions 16-128, SBUF 4-192 KiB per partition, PSUM banks 2/4/8, PE columns 8-128
-(rows up to the partitions), vector transpose block 4-32, DMA queues 1-16, ``max_dims``
-2-5, ``ttu_width_bits`` 16/24/32 -- constrained as :class:`~strider.hardware.Hardware`
+(rows up to the partitions), PE inputs (:data:`PE_INPUTS`), rates (fp32 1-4x, int8
+0.5-1x cycles per column) and row/column tiles (1/2/4, 1/2), vector transpose block
+4-32, DMA queues 1-16, ``max_dims`` 2-5, ``ttu_width_bits`` 16/24/32 -- constrained as :class:`~strider.hardware.Hardware`
 validation requires. Permutations: 2- to 5-d tensors, 1-``max_side`` per dim, at most
 ``max_size`` elements, five dtypes. One ``choose(options)`` callback draws every value,
 so the same distribution serves hypothesis tests (``lambda o: draw(st.sampled_from(o))``)
@@ -31,6 +32,15 @@ from .description import Hardware
 #: The dtypes of the generality distribution (1-, 2- and 4-byte elements).
 DTYPES = ("float32", "int8", "bfloat16", "int16", "float16")
 
+#: What a PE array's cells may multiply: trn1's inputs (int8 the one integer), with
+#: 16-bit integers too, or floats only (no bit-exact integer carrier at all).
+PE_INPUTS = (
+    ("float8_e4m3fn", "float8_e5m2", "bfloat16", "float16", "float32", "int8"),
+    ("float8_e4m3fn", "float8_e5m2", "bfloat16", "float16", "float32", "int8", "uint8",
+     "int16", "uint16"),
+    ("bfloat16", "float16", "float32"),
+)
+
 Choose = Callable[[Sequence[Any]], Any]
 
 
@@ -38,11 +48,15 @@ def random_hardware(choose: Choose) -> Hardware:
     """A valid description in the issue's ranges; every value drawn by ``choose``."""
     parts = choose(range(16, 129))
     cols = choose(range(8, min(128, parts) + 1))
+    rows = choose(range(8, parts + 1))
     return Hardware.preset("trn1-like").with_changes(
         name="random",
         sbuf={"partitions": parts, "bytes_per_partition": choose(range(4, 193)) * 1024},
         psum={"partitions": parts, "banks": choose((2, 4, 8))},
-        pe={"rows": choose(range(8, parts + 1)), "cols": cols},
+        pe={"rows": rows, "cols": cols, "dtypes": list(choose(PE_INPUTS)),
+            "dtype_cycles": {"float32": choose((1, 2, 4)), "int8": choose((0.5, 1))},
+            "row_tiles": choose([n for n in (1, 2, 4) if n <= rows]),
+            "col_tiles": choose([n for n in (1, 2) if n <= cols])},
         vector={"lanes": parts, "transpose_block": choose(range(4, min(32, parts) + 1))},
         activation={"lanes": parts},
         dma={"queues": choose(range(1, 17)), "max_dims": choose(range(2, 6)),

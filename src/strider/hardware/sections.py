@@ -96,6 +96,11 @@ class DmaSpec:
     as long as one of ``efficient_chunk_bytes`` (a linear ramp), else each run pays a
     fixed per-packet overhead worth ``packet_overhead_bytes`` of transfer time (a
     saturation curve ``r / (r + overhead)``, normalised to 1 at ``efficient_chunk_bytes``).
+
+    DMA transpose (a descriptor that writes its 2-d source transposed, e.g. NKI's
+    ``dma_transpose``): ``transpose_element_bytes`` lists the element sizes it moves
+    bit-exactly (empty: the queues cannot transpose); it runs at ``transpose_rate`` of
+    the queue's byte rate from DRAM to SBUF and ``transpose_sbuf_rate`` from SBUF to SBUF.
     """
 
     queues: int
@@ -107,6 +112,14 @@ class DmaSpec:
     clock_hz: float | None = None
     packet_overhead_bytes: int = 0
     overlap_dram_latency: bool = False
+    transpose_element_bytes: tuple[int, ...] = ()
+    transpose_rate: float = 0.0
+    transpose_sbuf_rate: float = 0.0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.transpose_element_bytes, list):
+            object.__setattr__(self, "transpose_element_bytes",
+                               tuple(self.transpose_element_bytes))
 
     def ttu_config(self) -> TTUConfig:
         """The TTU each queue walks its patterns with: a row per side, a column per dim."""

@@ -73,8 +73,16 @@ class Timing:
 
     @classmethod
     def of(cls, pe, dtype: str) -> Timing:
-        """The rates of a :class:`~strider.hardware.PEArraySpec` for ``dtype`` data."""
-        return cls(pe.weight_load_rows_per_cycle, pe.dtype_factor(dtype), pe.io_cycles,
+        """The rates of a :class:`~strider.hardware.PEArraySpec` for ``dtype`` data. The
+        registers hold one value each, so a rate of several columns per cycle (``0.5``)
+        is outside this reference: an ``ArgumentError`` says so."""
+        factor = pe.dtype_factor(dtype)
+        if factor != int(factor):
+            raise ArgumentError(
+                f"pe.dtype_cycles gives {dtype} {factor:g} cycles per column; the "
+                "register-level reference moves one column per register per cycle, so it "
+                "models whole cycles only (price it with strider.cost.pe_cost)")
+        return cls(pe.weight_load_rows_per_cycle, int(factor), pe.io_cycles,
                    pe.min_multiply_cycles, pe.background_weight_load)
 
 

@@ -241,7 +241,7 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
     tried = []
     top_rows = min(hw.pe.rows, bank_elems, hw.sbuf.partitions)
     if pack_tiles(view, dtype, hw, carrier, R, group):
-        top_rows = min(top_rows, hw.pe.rows // hw.pe.tiles)
+        top_rows = min(top_rows, hw.pe.rows // hw.pe.row_tiles)
     for nbuf in ([buffers] if buffers else [3, 2, 1]):
         rows = min(top_rows, m)  # a short matrix: groups (and the out tile) m rows tall
         while rows >= 1:
@@ -320,7 +320,7 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
 
 def pack_tiles(view: TransposeView, dtype: str, hw: Hardware, carrier: str | None = None,
                row_turns: int = 1, group: int = 1) -> bool:
-    """Whether to cut row groups to one row tile of the array (``pe.rows / pe.tiles``), so
+    """Whether to cut row groups to one row tile of the array (``pe.rows / pe.row_tiles``), so
     that two sub-blocks stream side by side (row tiling): when the hardware has tiling
     and full-height sub-blocks would make the PE the bound (busier than DRAM). Below
     that, the smaller instructions cost more than they save (simulated: 4096^2 fp32 on
@@ -333,7 +333,7 @@ def pack_tiles(view: TransposeView, dtype: str, hw: Hardware, carrier: str | Non
     >>> pack_tiles(TransposeView(1, 4096, 4096), "float32", slow)   # 114%: pack
     True
     """
-    if hw.pe.tiles < 2 or hw.pe.rows // hw.pe.tiles < 1:
+    if hw.pe.row_tiles < 2 or hw.pe.rows // hw.pe.row_tiles < 1:
         return False
     k, m = min(hw.pe.rows, view.m), min(hw.pe.cols, view.n)
     c = pe_cost(k, m, k, carrier or dtype, hw, load=True, stream=True)
