@@ -57,8 +57,19 @@ def mismatches(plan: Plan, inputs: Mapping[str, np.ndarray] | np.ndarray,
     Outputs are compared block by block (:func:`~strider.data.first_difference`), so an
     expected output given as a view never becomes a second full copy in host memory.
     """
+    return check_outputs(plan, inputs, result, expected)[0]
+
+
+def check_outputs(plan: Plan, inputs: Mapping[str, np.ndarray] | np.ndarray,
+                  result: SimResult, expected: Mapping[str, np.ndarray] | None = None
+             ) -> tuple[list[str], dict[str, Any] | None]:
+    """``(problems, finite-values counts)``: bit for bit, or -- for a plan that moves
+    floats through float arithmetic -- on finite values (:mod:`strider.planners.pe.inexact`)."""
+    arrays = plan.normalise_inputs(inputs)
     if expected is None:
-        expected = plan.reference(plan.normalise_inputs(inputs))
+        expected = plan.reference(arrays)
+    if plan.details.get("exactness") == "finite values":
+        return _compare_finite(plan, arrays, result, expected)
     problems = []
     for name in plan.outputs:
         want = np.asarray(expected[name])
@@ -75,7 +86,27 @@ def mismatches(plan: Plan, inputs: Mapping[str, np.ndarray] | np.ndarray,
                 problems.append(f"output {name!r}: {count} of {want.size} element(s) differ, "
                                 f"first at {first}: got {got[first]!r}, expected "
                                 f"{want[first]!r}")
-    return problems
+    return problems, None
+
+
+def _compare_finite(plan: Plan, arrays: Mapping[str, np.ndarray], result: SimResult,
+                    expected: Mapping[str, np.ndarray]) -> tuple[list[str], dict[str, Any]]:
+    from .planners.pe.inexact import finite_values
+
+    (name,), (source,) = plan.outputs, plan.inputs
+    want, got = np.asarray(expected[name]), result.outputs.get(name)
+    if got is None or got.shape != want.shape or got.dtype != want.dtype:
+        return [f"output {name!r} is missing or not {want.dtype}{list(want.shape)}"], {}
+    check = finite_values(np.asarray(arrays[source]), want, got, plan.details["view"],
+                          plan.details["tiling"]["group"])
+    counts = {"rule": "equal on finite values", "compared": check.compared,
+              "signed_zero_flips": check.sign_flips, "poisoned": check.poisoned}
+    if check.differ:
+        first = check.first
+        return [f"output {name!r}: {check.differ} of {check.compared} finite element(s) "
+                f"differ, first at {first}: got {got[first]!r}, expected {want[first]!r}"
+                ], counts
+    return [], counts
 
 
 def verify(plan: Plan, inputs: Mapping[str, np.ndarray] | np.ndarray,
@@ -92,8 +123,16 @@ def random_tensors(program: Program, names: Sequence[str], seed: int = 0) -> dic
 
 
 def random_inputs(plan: Plan, seed: int = 0) -> dict[str, np.ndarray]:
-    """Random, mostly non-zero inputs of the plan's declared shapes and dtypes."""
-    return random_tensors(plan.program, plan.inputs, seed)
+    """Random, mostly non-zero inputs of the plan's declared shapes and dtypes; for a plan
+    verified on finite values, floats with -0.0, Inf and NaN among them (so the counts of
+    sign flips and poisoned columns are real)."""
+    arrays = random_tensors(plan.program, plan.inputs, seed)
+    if plan.details.get("exactness") == "finite values":
+        from .planners.pe.inexact import with_specials
+
+        rng = np.random.default_rng(seed + 1)
+        arrays = {name: with_specials(a, rng) for name, a in arrays.items()}
+    return arrays
 
 
 def run_plan(plan: Plan, seed: int = 0, *, check: bool = False) -> tuple[SimResult, dict[str, Any]]:
@@ -108,13 +147,16 @@ def run_plan(plan: Plan, seed: int = 0, *, check: bool = False) -> tuple[SimResu
                       f"simulating {plan.program.name} with real data")
     inputs = random_inputs(plan, seed)
     result = simulate(plan, inputs)
-    problems = mismatches(plan, inputs, result)
+    problems, finite = check_outputs(plan, inputs, result)
     if problems and check:
         raise VerificationError("; ".join(problems))
     report = build_report(plan, result, not problems)
+    if finite is not None:
+        report["verification"] = finite
     if problems:
         report["mismatches"] = problems
     return result, report
 
 
-__all__ = ["simulate", "verify", "run_plan", "random_inputs", "same_bits", "mismatches"]
+__all__ = ["simulate", "verify", "run_plan", "random_inputs", "same_bits", "mismatches",
+           "check_outputs"]

@@ -139,8 +139,13 @@ def format_report(report: dict[str, Any]) -> str:
         rows.append(("strategy", str(get("strategy"))))
     if "verified" in report:
         v = get("verified")
+        finite = get("verification")
+        same = ("yes (bit-exact with NumPy)" if not finite else
+                f"yes, {finite['rule']} ({finite['compared']:,} compared; "
+                f"{finite['signed_zero_flips']:,} -0.0 came out +0.0; {finite['poisoned']:,} "
+                "in columns a NaN/Inf poisoned, not compared)")
         rows.append(("verified", "not checked" if v is None else
-                     "yes (bit-exact with NumPy)" if v else "NO: outputs differ from NumPy"))
+                     same if v else "NO: outputs differ from NumPy"))
     if get("instructions") is not None:
         rows.append(("instructions", f"{get('instructions'):,}"))
     if get("cycles") is not None:

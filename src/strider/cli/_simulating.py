@@ -45,6 +45,23 @@ def check_request(request: Any, option: str) -> None:
                       f"simulating {request.describe()} (input plus output)")
 
 
+def add_pe_options(p: argparse.ArgumentParser) -> None:
+    """--allow-inexact and --pe-carrier: how the PE array may move floats."""
+    p.add_argument("--allow-inexact", action="store_true",
+                   help="let the PE array weigh float multiply-accumulate too, and keep it "
+                        "where it is faster than the bit-exact integer carrier (exact for "
+                        "finite values; a NaN/Inf poisons its column, -0.0 becomes +0.0)")
+    p.add_argument("--pe-carrier", choices=("integer", "float"), default=None,
+                   help="force how the PE array moves floats: 'integer' (bit-exact, as "
+                        "integer parts) or 'float' (float arithmetic; verified on finite "
+                        "values); default: integer, or the faster with --allow-inexact")
+
+
+def pe_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The planner options of :func:`add_pe_options`."""
+    return {"allow_inexact": args.allow_inexact, "pe_carrier": args.pe_carrier}
+
+
 def run_planned(args: argparse.Namespace, plan: Any, found: list, oracle: Any = None
                 ) -> tuple[dict, Any, list[str]]:
     """Simulate ``plan`` on random data, verify it, and build the shared report.
@@ -52,7 +69,7 @@ def run_planned(args: argparse.Namespace, plan: Any, found: list, oracle: Any = 
     ``oracle`` (inputs -> expected outputs, by name) replaces the plan's reference; a
     permutation passes ``numpy.transpose`` views so no second full copy is made.
     """
-    from ..api import mismatches, random_inputs, simulate
+    from ..api import check_outputs, random_inputs, simulate
     from ..report import build_report
 
     check_output_paths(args)
@@ -61,8 +78,10 @@ def run_planned(args: argparse.Namespace, plan: Any, found: list, oracle: Any = 
     inputs = random_inputs(plan, args.seed)
     result = simulate(plan, inputs)
     progress(args, "verifying against NumPy ...")
-    problems = mismatches(plan, inputs, result, oracle(inputs) if oracle else None)
+    problems, finite = check_outputs(plan, inputs, result, oracle(inputs) if oracle else None)
     report = build_report(plan, result, not problems, found)
+    if finite is not None:
+        report["verification"] = finite
     for candidate in report["candidates"]:
         if candidate["strategy"] == plan.strategy:
             candidate["simulated_cycles"] = result.stats.cycles

@@ -26,9 +26,11 @@ import numpy as np
 from ..errors import ArgumentError
 from ._common import IntsAction, check_output_paths, dtype_arg
 from ._simulating import (
+    add_pe_options,
     add_run_options,
     check_request,
     finish,
+    pe_options,
     progress,
     run_planned,
     write_artifacts,
@@ -49,10 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    metavar="P0,P1,...",
                    help="target dim k is source dim perm[k] (as numpy.transpose)")
     p.add_argument("--dtype", default="float32", help="element type (default float32)")
-    p.add_argument("--allow-inexact", action="store_true",
-                   help="where the hardware lists no 16-bit integer to carry floats "
-                        "bit-exactly, let the PE array move them by multiply-accumulate "
-                        "(NaN and -0.0 are not kept)")
+    add_pe_options(p)
     add_run_options(p, strategies="vector, dma, pe")
     p.set_defaults(handler=run)
 
@@ -74,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     progress(args, f"planning {request.describe()} on {hw.name} ...")
     # every strategy planned once: the report lists them
     found = candidates(request, hw, fastest_only=args.strategy == "auto",
-                       allow_inexact=args.allow_inexact)
+                       **pe_options(args))
     plan = choose(found, request, hw, args.strategy)
     report, result, problems = run_planned(
         args, plan, found, oracle=lambda ins: {"y": np.transpose(ins["x"], request.perm)})

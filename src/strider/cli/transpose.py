@@ -7,9 +7,11 @@ with NumPy. ``--compare`` also simulates every other applicable strategy, so the
 lists predicted and simulated cycles side by side.
 
 The PE-array strategy (seed 002) is bit-exact by default: it uses the array's
-pass-through mode where the hardware has one and multiply-accumulate mode only for 8- and
-16-bit integers; ``--allow-inexact`` lets it transpose floats by multiply-accumulate too
-(exact for finite values; a NaN/Inf poisons its column and -0.0 becomes +0.0).
+pass-through mode where the hardware has one, else multiply-accumulate on the widest
+integer the array multiplies (``pe.dtypes``; int8 byte planes on trn1-like);
+``--allow-inexact`` lets it weigh float multiply-accumulate too, and ``--pe-carrier
+float`` forces that (exact for finite values; a NaN/Inf poisons its column and -0.0
+becomes +0.0; verified on finite values, with random data holding -0.0, Inf and NaN).
 
 Exit status: 0 when the result is bit-exact, 1 when it differs, 2 on bad input.
 """
@@ -22,9 +24,11 @@ from typing import Any
 from ..errors import ArgumentError
 from ._common import IntsAction, check_output_paths, dtype_arg
 from ._simulating import (
+    add_pe_options,
     add_run_options,
     check_request,
     finish,
+    pe_options,
     progress,
     run_planned,
     write_artifacts,
@@ -45,10 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch", action=IntsAction, example="2,3", default=(), metavar="B,...",
                    help="leading batch dims, kept in order (default: none)")
     p.add_argument("--dtype", default="float32", help="element type (default float32)")
-    p.add_argument("--allow-inexact", action="store_true",
-                   help="where the hardware lists no 16-bit integer to carry floats "
-                        "bit-exactly, let the PE array move them by multiply-accumulate "
-                        "(NaN and -0.0 are not kept)")
+    add_pe_options(p)
     p.add_argument("--compare", action="store_true",
                    help="simulate every applicable strategy, not only the chosen one")
     add_run_options(p, strategies="pe, vector, dma")
@@ -75,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     shape, perm = request_of(args)
     check_output_paths(args)  # --trace / --plot paths, before planning
     hw = resolve_hardware(args.hw)
-    options: dict[str, Any] = {"allow_inexact": args.allow_inexact}
+    options: dict[str, Any] = pe_options(args)
     request = PermuteRequest(shape, perm, dtype_arg(args.dtype))
     check_request(request, "the tensor of --batch and --shape")   # before planning
     found = candidates(request, hw, fastest_only=args.strategy == "auto" and not args.compare,

@@ -25,9 +25,9 @@ strider.errors.ConfigError: 1 problem(s) in the hardware description:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
-import math
 from typing import Any
 
 from ..dtypes import KNOWN_DTYPES, dtype_of

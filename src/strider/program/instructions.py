@@ -18,8 +18,8 @@ LoadWeights         pe      PE[r][c] = src[r, c]; src is (K partitions, M) in SB
                             K <= pe.rows, M <= pe.cols
 MatMul              pe      dst[c, n] (+)= sum_r PE[r][c] * moving[r, n]: moving is
                             (K partitions, N) in SBUF, dst (M partitions, N) in PSUM;
-                            products and sums in float32 (float inputs) or int32
-                            (8/16-bit integer inputs), as the multiply-accumulate cells do
+                            inputs of ``pe.dtypes`` only, summed in ``pe.accumulate``'s
+                            type for their kind (float32 / int32 on the presets)
 PeTranspose         pe      dst[c, r] = src[r, c] bit-exactly (pass-through mode; only
                             where ``hw.pe.passthrough_transpose``)
 ActCopy             act     dst[i] = cast(src[i]); PSUM/SBUF to SBUF, same partitions
@@ -53,7 +53,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..cost.engines import PeCost, access_cycles, pe_cost, transfer_timing
-from ..dtypes import accumulator_dtype
 from ..errors import CapacityError, ProgramError, SimulationError
 from ..hardware.description import Hardware
 from ..operands import MEMORIES, ON_CHIP, Ref
@@ -233,6 +232,17 @@ class DmaCopy(Instruction):
 
 
 # ---------------------------------------------------------------- PE array
+def _pe_input(k: int, instr: Instruction, rules: Any, dtype: str, what: str) -> str | None:
+    """The dtype ``dtype`` inputs sum in, after refusing one the cells do not take."""
+    pe = rules.hw.pe
+    acc = pe.accumulator(dtype)
+    if acc is None:
+        rules.fail(k, instr, f"{what} of dtype {dtype}: {rules.hw.name}'s PE array does not "
+                             f"multiply it (pe.dtypes = [{', '.join(pe.dtypes)}])",
+                   ProgramError)
+    return acc
+
+
 @dataclass(frozen=True, kw_only=True)
 class LoadWeights(Instruction):
     """Load a (K partitions, M) SBUF block into the PE array: K rows at
@@ -251,10 +261,7 @@ class LoadWeights(Instruction):
     def check(self, k: int, rules: Any) -> None:
         rules.ref(k, self, "src", self.src, ("sbuf",))
         rules.pe_block(k, self, self.src, "src", fit_cols=True)
-        if accumulator_dtype(self.src.dtype) is None:
-            rules.fail(k, self, f"weights of dtype {self.src.dtype}: the MAC cells take "
-                                "float16/bfloat16/float32/fp8 or 8/16-bit integers (they "
-                                "accumulate in 32 bits)")
+        _pe_input(k, self, rules, self.src.dtype, "weights")
 
     def execute(self, k: int, machine: Any) -> None:
         src = machine.read(k, self, "src", self.src)
@@ -294,12 +301,8 @@ class MatMul(Instruction):
         rules.ref(k, self, "moving", self.moving, ("sbuf",))
         rules.ref(k, self, "dst", self.dst, ("psum",))
         rules.pe_block(k, self, self.moving, "moving")
-        acc = accumulator_dtype(self.moving.dtype)
-        if acc is None:
-            rules.fail(k, self, f"moving data of dtype {self.moving.dtype}: the MAC cells "
-                                "accumulate in 32 bits, so they take float16/bfloat16/"
-                                "float32/fp8 or 8/16-bit integers")
-        if self.dst.dtype != acc:
+        acc = _pe_input(k, self, rules, self.moving.dtype, "moving data")
+        if acc is not None and self.dst.dtype != acc:
             rules.fail(k, self, f"dst is {self.dst.dtype} but {self.moving.dtype} inputs "
                                 f"accumulate in {acc}; declare dst as {acc}")
         if self.dst.shape[1:] and self.dst.pattern.size != self.moving.pattern.size:
@@ -321,8 +324,8 @@ class MatMul(Instruction):
         if self.dst.partitions != cols:
             raise ProgramError(f"{where}: dst has {self.dst.partitions} partitions but the "
                                f"loaded weights have {cols} columns")
-        acc = accumulator_dtype(self.moving.dtype)
-        if accumulator_dtype(w.dtype) != acc:
+        acc = machine.hw.pe.accumulator(self.moving.dtype)
+        if acc is None or machine.hw.pe.accumulator(w.dtype.name) != acc:
             raise ProgramError(f"{where}: weights ({w.dtype.name}) and moving data "
                                f"({self.moving.dtype}) accumulate in different dtypes; use "
                                "float inputs on both or integers on both")

@@ -67,8 +67,8 @@ def candidates(request: PermuteRequest, hw: Hardware,
     ...                    Hardware.preset("trn1-like"), {})
     >>> found.view, [(t.row_turns, t.column_turns) for _, t in found.tilings]  # 4 turns of 64
     (TransposeView(batch=16, m=128, n=256), [(1, 1), (2, 1), (1, 2), (1, 4), (1, 4)])
-    >>> found.tilings[-1][1].turns_alone      # columns: two matrices' share a pass, or not
-    True
+    >>> found.tilings[-1][1].parts     # float32 as four int8 byte planes (trn1's PE)
+    4
     """
     buffers = options.get("pe_buffers")
     if buffers is not None and not _is_count(buffers):
@@ -82,7 +82,7 @@ def candidates(request: PermuteRequest, hw: Hardware,
                        "strategy 'vector'")
     mode, engine, note = choose_mode(
         request.dtype, hw, bool(options.get("allow_inexact", False)),
-        options.get("pe_mode", "auto"), bool(options.get("pe_carrier", True)))
+        options.get("pe_mode", "auto"), options.get("pe_carrier"))
     if mode is None:
         return Refusal(note)
     assert engine is not None  # choose_mode names the engine dtype with the mode

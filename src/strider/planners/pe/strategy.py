@@ -26,22 +26,27 @@ of ``C x (H*W)``. The plan:
    bandwidth, not one queue, is the limit; the first block's loads and the last block's
    stores are cut finer to shorten the pipeline's fill and drain.
 
-Numerics: pass-through is bit-exact for every dtype. Multiply-accumulate mode is
-bit-exact for 8- and 16-bit integers (int32 accumulator); for float arithmetic a NaN/Inf
-poisons its column and -0.0 becomes +0.0, so it is used only with ``allow_inexact=True``;
-32-/64-bit integers and float64 cannot go through the MAC cells as themselves.
+Numerics: pass-through is bit-exact for every dtype. Multiply-accumulate mode takes the
+inputs the hardware lists (``pe.dtypes``) and sums them in ``pe.accumulate``'s type:
+an integer input is bit-exact (a sum of one product and zeros); float arithmetic is
+exact for finite values only -- a NaN/Inf poisons its column and -0.0 becomes +0.0 -- so
+it is used only with ``allow_inexact=True`` or ``pe_carrier="float"``, and verified on
+finite values (:mod:`.inexact`).
 
-Pure data movement may reinterpret bytes, so by default 8/16-bit floats go through the
-MAC cells as same-size integers, and wider elements (float32, int32, float64, ...) as
-their 16-bit parts: part ``h`` of every element crosses the array in its own pass
-(weights read at a stride of the part count) and its copy out of PSUM writes it back at
-the same stride, so each output row comes out whole. Bit-exact, NaN/Inf/-0.0 included,
-and on trn1-like faster than float32 arithmetic (two 1x passes against one at 4x).
+Pure data movement may reinterpret bytes, so by default an element crosses the cells as
+the widest integer input that divides it (:mod:`.modes`): on trn1-like, whose only
+integer input is int8, a bfloat16 as two byte planes and a float32 as four, at the INT8
+rate (twice the 16-bit one). Plane ``h`` of every element crosses the array in its own
+pass (weights read at a stride of the plane count) and its copy out of PSUM narrows the
+int32 sums back to bytes and writes them at the same stride, so each output row comes
+out whole. Bit-exact, NaN/Inf/-0.0 included; the price is PSUM traffic (an int32 sum per
+byte) and copy-out work, which the plan reports (:func:`pe_traffic`).
 
-Options (keyword arguments of ``why_not``/``plan``): ``allow_inexact`` (bool),
-``pe_mode`` (``"auto"``, ``"passthrough"``, ``"mac"``), ``pe_buffers`` (tile buffers
-in rotation, >= 1; default: three or fewer, and for small tensors also five),
-``pe_carrier`` (default True; False sends floats through float arithmetic),
+Options (keyword arguments of ``why_not``/``plan``): ``allow_inexact`` (bool: also weigh
+float arithmetic, and keep it where it is faster), ``pe_mode`` (``"auto"``,
+``"passthrough"``, ``"mac"``), ``pe_buffers`` (tile buffers in rotation, >= 1; default:
+three or fewer, and for small tensors also five), ``pe_carrier`` (``"auto"``, the
+default; ``"integer"`` or ``"float"`` force one; True/False as integer/float),
 ``pe_row_turns`` (source rows per partition; default: 1, or more for short rows when the
 cost model prefers it).
 
@@ -51,8 +56,8 @@ Examples
 >>> from strider.plan import PermuteRequest
 >>> from strider.planners.pe import STRATEGY
 >>> hw = Hardware.preset("trn1-like")
->>> STRATEGY.why_not(PermuteRequest((256, 512), (1, 0), "float32"), hw, pe_carrier=False)[:29]
-"trn1-like's PE array has no p"
+>>> STRATEGY.why_not(PermuteRequest((256, 512), (1, 0), "int32"), hw, pe_carrier="float")[:43]
+"int32 is not among trn1-like's PE inputs (p"
 >>> plan = STRATEGY.plan(PermuteRequest((256, 512), (1, 0), "int8"), hw)
 >>> plan.details["mode"], plan.details["blocks"], plan.details["block_shape"]
 ('mac', 1, (64, 512))
@@ -69,6 +74,7 @@ from ...cost.engines import chunk_efficiency, descriptor_issue_cycles, engine_sc
 from ...dtypes import EXACT_MAC_DTYPES, MAC_DTYPES
 from ...errors import PlanError
 from ...hardware.description import Hardware
+from ...hardware.pe import input_kind
 from ...plan import PermuteRequest, Plan
 from ...program.core import Program
 from ...sim.estimate import Estimate, estimate
@@ -77,7 +83,7 @@ from .batch_runs import load_count
 from .candidates import Candidates, Refusal, candidates
 from .emit import Emitter
 from .explain import explain
-from .modes import choose_mode
+from .modes import carrier_option, choose_mode
 from .tiling import (
     PeTiling,
     TransposeView,
@@ -144,20 +150,42 @@ class PeStrategy:
         found = candidates(request, hw, options)
         if isinstance(found, Refusal):
             raise PlanError(f"strategy 'pe' cannot plan {request.describe()}: {found}")
+        best = self._best_of(request, found, hw, options)
+        if (options.get("allow_inexact") and carrier_option(options.get("pe_carrier")) == "auto"
+                and found.mode == "mac" and found.engine != request.dtype):
+            floats = candidates(request, hw, {**options, "pe_carrier": "float"})
+            if isinstance(floats, Candidates):   # allow_inexact: float arithmetic weighed
+                other = self._best_of(request, floats, hw, options)   # too; exact on a tie
+                if other.predicted.cycles < best.predicted.cycles:
+                    found, best = floats, other
+        return self._plan_of(request, found, best, hw)
 
-        mode, engine, note, tilings = found.mode, found.engine, found.note, found.tilings
+    def _best_of(self, request: PermuteRequest, found: Candidates, hw: Hardware,
+                 options: dict[str, Any]) -> Emitted:
+        """The fastest predicted program of ``found``'s tilings (and, for small tensors,
+        of their deeper-buffered kin)."""
+        tilings = found.tilings
         best = self._fastest(request, tilings, hw, None)
         if options.get("pe_buffers") is None and request.nbytes <= SMALL_BYTES:
-            deeper = candidates(request, hw, {**options, "pe_buffers": DEEP_BUFFERS})
+            deeper = candidates(request, hw, {**options, "pe_buffers": DEEP_BUFFERS,
+                                              "pe_carrier": _carrier_of(found, request)})
             if isinstance(deeper, Candidates):   # (only the winner's kind: half the time)
                 kind = _kind(best.tiling)
                 best = self._fastest(request, [vt for vt in deeper.tilings if vt not in tilings
                                                and _kind(vt[1]) == kind], hw, best)
+        return best
+
+    def _plan_of(self, request: PermuteRequest, found: Candidates, best: Emitted,
+                 hw: Hardware) -> Plan:
+        mode, engine, note = found.mode, found.engine, found.note
         view, tiling, program, predicted = best
         k = tiling.blocks(view)
+        exact = mode == "passthrough" or input_kind(engine) == "int"
         details: dict[str, Any] = {
             "mode": mode, "engine_dtype": engine,
-            "bit_exact": mode == "passthrough" or engine in EXACT_MAC_DTYPES,
+            "bit_exact": exact,
+            "exactness": "bit-exact" if exact else "finite values",
+            **pe_traffic(program),
             "view": (view.batch, view.m, view.n), "blocks": k,
             "block_shape": (tiling.block_rows, tiling.block_cols),
             "sub_block_shape": (tiling.group_rows, tiling.chunk_cols),
@@ -184,6 +212,35 @@ class PeStrategy:
 DEEP_BUFFERS, SMALL_BYTES = 5, 16 << 20
 
 
+def _carrier_of(found: Candidates, request: PermuteRequest) -> str:
+    """The ``pe_carrier`` that gives ``found``'s mode again."""
+    return "float" if found.mode == "mac" and found.engine == request.dtype \
+        and input_kind(request.dtype) == "float" else "auto"
+
+
+def pe_traffic(program: Program) -> dict[str, int]:
+    """What a PE plan writes to PSUM and copies back out: ``psum_bytes`` (every MatMul's
+    or PeTranspose's result), ``copies_out`` (the copies from PSUM to SBUF) and
+    ``copied_out_bytes`` (their SBUF writes). An integer carrier's byte planes write an
+    int32 sum per byte; the copies narrow them and interleave the planes.
+
+    >>> from strider import Hardware
+    >>> plan = STRATEGY.plan(PermuteRequest((256, 512), (1, 0), "bfloat16"),
+    ...                      Hardware.preset("trn1-like"))
+    >>> t = pe_traffic(plan.program)
+    >>> t["psum_bytes"] // (256 * 512), t["copied_out_bytes"] // (256 * 512)  # 2 planes x 4 B
+    (8, 2)
+    """
+    psum = copies = copied = 0
+    for instr in program.instructions:
+        if instr.engine_kind == "pe" and hasattr(instr, "dst"):
+            psum += instr.dst.nbytes
+        elif getattr(getattr(instr, "src", None), "memory", None) == "psum":
+            copies += 1
+            copied += instr.dst.nbytes
+    return {"psum_bytes": psum, "copies_out": copies, "copied_out_bytes": copied}
+
+
 def _kind(t: PeTiling) -> tuple[bool, bool]:
     """Whether a tiling takes rows by turns, and columns (of a matrix or a block's)."""
     return t.row_turns > 1, t.column_turns > 1 or t.batch_turns
@@ -208,9 +265,9 @@ def pass_floor(view: TransposeView, t: PeTiling, hw: Hardware) -> float:
     >>> hw = Hardware.preset("trn1-like")
     >>> view = transpose_view(PermuteRequest((256, 512), (1, 0), "int8"))
     >>> round(pass_floor(view, choose_tiling(view, "int8", "mac", hw), hw))   # the bytes
-    874
+    930
     >>> round(STRATEGY.plan(PermuteRequest((256, 512), (1, 0), "int8"), hw).predicted_cycles)
-    2753
+    2529
     """
     passes = sub_blocks(view, t) // t.row_turns
     pe = passes * hw.pe.dtype_factor(t.pe_dtype) / hw.pe.row_tiles * engine_scale("pe", hw)

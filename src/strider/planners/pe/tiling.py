@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from ...cost.engines import engine_scale, pe_cost
-from ...dtypes import accumulator_dtype, dtype_of
+from ...dtypes import dtype_of
 from ...errors import CapacityError
 from ...hardware.description import Hardware
 from ...plan import PermuteRequest
@@ -227,7 +227,7 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
     whole = batch_turns or column_turns > 1 or (whole and row_turns > 1)
     item = dtype_of(dtype).itemsize * group   # an element's bytes
     pe_dtype = carrier or dtype
-    psum_dtype = pe_dtype if mode == "passthrough" else accumulator_dtype(pe_dtype)
+    psum_dtype = pe_dtype if mode == "passthrough" else hw.pe.accumulator(pe_dtype)
     assert psum_dtype is not None  # mac mode: choose_mode picked a dtype the cells sum
     bank_elems = hw.psum.bank_bytes // dtype_of(psum_dtype).itemsize
     budget = hw.sbuf.bytes_per_partition // item
