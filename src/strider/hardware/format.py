@@ -248,7 +248,7 @@ RANGES: dict[str, tuple[float, float, str]] = {
 TRANSPOSE_ELEMENT_BYTES = (1, 2, 4, 8)
 #: Fields that may be 0 (the others are counts >= 1 or rates > 0).
 _ZERO_OK = ("latency_ns", "io_cycles", "packet_overhead_bytes", "transpose_rate",
-            "transpose_sbuf_rate")
+            "transpose_sbuf_rate", "transpose_tile_rows", "transpose_tile_cols")
 
 
 def _number_problem(where: str, name: str, value: Any, integer: bool) -> str | None:
@@ -414,6 +414,12 @@ def hardware_problems(hw: Described) -> list[str]:
         value = getattr(hw.dma, rate)
         need(not transposes or value > 0, f"dma.{rate}", value,
              f"must be > 0 when dma.transpose_element_bytes lists sizes ({list(transposes)})")
+    need(hw.dma.transpose_tile_cols <= parts, "dma.transpose_tile_cols",
+         hw.dma.transpose_tile_cols,
+         f"must be <= sbuf.partitions ({parts}): a tile's source columns become partitions "
+         "(0: no tiling)")
+    need(hw.dma.transpose_tile_rows <= MAX_UNITS, "dma.transpose_tile_rows",
+         hw.dma.transpose_tile_rows, f"must be <= {MAX_UNITS:,} (0: no tiling)")
     need(hw.stream.page_bytes <= hw.sbuf.capacity_bytes, "stream.page_bytes",
          hw.stream.page_bytes, f"must be <= the SBUF capacity ({hw.sbuf.capacity_bytes} bytes)")
     need(hw.stream.pages * hw.stream.page_bytes <= hw.sbuf.capacity_bytes, "stream.pages",
