@@ -51,8 +51,9 @@ from ._descriptors import fitted_pairs
 from ._groups import coalesce_permutation
 from ._working import make_plan
 
-#: Tiles per queue the tiling aims for (more: a shorter pipeline fill and drain).
-_TILES_PER_QUEUE = 4
+#: Tiles per queue the tiling cuts for (a queue moves its tiles one after another, so
+#: more, smaller tiles only add fixed costs once every queue has one).
+_TILES_PER_QUEUE = 1
 #: The smallest tile (bytes) it cuts for more tiles per queue (a descriptor's fixed cost
 #: stays small beside its bytes).
 _MIN_TILE_BYTES = 32 * 1024
@@ -192,7 +193,7 @@ def _tiling(lay: _Layout, hw: Hardware, item: int) -> tuple[int, tuple[int, int,
     cb = _even(C, min(C, hw.sbuf.partitions), tc, hw.sbuf.partitions)
     rb = _even(R, min(R, free), tr, free)
     bb = min(B, free // rb) if rb == R else 1
-    # more, smaller tiles while each stays large: a shorter pipeline fill and drain
+    # smaller tiles until every queue has one (while each stays large)
     total = math.prod(shape) // max(1, C * R * B) * -(-C // cb) * -(-R // rb) * -(-B // bb)
     while (total < _TILES_PER_QUEUE * queues and bb * rb * cb * item >= 2 * _MIN_TILE_BYTES
            and (bb > 1 or rb > max(tr, 1))):
