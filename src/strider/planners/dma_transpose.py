@@ -42,11 +42,11 @@ from typing import Any
 from ..access_pattern import AccessPattern, row_major_strides
 from ..cost.dma import transpose_tile_bytes
 from ..cost.engines import engine_scale
+from ..errors import PlanError
 from ..hardware.description import Hardware
 from ..plan import PermuteRequest, Plan
 from ..program.core import Program, Ref
 from ..program.descriptor_fit import ttu_problem
-from ..errors import PlanError
 from ._descriptors import fitted_pairs
 from ._groups import coalesce_permutation
 from ._working import make_plan
