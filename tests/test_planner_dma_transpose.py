@@ -137,6 +137,15 @@ def test_cli_refusal_exits_2_naming_the_field(argv, words, capsys):
     assert words in capsys.readouterr().err
 
 
+def test_cli_refuses_a_dtype_it_cannot_move(tmp_path, capsys):
+    path = tmp_path / "trn1t.toml"
+    path.write_text(TRN1_T.to_toml())
+    argv = ["transpose", "--shape", "64,32", "--hw", str(path), "--strategy", "dma-transpose"]
+    assert main([*argv, "--dtype", "float32"]) == 2
+    assert "dma.transpose_element_bytes = [2]" in capsys.readouterr().err
+    assert main([*argv, "--dtype", "bfloat16"]) == 0
+
+
 def test_auto_weighs_it_and_it_stays_near_the_roofline():
     request = PermuteRequest((1024, 1024), (1, 0), "bfloat16")
     plan = plan_permute(request.shape, request.perm, request.dtype, TRN1_T)

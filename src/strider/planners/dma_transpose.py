@@ -40,10 +40,11 @@ import math
 from typing import Any
 
 from ..access_pattern import AccessPattern, row_major_strides
-from ..cost.dma import transpose_tile_bytes
+from ..cost.dma import descriptor_issue_cycles, transpose_tile_bytes
 from ..cost.engines import engine_scale
 from ..errors import PlanError
 from ..hardware.description import Hardware
+from ..limits import MAX_DESCRIPTORS
 from ..plan import PermuteRequest, Plan
 from ..program.core import Program, Ref
 from ..program.descriptor_fit import ttu_problem
@@ -112,24 +113,31 @@ class DmaTransposeStrategy:
     def lower_bound(self, request: PermuteRequest, hw: Hardware, **options: Any
                     ) -> tuple[float, str] | None:
         """``(cycles, why)``: no plan of this strategy is predicted faster. Every byte is
-        transposed (at ``dma.transpose_rate``) and stored (at the full rate at best) by
-        the queues sharing them evenly, and crosses DRAM twice.
+        transposed (at ``dma.transpose_rate``) and stored (at the full rate at best), and
+        every tile holds a queue for two descriptors' fixed cycles at least, the queues
+        sharing the work evenly; the bytes cross DRAM twice.
 
         >>> from strider import Hardware
         >>> hw = Hardware.preset("tiny").with_changes(dma={"transpose_element_bytes": [2],
         ...     "transpose_rate": 0.5, "transpose_sbuf_rate": 0.5})
         >>> STRATEGY.lower_bound(PermuteRequest((64, 32), (1, 0), "bfloat16"), hw)
-        (768.0, '4,096 bytes transposed at 0.5x and stored over 2 queue(s)')
+        (832.0, '4,096 bytes transposed at 0.5x and stored, 8 tile(s), over 2 queue(s)')
         """
         nbytes = request.nbytes
         if not nbytes:
             return None
+        lay = _Layout.of(request)
+        try:
+            tiles = _count(lay, *_tiling(lay, hw, request.itemsize)[1])
+        except PlanError:
+            return None   # plan() says why
         rate = hw.dma.bytes_per_cycle * hw.dma.queues
-        queue = (nbytes / (rate * hw.dma.transpose_rate) + nbytes / rate) \
+        queue = (nbytes / (rate * hw.dma.transpose_rate) + nbytes / rate
+                 + 2 * tiles * descriptor_issue_cycles(hw) / hw.dma.queues) \
             * engine_scale("dma", hw)
         return (max(queue, 2 * nbytes / hw.dram_bytes_per_cycle),
-                f"{nbytes:,} bytes transposed at {hw.dma.transpose_rate:g}x and stored over "
-                f"{hw.dma.queues} queue(s)")
+                f"{nbytes:,} bytes transposed at {hw.dma.transpose_rate:g}x and stored, "
+                f"{tiles:,} tile(s), over {hw.dma.queues} queue(s)")
 
     def plan(self, request: PermuteRequest, hw: Hardware, **options: Any) -> Plan:
         reason = self.why_not(request, hw)
@@ -138,6 +146,11 @@ class DmaTransposeStrategy:
         lay = _Layout.of(request)
         dtype, item = request.dtype, request.itemsize
         queues, (bb, rb, cb) = _tiling(lay, hw, item)
+        if 2 * _count(lay, bb, rb, cb) > MAX_DESCRIPTORS:
+            raise PlanError(f"strategy {self.name!r} cannot plan {request.describe()}: "
+                            f"{_count(lay, bb, rb, cb):,} tiles of {cb} x {bb} x {rb} would "
+                            f"need more than the {MAX_DESCRIPTORS:,} descriptors a plan may "
+                            "hold; use strategy 'vector'")
         program = Program(f"dma-transpose {request.describe()}")
         program.tensor("x", request.shape, dtype, role="input")
         program.tensor("y", request.out_shape, dtype, role="output")
@@ -194,7 +207,7 @@ def _tiling(lay: _Layout, hw: Hardware, item: int) -> tuple[int, tuple[int, int,
     rb = _even(R, min(R, free), tr, free)
     bb = min(B, free // rb) if rb == R else 1
     # smaller tiles until every queue has one (while each stays large)
-    total = math.prod(shape) // max(1, C * R * B) * -(-C // cb) * -(-R // rb) * -(-B // bb)
+    total = _count(lay, bb, rb, cb)
     while (total < _TILES_PER_QUEUE * queues and bb * rb * cb * item >= 2 * _MIN_TILE_BYTES
            and (bb > 1 or rb > max(tr, 1))):
         if bb > 1:
@@ -203,8 +216,7 @@ def _tiling(lay: _Layout, hw: Hardware, item: int) -> tuple[int, tuple[int, int,
             rb = -(-rb // 2)
             if tr and rb > tr:
                 rb += -rb % tr
-        total = math.prod(shape) // max(1, C * R * B) * -(-C // cb) * -(-R // rb) \
-            * -(-B // bb)
+        total = _count(lay, bb, rb, cb)
     while True:   # cut the tile until the transpose's sides fit a queue's TTU
         pb = (bb, rb) if lay.b is not None else (rb,)
         sb = ((lay.sx[lay.b],) if lay.b is not None else ()) + (lay.sx[lay.r],)
@@ -222,6 +234,14 @@ def _tiling(lay: _Layout, hw: Hardware, item: int) -> tuple[int, tuple[int, int,
         else:
             raise PlanError(f"no DMA transpose of one element fits {hw.name}'s TTU: "
                             f"{problem[1]}")
+
+
+def _count(lay: _Layout, bb: int, rb: int, cb: int) -> int:
+    """The number of tiles of ``bb x rb`` rows by ``cb`` columns."""
+    shape = lay.shape
+    B = shape[lay.b] if lay.b is not None else 1
+    return (math.prod(shape[d] for d in lay.outer) * -(-shape[lay.c] // cb)
+            * -(-shape[lay.r] // rb) * -(-B // bb))
 
 
 def _even(n: int, most: int, grain: int, cap: int) -> int:
