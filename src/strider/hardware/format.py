@@ -267,6 +267,12 @@ def _number_problem(where: str, name: str, value: Any, integer: bool) -> str | N
     return None
 
 
+def _transpose_tile(dma: Any) -> str:
+    """`` in 16 x 128 tiles`` (source rows x columns; ``any`` for an untiled side)."""
+    rows, cols = dma.transpose_tile_rows, dma.transpose_tile_cols
+    return f" in {rows or 'any'} x {cols or 'any'} tiles" if rows or cols else ""
+
+
 def _num(x: float) -> str:
     return f"{x:,}" if isinstance(x, int) or x == int(x) and abs(x) < 1e6 else f"{x:g}"
 
@@ -462,8 +468,8 @@ def summary_rows(hw: Described) -> list[tuple[str, str]]:
                 f"{hw.dma.max_dims} dims, {hw.dma.ttu_width_bits}-bit TTU"
                 + (f"; transposes {'/'.join(map(str, hw.dma.transpose_element_bytes))}-byte "
                    f"elements at {hw.dma.transpose_rate:g}x the rate (SBUF to SBUF "
-                   f"{hw.dma.transpose_sbuf_rate:g}x)" if hw.dma.transpose_element_bytes
-                   else "")),
+                   f"{hw.dma.transpose_sbuf_rate:g}x)" + _transpose_tile(hw.dma)
+                   if hw.dma.transpose_element_bytes else "")),
         ("stream", f"{hw.stream.processing_engines} processing engines, "
                    f"{hw.stream.pages} pages x {hw.stream.page_bytes / kib:g} KiB"),
         ("dtypes", ", ".join(hw.dtypes)),
