@@ -15,7 +15,7 @@ BUDGET = 500
 #: Modules allowed past the budget, each with its reason and a ceiling (its size plus
 #: ~10 %): growth past the ceiling fails, so the reason is revisited.
 OVER_BUDGET = {
-    "program/instructions.py": (600, "one class per instruction kind (11 of them), each stating "
+    "program/instructions.py": (680, "one class per instruction kind (12 of them), each stating "
                              "its operands, timing, checks and effect: the instruction "
                              "set reads as one table by design"),
     "ttu/registers.py": (590, "the register-level TTU reference: literal and slow by "

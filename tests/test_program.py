@@ -32,6 +32,8 @@ def every_instruction_program() -> Program:
     p.vector_identity(Ref.sbuf(2, 4, AP.contiguous((4,)), "int8"))
     p.signal("pe", "ready")
     p.wait("dma1", "ready", count=2, deps=[0, 1])
+    p.dma_transpose(1, Ref.dram("x", AP((4, 8), (8, 1), 0), "bfloat16"),
+                    Ref.sbuf(0, 8, AP.contiguous((4,)), "bfloat16"), label="transpose")
     return p
 
 
@@ -106,7 +108,7 @@ def test_bad_program_data(data, words):
 def test_listing_and_cli(tmp_path, capsys):
     p = every_instruction_program()
     text = p.listing(limit=3)
-    assert "program all: 11 instructions" in text and "... 8 more" in text
+    assert "program all: 12 instructions" in text and "... 9 more" in text
     assert "x  input   bfloat16[4, 8]" in text
     full = p.listing()
     assert "ready >= 2" in full and "(accumulate)" in full and "# fill" in full

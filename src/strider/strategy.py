@@ -11,7 +11,7 @@ the one the cost model predicts fastest.
 Examples
 --------
 >>> sorted(strategies())  # doctest: +SKIP
-['dma', 'pe', 'vector']
+['dma', 'dma-transpose', 'pe', 'vector']
 """
 
 from __future__ import annotations

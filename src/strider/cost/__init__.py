@@ -26,6 +26,8 @@ from .dma import (
                   hidden_latency_cycles,
                   transfer_cycles,
                   transfer_timing,
+                  transpose_tile_bytes,
+                  transpose_timing,
 )
 from .engines import (
                   PeCost,
@@ -45,7 +47,7 @@ from .engines import (
 )
 
 __all__ = ["PeCost", "pe_cost", "instruction_window", "engine_scale", "transfer_cycles",
-           "transfer_timing", "hidden_latency_cycles", "descriptor_issue_cycles",
+           "transfer_timing", "transpose_timing", "transpose_tile_bytes", "hidden_latency_cycles", "descriptor_issue_cycles",
            "descriptor_fixed_cycles", "chunk_efficiency", "innermost_stride",
            "innermost_stride_bytes", "access_rate", "stride_rate", "lane_cycles",
            "access_cycles", "instruction_timing", "instruction_cycles", "roofline_cycles",

@@ -56,6 +56,48 @@ def transfer_timing(nbytes: int, chunk: int, hw: Hardware, dram: bool = False
     return latency - hidden, latency
 
 
+def transpose_timing(nbytes: int, hw: Hardware, dram: bool = True) -> tuple[float, float]:
+    """``(occupancy, latency)`` of one DMA transpose (a descriptor writing its source
+    transposed, :class:`~strider.program.instructions.DmaTranspose`) of ``nbytes``
+    (whole unit tiles: :func:`transpose_tile_bytes`): the fixed cost of a transfer, then
+    the bytes at ``dma.transpose_rate`` of the queue's rate from DRAM (``dram``) or
+    ``dma.transpose_sbuf_rate`` from SBUF. The hardware's transpose path writes its
+    tiles whole, so the payload-size curve of :func:`chunk_efficiency` does not apply.
+
+    >>> from strider import Hardware
+    >>> hw = Hardware.preset("tiny").with_changes(dma={"transpose_element_bytes": [2],
+    ...     "transpose_rate": 0.5, "transpose_sbuf_rate": 0.25})
+    >>> transpose_timing(512, hw, dram=False)        # 8 + 512 / (8 x 0.25)
+    (264.0, 264.0)
+    """
+    fixed_dram, fixed_chip, hidden, rate = hw.derived("dma figures", _dma_figures)
+    share = hw.dma.transpose_rate if dram else hw.dma.transpose_sbuf_rate
+    if share <= 0:
+        raise ValueError(f"{hw.name}'s DMA queues cannot transpose "
+                         "(dma.transpose_element_bytes is empty)")
+    latency = (fixed_dram if dram else fixed_chip) + nbytes / (rate * share)
+    return latency - (hidden if dram else 0.0), latency
+
+
+def transpose_tile_bytes(rows: int, cols: int, itemsize: int, hw: Hardware) -> int:
+    """Bytes a DMA transpose of a ``rows x cols`` source block is priced at: whole unit
+    tiles of ``dma.transpose_tile_rows x dma.transpose_tile_cols`` (a 0 leaves that side
+    untiled), so a partial tile costs a full one.
+
+    >>> from strider import Hardware
+    >>> hw = Hardware.preset("tiny").with_changes(dma={"transpose_element_bytes": [2],
+    ...     "transpose_rate": 1, "transpose_sbuf_rate": 1, "transpose_tile_rows": 4})
+    >>> transpose_tile_bytes(5, 3, 2, hw)            # 8 rows (two tiles of 4) x 3 x 2 B
+    48
+    """
+    tr, tc = hw.dma.transpose_tile_rows, hw.dma.transpose_tile_cols
+    if tr:
+        rows = -(-rows // tr) * tr
+    if tc:
+        cols = -(-cols // tc) * tc
+    return rows * cols * itemsize
+
+
 def _dma_figures(hw: Hardware) -> tuple[float, float, float, float]:
     """``(fixed cycles with a DRAM side, without, the hidden DRAM latency, bytes per
     cycle)`` of ``hw``'s queues: what every transfer's timing starts from."""
@@ -121,5 +163,6 @@ def chunk_efficiency(chunk: int, hw: Hardware) -> float:
     return chunk * (full + overhead) / (full * (chunk + overhead))
 
 
-__all__ = ["transfer_cycles", "transfer_timing", "hidden_latency_cycles",
+__all__ = ["transfer_cycles", "transfer_timing", "transpose_timing", "transpose_tile_bytes",
+           "hidden_latency_cycles",
            "descriptor_issue_cycles", "descriptor_fixed_cycles", "chunk_efficiency"]

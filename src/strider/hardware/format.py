@@ -248,7 +248,7 @@ RANGES: dict[str, tuple[float, float, str]] = {
 TRANSPOSE_ELEMENT_BYTES = (1, 2, 4, 8)
 #: Fields that may be 0 (the others are counts >= 1 or rates > 0).
 _ZERO_OK = ("latency_ns", "io_cycles", "packet_overhead_bytes", "transpose_rate",
-            "transpose_sbuf_rate")
+            "transpose_sbuf_rate", "transpose_tile_rows", "transpose_tile_cols")
 
 
 def _number_problem(where: str, name: str, value: Any, integer: bool) -> str | None:
@@ -265,6 +265,12 @@ def _number_problem(where: str, name: str, value: Any, integer: bool) -> str | N
     if value > high:
         return f"{where} = {value!r}: must be <= {_num(high)} ({words})"
     return None
+
+
+def _transpose_tile(dma: Any) -> str:
+    """`` in 16 x 128 tiles`` (source rows x columns; ``any`` for an untiled side)."""
+    rows, cols = dma.transpose_tile_rows, dma.transpose_tile_cols
+    return f" in {rows or 'any'} x {cols or 'any'} tiles" if rows or cols else ""
 
 
 def _num(x: float) -> str:
@@ -414,6 +420,12 @@ def hardware_problems(hw: Described) -> list[str]:
         value = getattr(hw.dma, rate)
         need(not transposes or value > 0, f"dma.{rate}", value,
              f"must be > 0 when dma.transpose_element_bytes lists sizes ({list(transposes)})")
+    need(hw.dma.transpose_tile_cols <= parts, "dma.transpose_tile_cols",
+         hw.dma.transpose_tile_cols,
+         f"must be <= sbuf.partitions ({parts}): a tile's source columns become partitions "
+         "(0: no tiling)")
+    need(hw.dma.transpose_tile_rows <= MAX_UNITS, "dma.transpose_tile_rows",
+         hw.dma.transpose_tile_rows, f"must be <= {MAX_UNITS:,} (0: no tiling)")
     need(hw.stream.page_bytes <= hw.sbuf.capacity_bytes, "stream.page_bytes",
          hw.stream.page_bytes, f"must be <= the SBUF capacity ({hw.sbuf.capacity_bytes} bytes)")
     need(hw.stream.pages * hw.stream.page_bytes <= hw.sbuf.capacity_bytes, "stream.pages",
@@ -456,8 +468,8 @@ def summary_rows(hw: Described) -> list[tuple[str, str]]:
                 f"{hw.dma.max_dims} dims, {hw.dma.ttu_width_bits}-bit TTU"
                 + (f"; transposes {'/'.join(map(str, hw.dma.transpose_element_bytes))}-byte "
                    f"elements at {hw.dma.transpose_rate:g}x the rate (SBUF to SBUF "
-                   f"{hw.dma.transpose_sbuf_rate:g}x)" if hw.dma.transpose_element_bytes
-                   else "")),
+                   f"{hw.dma.transpose_sbuf_rate:g}x)" + _transpose_tile(hw.dma)
+                   if hw.dma.transpose_element_bytes else "")),
         ("stream", f"{hw.stream.processing_engines} processing engines, "
                    f"{hw.stream.pages} pages x {hw.stream.page_bytes / kib:g} KiB"),
         ("dtypes", ", ".join(hw.dtypes)),

@@ -4,8 +4,10 @@ The descriptions an architect would plausibly write, derived from ``trn1-like``:
 partitions 16-128, SBUF 4-192 KiB per partition, PSUM banks 2/4/8, PE columns 8-128
 (rows up to the partitions), PE inputs (:data:`PE_INPUTS`), rates (fp32 1-4x, int8
 0.5-1x cycles per column) and row/column tiles (1/2/4, 1/2), vector transpose block
-4-32, DMA queues 1-16, ``max_dims`` 2-5, ``ttu_width_bits`` 16/24/32 -- constrained as :class:`~strider.hardware.Hardware`
-validation requires. Permutations: 2- to 5-d tensors, 1-``max_side`` per dim, at most
+4-32, DMA queues 1-16, ``max_dims`` 2-5, ``ttu_width_bits`` 16/24/32, a DMA transpose
+(:data:`DMA_TRANSPOSES`: none, 2-byte, 2- and 4-byte elements, at 0.5-1x the queue's rate,
+unit tiles of 1-16 rows by 1-``partitions`` columns or none) -- constrained as
+:class:`~strider.hardware.Hardware` validation requires. Permutations: 2- to 5-d tensors, 1-``max_side`` per dim, at most
 ``max_size`` elements, five dtypes. One ``choose(options)`` callback draws every value,
 so the same distribution serves hypothesis tests (``lambda o: draw(st.sampled_from(o))``)
 and seeded benchmarks (``strider bench anyhw``).
@@ -41,6 +43,11 @@ PE_INPUTS = (
     ("bfloat16", "float16", "float32"),
 )
 
+#: The element sizes a sampled DMA transpose moves (none: the queues cannot transpose).
+DMA_TRANSPOSES: tuple[tuple[int, ...], ...] = ((), (2,), (2, 4))
+#: The rates (shares of the queue's rate) a sampled DMA transpose runs at.
+DMA_TRANSPOSE_RATES = (0.5, 0.6, 0.75, 0.9, 1.0)
+
 Choose = Callable[[Sequence[Any]], Any]
 
 
@@ -61,9 +68,22 @@ def random_hardware(choose: Choose) -> Hardware:
         activation={"lanes": parts},
         dma={"queues": choose(range(1, 17)), "max_dims": choose(range(2, 6)),
              "ttu_width_bits": choose((16, 24, 32)),
-             "overlap_dram_latency": choose((False, True))},
+             "overlap_dram_latency": choose((False, True)), **_dma_transpose(choose, parts)},
         stream={"pages": 4, "page_bytes": 1024},
     )
+
+
+def _dma_transpose(choose: Choose, parts: int) -> dict[str, Any]:
+    """The DMA transpose fields (drawn last: the other fields' draws stay as they were)."""
+    sizes = choose(DMA_TRANSPOSES)
+    if not sizes:
+        return {}
+    tiled = choose((False, True))
+    return {"transpose_element_bytes": list(sizes),
+            "transpose_rate": choose(DMA_TRANSPOSE_RATES),
+            "transpose_sbuf_rate": choose(DMA_TRANSPOSE_RATES),
+            "transpose_tile_rows": choose(range(1, 17)) if tiled else 0,
+            "transpose_tile_cols": choose(range(1, parts + 1)) if tiled else 0}
 
 
 def random_permutation(choose: Choose, max_side: int,
@@ -86,4 +106,4 @@ def _shuffled(choose: Choose, n: int) -> list[int]:
     return out
 
 
-__all__ = ["DTYPES", "random_hardware", "random_permutation"]
+__all__ = ["DTYPES", "DMA_TRANSPOSES", "DMA_TRANSPOSE_RATES", "random_hardware", "random_permutation"]

@@ -101,6 +101,11 @@ class DmaSpec:
     ``dma_transpose``): ``transpose_element_bytes`` lists the element sizes it moves
     bit-exactly (empty: the queues cannot transpose); it runs at ``transpose_rate`` of
     the queue's byte rate from DRAM to SBUF and ``transpose_sbuf_rate`` from SBUF to SBUF.
+    Its unit tile is ``transpose_tile_rows`` source rows by ``transpose_tile_cols``
+    source columns (written as ``transpose_tile_cols`` partitions of
+    ``transpose_tile_rows`` elements; NKI's hardware-DGE transpose: 16 rows, columns a
+    multiple of 128): a transpose is priced as whole tiles, so a partial tile costs a
+    full one. 0: no tiling (any block at the rate).
     """
 
     queues: int
@@ -115,6 +120,8 @@ class DmaSpec:
     transpose_element_bytes: tuple[int, ...] = ()
     transpose_rate: float = 0.0
     transpose_sbuf_rate: float = 0.0
+    transpose_tile_rows: int = 0
+    transpose_tile_cols: int = 0
 
     def __post_init__(self) -> None:
         if isinstance(self.transpose_element_bytes, list):

@@ -118,6 +118,10 @@ TRN1_SOURCES = (
     ("dma.transpose_rate", "no DMA transpose on NeuronCore-v2 (dma.transpose_element_bytes)"),
     ("dma.transpose_sbuf_rate", "no DMA transpose on NeuronCore-v2 "
                                 "(dma.transpose_element_bytes)"),
+    ("dma.transpose_tile_rows", "no DMA transpose on NeuronCore-v2 "
+                                "(dma.transpose_element_bytes)"),
+    ("dma.transpose_tile_cols", "no DMA transpose on NeuronCore-v2 "
+                                "(dma.transpose_element_bytes)"),
     ("dma.max_dims", _ASSUMED),
     ("dma.ttu_width_bits", _ASSUMED),
     ("stream.processing_engines", "modelling assumption: seed 004's stream processor has no "

@@ -5,7 +5,9 @@
 - :mod:`~strider.planners.pe`: transposes on the PE array (seed 002);
 - :mod:`~strider.planners.vector`: any permutation through the state buffer and the
   vector engine (seed 003);
-- :mod:`~strider.planners.dma`: DRAM to DRAM descriptors only.
+- :mod:`~strider.planners.dma`: DRAM to DRAM descriptors only;
+- :mod:`~strider.planners.dma_transpose`: the DMA queues' own transpose into SBUF tiles,
+  then plain stores (where ``dma.transpose_element_bytes`` lists the element size).
 
 What the strategies share sits at the top of this package: the coalesced working problem
 (``_groups``, ``_working``), dim splits (``_splits``), DMA descriptors and their spread
@@ -18,5 +20,5 @@ Examples
 --------
 >>> from strider.strategy import strategies
 >>> sorted(strategies())
-['dma', 'pe', 'vector']
+['dma', 'dma-transpose', 'pe', 'vector']
 """

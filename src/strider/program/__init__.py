@@ -26,6 +26,7 @@ from .core import (
                    MEMORIES,
                    ActCopy,
                    DmaCopy,
+                   DmaTranspose,
                    Instruction,
                    LoadWeights,
                    MatMul,
@@ -42,7 +43,7 @@ from .core import (
 )
 
 __all__ = [
-    "Program", "Ref", "TensorDecl", "Instruction", "DmaCopy", "LoadWeights", "MatMul",
-    "PeTranspose", "ActCopy", "VectorCopy", "VectorTranspose", "VectorFill", "VectorIdentity",
+    "Program", "Ref", "TensorDecl", "Instruction", "DmaCopy", "DmaTranspose", "LoadWeights",
+    "MatMul", "PeTranspose", "ActCopy", "VectorCopy", "VectorTranspose", "VectorFill", "VectorIdentity",
     "Signal", "Wait", "INSTRUCTION_TYPES", "MEMORIES",
 ]

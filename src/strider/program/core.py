@@ -62,6 +62,7 @@ from .instructions import (
     INSTRUCTION_TYPES,
     ActCopy,
     DmaCopy,
+    DmaTranspose,
     Instruction,
     LoadWeights,
     MatMul,
@@ -172,6 +173,11 @@ class Program:
     # builders: one per instruction, returning the new id
     def dma(self, queue: int, src: Ref, dst: Ref, deps: Iterable[int] = (), label: str = "") -> int:
         return self.add(DmaCopy(queue=queue, src=src, dst=dst, deps=_tuple(deps), label=label))
+
+    def dma_transpose(self, queue: int, src: Ref, dst: Ref, deps: Iterable[int] = (),
+                      label: str = "") -> int:
+        return self.add(DmaTranspose(queue=queue, src=src, dst=dst, deps=_tuple(deps),
+                                     label=label))
 
     def load_weights(self, src: Ref, deps: Iterable[int] = (), label: str = "") -> int:
         return self.add(LoadWeights(src=src, deps=_tuple(deps), label=label))
@@ -393,7 +399,7 @@ def _int_tuple(name: str, shape: Any) -> tuple[int, ...]:
 
 
 __all__ = [
-    "Program", "Ref", "TensorDecl", "Instruction", "DmaCopy", "LoadWeights", "MatMul",
+    "Program", "Ref", "TensorDecl", "Instruction", "DmaCopy", "DmaTranspose", "LoadWeights", "MatMul",
     "PeTranspose", "ActCopy", "VectorCopy", "VectorTranspose", "VectorFill", "VectorIdentity",
     "Signal", "Wait", "INSTRUCTION_TYPES", "MEMORIES",
 ]

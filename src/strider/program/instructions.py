@@ -14,6 +14,9 @@ JSON, the cost model and the simulator.
 instruction         engine  effect
 ==================  ======  ==============================================================
 DmaCopy             dmaQ    dst[i] = src[i] for every element i (any memories)
+DmaTranspose        dmaQ    dst[c, m] = src[m, c] bit-exactly: src (DRAM or SBUF) as
+                            (M, C), C its innermost extent; dst (C partitions, M) in
+                            SBUF (only where ``hw.dma.transpose_element_bytes``)
 LoadWeights         pe      PE[r][c] = src[r, c]; src is (K partitions, M) in SBUF,
                             K <= pe.rows, M <= pe.cols
 MatMul              pe      dst[c, n] (+)= sum_r PE[r][c] * moving[r, n]: moving is
@@ -52,6 +55,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..cost.dma import transpose_tile_bytes, transpose_timing
 from ..cost.engines import PeCost, access_cycles, pe_cost, transfer_timing
 from ..errors import CapacityError, ProgramError, SimulationError
 from ..hardware.description import Hardware
@@ -587,8 +591,76 @@ class Wait(Instruction):
         pass  # the timing model holds it
 
 
+# ---------------------------------------------------------------- DMA transpose
+@dataclass(frozen=True, kw_only=True)
+class DmaTranspose(DmaCopy):
+    """One DMA transpose descriptor on queue ``queue`` (NKI's ``dma_transpose``):
+    ``dst[c, m] = src[m, c]``, the bits as they are (NaN payloads and -0.0 included).
+
+    ``src`` (DRAM or SBUF) is read as an ``(M, C)`` matrix: ``C`` its innermost extent,
+    ``M`` its other elements in order (a batch of 2-d blocks when it has more dims);
+    ``dst`` is ``C`` SBUF partitions of ``M`` elements. Only element sizes listed in
+    ``dma.transpose_element_bytes``. Cost: the transfer's fixed cycles plus its bytes,
+    in whole unit tiles (``dma.transpose_tile_rows x transpose_tile_cols``), at
+    ``dma.transpose_rate`` of the queue's rate from DRAM, ``dma.transpose_sbuf_rate``
+    from SBUF (:func:`strider.cost.transpose_timing`).
+
+    >>> from strider import AccessPattern, Hardware
+    >>> hw = Hardware.preset("tiny").with_changes(dma={"transpose_element_bytes": [2],
+    ...     "transpose_rate": 0.5, "transpose_sbuf_rate": 0.25})
+    >>> src = Ref.dram("x", AccessPattern.contiguous((4, 8)), "bfloat16")
+    >>> t = DmaTranspose(queue=1, src=src, dst=Ref.sbuf(0, 8, AccessPattern.contiguous((4,)),
+    ...                                                  "bfloat16"))
+    >>> t.engine, t.block, t.timing(hw)              # 8 + 64 B / (8 B x 0.5)
+    ('dma1', (1, 4, 8), (24.0, 24.0))
+    """
+
+    @property
+    def block(self) -> tuple[int, int, int]:
+        """``(batch, rows, cols)`` of the source: ``cols`` its innermost extent, ``rows``
+        the next one (1 when it has none), ``batch`` the rest."""
+        shape = self.src.shape
+        cols = shape[-1] if shape else 1
+        rows = shape[-2] if len(shape) > 1 else 1
+        size = self.src.size
+        return (size // (rows * cols) if rows * cols else 0), rows, cols
+
+    def timing(self, hw: Hardware) -> tuple[float, float]:
+        batch, rows, cols = self.block
+        nbytes = batch * transpose_tile_bytes(rows, cols, self.src.itemsize, hw)
+        return transpose_timing(nbytes, hw, self.src.memory == "dram")
+
+    def check(self, k: int, rules: Any) -> None:
+        hw = rules.hw
+        sizes = hw.dma.transpose_element_bytes
+        if not sizes:
+            rules.fail(k, self, f"{hw.name}'s DMA queues cannot transpose "
+                                "(dma.transpose_element_bytes is empty); move the block "
+                                "with DmaCopy and transpose it on an engine")
+        rules.ref(k, self, "src", self.src, ("dram", "sbuf"))
+        rules.ref(k, self, "dst", self.dst, ("sbuf",))
+        rules.same_itemsize(k, self, self.src, self.dst)
+        if self.src.itemsize not in sizes:
+            rules.fail(k, self, f"src is {self.src.dtype} ({self.src.itemsize}-byte elements) "
+                                f"but {hw.name}'s DMA transpose moves "
+                                f"{'/'.join(map(str, sizes))}-byte elements only "
+                                f"(dma.transpose_element_bytes = {list(sizes)})")
+        batch, rows, cols = self.block
+        rules.transposed_dst(k, self, batch * rows, cols)
+        rules.ttu(k, self, "src", self.src)
+        rules.ttu(k, self, "dst", self.dst)
+
+    def execute(self, k: int, machine: Any) -> None:
+        src = machine.read(k, self, "src", self.src, raw=True)
+        dst = machine.view(self.dst, raw=True)
+        cols = self.block[2]
+        if src.size:
+            dst[...] = src.reshape(-1, cols).T.reshape(dst.shape)
+        machine.wrote(self.dst)
+
+
 __all__ = [
-    "Ref", "Instruction", "DmaCopy", "LoadWeights", "MatMul", "PeTranspose", "ActCopy",
+    "Ref", "Instruction", "DmaCopy", "DmaTranspose", "LoadWeights", "MatMul", "PeTranspose", "ActCopy",
     "VectorCopy", "VectorTranspose", "VectorFill", "VectorIdentity", "Signal", "Wait",
     "INSTRUCTION_TYPES",
 ]
