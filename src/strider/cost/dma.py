@@ -88,6 +88,21 @@ def _latency_cycles(hw: Hardware) -> float:
     return hw.dram.latency_ns * 1e-9 * hw.engine_clock_hz("dma")
 
 
+def generation_cycles(hw: Hardware) -> float:
+    """DMA-clock cycles of hardware descriptor generation one DMA transpose pays before
+    its bytes (``dma.descriptor_generation_ns``: the DGE's ~600 ns per instruction on
+    ``trn2-like`` and ``trn3-like``; 0 elsewhere). Plain copies pay none: their
+    descriptors are computed before the run. Like the DRAM latency it delays the
+    transfer's completion; the DGE generates ahead of the queue (two instances per core),
+    so it need not hold the queue.
+
+    >>> from strider import Hardware
+    >>> generation_cycles(Hardware.preset("trn2-like")), generation_cycles(Hardware.preset("tiny"))
+    (720.0, 0.0)
+    """
+    return hw.dma.descriptor_generation_ns * hw.engine_clock_hz("dma") / 1e9
+
+
 def descriptor_fixed_cycles(hw: Hardware, dram: bool = True) -> float:
     """The fixed cost of one DMA transfer in DMA-clock cycles: ``dma.descriptor_cycles``
     plus, when a side is in DRAM, ``dram.latency_ns``.
@@ -122,4 +137,5 @@ def chunk_efficiency(chunk: int, hw: Hardware) -> float:
 
 
 __all__ = ["transfer_cycles", "transfer_timing", "hidden_latency_cycles",
-           "descriptor_issue_cycles", "descriptor_fixed_cycles", "chunk_efficiency"]
+           "descriptor_issue_cycles", "descriptor_fixed_cycles", "chunk_efficiency",
+           "generation_cycles"]

@@ -101,6 +101,11 @@ class DmaSpec:
     ``dma_transpose``): ``transpose_element_bytes`` lists the element sizes it moves
     bit-exactly (empty: the queues cannot transpose); it runs at ``transpose_rate`` of
     the queue's byte rate from DRAM to SBUF and ``transpose_sbuf_rate`` from SBUF to SBUF.
+
+    ``descriptor_generation_ns``: the time a hardware descriptor generation engine (the
+    DGE of NeuronCore-v3 and later) takes per DMA instruction that needs one -- a DMA
+    transpose, which NKI lowers to the hardware DGE; plain copies take descriptors
+    computed before the run and pay nothing (0: no such engine).
     """
 
     queues: int
@@ -115,6 +120,7 @@ class DmaSpec:
     transpose_element_bytes: tuple[int, ...] = ()
     transpose_rate: float = 0.0
     transpose_sbuf_rate: float = 0.0
+    descriptor_generation_ns: float = 0.0
 
     def __post_init__(self) -> None:
         if isinstance(self.transpose_element_bytes, list):
