@@ -213,9 +213,9 @@ TRN2_SOURCES = (
                                   "LoadStationary"),
     ("pe.weight_load_rows_per_cycle", _V2_CARRIED.format("the Trainium2") + ": 'Fast "
                                       "LoadStationary', up to 4x a MultiplyMoving"),
-    ("pe.min_multiply_cycles", f"{_MATMUL} (Neuron 2.21-2.26 pages, 'relevant for Inf2, Trn1, "
-                               "Trn2'), estimated instruction cost: max(min(64, N_stationary), "
-                               "N_moving) Tensor engine cycles; kept for NeuronCore-v3"),
+    ("pe.min_multiply_cycles", f"{_MATMUL} (the Neuron 2.26 page), estimated instruction "
+                               "cost: max(min(64, N_stationary), N_moving) Tensor engine "
+                               "cycles; no NeuronCore-v3 figure, so kept (inferred)"),
     ("pe.dtype_cycles", f"{_T2}, Tensor Engine: 79 BF16/FP16/TF32 and 20 FP32 dense TFLOPS per "
                         "NeuronCore-v3, so FP32 at 4x (79 / 20 = 3.95). FP8 at 1: the "
                         "double-FP8 mode (158 TFLOPS) doubles the contraction (K = 256 as "
