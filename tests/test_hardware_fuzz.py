@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from strategies import covers, examples, outcome, refused
 from strider import Hardware
 from strider.errors import ConfigError
+from strider.hardware.description import PRESETS
 from strider.hardware.format import RANGES
 
 BASE = Hardware.preset("trn1-like").to_dict()
@@ -110,25 +111,39 @@ def _near(old):
     return st.just(old)
 
 
+#: (preset, section, field) for every figure of every preset.
+PRESET_FIGURES = [(name, s, f) for name in sorted(PRESETS)
+                  for s, v in Hardware.preset(name).to_dict().items()
+                  if isinstance(v, dict) and s != "sources" for f in v]
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_every_figure_of_every_preset_is_cited(name):
+    hw = Hardware.preset(name)
+    cited = dict(hw.sources)
+    figures = ["clock_hz"] + [f"{s}.{f}" for n, s, f in PRESET_FIGURES if n == name]
+    assert [key for key in figures if not cited.get(key, "").strip()] == []
+
+
 @covers("citation", share=0.4)
 @settings(max_examples=examples(100), deadline=None)
-@given(st.sampled_from([(s, f) for s, f in FIELDS if s not in (None, "sources")]), st.data())
+@given(st.sampled_from(PRESET_FIGURES), st.data())
 def test_an_override_keeps_a_citation_only_where_the_figure_is_unchanged(where, data):
     """Two overrides in three are plausible (the figure itself, or a changed one); the
     hostile third is mostly refused, which ``test_hostile_hardware_...`` covers."""
-    section, field = where
-    old = BASE[section].get(field)
+    name, section, field = where
+    old = Hardware.preset(name).to_dict()[section][field]
     hostile = data.draw(st.sampled_from([False, False, True]))
     value = data.draw(HOSTILE if hostile else _near(old))
     try:
-        hw = Hardware.from_dict({"base": "trn1-like", section: {field: value}})
+        hw = Hardware.from_dict({"base": name, section: {field: value}})
     except ConfigError as exc:   # out of scope here: no description, no citation
         assert "problem(s) in the hardware description" in str(exc), str(exc)
         refused("config")
     _assert_plausible(hw)
     key, cited = f"{section}.{field}", dict(hw.sources)
-    preset = dict(Hardware.preset("trn1-like").sources)
-    assert key in preset, f"{key}: every figure of the preset is cited"
+    preset = dict(Hardware.preset(name).sources)
+    assert key in preset, f"{key}: every figure of the {name} preset is cited"
     numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (old, value))
     unchanged = (numbers or type(old) is type(value)) and old == value
     outcome("citation: kept" if unchanged else "citation: dropped")

@@ -63,6 +63,8 @@ def transpose_timing(nbytes: int, hw: Hardware, dram: bool = True) -> tuple[floa
     the bytes at ``dma.transpose_rate`` of the queue's rate from DRAM (``dram``) or
     ``dma.transpose_sbuf_rate`` from SBUF. The hardware's transpose path writes its
     tiles whole, so the payload-size curve of :func:`chunk_efficiency` does not apply.
+    Its descriptors come from the hardware DGE (:func:`generation_cycles`): that time
+    delays the result but does not hold the queue.
 
     >>> from strider import Hardware
     >>> hw = Hardware.preset("tiny").with_changes(dma={"transpose_element_bytes": [2],
@@ -75,8 +77,8 @@ def transpose_timing(nbytes: int, hw: Hardware, dram: bool = True) -> tuple[floa
     if share <= 0:
         raise ValueError(f"{hw.name}'s DMA queues cannot transpose "
                          "(dma.transpose_element_bytes is empty)")
-    latency = (fixed_dram if dram else fixed_chip) + nbytes / (rate * share)
-    return latency - (hidden if dram else 0.0), latency
+    busy = (fixed_dram if dram else fixed_chip) + nbytes / (rate * share)
+    return busy - (hidden if dram else 0.0), busy + generation_cycles(hw)
 
 
 def transpose_tile_bytes(rows: int, cols: int, itemsize: int, hw: Hardware) -> int:
@@ -130,6 +132,21 @@ def _latency_cycles(hw: Hardware) -> float:
     return hw.dram.latency_ns * 1e-9 * hw.engine_clock_hz("dma")
 
 
+def generation_cycles(hw: Hardware) -> float:
+    """DMA-clock cycles of hardware descriptor generation one DMA transpose pays before
+    its bytes (``dma.descriptor_generation_ns``: the DGE's ~600 ns per instruction on
+    ``trn2-like`` and ``trn3-like``; 0 elsewhere). Plain copies pay none: their
+    descriptors are computed before the run. Like the DRAM latency it delays the
+    transfer's completion; the DGE generates ahead of the queue (two instances per core),
+    so it need not hold the queue.
+
+    >>> from strider import Hardware
+    >>> generation_cycles(Hardware.preset("trn2-like")), generation_cycles(Hardware.preset("tiny"))
+    (720.0, 0.0)
+    """
+    return hw.dma.descriptor_generation_ns * hw.engine_clock_hz("dma") / 1e9
+
+
 def descriptor_fixed_cycles(hw: Hardware, dram: bool = True) -> float:
     """The fixed cost of one DMA transfer in DMA-clock cycles: ``dma.descriptor_cycles``
     plus, when a side is in DRAM, ``dram.latency_ns``.
@@ -164,5 +181,5 @@ def chunk_efficiency(chunk: int, hw: Hardware) -> float:
 
 
 __all__ = ["transfer_cycles", "transfer_timing", "transpose_timing", "transpose_tile_bytes",
-           "hidden_latency_cycles",
-           "descriptor_issue_cycles", "descriptor_fixed_cycles", "chunk_efficiency"]
+           "hidden_latency_cycles", "descriptor_issue_cycles", "descriptor_fixed_cycles",
+           "chunk_efficiency", "generation_cycles"]

@@ -48,7 +48,10 @@ Assumptions
   its results are ready after ``max(S, II)`` with ``S = f * (N - 1) + 1 + pe.rows + M
   - 2 + pe.io_cycles`` (columns in, fill through every row, drain across ``M``
   columns, plus the SBUF-read / PSUM-write register stages). ``PeTranspose`` is a load
-  plus a ``K``-column one-hot stream.
+  plus a ``K``-column one-hot stream, at ``pe.transpose_dtype_cycles`` where listed
+  (trn2-like: NKI's ``nc_matmul(is_transpose=True)``, fp32 at 2 cycles per column, half
+  its matmul's 4), else at ``f``; with ``pe.background_transpose`` (trn3-like) it holds
+  the array for half its issue interval (two at once).
   *Serial* (``pe.background_weight_load = false``, the default): one path, so
   ``LoadWeights`` occupies the array ``L`` cycles, ``MatMul`` ``II`` and
   ``PeTranspose`` ``L + II``; with the defaults (1 row and 1 column a cycle, no
@@ -221,9 +224,12 @@ class PeCost(NamedTuple):
 
 
 def pe_cost(load_rows: int, block_cols: int, columns: int, dtype: str, hw: Hardware, *,
-            load: bool, stream: bool) -> PeCost:
+            load: bool, stream: bool, transpose: bool = False) -> PeCost:
     """The PE model (module docstring): a ``load_rows x block_cols`` stationary block,
     loaded (``load``) and/or streamed against ``columns`` moving columns (``stream``).
+    A pass-through ``transpose`` runs at ``pe.transpose_dtype_cycles`` (else the
+    multiply's rates) and, with ``pe.background_transpose``, holds the array for half
+    its issue interval.
 
     >>> from strider import Hardware
     >>> tiny = Hardware.preset("tiny")                       # serial: load, then stream
@@ -236,12 +242,14 @@ def pe_cost(load_rows: int, block_cols: int, columns: int, dtype: str, hw: Hardw
     (0, 2048)
     """
     pe = hw.pe
-    lead = pe.load_cycles(load_rows, dtype) if load else 0
+    f = pe.transpose_factor(dtype) if transpose else pe.dtype_factor(dtype)
+    lead = pe.load_cycles(load_rows, dtype, f) if load else 0
     if not stream:
         return PeCost(lead, lead, None)
-    interval: float = pe.issue_cycles(columns, block_cols, dtype)
+    interval: float = pe.issue_cycles(columns, block_cols, dtype, f)
     interval /= pe.tiles_at_once(load_rows, block_cols)
-    f = pe.dtype_factor(dtype)
+    if transpose and pe.background_transpose:
+        interval /= 2
     drain = pe.rows + block_cols - 2 + pe.io_cycles  # fill every row, drain M columns
     stream_cycles = f * (columns - 1) + 1 + drain if columns else drain
     latency = lead + max(stream_cycles, interval)

@@ -5,9 +5,9 @@ clock, DRAM, the partitioned state buffer (SBUF), the PSUM buffer, the PE array,
 vector and activation engines, the DMA queues (each walking its access patterns with a
 tensor traversal unit), and the stream processor with its processing engines.
 
-Load one with :meth:`Hardware.preset` (``"trn1-like"``, ``"patent"``, ``"tiny"``) or
-:meth:`Hardware.from_toml`; a TOML file may start from a preset with ``base = "NAME"``
-and override single fields. Validation reports every violation at once, including a
+Load one with :meth:`Hardware.preset` (``"trn1-like"``, ``"trn2-like"``, ``"trn3-like"``,
+``"patent"``, ``"tiny"``) or :meth:`Hardware.from_toml`; a TOML file may start from a
+preset with ``base = "NAME"`` and override single fields. Validation reports every violation at once, including a
 figure outside its plausible range (:data:`strider.hardware.format.RANGES`: clocks 1 MHz
 to 100 GHz, DRAM 1 MB/s to 1 PB/s and at most 1 ms of latency, a DMA queue 1/64 B to
 1 MiB per cycle, fixed costs at most 10**6 cycles per access or transfer).
@@ -41,6 +41,7 @@ from ..errors import ArgumentError, ConfigError
 from .format import (
     based_description,
     check_plain,
+    cite_every_figure,
     dotted,
     figure_changes,
     hardware_problems,
@@ -48,6 +49,7 @@ from .format import (
     summary_rows,
 )
 from .pe import PEArraySpec
+from .presets import TINY_CITATION, tiny_figures, trn2_figures, trn3_figures
 from .sections import (
     ENGINE_SECTIONS,
     SECTIONS,
@@ -187,7 +189,7 @@ class Hardware:
     # ------------------------------------------------------------ construction
     @classmethod
     def preset(cls, name: str) -> Hardware:
-        """A built-in description: ``trn1-like``, ``patent`` or ``tiny``.
+        """A built-in description (:data:`PRESETS`: ``trn1-like``, ``patent``, ...).
 
         >>> Hardware.preset("patent").pe.cols
         64
@@ -280,6 +282,7 @@ class Hardware:
         out["pe"]["dtype_cycles"] = dict(self.pe.dtype_cycles)
         out["pe"]["accumulate"] = dict(self.pe.accumulate)
         out["pe"]["dtypes"] = list(self.pe.dtypes)
+        out["pe"]["transpose_dtype_cycles"] = dict(self.pe.transpose_dtype_cycles)
         out["dma"]["transpose_element_bytes"] = list(self.dma.transpose_element_bytes)
         return out
 
@@ -424,6 +427,16 @@ def trn1_like() -> Hardware:
     )
 
 
+def trn2_like() -> Hardware:
+    """One NeuronCore-v3 (AWS Trainium2): :mod:`strider.hardware.presets`."""
+    return Hardware(**trn2_figures())
+
+
+def trn3_like() -> Hardware:
+    """One NeuronCore-v4 (AWS Trainium3): :mod:`strider.hardware.presets`."""
+    return Hardware(**trn3_figures())
+
+
 def patent() -> Hardware:
     """Seed 002's example accelerator (AWS patent on transposes with a PE array).
 
@@ -436,7 +449,7 @@ def patent() -> Hardware:
     """
     base = trn1_like()
     simple = "seed 002 gives no timing: a simple model (one clock, no stride penalty)"
-    return dataclasses.replace(
+    hw = dataclasses.replace(
         base,
         name="patent",
         description="seed 002's example: 128 x 128-element state buffer, 128 x 64 PE array",
@@ -462,36 +475,21 @@ def patent() -> Hardware:
             "stream.pages": "illustrative (small pool)",
             "stream.page_bytes": "illustrative (small pool)"}).items()),
     )
+    return dataclasses.replace(hw, sources=cite_every_figure(hw, "seed 002 gives no figure: "
+        "the default (the serial model; the cells take every listed dtype, 32-bit sums)"))
+
 
 
 def tiny() -> Hardware:
-    """A toy machine small enough that tests hit every tiling path and capacity limit.
-
-    8 partitions x 256 bytes of SBUF (2 KiB), 8 x 128-byte PSUM in 2 banks, an 8 x 4
-    PE array with the pass-through transpose mode, 4 x 4 vector transposes, two DMA
-    queues with 3-dim descriptors and 16-bit TTU registers.
-    """
-    return Hardware(
-        name="tiny",
-        description="toy machine for tests: every limit is small",
-        clock_hz=1.0e9,
-        dram=DramSpec(capacity_bytes=2**30, bandwidth_bytes_per_s=16e9, latency_ns=0.0),
-        sbuf=BufferSpec(partitions=8, bytes_per_partition=256),
-        psum=BufferSpec(partitions=8, bytes_per_partition=128, banks=2),
-        pe=PEArraySpec(rows=8, cols=4, passthrough_transpose=True),
-        vector=VectorSpec(lanes=8, transpose_block=4, instruction_cycles=4),
-        activation=ActivationSpec(lanes=8, instruction_cycles=4),
-        dma=DmaSpec(queues=2, bytes_per_cycle=8.0, descriptor_cycles=8,
-                    efficient_chunk_bytes=32, max_dims=3, ttu_width_bits=16),
-        stream=StreamSpec(processing_engines=2, page_bytes=256, pages=4),
-        dtypes=KNOWN_DTYPES,
-        sources=(("clock_hz",
-                  "illustrative: a toy machine whose every limit is small, for tests"),),
-    )
-
+    """A toy machine small enough that tests hit every tiling path and capacity limit
+    (its figures: :func:`strider.hardware.presets.tiny_figures`)."""
+    hw = Hardware(**tiny_figures())
+    return dataclasses.replace(hw, sources=cite_every_figure(hw, TINY_CITATION))
 
 PRESETS: dict[str, Callable[[], Hardware]] = {
     "trn1-like": trn1_like,
+    "trn2-like": trn2_like,
+    "trn3-like": trn3_like,
     "patent": patent,
     "tiny": tiny,
 }

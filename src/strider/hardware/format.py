@@ -233,6 +233,8 @@ RANGES: dict[str, tuple[float, float, str]] = {
     "clock_hz": (1e6, 1e11, "clocks: 1 MHz to 100 GHz"),
     "dram.bandwidth_bytes_per_s": (1e6, 1e15, "DRAM bandwidth: 1 MB/s to 1 PB/s"),
     "dram.latency_ns": (0.0, 1e6, "DRAM latency: 0 to 1 ms"),
+    "dma.descriptor_generation_ns": (0.0, 1e6, "a DMA instruction's descriptor generation: "
+                                               "0 to 1 ms"),
     "dma.bytes_per_cycle": (1 / 64, 2.0**20, "a DMA queue's rate: 1/64 B to 1 MiB per cycle"),
     "dma.efficient_chunk_bytes": (1, 2**30, "a run's size: 1 B to 1 GiB"),
     "dma.packet_overhead_bytes": (0, 2**30, "a packet's overhead: 0 B to 1 GiB"),
@@ -248,7 +250,8 @@ RANGES: dict[str, tuple[float, float, str]] = {
 TRANSPOSE_ELEMENT_BYTES = (1, 2, 4, 8)
 #: Fields that may be 0 (the others are counts >= 1 or rates > 0).
 _ZERO_OK = ("latency_ns", "io_cycles", "packet_overhead_bytes", "transpose_rate",
-            "transpose_sbuf_rate", "transpose_tile_rows", "transpose_tile_cols")
+            "transpose_sbuf_rate", "transpose_tile_rows", "transpose_tile_cols",
+            "descriptor_generation_ns")
 
 
 def _number_problem(where: str, name: str, value: Any, integer: bool) -> str | None:
@@ -348,8 +351,9 @@ def field_problems(values: dict[str, Any]) -> list[str]:
             problem = field_problem(where, value)
             if problem:
                 problems.append(problem)
-    if "pe.dtype_cycles" in values:
-        problems += dtype_cycles_problems(values["pe.dtype_cycles"])
+    for table in ("pe.dtype_cycles", "pe.transpose_dtype_cycles"):
+        if table in values:
+            problems += dtype_cycles_problems(values[table], table)
     if "dma.transpose_element_bytes" in values:
         sizes = values["dma.transpose_element_bytes"]
         need(isinstance(sizes, (tuple, list)) and all(
@@ -435,6 +439,15 @@ def hardware_problems(hw: Described) -> list[str]:
     return problems
 
 
+def cite_every_figure(hw: Described, text: str) -> tuple[tuple[str, str], ...]:
+    """``hw``'s sources with ``text`` as the citation of every figure they leave out
+    (``clock_hz`` and each section field that is set)."""
+    given = dict(hw.sources)
+    keys = ["clock_hz"] + [f"{s}.{f.name}" for s in SECTIONS for f in fields(getattr(hw, s))
+                           if getattr(getattr(hw, s), f.name) is not None]
+    return tuple(given.items()) + tuple((key, text) for key in keys if key not in given)
+
+
 # ---------------------------------------------------------------- hw show
 def summary_rows(hw: Described) -> list[tuple[str, str]]:
     """(what, value) pairs for a readable listing, then each figure's source."""
@@ -469,7 +482,9 @@ def summary_rows(hw: Described) -> list[tuple[str, str]]:
                 + (f"; transposes {'/'.join(map(str, hw.dma.transpose_element_bytes))}-byte "
                    f"elements at {hw.dma.transpose_rate:g}x the rate (SBUF to SBUF "
                    f"{hw.dma.transpose_sbuf_rate:g}x)" + _transpose_tile(hw.dma)
-                   if hw.dma.transpose_element_bytes else "")),
+                   if hw.dma.transpose_element_bytes else "")
+                + (f"; {hw.dma.descriptor_generation_ns:g} ns of hardware descriptor "
+                   "generation per DMA transpose" if hw.dma.descriptor_generation_ns else "")),
         ("stream", f"{hw.stream.processing_engines} processing engines, "
                    f"{hw.stream.pages} pages x {hw.stream.page_bytes / kib:g} KiB"),
         ("dtypes", ", ".join(hw.dtypes)),
@@ -494,5 +509,5 @@ def _bytes_text(n: int) -> str:
 
 __all__ = ["check_plain", "merge_onto", "figure_changes", "dotted", "based_description",
            "field_problem", "field_problems", "hardware_problems", "unknown_field",
-           "summary_rows", "RANGES", "MAX_UNITS", "MAX_ON_CHIP_BYTES",
+           "summary_rows", "cite_every_figure", "RANGES", "MAX_UNITS", "MAX_ON_CHIP_BYTES",
            "NOT_FIGURES"]

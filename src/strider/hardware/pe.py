@@ -86,6 +86,16 @@ class PEArraySpec:
       (likewise a block of at most ``cols / col_tiles`` columns).
     - ``io_cycles``: cycles of the moving value's read from SBUF into a row port plus
       the result's write into PSUM (0, 1 or 2 register stages; SCALE-Sim counts none).
+
+    The pass-through transpose (``PeTranspose``), a load plus a ``K``-column stream:
+
+    - ``transpose_dtype_cycles``: cycles per column (loaded row and streamed column) of a
+      transpose by dtype; a dtype not listed takes its ``dtype_cycles`` factor (empty, the
+      default: seed 002's serial one-hot stream at the multiply's rates). NeuronCore-v3's
+      ``nc_matmul(is_transpose=True)``: fp32 at 2, half its matmul's 4.
+    - ``background_transpose``: a second transpose path beside the moving path (the
+      NeuronCore-v4 background transpose): a transpose holds the array for half its issue
+      interval, so two transposes (or a transpose beside a multiply) run at once.
     """
 
     rows: int
@@ -101,9 +111,11 @@ class PEArraySpec:
     io_cycles: int = 2
     dtypes: tuple[str, ...] = ()
     accumulate: tuple[tuple[str, str], ...] = DEFAULT_ACCUMULATE
+    transpose_dtype_cycles: tuple[tuple[str, float], ...] = ()
+    background_transpose: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("dtype_cycles", "accumulate"):
+        for name in ("dtype_cycles", "accumulate", "transpose_dtype_cycles"):
             value = getattr(self, name)
             if isinstance(value, dict):
                 object.__setattr__(self, name, tuple(sorted(value.items())))
@@ -111,12 +123,28 @@ class PEArraySpec:
             object.__setattr__(self, "dtypes", tuple(self.dtypes))
 
     @cached_property
-    def _factors(self) -> dict[str, int]:
+    def _factors(self) -> dict[str, float]:
         return dict(self.dtype_cycles)
 
     def dtype_factor(self, dtype: str) -> float:
         """Cycles per moving column (and per loaded weight row) for ``dtype``."""
         return self._factors.get(str(dtype), 1)
+
+    @cached_property
+    def _transpose_factors(self) -> dict[str, float]:
+        return dict(self.transpose_dtype_cycles)
+
+    def transpose_factor(self, dtype: str) -> float:
+        """Cycles per column of a pass-through transpose of ``dtype`` elements
+        (``transpose_dtype_cycles``, else the multiply's :meth:`dtype_factor`).
+
+        >>> pe = PEArraySpec(8, 8, dtype_cycles={"float32": 4},
+        ...                  transpose_dtype_cycles={"float32": 2})
+        >>> pe.transpose_factor("float32"), pe.dtype_factor("float32"), pe.transpose_factor("int8")
+        (2, 4, 1)
+        """
+        factor = self._transpose_factors.get(str(dtype))
+        return self.dtype_factor(dtype) if factor is None else factor
 
     def takes(self, dtype: str) -> bool:
         """Whether the multiply-accumulate cells take ``dtype`` inputs (``pe.dtypes``)."""
@@ -142,15 +170,19 @@ class PEArraySpec:
         return max(fits, key=lambda d: (dtype_of(d).itemsize, d.startswith("int")),
                    default=None)
 
-    def load_cycles(self, rows: int, dtype: str) -> float:
-        """Cycles a load of ``rows`` weight rows occupies the weight path.
+    def load_cycles(self, rows: int, dtype: str, factor: float | None = None) -> float:
+        """Cycles a load of ``rows`` weight rows occupies the weight path (``factor``:
+        cycles per row, the dtype's :meth:`dtype_factor` unless given).
 
         >>> PEArraySpec(8, 8, weight_load_rows_per_cycle=4).load_cycles(6, "int8")
         2
         """
-        return -(-max(rows, 1) // self.weight_load_rows_per_cycle) * self.dtype_factor(dtype)
+        if factor is None:
+            factor = self.dtype_factor(dtype)
+        return -(-max(rows, 1) // self.weight_load_rows_per_cycle) * factor
 
-    def issue_cycles(self, columns: int, weight_cols: int, dtype: str) -> float:
+    def issue_cycles(self, columns: int, weight_cols: int, dtype: str,
+                     factor: float | None = None) -> float:
         """Cycles one multiply of ``columns`` moving columns holds the moving path
         (its initiation interval): ``max(min(min_multiply_cycles, M), N)`` per dtype cycle.
 
@@ -160,7 +192,7 @@ class PEArraySpec:
         32
         """
         floor = min(self.min_multiply_cycles, max(weight_cols, 1))
-        return max(floor, columns, 1) * self.dtype_factor(dtype)
+        return max(floor, columns, 1) * (self.dtype_factor(dtype) if factor is None else factor)
 
     def timing_text(self) -> str:
         """The timing fields as ``hw show`` lists them."""
@@ -168,9 +200,13 @@ class PEArraySpec:
         rates = "".join(f", {d} x{f:g}" for d, f in self.dtype_cycles)
         tiles = [f"{n} {what} tiles" for n, what in ((self.row_tiles, "row"),
                                                      (self.col_tiles, "column")) if n > 1]
+        transposes = ", ".join(f"{d} x{f:g}" for d, f in self.transpose_dtype_cycles)
         return (f"; {load} weight load at {self.weight_load_rows_per_cycle} row(s)/cycle, >= "
                 f"{self.min_multiply_cycles} cycle(s) per multiply{rates}"
-                + (f", {' or '.join(tiles)} at once" if tiles else ""))
+                + (f", {' or '.join(tiles)} at once" if tiles else "")
+                + (f"; transposes at {transposes or 'the multiply rates'}"
+                   + (", two at once (background transpose)" if self.background_transpose
+                      else "") if transposes or self.background_transpose else ""))
 
     def mac_text(self) -> str:
         """What the cells multiply and sum in, as ``hw show`` lists it."""
@@ -245,9 +281,9 @@ def mac_problems(dtypes: Any, accumulate: Any, listed: tuple[str, ...]) -> list[
     return problems
 
 
-def dtype_cycles_problems(table: Any) -> list[str]:
-    """The rule of ``pe.dtype_cycles`` (a ``PEArraySpec``'s tuple of pairs, or a mapping):
-    dtype names to cycles per moving column, above 0 (0.5: two columns per cycle) and at
+def dtype_cycles_problems(table: Any, where: str = "pe.dtype_cycles") -> list[str]:
+    """The rule of ``pe.dtype_cycles`` and ``pe.transpose_dtype_cycles`` (``where``; a
+    ``PEArraySpec``'s tuple of pairs, or a mapping): dtype names to cycles per column, above 0 (0.5: two columns per cycle) and at
     most :data:`MAX_CYCLES` (the other PE fields have the generic rules of
     :func:`strider.hardware.format.field_problem`).
 
@@ -264,10 +300,10 @@ def dtype_cycles_problems(table: Any) -> list[str]:
     if not ok:
         shown: Any = dict(table) if isinstance(table, tuple) and all(
             isinstance(p, tuple) and len(p) == 2 for p in table) else table
-        return [f"pe.dtype_cycles = {shown!r}: must map dtype names (e.g. 'float32') "
+        return [f"{where} = {shown!r}: must map dtype names (e.g. 'float32') "
                 "to numbers > 0 (cycles per moving column; 0.5: two columns per cycle)"]
     if slow := {d: n for d, n in table if n > MAX_CYCLES}:
-        return [f"pe.dtype_cycles = {slow!r}: cycles per moving column must be <= "
+        return [f"{where} = {slow!r}: cycles per moving column must be <= "
                 f"{MAX_CYCLES:,}"]
     return []
 

@@ -3,11 +3,13 @@
 The descriptions an architect would plausibly write, derived from ``trn1-like``:
 partitions 16-128, SBUF 4-192 KiB per partition, PSUM banks 2/4/8, PE columns 8-128
 (rows up to the partitions), PE inputs (:data:`PE_INPUTS`), rates (fp32 1-4x, int8
-0.5-1x cycles per column) and row/column tiles (1/2/4, 1/2), vector transpose block
-4-32, DMA queues 1-16, ``max_dims`` 2-5, ``ttu_width_bits`` 16/24/32, a DMA transpose
-(:data:`DMA_TRANSPOSES`: none, 2-byte, 2- and 4-byte elements, at 0.5-1x the queue's rate,
-unit tiles of 1-16 rows by 1-``partitions`` columns or none) -- constrained as
-:class:`~strider.hardware.Hardware` validation requires. Permutations: 2- to 5-d tensors, 1-``max_side`` per dim, at most
+0.5-1x cycles per column) and row/column tiles (1/2/4, 1/2), a pass-through transpose or
+none (fp32 transposes 1/2/4 cycles per column, a background transpose or none), vector
+transpose block 4-32, DMA queues 1-16, ``max_dims`` 2-5, ``ttu_width_bits`` 16/24/32, a
+DMA transpose (:data:`DMA_TRANSPOSES`: none, 2-byte, 2- and 4-byte elements, at 0.5-1x
+the queue's rate, unit tiles of 1-16 rows by 1-``partitions`` columns or none), hardware
+descriptor generation 0 or 600 ns -- constrained as :class:`~strider.hardware.Hardware`
+validation requires. Permutations: 2- to 5-d tensors, 1-``max_side`` per dim, at most
 ``max_size`` elements, five dtypes. One ``choose(options)`` callback draws every value,
 so the same distribution serves hypothesis tests (``lambda o: draw(st.sampled_from(o))``)
 and seeded benchmarks (``strider bench anyhw``).
@@ -63,12 +65,16 @@ def random_hardware(choose: Choose) -> Hardware:
         pe={"rows": rows, "cols": cols, "dtypes": list(choose(PE_INPUTS)),
             "dtype_cycles": {"float32": choose((1, 2, 4)), "int8": choose((0.5, 1))},
             "row_tiles": choose([n for n in (1, 2, 4) if n <= rows]),
-            "col_tiles": choose([n for n in (1, 2) if n <= cols])},
+            "col_tiles": choose([n for n in (1, 2) if n <= cols]),
+            "passthrough_transpose": choose((False, True)),
+            "transpose_dtype_cycles": {"float32": choose((1, 2, 4))},
+            "background_transpose": choose((False, True))},
         vector={"lanes": parts, "transpose_block": choose(range(4, min(32, parts) + 1))},
         activation={"lanes": parts},
         dma={"queues": choose(range(1, 17)), "max_dims": choose(range(2, 6)),
              "ttu_width_bits": choose((16, 24, 32)),
-             "overlap_dram_latency": choose((False, True)), **_dma_transpose(choose, parts)},
+             "overlap_dram_latency": choose((False, True)),
+             "descriptor_generation_ns": choose((0.0, 600.0)), **_dma_transpose(choose, parts)},
         stream={"pages": 4, "page_bytes": 1024},
     )
 

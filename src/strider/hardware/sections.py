@@ -106,6 +106,12 @@ class DmaSpec:
     ``transpose_tile_rows`` elements; NKI's hardware-DGE transpose: 16 rows, columns a
     multiple of 128): a transpose is priced as whole tiles, so a partial tile costs a
     full one. 0: no tiling (any block at the rate).
+
+
+    ``descriptor_generation_ns``: the time a hardware descriptor generation engine (the
+    DGE of NeuronCore-v3 and later) takes per DMA instruction that needs one -- a DMA
+    transpose, which NKI lowers to the hardware DGE; plain copies take descriptors
+    computed before the run and pay nothing (0: no such engine).
     """
 
     queues: int
@@ -122,6 +128,7 @@ class DmaSpec:
     transpose_sbuf_rate: float = 0.0
     transpose_tile_rows: int = 0
     transpose_tile_cols: int = 0
+    descriptor_generation_ns: float = 0.0
 
     def __post_init__(self) -> None:
         if isinstance(self.transpose_element_bytes, list):

@@ -348,7 +348,8 @@ class MatMul(Instruction):
 class PeTranspose(Instruction):
     """Pass-through transpose of a (K, M) SBUF block into PSUM, bit-exact: a weight load
     plus a K-column one-hot control stream (serial: ``K + K + pe.rows + M`` end to end;
-    :func:`strider.cost.pe_cost`)."""
+    :func:`strider.cost.pe_cost`), at the transpose rates of ``pe.transpose_dtype_cycles``
+    (NeuronCore-v3's ``nc_matmul(is_transpose=True)``: fp32 at twice bf16)."""
 
     src: Ref
     dst: Ref
@@ -357,7 +358,8 @@ class PeTranspose(Instruction):
 
     def cost(self, hw: Hardware) -> PeCost:
         k = self.src.partitions
-        return pe_cost(k, self.src.pattern.size, k, self.src.dtype, hw, load=True, stream=True)
+        return pe_cost(k, self.src.pattern.size, k, self.src.dtype, hw, load=True,
+                       stream=True, transpose=True)
 
     def timing(self, hw: Hardware) -> tuple[float, float]:
         return self.cost(hw)[:2]

@@ -270,7 +270,9 @@ def pass_floor(view: TransposeView, t: PeTiling, hw: Hardware) -> float:
     2529
     """
     passes = sub_blocks(view, t) // t.row_turns
-    pe = passes * hw.pe.dtype_factor(t.pe_dtype) / hw.pe.row_tiles * engine_scale("pe", hw)
+    per_column = (hw.pe.transpose_factor(t.pe_dtype) / (2 if hw.pe.background_transpose else 1)
+                  if t.mode == "passthrough" else hw.pe.dtype_factor(t.pe_dtype))
+    pe = passes * per_column / hw.pe.row_tiles * engine_scale("pe", hw)
     row_groups = sum(-(-min(t.block_rows, view.m - i0) // t.group_rows)
                      for i0 in range(0, view.m, t.block_rows))
     col_blocks = -(-view.n // t.block_cols) if view.n else 0

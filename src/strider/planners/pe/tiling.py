@@ -240,7 +240,7 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
     run = -(-(store_run or hw.dma.efficient_chunk_bytes) // item)   # elements per run
     tried = []
     top_rows = min(hw.pe.rows, bank_elems, hw.sbuf.partitions)
-    if pack_tiles(view, dtype, hw, carrier, R, group):
+    if pack_tiles(view, dtype, hw, carrier, R, group, transpose=mode == "passthrough"):
         top_rows = min(top_rows, hw.pe.rows // hw.pe.row_tiles)
     for nbuf in ([buffers] if buffers else [3, 2, 1]):
         rows = min(top_rows, m)  # a short matrix: groups (and the out tile) m rows tall
@@ -319,12 +319,13 @@ def choose_tiling(view: TransposeView, dtype: str, mode: str, hw: Hardware,
 
 
 def pack_tiles(view: TransposeView, dtype: str, hw: Hardware, carrier: str | None = None,
-               row_turns: int = 1, group: int = 1) -> bool:
+               row_turns: int = 1, group: int = 1, transpose: bool = False) -> bool:
     """Whether to cut row groups to one row tile of the array (``pe.rows / pe.row_tiles``), so
     that two sub-blocks stream side by side (row tiling): when the hardware has tiling
     and full-height sub-blocks would make the PE the bound (busier than DRAM). Below
     that, the smaller instructions cost more than they save (simulated: 4096^2 fp32 on
     trn1-like, PE at 57% of the DRAM time, 1.004x -> 1.012x the roofline when packed).
+    ``transpose``: the blocks are pass-through transposes (``PeTranspose``'s rates).
 
     >>> trn1 = Hardware.preset("trn1-like")
     >>> pack_tiles(TransposeView(1, 4096, 4096), "float32", trn1)   # PE 57% of DRAM time
@@ -336,7 +337,7 @@ def pack_tiles(view: TransposeView, dtype: str, hw: Hardware, carrier: str | Non
     if hw.pe.row_tiles < 2 or hw.pe.rows // hw.pe.row_tiles < 1:
         return False
     k, m = min(hw.pe.rows, view.m), min(hw.pe.cols, view.n)
-    c = pe_cost(k, m, k, carrier or dtype, hw, load=True, stream=True)
+    c = pe_cost(k, m, k, carrier or dtype, hw, load=True, stream=True, transpose=transpose)
     passes = row_turns * element_passes(dtype, carrier, group)
     block = passes * (max(c.window) if c.window else c.occupancy)  # a sub-block's passes
     blocks = view.batch * -(-view.m // hw.pe.rows) * -(-view.n // hw.pe.cols)
