@@ -57,6 +57,20 @@ def test_two_presets_each_row_names_its_base_and_equals_a_sweep_on_it(tmp_path, 
     assert [t.get_text() for t in ax.get_xticklabels()] == ["tiny", "patent"]
 
 
+def test_each_hardware_has_its_own_line_in_a_varied_fields_panel(capsys):
+    """With several bases, a varied field's panel draws each (workload, hardware) apart,
+    in its own line style, never a median across the bases."""
+    assert main([*SWEEP, "--hw", "tiny,patent", "--vary", "dma.queues=1,2", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    (ax,) = [ax for ax in sweep_figure(rows).axes if ax.get_xlabel() == "dma.queues"]
+    lines = ax.get_lines()
+    assert len(lines) == 2 and len({line.get_linestyle() for line in lines}) == 2
+    for line, name in zip(lines, ("tiny", "patent")):
+        want = [r["seconds"] * 1e6 for r in rows if r["hw"]["name"] == name]
+        assert list(line.get_ydata()) == pytest.approx(want)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["tiny", "patent"]
+
+
 def test_one_base_has_no_hardware_axis_in_the_plot(capsys):
     assert main([*SWEEP, "--hw", "tiny", "--vary", "dma.queues=1,2", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]

@@ -200,14 +200,20 @@ def sweep_figure(rows: Sequence[dict[str, Any]], metric: str = "seconds"):
             _field_panel(ax, field, ok, metric, scale, colours)
             ax.set_ylabel(ylabel)
             if len(fields) > 1:
-                ax.set_title("median over the other fields' values", fontsize="small")
+                ax.set_title("median over the other fields' values"
+                             + (", per hardware" if field != NAME_FIELD and NAME_FIELD in fields
+                                else ""), fontsize="small")
     else:
         _bar_panel(axes[0], ok, metric, scale, names, colours)
         axes[0].set_xlabel(ylabel)
     if pareto is not None:
         _pareto_panel(axes[-1], pareto, fields, names)
     if fields:
-        handles = {h.get_gid(): h for ax in axes[:len(fields)] for h in ax.get_lines()}
+        handles: dict[str, Any] = {}  # a solid line where there is one (the first hardware's)
+        for h in (h for ax in axes[:len(fields)] for h in ax.get_lines()):
+            old = handles.get(h.get_gid())
+            if old is None or (h.get_linestyle() == "-" and old.get_linestyle() != "-"):
+                handles[h.get_gid()] = h
         shown = [n for n in names if n in handles]
         if shown:
             fig.legend([handles[n] for n in shown], [_short(n) for n in shown],
@@ -231,27 +237,43 @@ def _colours(names: Sequence[str]) -> dict[str, tuple[Any, str]]:
     return {n: (cmap(i % cmap.N), MARKERS[i % len(MARKERS)]) for i, n in enumerate(names)}
 
 
+#: Line styles of the base hardware in the other fields' panels (several ``--hw``).
+HW_STYLES = ("-", "--", ":", "-.")
+
+
 def _field_panel(ax, field: str, ok, metric: str, scale: float, colours) -> None:
     values = [r["hw"][field] for r in ok if field in r["hw"]]
     numeric = all(_is_number(v) for v in values)
     order = (sorted(set(values)) if numeric else list(dict.fromkeys(values))
              if field == NAME_FIELD else sorted(set(values), key=str))
     where = {v: (v if numeric else i) for i, v in enumerate(order)}
-    series: dict[str, dict[Any, list[float]]] = defaultdict(lambda: defaultdict(list))
+    # several base hardware: one line per (workload, hardware), never a median across them
+    bases = list(dict.fromkeys(r["hw"].get(NAME_FIELD) for r in ok))
+    split = field != NAME_FIELD and len(bases) > 1
+    series: dict[tuple, dict[Any, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in ok:
         if field in r["hw"]:
-            series[r["workload"]][r["hw"][field]].append(r[metric])
-    for name, by_value in series.items():
+            base = r["hw"].get(NAME_FIELD) if split else None
+            series[r["workload"], base][r["hw"][field]].append(r[metric])
+    for (name, base), by_value in series.items():
         xs = [v for v in order if v in by_value]
         ys = [sorted(by_value[x])[len(by_value[x]) // 2] * scale for x in xs]
         colour, marker = colours[name]
+        style = HW_STYLES[bases.index(base) % len(HW_STYLES)] if split else "-"
         ax.plot([where[x] for x in xs], ys, marker=marker, markersize=4 if numeric else 6,
                 color=colour, label=_short(name), gid=name,
-                linestyle="-" if numeric else "none")  # no line between categories
+                linestyle=style if numeric else "none")  # no line between categories
+    if split:  # which line style is which hardware
+        from matplotlib.lines import Line2D
+
+        ax.legend([Line2D([], [], color="grey", linestyle=HW_STYLES[i % len(HW_STYLES)])
+                   for i in range(len(bases))], [str(b) for b in bases],
+                  fontsize="x-small", title=NAME_LABEL, title_fontsize="x-small")
     if numeric and order:
         _value_axis(ax, field, order)
     elif order:
         ax.set_xticks(range(len(order)), [str(v) for v in order])
+        ax.margins(x=0.15)
     ax.ticklabel_format(axis="y", style="plain", useOffset=False)
     ax.set_ylim(bottom=0)
     ax.set_xlabel(NAME_LABEL if field == NAME_FIELD else field)
