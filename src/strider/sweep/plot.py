@@ -209,7 +209,7 @@ def sweep_figure(rows: Sequence[dict[str, Any]], metric: str = "seconds"):
     if pareto is not None:
         _pareto_panel(axes[-1], pareto, fields, names)
     if fields:
-        handles: dict[str, Any] = {}  # a solid line where there is one (the first hardware's)
+        handles: dict[Any, Any] = {}  # a solid line where there is one (the first hardware's)
         for h in (h for ax in axes[:len(fields)] for h in ax.get_lines()):
             old = handles.get(h.get_gid())
             if old is None or (h.get_linestyle() == "-" and old.get_linestyle() != "-"):
@@ -238,7 +238,7 @@ def _colours(names: Sequence[str]) -> dict[str, tuple[Any, str]]:
 
 
 #: Line styles of the base hardware in the other fields' panels (several ``--hw``).
-HW_STYLES = ("-", "--", ":", "-.")
+HW_STYLES: tuple[Any, ...] = ("-", "--", ":", "-.")
 
 
 def _field_panel(ax, field: str, ok, metric: str, scale: float, colours) -> None:
