@@ -116,6 +116,7 @@ def outputs(tmp_path_factory) -> dict[str, list[dict]]:
     model = _tiny_model(tmp)
     if model is not None:
         runs.append(("model", ["model", str(model), "--hw", "tiny"], 0))
+        runs.append(("model", ["model", str(model), "--hw", "tiny,patent"], 0))
     out: dict[str, list[dict]] = {}
     try:  # (capsys is per test: this module-scoped fixture redirects by itself)
         for verb, argv, code in runs:

@@ -23,8 +23,10 @@ PAGES = ("README.md", "docs/permute.md", "docs/models.md")
 #: Options whose value is a path the command writes.
 OUTPUT_OPTIONS = ("--trace", "--plot", "--out", "--output", "--save", "--csv", "--parquet")
 ELIDED = "..."
-#: Commands that take more than ~20 s (here: ResNet-50's 26 distinct ops simulated).
-SLOW = {"strider model resnet50 --layout-policy nhwc"}
+#: Commands that take more than ~20 s (here: ResNet-50's 26 distinct ops simulated; BERT
+#: attention planned on two presets).
+SLOW = {"strider model resnet50 --layout-policy nhwc",
+        "strider model bert_attention --hw trn1-like,patent --predict"}
 
 
 def console_commands(text: str) -> list[tuple[int, str, list[str]]]:

@@ -72,7 +72,7 @@ def test_a_sweep_row_equals_the_single_run(tmp_path, capsys):
                  "--hw", str(toml), "--json"]) == 0
     single = json.loads(capsys.readouterr().out)
     row = rows[1]
-    assert row["hw"] == {"dma.queues": 2} and row["verified"] is True
+    assert row["hw"] == {"name": "tiny", "dma.queues": 2} and row["verified"] is True
     assert (row["cycles"], row["strategy"]) == (single["cycles"], single["strategy"])
     predicted = run(TINY, [W], {"dma.queues": [2]}, predict=True, workers=1)[0]
     assert predicted["predicted"] and predicted["verified"] is None
@@ -141,7 +141,7 @@ def test_cli_json_out_and_plot(tmp_path, capsys):
     assert rc == 0 and len(rows) == 4
     assert {"hw", "workload", "strategy", "cycles", "seconds", "dram_roofline_ratio",
             "verified", "refused"} <= set(rows[0])
-    assert out.read_text().splitlines()[0].startswith("key,hw.dma.queues,workload")
+    assert out.read_text().splitlines()[0].startswith("key,hw.name,hw.dma.queues,workload")
     assert png.stat().st_size > 0
 
 

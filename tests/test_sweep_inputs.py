@@ -60,7 +60,8 @@ def test_an_empty_out_file_is_filled(tmp_path):
     path = tmp_path / "rows.csv"
     path.write_text("")
     run("tiny", [W], {"dma.queues": [1, 2]}, predict=True, workers=1, out=path)
-    assert [r["hw"] for r in read_rows(path)] == [{"dma.queues": 1}, {"dma.queues": 2}]
+    assert [r["hw"] for r in read_rows(path)] == [{"name": "tiny", "dma.queues": 1},
+                                                  {"name": "tiny", "dma.queues": 2}]
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
@@ -70,14 +71,14 @@ def test_a_resumed_sweep_with_another_grid_keeps_the_earlier_rows(tmp_path, call
     out = tmp_path / f"rows{suffix}"
     first = run("tiny", [W], {"dma.queues": [1, 2]}, predict=True, workers=1, out=out)
     second = run("tiny", [W], {"dma.queues": [3]}, predict=True, workers=1, out=out)
-    assert [r["hw"] for r in second] == [{"dma.queues": 3}]  # the result: this grid only
+    assert [r["hw"] for r in second] == [{"name": "tiny", "dma.queues": 3}]  # the result: this grid only
     on_disk = read_rows(out)
     assert [r["hw"]["dma.queues"] for r in on_disk] == [1, 2, 3]
     assert [r["cycles"] for r in on_disk[:2]] == [r["cycles"] for r in first]
     # another field in the same file: earlier rows stay, no empty hw cells come back
     run("tiny", [W], {"pe.cols": [8]}, predict=True, workers=1, out=out)
-    assert [r["hw"] for r in read_rows(out)] == [{"dma.queues": 1}, {"dma.queues": 2},
-                                                 {"dma.queues": 3}, {"pe.cols": 8}]
+    assert [r["hw"] for r in read_rows(out)] == [{"name": "tiny", **p} for p in (
+        {"dma.queues": 1}, {"dma.queues": 2}, {"dma.queues": 3}, {"pe.cols": 8})]
     calls.clear()
     again = run("tiny", [W], {"dma.queues": [1, 2, 3]}, predict=True, workers=1, out=out)
     assert calls == [] and [r["key"] for r in again] == [r["key"] for r in on_disk]
@@ -96,8 +97,9 @@ def test_a_torn_jsonl_is_mended_before_rows_are_appended(tmp_path):
 
     run("tiny", [W], {"dma.queues": [1, 2]}, predict=True, workers=1, out=out,
         progress=progress)
-    assert seen == [[{"dma.queues": 1}, {"dma.queues": 2}]]
-    assert [r["hw"] for r in read_rows(out)] == [{"dma.queues": 1}, {"dma.queues": 2}]
+    both = [{"name": "tiny", "dma.queues": 1}, {"name": "tiny", "dma.queues": 2}]
+    assert seen == [both]
+    assert [r["hw"] for r in read_rows(out)] == both
 
 
 @pytest.mark.parametrize("argv, names", [

@@ -176,8 +176,8 @@ def test_two_sweeps_writing_one_file_at_once_keep_every_row(tmp_path, suffix):
     rows = read_rows(out)
     keys = [r["key"] for r in rows]
     assert len(keys) == len(set(keys)) == 5  # every row of both, each once
-    assert sorted(map(str, (r["hw"] for r in rows))) == sorted(map(str, [
-        {"dma.queues": 1}, {"dma.queues": 2}, {"dma.queues": 3}, {"pe.cols": 4}, {"pe.cols": 8}]))
+    assert sorted(map(str, (r["hw"] for r in rows))) == sorted(map(str, [{"name": "tiny", **p} for p in (
+        {"dma.queues": 1}, {"dma.queues": 2}, {"dma.queues": 3}, {"pe.cols": 4}, {"pe.cols": 8})]))
     assert all(r["strategy"] and not r["refused"] for r in rows)
 
 

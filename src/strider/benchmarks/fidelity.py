@@ -1,9 +1,9 @@
 """Benchmark: every figure of a preset beside its source and beside what the model gives.
 
-Writes a Markdown page for ``--hw`` (default ``trn1-like``): first every field of the
-preset with its value and its source (:mod:`strider.hardware.sources`), then
-micro-benchmarks of the documented timing figures, each simulated with the real
-simulator (:class:`strider.sim.Machine`, timing only) on a program of a few
+Writes a Markdown page for ``--hw`` (default ``trn1-like``; any preset or TOML file):
+first the micro-benchmarks, then every field of the preset with its value and its source
+(:mod:`strider.hardware.sources`). Each micro-benchmark times a documented figure with
+the real simulator (:class:`strider.sim.Machine`, timing only) on a program of a few
 instructions:
 
 - DMA: one transfer of 32 KiB (4 rows of 8 KiB, the profiled example of "Introduction
@@ -13,21 +13,28 @@ instructions:
   the fp32/bf16 ratio, and ``LoadWeights`` + ``MatMul`` pairs (weights reloaded each
   time), each as the simulated interval between successive results;
 - vector engine: one ``VectorCopy`` of 128 partitions x 2048 fp32 with a source
-  stride of 4 B and of 64 B, and their ratio.
+  stride of 4 B and of 64 B, and their ratio;
+- the clocks of the Tensor, Vector and Scalar engines, as the simulator runs them.
 
 Each row gives the documented figure (and how it follows from the documents), the
 model's figure, their ratio and whether it is within 10%. Exit status 1 when a row is
-outside 10%: this is a check, run it after changing the cost model or the preset. The
-documented figures are trn1's (the AWS Neuron documents); another ``--hw`` is held to
-the same figures, so the check is meant for ``trn1-like`` and the descriptions based on
-it.
+outside 10%: this is a check, run it after changing the cost model or a preset.
+
+The rows are a registry (:data:`strider.benchmarks._micro.REGISTRY`): each declares the
+documented figures it is held to and the mechanism it times. The figures are those of
+the hardware's documents -- typed in :data:`strider.benchmarks._micro.DOCUMENTED` per
+preset (a TOML file takes its ``base`` preset's), else a field whose source cites a
+document. A row without documented figures for the hardware, or timing a mechanism the
+hardware lacks, is left out and listed with the reason, never given a made-up figure:
+the ``patent`` preset has one row (its Tensor engine's clock), ``tiny`` (every figure
+illustrative) none.
 
 Where the page goes: ``--out PATH``, or ``--out -`` for standard output (the check's
 lines then go to standard error). Without ``--out``, a run at the root of a Strider
 checkout (a folder with the project's ``pyproject.toml`` and ``src/strider/``) writes
 ``docs/fidelity/<hw name>.md`` there (``docs/fidelity/trn1-like.md`` by default, the
-page in the repository); anywhere else, and with ``--quick``, the check runs and prints
-its lines but writes no page.
+page in the repository; one page per preset); anywhere else, and with ``--quick``, the
+check runs and prints its lines but writes no page.
 
 Run: ``strider bench fidelity [--hw NAME|FILE] [--out PATH|-] [--quick]`` (``--quick``:
 the same micro-benchmarks, printed, written only with ``--out``).
@@ -40,15 +47,27 @@ import re
 import sys
 import tomllib
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
-
-import numpy as np
+from typing import Callable, NamedTuple
 
 from ..errors import ArgumentError, StriderError
 from ._args import hardware_type
+from ._micro import (
+    GIB,
+    REGISTRY,
+    Doc,
+    MicroBenchmark,
+    copy_clock,
+    dma_seconds,
+    documents_of,
+    figure,
+    matmul_interval,
+    payload_share,
+    pe_clock,
+    register,
+    vector_copy_seconds,
+)
 
 TOLERANCE = 0.10
-GIB = 2**30
 #: Where a checkout keeps the pages, relative to its root: one ``NAME.md`` per preset.
 PAGES = Path("docs") / "fidelity"
 
@@ -80,155 +99,199 @@ class Row(NamedTuple):
             "out of range" if self.band is not None else f"{self.ratio:.3f}")
 
 
-# ---------------------------------------------------------------- simulated programs
-def _instruction_seconds(program, hw, ids: Callable[[Any], tuple[int, int]] | None = None,
-                         inputs=None) -> float:
-    """Seconds from the start of one instruction to the end (or start) of another, as
-    the simulator schedules ``program`` (timing only)."""
-    from ..sim import Machine
-
-    result = Machine(hw).run(program, inputs or {}, functional=inputs is not None)
-    t = result.timeline
-    first, last = ids(t) if ids else (0, len(t) - 1)
-    return float(t.end[last] - t.start[first]) / hw.clock_hz
-
-
-def dma_seconds(hw, rows: int, row_bytes: int) -> float:
-    """One DMA transfer (one descriptor) of ``rows`` contiguous DRAM rows into as many
-    SBUF partitions: simulated start to end."""
-    from ..access_pattern import AccessPattern
-    from ..program import Program, Ref
-
-    n = row_bytes // 4
-    p = Program("dma")
-    p.tensor("x", (rows, n), "float32", role="input")
-    p.dma(0, Ref.dram("x", AccessPattern.contiguous((rows, n)), "float32"),
-          Ref.sbuf(0, rows, AccessPattern.contiguous((n,)), "float32"))
-    x = np.random.default_rng(0).standard_normal((rows, n)).astype(np.float32)
-    return _instruction_seconds(p, hw, inputs={"x": x})
-
-
-def payload_share(hw, row_bytes: int, rate: float, fixed: float) -> float:
-    """The share of a queue's full speed (``rate`` B/s) that an 8-row transfer with rows
-    of ``row_bytes`` gets, its ``fixed`` seconds per transfer set aside (simulated)."""
-    return 8 * row_bytes / rate / (dma_seconds(hw, 8, row_bytes) - fixed)
-
-
+# ---------------------------------------------------------------- the rows
 def _bytes(n: int) -> str:
     return f"{n // 1024} KiB" if n >= 1024 else f"{n} B"
 
 
-def matmul_interval(hw, columns: int, dtype: str, reload: bool, count: int = 5) -> float:
-    """Seconds between successive multiplies of a 128 x 128 stationary block by
-    ``columns`` moving columns: ``count`` back-to-back ``MatMul`` (``reload``: each
-    after its own ``LoadWeights``), simulated; the time between the first and the last
-    result over ``count - 1`` (results leave one issue interval apart in steady state,
-    whatever the PE model lets an instruction begin early)."""
-    from ..access_pattern import AccessPattern
-    from ..dtypes import accumulator_dtype
-    from ..program import Program, Ref
-
-    k = hw.pe.rows
-    m = min(hw.pe.cols, hw.psum.partitions)
-    p = Program("matmul")
-    weights = Ref.sbuf(0, k, AccessPattern.contiguous((m,)), dtype)
-    moving = Ref.sbuf(0, k, AccessPattern.contiguous((columns,), offset=m), dtype)
-    accumulator = accumulator_dtype(dtype)
-    if accumulator is None:
-        raise ValueError(f"the PE array does not multiply {dtype}")
-    out = Ref.psum(0, m, AccessPattern.contiguous((columns,)), accumulator)
-    mms = []
-    for j in range(count):
-        if reload or j == 0:
-            p.load_weights(weights)
-        mms.append(len(p.instructions))
-        p.matmul(moving, out)
-    from ..sim import Machine
-
-    t = Machine(hw).run(p, {}, functional=False).timeline
-    return float(t.end[mms[-1]] - t.end[mms[0]]) / (count - 1) / hw.clock_hz
+def _dma_fixed(f: dict[str, Doc]) -> float:
+    """The documents' fixed cost per transfer: the profiled 32 KiB transfer less its bytes."""
+    return f["dma.transfer_32k"].value - 32 * 1024 / f["dma.engine_rate"].value
 
 
-def vector_copy_seconds(hw, elements: int, stride_bytes: int) -> float:
-    """One ``VectorCopy`` over every partition: ``elements`` fp32 per partition read
-    with an innermost stride of ``stride_bytes``, written contiguously."""
-    from ..access_pattern import AccessPattern
-    from ..program import Program, Ref
-
-    step = stride_bytes // 4
-    p = Program("copy")
-    src = Ref.sbuf(0, hw.vector.lanes, AccessPattern((elements,), (step,)), "float32")
-    dst = Ref.sbuf(0, hw.vector.lanes,
-                   AccessPattern.contiguous((elements,), offset=elements * step), "float32")
-    p.vector_copy(src, dst)
-    return _instruction_seconds(p, hw)
+def _gib_s(rate: float) -> str:
+    return f"{rate / GIB:g} GiB/s"
 
 
-# ---------------------------------------------------------------- the documented figures
+register(MicroBenchmark(
+    "DMA: one transfer, 4 rows x 8 KiB (32 KiB)",
+    ("dma.bytes_per_cycle", "dma.descriptor_cycles", "dram.latency_ns"), ("dma.transfer_32k",),
+    lambda f: (f["dma.transfer_32k"].value, f["dma.transfer_32k"].citation, None),
+    lambda hw: dma_seconds(hw, 4, 8192), "ns"))
+register(MicroBenchmark(
+    "DMA: one transfer of 64 KiB (16 rows x 4 KiB)",
+    ("dma.bytes_per_cycle", "dma.efficient_chunk_bytes"), ("dma.transfer_32k", "dma.engine_rate"),
+    lambda f: (_dma_fixed(f) + 64 * 1024 / f["dma.engine_rate"].value,
+               f"64 KiB at {_gib_s(f['dma.engine_rate'].value)} + the "
+               f"{_dma_fixed(f) * 1e9:.0f} ns fixed cost per transfer", None),
+    lambda hw: dma_seconds(hw, 16, 4096), "ns"))
+register(MicroBenchmark(
+    "DMA: 8 rows x 32 KiB per transfer", ("dma.bytes_per_cycle",),
+    ("dma.transfer_32k", "dma.engine_rate"),
+    lambda f: (_dma_fixed(f) + 8 * 32768 / f["dma.engine_rate"].value,
+               f"rows >= 4 KiB run at {_gib_s(f['dma.engine_rate'].value)}: 256 KiB + the "
+               "fixed cost", None),
+    lambda hw: dma_seconds(hw, 8, 32768), "ns"))
+
+
+def _share(row: int) -> None:
+    key = f"dma.share_{row}"
+    register(MicroBenchmark(
+        f"DMA: 8 rows x {_bytes(row)} per transfer, share of full speed",
+        ("dma.efficient_chunk_bytes", "dma.packet_overhead_bytes"),
+        (key, "dma.transfer_32k", "dma.engine_rate"),
+        lambda f: (f[key].value, f[key].citation, f[key].band),
+        lambda hw: _measured_share(hw, row), "share"))
+
+
+def _measured_share(hw, row: int) -> float:
+    """The simulated share, the documents' fixed cost per transfer set aside (the row
+    runs only where :func:`figure` has both figures)."""
+    f = {k: figure(hw, k) for k in ("dma.transfer_32k", "dma.engine_rate")}
+    known = {k: v for k, v in f.items() if v is not None}
+    return payload_share(hw, row, known["dma.engine_rate"].value, _dma_fixed(known))
+
+
+for _row in (64, 1024, 2048):
+    _share(_row)
+
+
+def _lacks_fp32(hw) -> str | None:
+    return None if hw.supports("float32") else "the hardware has no float32 (`dtypes`)"
+
+
+def _matmul_ns(columns: int) -> Callable[[dict[str, Doc]], tuple[float, str, None]]:
+    def documented(f: dict[str, Doc]) -> tuple[float, str, None]:
+        hz, least = f["pe.clock_hz"].value, f["pe.min_multiply_cycles"].value
+        return (max(columns, least) / hz,
+                f"initiation interval max(N, {least:g}) tensor cycles at {hz / 1e9:g} GHz"
+                if columns > least else
+                f"max(N, {least:g}) = {least:g} tensor cycles at {hz / 1e9:g} GHz", None)
+    return documented
+
+
+_PE = ("pe.clock_hz", "pe.min_multiply_cycles")
+register(MicroBenchmark("PE: MatMul, 512 bf16 moving columns", ("pe.clock_hz",), _PE,
+                        _matmul_ns(512), lambda hw: matmul_interval(hw, 512, "bfloat16", False),
+                        "ns"))
+register(MicroBenchmark("PE: MatMul, 64 bf16 moving columns", ("pe.clock_hz",), _PE,
+                        _matmul_ns(64), lambda hw: matmul_interval(hw, 64, "bfloat16", False),
+                        "ns"))
+register(MicroBenchmark(
+    "PE: MatMul, 512 fp32 moving columns", ("pe.clock_hz",), (*_PE, "pe.fp32_cost"),
+    lambda f: (f["pe.fp32_cost"].value * 512 / f["pe.clock_hz"].value,
+               f["pe.fp32_cost"].citation, None),
+    lambda hw: matmul_interval(hw, 512, "float32", False), "ns", _lacks_fp32))
+register(MicroBenchmark(
+    "PE: fp32 / bf16 cost ratio", (), ("pe.fp32_cost",),
+    lambda f: (f["pe.fp32_cost"].value, f"about {f['pe.fp32_cost'].value:g}x (architecture guide)", None),
+    lambda hw: (matmul_interval(hw, 512, "float32", False)
+                / matmul_interval(hw, 512, "bfloat16", False)), "x", _lacks_fp32))
+register(MicroBenchmark(
+    "PE: LoadWeights + MatMul(512 bf16), weights reloaded", ("pe.clock_hz",), _PE,
+    lambda f: (_matmul_ns(512)(f)[0], "background LoadStationary hides the load: "
+               f"max(N, {f['pe.min_multiply_cycles'].value:g})", None),
+    lambda hw: matmul_interval(hw, 512, "bfloat16", True), "ns",
+    lambda hw: None if hw.pe.background_weight_load else
+    "no background weight load (`pe.background_weight_load` is false)"))
+
+_VEC = ("vector.clock_hz", "vector.instruction_cycles")
+register(MicroBenchmark(
+    "vector: copy 128 x 2048 fp32, 4 B stride", ("vector.clock_hz", "vector.instruction_cycles"),
+    _VEC, lambda f: ((f["vector.instruction_cycles"].value + 2048) / f["vector.clock_hz"].value,
+                     f"~N cycles for N elements + ~{f['vector.instruction_cycles'].value:g} "
+                     f"cycles access overhead, at {f['vector.clock_hz'].value / 1e9:g} GHz", None),
+    lambda hw: vector_copy_seconds(hw, 2048, 4), "ns"))
+register(MicroBenchmark(
+    "vector: copy 128 x 2048 fp32, 64 B stride", ("vector.fast_stride_bytes",
+                                                  "vector.strided_rate"),
+    (*_VEC, "vector.strided_rate"),
+    lambda f: ((f["vector.instruction_cycles"].value + 2048 / f["vector.strided_rate"].value)
+               / f["vector.clock_hz"].value,
+               f"{f['vector.strided_rate'].value:g} of the SBUF bandwidth beyond a 16 B "
+               f"stride: ~{1 / f['vector.strided_rate'].value:g}N cycles + "
+               f"{f['vector.instruction_cycles'].value:g}", None),
+    lambda hw: vector_copy_seconds(hw, 2048, 64), "ns"))
+register(MicroBenchmark(
+    "vector: 64 B / 4 B stride cost ratio", (), (*_VEC, "vector.strided_rate"),
+    lambda f: ((f["vector.instruction_cycles"].value + 2048 / f["vector.strided_rate"].value)
+               / (f["vector.instruction_cycles"].value + 2048),
+               f"x{f['vector.strided_rate'].value:g} the rate beyond 16 B", None),
+    lambda hw: vector_copy_seconds(hw, 2048, 64) / vector_copy_seconds(hw, 2048, 4), "x"))
+
+#: The engines whose clock a row measures: (section, engine, what the documents call it).
+CLOCKS = (("pe", "pe", "Tensor"), ("vector", "vector", "Vector"), ("activation", "act", "Scalar"))
+
+
+def _clock(section: str, engine: str, called: str) -> None:
+    key = f"{section}.clock_hz"
+    register(MicroBenchmark(
+        f"clock: {called} engine (`{key}`)", (key,), (key,),
+        lambda f: (f[key].value, f[key].citation, None),
+        (lambda hw: pe_clock(hw)) if engine == "pe" else (lambda hw: copy_clock(hw, engine)),
+        "Hz"))
+
+
+for _clock_args in CLOCKS:
+    _clock(*_clock_args)
+
+
 def rows(hw) -> list[Row]:
-    """Every micro-benchmark row on ``hw`` (meant for ``trn1-like``)."""
-    dma_rate = 27 * GIB                      # B/s per engine, the architecture guide
-    fixed = 1416e-9 - 32 * 1024 / dma_rate   # per transfer, the DMA intro's profile
-    tensor_hz, vector_hz = 2.8e9, 1.12e9     # the architecture guide's engine table
-    out = [
-        Row("DMA: one transfer, 4 rows x 8 KiB (32 KiB)", ("dma.bytes_per_cycle",
-            "dma.descriptor_cycles", "dram.latency_ns"), 1416e-9,
-            "'Introduction to DMA with NKI', Example 1 profile: 32 KiB in 1416 ns",
-            dma_seconds(hw, 4, 8192), "ns"),
-        Row("DMA: one transfer of 64 KiB (16 rows x 4 KiB)", ("dma.bytes_per_cycle",
-            "dma.efficient_chunk_bytes"), fixed + 64 * 1024 / dma_rate,
-            f"64 KiB at 27 GiB/s + the {fixed * 1e9:.0f} ns fixed cost per transfer",
-            dma_seconds(hw, 16, 4096), "ns"),
-        Row("DMA: 8 rows x 32 KiB per transfer", ("dma.bytes_per_cycle",),
-            fixed + 8 * 32768 / dma_rate,
-            "rows >= 4 KiB run at 27 GiB/s: 256 KiB + the fixed cost",
-            dma_seconds(hw, 8, 32768), "ns"),
-        *(Row(f"DMA: 8 rows x {_bytes(row)} per transfer, share of full speed",
-              ("dma.efficient_chunk_bytes", "dma.packet_overhead_bytes"), sum(band) / 2,
-              f"DMA bandwidth guide: {words}", payload_share(hw, row, dma_rate, fixed),
-              "share", band)
-          for row, band, words in (
-              (64, (0.0, 0.5), "< 256 B per partition is 'a small fraction of peak'"),
-              (1024, (0.5, 0.95), "256 B - 2 KiB per partition: 'improving but still "
-                                  "below peak'"),
-              (2048, (0.85, 1.0), ">= 2 KiB per partition 'approaches peak'"))),
-        Row("PE: MatMul, 512 bf16 moving columns", ("pe.clock_hz",), 512 / tensor_hz,
-            "initiation interval max(N, 64) tensor cycles at 2.8 GHz",
-            matmul_interval(hw, 512, "bfloat16", False), "ns"),
-        Row("PE: MatMul, 64 bf16 moving columns", ("pe.clock_hz",), 64 / tensor_hz,
-            "max(N, 64) = 64 tensor cycles at 2.8 GHz",
-            matmul_interval(hw, 64, "bfloat16", False), "ns"),
-        Row("PE: MatMul, 512 fp32 moving columns", ("pe.clock_hz",), 4 * 512 / tensor_hz,
-            "fp32 costs about 4x bf16 (architecture guide, Tensor engine)",
-            matmul_interval(hw, 512, "float32", False), "ns"),
-        Row("PE: LoadWeights + MatMul(512 bf16), weights reloaded", ("pe.clock_hz",),
-            512 / tensor_hz, "background LoadStationary hides the load: max(N, 64)",
-            matmul_interval(hw, 512, "bfloat16", True), "ns"),
-        Row("vector: copy 128 x 2048 fp32, 4 B stride", ("vector.clock_hz",
-            "vector.instruction_cycles"), (60 + 2048) / vector_hz,
-            "~N cycles for N elements + ~60 cycles access overhead, at 1.12 GHz",
-            vector_copy_seconds(hw, 2048, 4), "ns"),
-        Row("vector: copy 128 x 2048 fp32, 64 B stride", ("vector.fast_stride_bytes",
-            "vector.strided_rate"), (60 + 2 * 2048) / vector_hz,
-            "half the SBUF bandwidth beyond a 16 B stride: ~2N cycles + 60",
-            vector_copy_seconds(hw, 2048, 64), "ns"),
-    ]
-    by = {r.name: r for r in out}
-    fp32_row = out.index(by["PE: MatMul, 512 fp32 moving columns"])
-    out.insert(fp32_row + 1, Row("PE: fp32 / bf16 cost ratio", (), 4.0, "about 4x (architecture guide)",
-                      by["PE: MatMul, 512 fp32 moving columns"].model
-                      / by["PE: MatMul, 512 bf16 moving columns"].model, "x"))
-    out.append(Row("vector: 64 B / 4 B stride cost ratio", (), (60 + 4096) / (60 + 2048),
-                   "half rate beyond 16 B", by["vector: copy 128 x 2048 fp32, 64 B stride"].model
-                   / by["vector: copy 128 x 2048 fp32, 4 B stride"].model, "x"))
+    """Every micro-benchmark of :data:`REGISTRY` that applies to ``hw``: it has the
+    mechanism and a documented figure for each of the row's figures
+    (:func:`strider.benchmarks._micro.figure`); the others are :func:`left_out`."""
+    out = []
+    for bench in REGISTRY:
+        figs = {k: figure(hw, k) for k in bench.keys(hw)}
+        known = {k: v for k, v in figs.items() if v is not None}
+        if bench.lacks(hw) is not None or len(known) < len(figs):
+            continue
+        value, how, band = bench.documented(known)
+        out.append(Row(bench.title(hw), bench.fields, value, how, bench.measure(hw),
+                       bench.unit, band))
+    return out
+
+
+def left_out(hw) -> list[tuple[str, str]]:
+    """(micro-benchmark, why) for each row of :data:`REGISTRY` that :func:`rows` leaves
+    out on ``hw``: the mechanism it times is missing, or a figure it is held to is not
+    documented for this hardware (no entry in ``DOCUMENTED`` and no cited field).
+
+    >>> from strider.hardware import Hardware
+    >>> left_out(Hardware.preset("trn1-like"))
+    []
+    >>> left_out(Hardware.preset("tiny"))[0]
+    ('DMA: one transfer, 4 rows x 8 KiB (32 KiB)', 'no documented figure for dma.transfer_32k on tiny')
+    """
+    out = []
+    for bench in REGISTRY:
+        why = bench.lacks(hw)
+        if why is None:
+            missing = [k for k in bench.keys(hw) if figure(hw, k) is None]
+            why = (f"no documented figure for {', '.join(missing)} on {hw.name}"
+                   if missing else None)
+        if why is not None:
+            out.append((bench.title(hw), why))
     return out
 
 
 def notes(hw) -> list[str]:
     """What the table does not show: calibration points, statements the model departs
-    from (figures computed from the model, not typed)."""
+    from (figures computed from the model, not typed). The notes are about the trn1
+    documents; other hardware gets the lines that say how its rows were chosen."""
     from ..cost import chunk_efficiency
 
+    general = [
+        "A row is held to the figures of the hardware's documents: those typed from them in "
+        "`strider.benchmarks._micro.DOCUMENTED` (for this preset, or a TOML file's `base`), "
+        "else a field of the preset whose source cites a document (a modelling assumption "
+        "or an illustrative figure is none). A row without such figures, or timing a "
+        "mechanism the hardware lacks, is left out and listed with the reason.",
+        "The clock rows measure an engine's clock as the simulator runs it: the extra "
+        "time of more elements (or moving columns) in one instruction, one a cycle.",
+    ]
+    if documents_of(hw) != "trn1-like":
+        return general
     half = chunk_efficiency(2048, hw)
     return [
         "Row 1 is the calibration point: the fixed cost per transfer "
@@ -252,6 +315,7 @@ def notes(hw) -> list[str]:
         "MultiplyMoving, fp32 at 1/4 of bf16, background LoadStationary) as the interval "
         "between successive results in steady state; one multiply alone also pays the "
         "fill through the array's rows and the drain across its columns.",
+        *general,
     ]
 
 
@@ -261,6 +325,8 @@ def _value(v: float, unit: str, band: tuple[float, float] | None = None) -> str:
         return f"{band[0]:.0%} - {band[1]:.0%}"
     if unit == "share":
         return f"{v:.0%}"
+    if unit == "Hz":
+        return f"{v / 1e9:.3f} GHz"
     return f"{v * 1e9:,.1f} ns" if unit == "ns" else f"{v:.2f}x"
 
 
@@ -295,6 +361,14 @@ def markdown(hw, table: list[Row]) -> str:
         lines.append(f"| {k} | {_cell(r.name)} | {_value(r.documented, r.unit, r.band)} | "
                      f"{_cell(r.derivation)} | {_value(r.model, r.unit)} | {r.ratio_text()} | "
                      f"{'yes' if r.ok else '**no**'} |")
+    skipped = left_out(hw)
+    if not table:
+        lines.append("| - | (no row: none has documented figures for this hardware; see below) "
+                     "| - | - | - | - | - |")
+    if skipped:
+        lines += ["", "## Left out", "", f"Rows that do not apply to `{hw.name}`, and why "
+                  "(no figure is made up for them):", ""]
+        lines += [f"- {_cell(name)}: {why}" for name, why in skipped]
     lines += ["", "## Where the documents and the model part", ""] + [f"- {n}" for n in notes(hw)]
     lines += ["", "## Every figure and its source", "",
               "| field | value | source | micro-benchmark rows |", "|---|---|---|---|"]
@@ -357,13 +431,16 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--out {out}: a folder; give the Markdown file's path")
     try:
         table = rows(hw)
-    except StriderError as exc:
-        raise ArgumentError(f"--hw {hw.name}: the micro-benchmarks (trn1-sized transfers and "
-                            f"PE blocks) do not run on it: {exc}") from None
+    except (StriderError, ValueError) as exc:
+        raise ArgumentError(f"--hw {hw.name}: the micro-benchmarks (transfers and PE blocks "
+                            f"sized for the documented figures) do not run on it: {exc}"
+                            ) from None
     for k, r in enumerate(table, 1):
         print(f"{k:>2} {r.name:<60} documented {_value(r.documented, r.unit, r.band):>12}  "
               f"model {_value(r.model, r.unit):>12}  {r.ratio_text():>12}  "
               f"{'ok' if r.ok else 'OUTSIDE'}", file=log)
+    for name, why in left_out(hw):
+        print(f" - {name:<60} left out: {why}", file=log)
     if to_stdout:
         sys.stdout.write(markdown(hw, table))
     elif out is not None:

@@ -15,6 +15,12 @@ Examples::
     strider model resnet50 --layout-policy nhwc      # a shipped model
     strider model llama_block --predict
     strider model my.onnx --dim batch=8 --dim seq=512 --predict --json
+    strider model resnet50 --hw trn1-like,patent --predict   # generations side by side
+
+With ``--hw A,B,...`` (presets and TOML files) the model's report is printed for each
+hardware in turn, then one side-by-side table of the totals with each one's ratio to the
+first (``--json``: ``{"reports": [...], "side_by_side": [...]}``); ``--trace`` and
+``--plot`` take one hardware.
 
 Exit status: 0 verified, 1 an op did not verify, 2 bad input (a missing or non-ONNX
 file, a symbolic dim a layout op needs left unbound, an unsupported opset, an output
@@ -61,7 +67,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", help="an ONNX model file, or a shipped model: resnet50, "
                                 "bert_attention, llama_block, swin_window, espcn")
-    p.add_argument("--hw", default="trn1-like", help="hardware preset or TOML file")
+    p.add_argument("--hw", default="trn1-like", metavar="HW[,HW...]",
+                   help="hardware preset or TOML file, or a comma list of them (each "
+                        "reported, then side by side)")
     p.add_argument("--dim", type=_dim, action="append", default=[], metavar="NAME=VALUE",
                    help="bind a symbolic dim to a size from 1 to 2**40 (repeatable, once "
                         "per name)")
@@ -78,14 +86,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..hardware.description import Hardware
     from ..model import analyse, format_report, load_onnx, plot_report, write_trace
+    from ..sweep.space import hardware_axis
 
     if args.seed < 0:
         raise ArgumentError(f"--seed must be >= 0, got {args.seed}")
     check_output_paths(args)  # --trace / --plot paths, before any work
     dims = bound_dims(args.dim)
-    hw = Hardware.load(args.hw)
+    hws = hardware_axis(args.hw)  # every name checked before any work
+    if len(hws) > 1 and (args.trace or args.plot):
+        raise ArgumentError("--trace and --plot take one hardware; give one --hw, or drop "
+                            "them to compare several side by side")
     from pathlib import Path
 
     from ..model import zoo
@@ -99,13 +110,20 @@ def run(args: argparse.Namespace) -> int:
         if not args.json:
             print(text + " ...", file=sys.stderr, flush=True)
 
-    try:
-        report = analyse(graph, hw, predict=args.predict, layout_policy=args.layout_policy,
-                         seed=args.seed, progress=progress)
-    except MemoryError:  # the up-front check is an estimate; the host may still run short
-        raise ResourceError(f"this machine ran out of memory for the random data of model "
-                            f"{graph.name}; bind smaller --dim values if it has symbolic "
-                            "dims, else export it with smaller sizes") from None
+    reports = []
+    for _, hw in hws:
+        try:
+            report = analyse(graph, hw, predict=args.predict, layout_policy=args.layout_policy,
+                             seed=args.seed, progress=progress)
+        except MemoryError:  # the up-front check is an estimate; the host may run short
+            raise ResourceError(f"this machine ran out of memory for the random data of "
+                                f"model {graph.name}; bind smaller --dim values if it has "
+                                "symbolic dims, else export it with smaller sizes") from None
+        reports.append(report)
+        if len(hws) > 1 and not args.json:
+            print(format_report(report) + "\n")
+    if len(hws) > 1:
+        return _side_by_side(reports, args.json)
     if args.trace:
         write_trace(report, args.trace)
     if args.plot:
@@ -124,4 +142,25 @@ def run(args: argparse.Namespace) -> int:
         first = report.refused[0]
         raise PlanError(f"{report.refused_count} layout op(s) could not be planned and are left out of the "
                         f"totals; first, {first['name']}: {first['refused']}")
+    return 0
+
+
+def _side_by_side(reports: list, as_json: bool) -> int:
+    """The side-by-side totals of one model's ``reports`` (one per hardware; each report
+    is printed already unless ``as_json``) and the exit status of them all."""
+    from ..model.report import format_side_by_side, side_by_side
+
+    if as_json:
+        print_json({"reports": [r.to_dict() for r in reports],
+                    "side_by_side": side_by_side(reports)})
+    else:
+        print(format_side_by_side(reports))
+    if any(r["verified"] is False for rep in reports for r in rep.ops + rep.constant_ops):
+        return 1
+    refused = [(rep.hardware, rep.refused_count, rep.refused[0]) for rep in reports
+               if rep.refused]
+    if refused:
+        raise PlanError("layout op(s) could not be planned and are left out of the totals: "
+                        + "; ".join(f"on {hw}, {n} (first, {first['name']}: "
+                                    f"{first['refused']})" for hw, n, first in refused))
     return 0

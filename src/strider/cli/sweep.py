@@ -11,7 +11,13 @@ Examples::
     strider sweep --hw trn1-like --vary dma.queues=4,8,16 \\
         --vary sbuf.bytes_per_partition=65536,196608 --suite --predict --out rows.csv
     strider sweep --hw tiny --vary pe.cols=4:9:4 --permute 64,48:1,0:bfloat16 --json
+    strider sweep --hw trn1-like,patent,mychip.toml --suite --predict --plot gens.png
     strider sweep ... --engine dask --address tcp://scheduler:8786
+
+``--hw`` takes one base or a comma list of them (presets and TOML files): the hardware
+is then one more axis, every ``--vary`` point runs on each base, and every row names its
+base (the ``hw`` column of the table, ``hw.name`` in the files); the plot gets a
+categorical hardware axis. An unknown name is refused before any point runs.
 
 With ``--out`` a rerun skips the rows already in the file (same hardware, workload,
 mode and Strider version), so an interrupted sweep resumes where it stopped, saying how
@@ -43,7 +49,9 @@ REASON_WIDTH = 100
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sweep", help="sweep hardware variants x workloads (design space)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--hw", default="trn1-like", help="the base: a preset or a TOML file")
+    p.add_argument("--hw", default="trn1-like", metavar="HW[,HW...]",
+                   help="the base: a preset or a TOML file, or a comma list of them (the "
+                        "hardware axis)")
     p.add_argument("--vary", action="append", default=[], metavar="FIELD=V1,V2,...",
                    help="a varied field and its values (repeatable; ranges a:b[:step])")
     p.add_argument("--sample", type=positive_int, metavar="N", help="N random points of the grid")
@@ -77,9 +85,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..files import check_writable
-    from ..hardware.description import Hardware
     from ..plot import PLOT_SUFFIXES
     from ..sweep import (
+        hardware_axis,
         parse_model,
         parse_permute,
         parse_stream,
@@ -102,8 +110,8 @@ def run(args: argparse.Namespace) -> int:
         check_writable(args.plot, "--plot", PLOT_SUFFIXES)
     if args.out is not None:
         check_path(args.out)
-    base = Hardware.load(args.hw)
-    vary = parse_vary(args.vary, base)
+    bases = hardware_axis(args.hw)
+    vary = parse_vary(args.vary, bases[0][1])
     dims = bound_dims(args.dim)
     workloads = ([parse_permute(_shape_commas(s, "--permute")) for s in args.permute]
                  + [parse_stream(_shape_commas(s, "--stream")) for s in args.stream]
@@ -111,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     if args.suite:
         workloads += suite_workloads()
     progress = terminal_progress() if sys.stderr.isatty() and not args.json else None
-    rows = run_sweep(base, workloads, vary, sample_points=args.sample, seed=args.seed,
+    rows = run_sweep(args.hw, workloads, vary, sample_points=args.sample, seed=args.seed,
                      predict=args.predict, engine=args.engine, workers=args.workers,
                      address=args.address, out=args.out, progress=progress,
                      notify=lambda line: print(line, file=sys.stderr, flush=True))
@@ -168,7 +176,7 @@ def _print_table(rows, flat) -> None:
         verified = {True: "yes", False: "NO", None: "predicted" if r["predicted"] else "-"}
         table.append([*(f[k] for k in fields), r["workload"][:44], r["strategy"] or "-",
                       cycles, ratio, verified[r["verified"]], short_reason(r["refused"] or "")])
-    print(format_table([k[3:] for k in fields] + ["workload", "strategy", "cycles",
+    print(format_table([("hw" if k == "hw.name" else k[3:]) for k in fields] + ["workload", "strategy", "cycles",
                                                   "x DRAM roofline", "verified", "refused"],
                        table))
     if any(len(short_reason(r["refused"] or "", None)) > REASON_WIDTH for r in rows):

@@ -22,10 +22,10 @@ from .graph import Graph, Node
 from .onnx_import import load_onnx
 from .ops import LayoutOp, find_layout_ops
 from .policy import POLICIES, apply_policy
-from .report import format_report, plot_report, write_trace
+from .report import format_report, format_side_by_side, plot_report, write_trace
 from .simplify import simplify
 from .torch_import import from_torch
 
 __all__ = ["load_onnx", "from_torch", "analyse", "ModelReport", "Graph", "Node", "LayoutOp",
            "find_layout_ops", "apply_policy", "POLICIES", "simplify", "format_report",
-           "write_trace", "plot_report"]
+           "format_side_by_side", "write_trace", "plot_report"]

@@ -167,4 +167,62 @@ def plot_report(report: ModelReport, path: str | Path) -> None:
         plt.close(fig)
 
 
-__all__ = ["format_report", "simplified_line", "write_trace", "plot_report"]
+def side_by_side(reports: list[ModelReport]) -> list[dict]:
+    """One model on several hardware descriptions, one row each: its layout time (the
+    activation ops, once per inference) and the time after simplification, each with its
+    ratio to the first hardware's, the ops counted and refused, and the share of each
+    strategy. A ratio is None where the first's time is 0 or unknown.
+
+    >>> from strider.model.graph import Graph, Node
+    >>> from strider.model.analyse import analyse
+    >>> g = Graph("m", inputs=["x"], outputs=["y"])
+    >>> g.add_tensor("x", (64, 32), "int8"); g.add_tensor("y", (32, 64), "int8")
+    >>> g.add(Node("t", "Transpose", ["x"], ["y"], {"perm": (1, 0)}))
+    >>> rows = side_by_side([analyse(g, hw, predict=True) for hw in ("tiny", "patent")])
+    >>> [(r["hardware"], r["ratio"] == r["total_seconds"] / rows[0]["total_seconds"],
+    ...   list(r["by_strategy"])) for r in rows]
+    [('tiny', True, ['vector']), ('patent', True, ['pe'])]
+    """
+    def ratio(t, first):
+        return t / first if first else None
+
+    first = reports[0]
+    first_left = first.simplified.get("remaining_seconds", first.simplified["total_seconds"])
+    rows = []
+    for r in reports:
+        left = r.simplified.get("remaining_seconds", r.simplified["total_seconds"])
+        total = r.total_seconds
+        rows.append({
+            "hardware": r.hardware, "ops": sum(o["count"] for o in r.ops),
+            "refused_ops": r.refused_count, "total_seconds": total,
+            "ratio": ratio(total, first.total_seconds),
+            "simplified_seconds": left, "simplified_ratio": ratio(left, first_left),
+            "by_strategy": {s: t / total for s, t in sorted(r.by_strategy.items(),
+                                                             key=lambda x: -x[1])}
+            if total else {}})
+    return rows
+
+
+def format_side_by_side(reports: list[ModelReport]) -> str:
+    """:func:`side_by_side` as a table under one heading line."""
+    def x(v):
+        return f"{v:.2f}x" if v is not None else "-"
+
+    rows = side_by_side(reports)
+    first = reports[0]
+    table = [(r["hardware"],
+              f"{r['ops']}" + (f" ({r['refused_ops']} refused)" if r["refused_ops"] else ""),
+              _us(r["total_seconds"]),
+              x(r["ratio"]), _us(r["simplified_seconds"]), x(r["simplified_ratio"]),
+              ", ".join(f"{s} {v:.0%}" for s, v in r["by_strategy"].items()) or "-")
+             for r in rows]
+    mode = "predicted" if first.predicted else "simulated"
+    return "\n".join([
+        f"model {first.model} side by side (layout policy {first.layout_policy}, {mode}; "
+        f"ratios to {first.hardware}):",
+        format_table(["hardware", "ops", "layout us", f"x {first.hardware}",
+                      "simplified us", f"x {first.hardware}", "share by strategy"], table)])
+
+
+__all__ = ["format_report", "simplified_line", "write_trace", "plot_report", "side_by_side",
+           "format_side_by_side"]

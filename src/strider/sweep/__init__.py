@@ -21,7 +21,7 @@ from .engines import ENGINES, open_engine
 from .output import read_rows, write_rows
 from .plot import pareto_front, plot_sweep
 from .runner import row_key, run, terminal_progress
-from .space import apply, grid, parse_vary, sample
+from .space import apply, grid, hardware_axis, parse_vary, sample
 from .workloads import (
     KINDS,
     Workload,
@@ -34,6 +34,6 @@ from .workloads import (
 
 __all__ = [
     "run", "Workload", "KINDS", "parse_model", "parse_permute", "parse_stream", "suite_workloads", "evaluate",
-    "parse_vary", "grid", "sample", "apply", "ENGINES", "open_engine", "read_rows",
+    "parse_vary", "grid", "sample", "apply", "hardware_axis", "ENGINES", "open_engine", "read_rows",
     "write_rows", "plot_sweep", "pareto_front", "row_key", "terminal_progress",
 ]

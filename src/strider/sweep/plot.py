@@ -1,6 +1,7 @@
 """Sweep plots: time (or DRAM-roofline ratio) against each varied field, and -- when the
 points take at least two SBUF sizes -- the Pareto front of SBUF capacity against the
-workloads' total time.
+workloads' total time. A sweep over several base hardware descriptions (``--hw
+A,B``) gets one more panel: the hardware as a categorical axis, in the order given.
 
 :func:`sweep_figure` builds the matplotlib ``Figure`` (nothing is written);
 :func:`plot_sweep` builds it and writes it. Byte-valued axes read in binary units
@@ -40,6 +41,8 @@ MAX_VALUE_TICKS = 8
 PARETO_TITLE = "Pareto front: SBUF capacity vs total time"
 FRONT_LABEL = "Pareto front (fastest for its SBUF size or less)"
 POINTS_LABEL = "hardware points"
+#: The key of ``row["hw"]`` that names the base hardware, and its axis label.
+NAME_FIELD, NAME_LABEL = "name", "hardware"
 
 
 def pareto_front(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -162,7 +165,8 @@ def sweep_figure(rows: Sequence[dict[str, Any]], metric: str = "seconds"):
     """The sweep plot as a matplotlib ``Figure``, without writing it.
 
     One panel per varied field: ``metric`` of each workload against the field's values
-    (the median over the other fields' values); then the Pareto panel (SBUF capacity
+    (the median over the other fields' values), the base hardware a categorical one when
+    the rows name more than one; then the Pareto panel (SBUF capacity
     against the total time of all workloads, one dot per hardware point that ran every
     workload, the front as a line), drawn only when those points take at least two SBUF
     sizes. With no varied field, one panel of bars: ``metric`` per workload. A legend
@@ -172,6 +176,8 @@ def sweep_figure(rows: Sequence[dict[str, Any]], metric: str = "seconds"):
 
     ok = [r for r in rows if not r.get("refused") and r.get(metric) is not None]
     fields = list(dict.fromkeys(f for r in rows for f in r["hw"]))
+    if len({r["hw"].get(NAME_FIELD) for r in rows}) < 2:  # one hardware: no axis of it
+        fields = [f for f in fields if f != NAME_FIELD]
     names = list(dict.fromkeys(r["workload"] for r in rows))
     colours = _colours(names)
     pareto = _pareto_points(rows, names)
@@ -194,14 +200,20 @@ def sweep_figure(rows: Sequence[dict[str, Any]], metric: str = "seconds"):
             _field_panel(ax, field, ok, metric, scale, colours)
             ax.set_ylabel(ylabel)
             if len(fields) > 1:
-                ax.set_title("median over the other fields' values", fontsize="small")
+                ax.set_title("median over the other fields' values"
+                             + (", per hardware" if field != NAME_FIELD and NAME_FIELD in fields
+                                else ""), fontsize="small")
     else:
         _bar_panel(axes[0], ok, metric, scale, names, colours)
         axes[0].set_xlabel(ylabel)
     if pareto is not None:
         _pareto_panel(axes[-1], pareto, fields, names)
     if fields:
-        handles = {h.get_gid(): h for ax in axes[:len(fields)] for h in ax.get_lines()}
+        handles: dict[Any, Any] = {}  # a solid line where there is one (the first hardware's)
+        for h in (h for ax in axes[:len(fields)] for h in ax.get_lines()):
+            old = handles.get(h.get_gid())
+            if old is None or (h.get_linestyle() == "-" and old.get_linestyle() != "-"):
+                handles[h.get_gid()] = h
         shown = [n for n in names if n in handles]
         if shown:
             fig.legend([handles[n] for n in shown], [_short(n) for n in shown],
@@ -225,28 +237,46 @@ def _colours(names: Sequence[str]) -> dict[str, tuple[Any, str]]:
     return {n: (cmap(i % cmap.N), MARKERS[i % len(MARKERS)]) for i, n in enumerate(names)}
 
 
+#: Line styles of the base hardware in the other fields' panels (several ``--hw``).
+HW_STYLES: tuple[Any, ...] = ("-", "--", ":", "-.")
+
+
 def _field_panel(ax, field: str, ok, metric: str, scale: float, colours) -> None:
     values = [r["hw"][field] for r in ok if field in r["hw"]]
     numeric = all(_is_number(v) for v in values)
-    order = sorted(set(values)) if numeric else sorted(set(values), key=str)
+    order = (sorted(set(values)) if numeric else list(dict.fromkeys(values))
+             if field == NAME_FIELD else sorted(set(values), key=str))
     where = {v: (v if numeric else i) for i, v in enumerate(order)}
-    series: dict[str, dict[Any, list[float]]] = defaultdict(lambda: defaultdict(list))
+    # several base hardware: one line per (workload, hardware), never a median across them
+    bases = list(dict.fromkeys(r["hw"].get(NAME_FIELD) for r in ok))
+    split = field != NAME_FIELD and len(bases) > 1
+    series: dict[tuple, dict[Any, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in ok:
         if field in r["hw"]:
-            series[r["workload"]][r["hw"][field]].append(r[metric])
-    for name, by_value in series.items():
+            base = r["hw"].get(NAME_FIELD) if split else None
+            series[r["workload"], base][r["hw"][field]].append(r[metric])
+    for (name, base), by_value in series.items():
         xs = [v for v in order if v in by_value]
         ys = [sorted(by_value[x])[len(by_value[x]) // 2] * scale for x in xs]
         colour, marker = colours[name]
-        ax.plot([where[x] for x in xs], ys, marker=marker, markersize=4, color=colour,
-                label=_short(name), gid=name)
+        style = HW_STYLES[bases.index(base) % len(HW_STYLES)] if split else "-"
+        ax.plot([where[x] for x in xs], ys, marker=marker, markersize=4 if numeric else 6,
+                color=colour, label=_short(name), gid=name,
+                linestyle=style if numeric else "none")  # no line between categories
+    if split:  # which line style is which hardware
+        from matplotlib.lines import Line2D
+
+        ax.legend([Line2D([], [], color="grey", linestyle=HW_STYLES[i % len(HW_STYLES)])
+                   for i in range(len(bases))], [str(b) for b in bases],
+                  fontsize="x-small", title=NAME_LABEL, title_fontsize="x-small")
     if numeric and order:
         _value_axis(ax, field, order)
     elif order:
         ax.set_xticks(range(len(order)), [str(v) for v in order])
+        ax.margins(x=0.15)
     ax.ticklabel_format(axis="y", style="plain", useOffset=False)
     ax.set_ylim(bottom=0)
-    ax.set_xlabel(field)
+    ax.set_xlabel(NAME_LABEL if field == NAME_FIELD else field)
     ax.grid(alpha=0.3)
 
 
@@ -289,7 +319,7 @@ def _pareto_panel(ax, points: dict[tuple, tuple[float, float]], fields, names) -
         where = {(cap, t * scale): key for key, (cap, t) in points.items()}
         for x, y in front:
             hw = hws[where[(x, y)]]
-            text = ", ".join(f"{f.rsplit('.', 1)[-1]}="
+            text = ", ".join(("" if f == NAME_FIELD else f"{f.rsplit('.', 1)[-1]}=")
                              + (value_label(f)(hw[f]) if _is_number(hw[f]) else str(hw[f]))
                              for f in others if f in hw)
             ax.annotate(text, (x, y), xytext=(4, 5), textcoords="offset points",

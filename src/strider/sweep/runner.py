@@ -7,6 +7,12 @@ Examples
 ...            predict=True, workers=1)
 >>> [(r["hw"]["dma.queues"], r["strategy"] != "", r["refused"]) for r in rows]
 [(1, True, ''), (2, True, '')]
+
+Several base hardware descriptions are one more axis; each row names its own:
+
+>>> rows = run("tiny,patent", [parse_permute("64,32:1,0:float32")], predict=True, workers=1)
+>>> [r["hw"] for r in rows]
+[{'name': 'tiny'}, {'name': 'patent'}]
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from .output import (
     save_rows,
     start_appending,
 )
-from .space import Point, apply, grid, parse_vary, sample
+from .space import Point, apply, grid, hardware_axis, parse_vary, sample
 from .workloads import Workload, empty_row, evaluate, refusal
 
 Progress = Callable[[int, int], None]
@@ -41,11 +47,13 @@ Progress = Callable[[int, int], None]
 CHECKPOINT_S = 20.0
 
 
-def row_key(base: Hardware, point: Point, workload: Workload, predict: bool) -> str:
-    """What identifies a row across runs: the hardware, the workload, the mode and the
-    code that computed it (:func:`strider.version.code_hash`: a changed planner or cost
-    model re-runs the rows it would change)."""
-    text = json.dumps([base.to_dict(), sorted(point.items()), workload.kind,
+def row_key(base: Hardware, point: Point, workload: Workload, predict: bool,
+            name: str | None = None) -> str:
+    """What identifies a row across runs: the hardware (the base, its name in the rows --
+    ``base.name`` unless given -- and the point), the workload, the mode and the code that
+    computed it (:func:`strider.version.code_hash`: a changed planner or cost model
+    re-runs the rows it would change)."""
+    text = json.dumps([base.to_dict(), name or base.name, sorted(point.items()), workload.kind,
                        list(map(str, workload.spec)), predict, code_hash()],
                       sort_keys=True, default=str)
     return hashlib.sha1(text.encode()).hexdigest()[:16]
@@ -80,7 +88,7 @@ def _lost_rows(workloads: Sequence[Workload], lost: Lost) -> list[dict[str, Any]
     return rows
 
 
-def run(base_hw: Hardware | str, workloads: Sequence[Workload],
+def run(base_hw: Hardware | str | Sequence[Hardware | str], workloads: Sequence[Workload],
         vary: dict[str, list[Any]] | Sequence[str] | None = None, *,
         sample_points: int | None = None, seed: int = 0, predict: bool = False,
         engine: str = "local", workers: int | None = None, address: str | None = None,
@@ -90,8 +98,12 @@ def run(base_hw: Hardware | str, workloads: Sequence[Workload],
 
     Parameters
     ----------
-    base_hw : Hardware or str
-        The hardware the points start from (a preset name or TOML path is loaded).
+    base_hw : Hardware, str or a sequence of them
+        The hardware the points start from (a preset name or TOML path is loaded); a
+        comma list (``"trn1-like,mychip.toml"``) or a sequence is the hardware axis:
+        every point runs on each base (:func:`~strider.sweep.space.hardware_axis`).
+        Each row's ``hw`` names its base first (``{"name": "trn1-like", ...}``), then
+        the point's fields.
     workloads : sequence of Workload
         From :func:`parse_permute`, :func:`parse_stream` or :func:`suite_workloads`.
     vary : dict or list of "FIELD=V1,V2" strings
@@ -119,7 +131,7 @@ def run(base_hw: Hardware | str, workloads: Sequence[Workload],
     A point whose worker process dies (killed, out of memory) is retried once on a
     fresh worker; when that one dies too, its rows are in error and the sweep goes on.
     """
-    base = base_hw if isinstance(base_hw, Hardware) else Hardware.load(base_hw)
+    bases = hardware_axis(base_hw)
     workloads = list(workloads)
     if not workloads:
         raise ArgumentError("a sweep needs at least one workload: give --permute, --suite, "
@@ -127,12 +139,15 @@ def run(base_hw: Hardware | str, workloads: Sequence[Workload],
     if vary is None:
         vary = {}
     elif not isinstance(vary, dict):
-        vary = parse_vary(vary, base)
-    points = (sample(vary, sample_points, seed) if sample_points is not None else grid(vary))
+        vary = parse_vary(vary, bases[0][1])
+    grid_points = (sample(vary, sample_points, seed) if sample_points is not None
+                   else grid(vary))
+    points = [(name, base, p) for name, base in bases for p in grid_points]
     path, rows = checked_rows(out, lock=True) if out is not None else (None, [])
     # every row of the file, in its order: rows of other grids are kept and written back
     done_rows = {r["key"]: r for r in merge_rows(rows, [])}  # a key twice: the one done
-    keys = [[row_key(base, p, w, predict) for w in workloads] for p in points]
+    keys = [[row_key(base, p, w, predict, name) for w in workloads]
+            for name, base, p in points]
     todo = [i for i, ks in enumerate(keys)
             if not all(k in done_rows and not is_error(done_rows[k]) for k in ks)]
     if notify is not None and path is not None and not CAN_LOCK:
@@ -148,13 +163,15 @@ def run(base_hw: Hardware | str, workloads: Sequence[Workload],
         start_appending(path, done_rows.values())  # appends start on a fresh line
     total, finished, saved = len(todo), 0, time.monotonic()
     with open_engine(engine, workers, address) as pool:
-        tasks = [(base, points[i], tuple(workloads), predict) for i in todo]
+        tasks = [(points[i][1], points[i][2], tuple(workloads), predict) for i in todo]
         for i, rows in zip(todo, pool.map(_point_task, tasks)):
             if isinstance(rows, Lost):
                 rows = _lost_rows(workloads, rows)
             fresh = []
             for key, row in zip(keys[i], rows):
-                row = {"key": key, "hw": points[i], **row, "version": __version__}
+                name, _, point = points[i]
+                row = {"key": key, "hw": {"name": name, **point}, **row,
+                       "version": __version__}
                 done_rows[key] = row
                 fresh.append(row)
             if jsonl and path is not None:

@@ -17,6 +17,12 @@ Examples
 [{'dma.queues': 1, 'pe.cols': 4}, {'dma.queues': 1, 'pe.cols': 8}, {'dma.queues': 2, 'pe.cols': 4}, {'dma.queues': 2, 'pe.cols': 8}]
 >>> apply(hw, {"dma.queues": 2}).dma.queues
 2
+
+Several base hardware descriptions (presets or TOML files) are one more axis, the
+hardware: every point of the grid runs on each of them, each named in its rows.
+
+>>> [name for name, _ in hardware_axis("tiny,patent")]
+['tiny', 'patent']
 """
 
 from __future__ import annotations
@@ -27,8 +33,8 @@ import math
 import random
 from typing import Any, Sequence
 
-from ..errors import ArgumentError
-from ..hardware.description import Hardware
+from ..errors import ArgumentError, ConfigError
+from ..hardware.description import PRESETS, Hardware
 
 Point = dict[str, Any]
 
@@ -125,6 +131,51 @@ def sample(vary: dict[str, list[Any]], n: int, seed: int) -> list[Point]:
     return out
 
 
+def hardware_axis(specs: str | Hardware | Sequence[str | Hardware]
+                  ) -> list[tuple[str, Hardware]]:
+    """The base hardware of a sweep as (name, description) pairs, in the order given:
+    ``"trn1-like,mychip.toml"`` (``--hw``'s comma list), one spec, or a list of specs and
+    :class:`Hardware`. Every spec is loaded before any point runs; the names no preset
+    or file answers to are refused at once, each with ``Hardware.load``'s message (which
+    lists the presets): one problem is an :class:`ArgumentError` of one line, several a
+    :class:`ConfigError` listing them. A row names its hardware by the preset's
+    name, or a file's hardware name (its ``name``, else the file's stem); the path as
+    given where two would share one name.
+
+    >>> hardware_axis("tiny,nosuch")
+    Traceback (most recent call last):
+    ...
+    strider.errors.ArgumentError: --hw nosuch: no preset named 'nosuch'; choose one of ... or give a TOML file
+    """
+    if isinstance(specs, (str, Hardware)):
+        specs = [s.strip() for s in specs.split(",")] if isinstance(specs, str) else [specs]
+    if not specs or any(s == "" for s in specs):
+        raise ArgumentError(f"--hw {','.join(map(str, specs))!r}: an empty name; give presets "
+                            f"or TOML files separated by commas ({', '.join(PRESETS)})")
+    loaded: list[tuple[str, Hardware]] = []
+    problems: list[str] = []
+    for spec in specs:
+        if isinstance(spec, Hardware):
+            loaded.append((spec.name, spec))
+            continue
+        try:
+            loaded.append((spec, Hardware.load(spec)))
+        except ConfigError as exc:
+            problems += [line if line.startswith(spec) else f"--hw {spec}: {line}"
+                         for line in exc.violations]
+    if len(problems) == 1:  # the usual case, an unknown name: one line
+        raise ArgumentError(problems[0])
+    if problems:
+        raise ConfigError(problems)
+    given = [spec for spec, _ in loaded]
+    twice = sorted({s for s in given if given.count(s) > 1}, key=given.index)
+    if twice:
+        raise ArgumentError(f"--hw lists {', '.join(map(repr, twice))} more than once; "
+                            "name each hardware once")
+    names = [hw.name for _, hw in loaded]
+    return [(hw.name if names.count(hw.name) == 1 else spec, hw) for spec, hw in loaded]
+
+
 def apply(hw: Hardware, point: Point) -> Hardware:
     """``hw`` with the point's fields replaced (validated: may raise ConfigError)."""
     changes: dict[str, Any] = {}
@@ -137,4 +188,4 @@ def apply(hw: Hardware, point: Point) -> Hardware:
     return hw.with_changes(**changes)
 
 
-__all__ = ["Point", "field_types", "parse_vary", "grid", "sample", "apply"]
+__all__ = ["Point", "field_types", "parse_vary", "grid", "sample", "apply", "hardware_axis"]
