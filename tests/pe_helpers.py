@@ -16,9 +16,16 @@ from strider.planners.pe.candidates import Candidates, Refusal, candidates
 from strider.planners.pe.strategy import STRATEGY
 
 TINY, PATENT, TRN1 = (Hardware.preset(n) for n in ("tiny", "patent", "trn1-like"))
+#: trn1-like as it was before its PE lost 16-bit integer inputs (int16 sums, int8 at the
+#: 16-bit rate, 27 GiB/s DMA queues, 214 ns DRAM latency): the machine the PE planner's
+#: mechanics tests worked their figures out on (batch turns, tilings, row-tile packing).
+TRN1_INT16 = TRN1.with_changes(
+    name="trn1-int16", pe={"dtypes": list(TRN1.pe.dtypes) + ["int16", "uint16", "uint8"],
+                           "dtype_cycles": {"float32": 4}},
+    dma={"bytes_per_cycle": 27 * 2**30 / 1.4e9}, dram={"latency_ns": 214.0})
 PROPERTY_DTYPES = ["float32", "float16", "bfloat16", "int8", "int16", "int32"]
 #: Words by which the strategy names a real limit of random hardware (a refusal).
-LIMITS = ("fit", "bits", "PE array")
+LIMITS = ("fit", "bits", "PE array", "pe.dtypes")
 
 
 def data_for(shape, dtype, seed=0) -> np.ndarray:

@@ -203,15 +203,15 @@ def _write(tmp_path, text: str):
 
 
 def test_the_planner_packs_row_tiles_where_the_pe_would_be_the_bound():
-    """A PE four times slower on int16 makes the transpose PE-bound: the planner cuts row
+    """A PE eight times slower on int8 makes the transpose PE-bound: the planner cuts row
     groups to one 64-row tile, two stream side by side, the run gets faster and stays
     bit-exact; where the PE is not the bound it keeps full-height groups."""
     from strider.api import simulate
     from strider.data import random_array
 
-    request = PermuteRequest((1024, 1024), (1, 0), "int16")
-    slow = TRN1.with_changes(pe={"dtype_cycles": {"int16": 4}})
-    x = random_array(request.shape, "int16", np.random.default_rng(7))
+    request = PermuteRequest((1024, 1024), (1, 0), "int8")
+    slow = TRN1.with_changes(pe={"dtype_cycles": {"int8": 4}})
+    x = random_array(request.shape, "int8", np.random.default_rng(7))
     runs = {}
     for name, hw in (("packed", slow), ("full", slow.with_changes(pe={"row_tiles": 1, "col_tiles": 1}))):
         plan = STRATEGY.plan(request, hw)

@@ -175,7 +175,7 @@ def test_forcing_a_carrier_the_array_lacks_is_a_clear_refusal():
     floats_only = TRN1.with_changes(pe={"dtypes": ["bfloat16", "float32"]})
     with pytest.raises(PlanError, match=r"pe\.dtypes = \[bfloat16, float32\]"):
         plan_permute((64, 64), (1, 0), "bfloat16", floats_only, "pe", pe_carrier="integer")
-    with pytest.raises(PlanError, match="allow_inexact"):
+    with pytest.raises(PlanError, match="allow_inexact"):   # (floats: not bit-exact)
         plan_permute((64, 64), (1, 0), "bfloat16", floats_only, "pe")
     plan = plan_permute((64, 64), (1, 0), "bfloat16", floats_only, "pe", allow_inexact=True)
     assert run_plan(plan)[1]["verified"]

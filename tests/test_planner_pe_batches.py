@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from pe_helpers import (
     TINY,
-    TRN1,
+    TRN1_INT16,
     candidate_tilings,
     data_for,
     every_candidate_is_bit_exact,
@@ -28,7 +28,7 @@ def test_ragged_column_chunks_of_several_batch_matrices_share_the_array():
     # (with three buffers: five leave room for 14 matrices a block)
     request = PermuteRequest((16, 256, 136), (0, 2, 1), "bfloat16")
     x = data_for(request.shape, "bfloat16")
-    plan, result = run_pe(request, TRN1, x, pe_buffers=3)
+    plan, result = run_pe(request, TRN1_INT16, x, pe_buffers=3)
     assert same_bits(result.outputs["y"], request.reference(x))
     t = plan.details["tiling"]
     assert t["block_batches"] == 16
@@ -70,7 +70,7 @@ def test_matrices_by_turns_store_runs_of_many_short_rows():
     matrices a block in 129 chunks of 121 columns, each store run 129 rows (3612 B);
     the plan was 1.51x the DRAM roofline with runs of 11 rows within one matrix."""
     request = PermuteRequest((65, 14, 33, 43), (0, 2, 3, 1), "float16")
-    plan = STRATEGY.plan(request, TRN1)
+    plan = STRATEGY.plan(request, TRN1_INT16)
     t = plan.details["tiling"]
     assert (t["batch_turns"], t["block_batches"], t["column_turns"]) == (True, 11, 129)
     stores = [i for i in plan.program.instructions
@@ -97,7 +97,7 @@ def test_batches_whose_rows_follow_each_other_load_as_one_run():
     and the plan stays bit-exact with every element written."""
     request = PermuteRequest((331, 4, 40, 2, 33), (2, 4, 1, 0, 3), "int8")
     x = data_for(request.shape, "int8")
-    plan, result = run_pe(request, TRN1, x)
+    plan, result = run_pe(request, TRN1_INT16, x)
     assert same_bits(result.outputs["y"], request.reference(x))
     loads = [i for i in plan.program.instructions
              if isinstance(i, DmaCopy) and i.src.memory == "dram"]
@@ -154,7 +154,7 @@ def test_narrow_turns_of_several_matrices_share_the_array():
     and the plan stays bit-exact with every element written."""
     request = PermuteRequest((21, 93, 243, 6), (1, 3, 2, 0), "int8")
     x = data_for(request.shape, "int8")
-    plan, result = run_pe(request, TRN1, x)
+    plan, result = run_pe(request, TRN1_INT16, x)
     assert same_bits(result.outputs["y"], request.reference(x))
     turns = plan.details["tiling"]["column_turns"]
     width = 243 * 6 // turns
@@ -183,9 +183,10 @@ def test_a_ragged_last_block_by_turns_stays_in_its_output_tile():
     last block's 5 matrices would take 33 turns of 2 rows, past the 48-element output
     tile (it overwrote the next slot before that slot's store had read it: a race the
     simulator caught); it goes matrix by matrix instead, bit-exact."""
-    from strider.hardware.sampling import random_hardware
+    from strider.hardware.sampling import PE_INPUTS, random_hardware
     from strider.planners.pe.tiling import block_turn_count
-    draws = iter([16, 9, 4, 2, 8, 4, 1, 2, 16, False])   # hypothesis found this hardware
+    draws = iter([16, 9, 8, 4, 2, PE_INPUTS[0], 4, 1, 2, 2, False, 4, False,  # hypothesis
+                  4, 1, 2, 16, False, 0.0, ()])                               # found it
     hw = random_hardware(lambda options: next(draws))
     request = PermuteRequest((23, 2, 33), (0, 2, 1), "int8")
     turned = [(v, t) for v, t in candidate_tilings(request, hw) if t.batch_turns]

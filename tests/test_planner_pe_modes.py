@@ -1,5 +1,5 @@
 """Strategy ``pe`` (seed 002): when it applies, how the PE array carries each dtype (pass-through,
-MAC mode, integer carriers, 16-bit parts) bit-exactly, what MAC mode does to NaN, Inf and
+MAC mode, integer carriers, byte planes) bit-exactly, what MAC mode does to NaN, Inf and
 -0.0, and the lower bound that lets ``auto`` skip it."""
 
 from __future__ import annotations
@@ -65,28 +65,33 @@ def test_a_wide_kept_innermost_dim_is_refused_with_a_reason(shape, perm):
 def test_mode_choice_and_refusals():
     f32 = PermuteRequest((64, 64), (1, 0), "float32")
     assert STRATEGY.why_not(f32, TINY) is None                  # pass-through: exact
-    assert STRATEGY.why_not(f32, TRN1) is None                  # int16 halves: exact
-    reason = STRATEGY.why_not(f32, TRN1, pe_carrier=False)
+    assert STRATEGY.why_not(f32, TRN1) is None                  # int8 byte planes: exact
+    assert STRATEGY.why_not(f32, TRN1, pe_carrier="float") is None   # forced: finite values
+    floats_only = TRN1.with_changes(pe={"dtypes": ["bfloat16", "float32"]})
+    reason = STRATEGY.why_not(f32, floats_only)
     assert "allow_inexact" in reason and "NaN" in reason and "-0.0" in reason
-    assert STRATEGY.why_not(f32, TRN1, pe_carrier=False, allow_inexact=True) is None
+    assert STRATEGY.why_not(f32, floats_only, allow_inexact=True) is None
+    assert "pe.dtypes" in STRATEGY.why_not(f32, floats_only, pe_carrier="integer")
     assert STRATEGY.why_not(PermuteRequest((64, 64), (1, 0), "int16"), TRN1) is None
-    assert "32 bits" in STRATEGY.why_not(PermuteRequest((64, 64), (1, 0), "int32"), TRN1,
-                                         pe_carrier=False, allow_inexact=True)
-    # wider elements go through the array as 16-bit parts, one pass each
-    for wide, parts in (("float32", 2), ("int32", 2), ("float64", 4)):
+    assert "pe.dtypes" in STRATEGY.why_not(PermuteRequest((64, 64), (1, 0), "int32"), TRN1,
+                                           pe_carrier="float", allow_inexact=True)
+    # wider elements go through the array as int8 byte planes (trn1's one integer input)
+    for wide, parts in (("float32", 4), ("int32", 4), ("float64", 8), ("int16", 2)):
         mode, engine, note = choose_mode(wide, TRN1)
-        assert (mode, engine) == ("mac", "int16") and f"{parts} int16 parts" in note
-    # 8/16-bit floats ride through the MAC cells as integers: bit-exact, no opt-in needed
-    assert choose_mode("bfloat16", TRN1)[:2] == ("mac", "int16")
+        assert (mode, engine) == ("mac", "int8") and f"{parts} int8 parts" in note
+    # 8-bit floats ride through the MAC cells as int8: bit-exact, no opt-in needed
+    assert choose_mode("bfloat16", TRN1)[:2] == ("mac", "int8")
     assert choose_mode("float8_e4m3fn", TRN1)[:2] == ("mac", "int8")
-    assert choose_mode("bfloat16", TRN1, carrier=False)[0] is None
-    assert choose_mode("bfloat16", TRN1, True, "auto", False)[:2] == ("mac", "bfloat16")
+    assert choose_mode("bfloat16", TRN1, carrier="float")[:2] == ("mac", "bfloat16")
+    assert choose_mode("int8", TRN1, carrier="float")[:2] == ("mac", "int8")   # ints: exact
+    with_int16 = TRN1.with_changes(pe={"dtypes": list(TRN1.pe.dtypes) + ["int16"]})
+    assert choose_mode("float32", with_int16)[:2] == ("mac", "int16")   # the widest carrier
     no_f64 = TINY.with_changes(dtypes=["uint64", "float32"])
     assert choose_mode("float64", no_f64)[:2] == ("passthrough", "uint64")
     assert "no pass-through" in STRATEGY.why_not(f32, PATENT, pe_mode="passthrough")
     assert choose_mode("int8", TINY, pe_mode="mac")[0] == "mac"
     assert choose_mode("float32", TINY, pe_mode="mac")[:2] == ("mac", "int16")
-    assert choose_mode("float32", TINY, pe_mode="mac", carrier=False)[0] is None
+    assert choose_mode("float32", TINY, pe_mode="mac", carrier="integer")[:2] == ("mac", "int16")
     with pytest.raises(ArgumentError, match="pe_mode"):
         STRATEGY.why_not(f32, TINY, pe_mode="fast")
     for turns in (0, 65, 2.0, True):   # 64 rows: not 65 to a partition
@@ -101,7 +106,7 @@ def test_mode_choice_and_refusals():
     ((300, 1000), (1, 0), "float32"), ((3, 130, 70), (0, 2, 1), "int32"),
     ((40, 9, 3, 3), (2, 3, 1, 0), "float32"), ((70, 50), (1, 0), "float64"),
     ((5, 64, 6, 7), (0, 2, 3, 1), "uint32")])
-def test_wide_elements_cross_the_array_in_16_bit_parts_bit_exactly(shape, perm, dtype):
+def test_wide_elements_cross_the_array_in_byte_planes_bit_exactly(shape, perm, dtype):
     request = PermuteRequest(shape, perm, dtype)
     x = data_for(shape, dtype)
     flat = x.reshape(-1)
@@ -110,10 +115,10 @@ def test_wide_elements_cross_the_array_in_16_bit_parts_bit_exactly(shape, perm, 
         size = np.dtype(dtype).itemsize   # and a signalling NaN's payload
         flat.view(f"u{size}")[6] = {4: 0x7F800001, 8: 0x7FF0000000000001}[size]
     plan, result = run_pe(request, TRN1, x)
-    assert plan.details["bit_exact"] and plan.details["tiling"]["carrier"] == "int16"
+    assert plan.details["bit_exact"] and plan.details["tiling"]["carrier"] == "int8"
     assert same_bits(result.outputs["y"], request.reference(x))
     weights = [i for i in plan.program.instructions if isinstance(i, LoadWeights)]
-    assert weights and all(w.src.dtype == "int16" for w in weights)
+    assert weights and all(w.src.dtype == "int8" for w in weights)
 
 
 def test_plan_details_say_whether_the_result_is_bit_exact():

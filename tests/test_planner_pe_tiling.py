@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from pe_helpers import PATENT, TINY, TRN1, candidate_tilings, data_for, run_pe
+from pe_helpers import PATENT, TINY, TRN1_INT16, candidate_tilings, data_for, run_pe
 from strider.api import same_bits, simulate
 from strider.cost import engine_scale
 from strider.plan import PermuteRequest
@@ -24,7 +24,7 @@ from strider.sim.systolic import Timing, systolic_transpose
     (TINY, (11, 23), "int8", {"pe_mode": "mac"}),
     (PATENT, (300, 200), "int8", {}),
     (PATENT, (130, 70), "float16", {"allow_inexact": True}),
-    (TRN1, (300, 1000), "bfloat16", {"allow_inexact": True}),
+    (TRN1_INT16, (300, 1000), "bfloat16", {"allow_inexact": True}),
 ])
 def test_tiling_program_structure_and_capacity(hw, shape, dtype, options):
     request = PermuteRequest(shape, tuple(range(len(shape) - 2)) + (len(shape) - 1,
@@ -69,7 +69,7 @@ def test_dma_spreads_over_every_queue_and_double_buffers():
     # the buffered blocks' shorter runs cost more than the overlap wins (1024 x 2048
     # int16: 63,024 cycles buffered vs 49,642 single; the PE planner sizes its blocks
     # for the 512 B figure)
-    hw = TRN1.with_changes(dma={"efficient_chunk_bytes": 512})
+    hw = TRN1_INT16.with_changes(dma={"efficient_chunk_bytes": 512})
     request = PermuteRequest((1024, 2048), (1, 0), "int16")
     plan = STRATEGY.plan(request, hw)
     queues = {i.queue for i in plan.program.instructions if isinstance(i, DmaCopy)}
@@ -92,11 +92,11 @@ def test_dma_spreads_over_every_queue_and_double_buffers():
 def test_tall_blocks_copy_psum_in_bank_sized_bands():
     request = PermuteRequest((4, 3136, 256), (0, 2, 1), "int16")
     x = data_for(request.shape, "int16")
-    plan, result = run_pe(request, TRN1, x, pe_row_turns=1)
+    plan, result = run_pe(request, TRN1_INT16, x, pe_row_turns=1)
     assert same_bits(result.outputs["y"], request.reference(x))
     t = plan.details["tiling"]
     assert t["groups"] > t["band_groups"] > 1
-    bank = TRN1.psum.bank_bytes // 4
+    bank = TRN1_INT16.psum.bank_bytes // 4
     acts = [i for i in plan.program.instructions if isinstance(i, (ActCopy, VectorCopy))]
     assert {type(a) for a in acts} == {ActCopy, VectorCopy}  # both engines share the copies
     assert max(a.src.pattern.size for a in acts) == t["band_groups"] * t["group_rows"] <= bank
@@ -107,8 +107,8 @@ def test_tall_blocks_copy_psum_in_bank_sized_bands():
 
 def test_peak_sbuf_and_predicted_cycles_match_the_simulation():
     request = PermuteRequest((3, 200, 300), (0, 2, 1), "bfloat16")
-    plan, result = run_pe(request, TRN1, data_for(request.shape, "bfloat16"), allow_inexact=True)
-    assert result.stats.peak_sbuf_bytes <= TRN1.sbuf.capacity_bytes
+    plan, result = run_pe(request, TRN1_INT16, data_for(request.shape, "bfloat16"), allow_inexact=True)
+    assert result.stats.peak_sbuf_bytes <= TRN1_INT16.sbuf.capacity_bytes
     assert abs(result.stats.cycles - plan.predicted_cycles) <= 0.1 * result.stats.cycles
 
 
@@ -135,12 +135,12 @@ def test_sizes_not_multiples_of_the_array_have_ragged_sub_blocks():
     assert math.prod(plan.details["block_shape"]) > 0
 
 
-SERIAL_TRN1 = TRN1.with_changes(pe={"background_weight_load": False, "clock_hz": TRN1.clock_hz,
+SERIAL_TRN1 = TRN1_INT16.with_changes(pe={"background_weight_load": False, "clock_hz": TRN1_INT16.clock_hz,
                                     "weight_load_rows_per_cycle": 1, "row_tiles": 1,
                                     "col_tiles": 1})
 
 
-@pytest.mark.parametrize("hw,pe_cycles", [(SERIAL_TRN1, 128 + 384), (TRN1, 32 + 384)])
+@pytest.mark.parametrize("hw,pe_cycles", [(SERIAL_TRN1, 128 + 384), (TRN1_INT16, 32 + 384)])
 def test_one_full_128_block_takes_as_long_on_the_simulated_pe_as_in_the_reference(hw,
                                                                                    pe_cycles):
     """Serial, one row a cycle: 128 load + 384 stream; trn1: the load at 4 rows a cycle."""
@@ -197,11 +197,11 @@ def test_small_tensors_also_try_five_buffers():
     from strider.planners.pe.strategy import DEEP_BUFFERS
     request = PermuteRequest((59, 68, 23, 27), (1, 2, 3, 0), "int8")
     x = data_for(request.shape, "int8")
-    plan, result = run_pe(request, TRN1, x)
+    plan, result = run_pe(request, TRN1_INT16, x)
     assert same_bits(result.outputs["y"], request.reference(x))
     assert plan.details["tiling"]["buffers"] == DEEP_BUFFERS
     assert result.stats.dram_roofline_ratio < 1.1
-    three = STRATEGY.plan(request, TRN1, pe_buffers=3)
+    three = STRATEGY.plan(request, TRN1_INT16, pe_buffers=3)
     assert three.predicted_cycles > plan.predicted_cycles
-    large = STRATEGY.plan(PermuteRequest((64, 512, 1024), (0, 2, 1), "int8"), TRN1)
+    large = STRATEGY.plan(PermuteRequest((64, 512, 1024), (0, 2, 1), "int8"), TRN1_INT16)
     assert large.details["tiling"]["buffers"] <= 3

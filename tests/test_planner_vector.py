@@ -494,7 +494,8 @@ def test_a_short_outer_dim_is_sliced_along_the_next_one_too():
 def test_a_copy_bound_last_tile_drains_slice_by_slice():
     """float16 106x743x17 -> (106, 17, 743) in two tiles at half-rate copies: cut as its
     stores are, the last tile's copies let each store slice leave as soon as its copy is
-    done (the whole tile's stores waited for its last copy before: 1.31x -> 1.20x)."""
+    done (the whole tile's stores waited for its last copy before: 1.31x -> 1.20x, with
+    27 GiB/s DMA queues; 1.26x at the documented 27.2 GB/s, 6% above DRAM's rate)."""
     hw = HW["trn1-like"]
     plan, result = _check((106, 743, 17), (0, 2, 1), "float16", hw, seed=2)
     assert "drains slice by slice" in plan.explain()
@@ -502,7 +503,7 @@ def test_a_copy_bound_last_tile_drains_slice_by_slice():
     copies = {k for k, i in enumerate(instrs) if isinstance(i, (VectorCopy, ActCopy))}
     last_tile = [i for i in instrs if isinstance(i, DmaCopy) and i.label.startswith("out t1")]
     assert last_tile and all(len(copies.intersection(i.deps)) == 1 for i in last_tile)
-    assert result.stats.dram_roofline_ratio < 1.25
+    assert result.stats.dram_roofline_ratio < 1.3
 
 
 @pytest.mark.parametrize("shape, perm, dtype, carrier", [
@@ -550,13 +551,14 @@ def test_descriptor_shares_trade_descriptors_for_queues_and_stay_exact():
 def test_with_few_tiles_the_cost_model_also_sees_half_and_twice_the_slices():
     """bfloat16 46114 x 32 -> (32, 46114) in two tiles: the score's pick of 8 slices per
     tile ran at 1.35x the DRAM roofline; emitted in 4 as well, the cost model keeps the
-    faster (1.28x). The neighbours carry their own score (runs in the explanation)."""
+    faster (1.28x; 1.34x at the documented 27.2 GB/s DMA queues). The neighbours carry
+    their own score (runs in the explanation)."""
     from strider.planners.vector.search import Working, _neighbour_pieces
     from strider.planners.vector.tiling import rank_tilings, score
     hw = HW["trn1-like"]
     plan, result = _check((46114, 32), (1, 0), "bfloat16", hw, seed=6)
     assert plan.details["tiles"] <= 2 and plan.details["pieces"] == 4
-    assert result.stats.dram_roofline_ratio < 1.3
+    assert result.stats.dram_roofline_ratio < 1.36
     w = Working.of(PermuteRequest((46114, 32), (1, 0), "bfloat16"), hw)
     tiling = replace(rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=1)[0], pieces=4)
     neighbours = _neighbour_pieces(tiling, w, hw)

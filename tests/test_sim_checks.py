@@ -96,7 +96,7 @@ def test_psum_bank_and_pe_limits():
 
 
 @pytest.mark.parametrize("dtype, acc, match", [
-    ("int32", "int32", "accumulate in 32 bits"),
+    ("int32", "int32", "does not multiply it"),
     ("float32", "float16", "declare dst as float32"),
 ])
 def test_matmul_dtype_rules(dtype, acc, match):

@@ -247,7 +247,9 @@ def pe_cost(load_rows: int, block_cols: int, columns: int, dtype: str, hw: Hardw
     if not stream:
         return PeCost(lead, lead, None)
     interval: float = pe.issue_cycles(columns, block_cols, dtype, f)
-    interval /= pe.tiles_at_once(load_rows, block_cols)
+    tiles = pe.tiles_at_once(load_rows, block_cols)
+    if tiles > 1:
+        interval /= tiles
     if transpose and pe.background_transpose:
         interval /= 2
     drain = pe.rows + block_cols - 2 + pe.io_cycles  # fill every row, drain M columns

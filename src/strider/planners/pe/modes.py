@@ -77,10 +77,10 @@ def choose_mode(dtype: str, hw: Hardware, allow_inexact: bool = False, pe_mode: 
         return None, None, (f"{hw.name}'s PE array has no pass-through transpose mode "
                             "(pe.passthrough_transpose = false)")
     inputs = f"pe.dtypes = [{', '.join(pe.dtypes)}]"
+    if input_kind(dtype) == "int" and pe.takes(dtype):   # whatever the carrier of floats
+        return "mac", dtype, (f"multiply-accumulate mode: bit-exact for {dtype} "
+                              f"({pe.accumulator(dtype)} sums of one product and zeros)")
     if carrier != "float":
-        if input_kind(dtype) == "int" and pe.takes(dtype):
-            return "mac", dtype, (f"multiply-accumulate mode: bit-exact for {dtype} "
-                                  f"({pe.accumulator(dtype)} sums of one product and zeros)")
         engine = pe.widest_integer(size)
         if engine is not None:
             parts = size // dtype_of(engine).itemsize
@@ -97,8 +97,9 @@ def choose_mode(dtype: str, hw: Hardware, allow_inexact: bool = False, pe_mode: 
                 f"carrier moves {dtype}; use pe_carrier='float' (--pe-carrier float) for "
                 "float arithmetic, or strategy 'vector' or 'dma'")
     if input_kind(dtype) != "float" or not pe.takes(dtype):
-        return None, None, (f"{dtype} is not among {hw.name}'s PE inputs ({inputs}) and no "
-                            "integer carrier applies; use strategy 'vector' or 'dma'")
+        return None, None, (f"{hw.name}'s PE array has no pass-through mode, {dtype} is not "
+                            f"among its inputs ({inputs}) and no integer carrier applies; "
+                            "use strategy 'vector' or 'dma'")
     if carrier == "auto" and not allow_inexact:
         return None, None, (
             f"{hw.name}'s PE array has no pass-through mode and float multiply-accumulate "

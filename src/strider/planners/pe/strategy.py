@@ -56,8 +56,8 @@ Examples
 >>> from strider.plan import PermuteRequest
 >>> from strider.planners.pe import STRATEGY
 >>> hw = Hardware.preset("trn1-like")
->>> STRATEGY.why_not(PermuteRequest((256, 512), (1, 0), "int32"), hw, pe_carrier="float")[:43]
-"int32 is not among trn1-like's PE inputs (p"
+>>> STRATEGY.why_not(PermuteRequest((256, 512), (1, 0), "int32"), hw, pe_carrier="float")[:73]
+"trn1-like's PE array has no pass-through mode, int32 is not among its inp"
 >>> plan = STRATEGY.plan(PermuteRequest((256, 512), (1, 0), "int8"), hw)
 >>> plan.details["mode"], plan.details["blocks"], plan.details["block_shape"]
 ('mac', 1, (64, 512))

@@ -61,7 +61,7 @@ def descriptor_worth(hw: Hardware, tiles: int, share: int = 0) -> int:
     >>> from strider import Hardware
     >>> hw = Hardware.preset("trn1-like")
     >>> descriptor_worth(hw, 100), descriptor_worth(hw, 1), descriptor_worth(hw, 1, 16)
-    (66265, 16566, 33132)
+    (62171, 15542, 31085)
     """
     share = share or (8 if tiles <= FEW_TILES else 32)
     return max(1, int(share * descriptor_issue_cycles(hw) * hw.dma.bytes_per_cycle))
