@@ -48,8 +48,8 @@ class Doc(NamedTuple):
 #: preset applies to the file). Keys are hardware fields where a field holds the figure.
 DOCUMENTED: dict[str, dict[str, Doc]] = {
     "trn1-like": {
-        "dma.engine_rate": Doc(27 * GIB, "architecture guide: one DMA engine at up to "
-                                         "27 GiB/s"),
+        "dma.engine_rate": Doc(27.2e9, f"{_DMA_INTRO}: one DMA engine at up to 27.2 GB/s "
+                                       "(the architecture guide writes '27 GiB/s')"),
         "dma.transfer_32k": Doc(1416e-9, f"{_DMA_INTRO}, Example 1 profile: 32 KiB in "
                                          "1416 ns"),
         "dma.share_64": Doc(0.25, "DMA bandwidth guide: < 256 B per partition is 'a small "
@@ -64,6 +64,8 @@ DOCUMENTED: dict[str, dict[str, Doc]] = {
                                           "MultiplyMoving"),
         "pe.fp32_cost": Doc(4.0, "fp32 costs about 4x bf16 (architecture guide, Tensor "
                                  "engine)"),
+        "pe.int8_cost": Doc(0.5, "Inferentia2 architecture: 380 INT8 TOPS beside 190 "
+                                 "FP16/BF16 TFLOPS for two NeuronCore-v2"),
         "vector.clock_hz": Doc(1.12e9, "architecture guide, engine table: Vector engine at "
                                        "1.12 GHz"),
         "vector.instruction_cycles": Doc(60, "architecture guide: ~60 cycles of access "
@@ -75,8 +77,28 @@ DOCUMENTED: dict[str, dict[str, Doc]] = {
     },
 }
 
+_TRN2_TRANSPOSES = {
+    "pe.transpose_fp32_cost": Doc(2.0, "Trainium2 architecture guide, Built-in Transpose "
+                                       "Support: an FP32 transpose 2x faster than an FP32 "
+                                       "matmul (4x bf16), so 2x a bf16 transpose"),
+    "dma.transpose_share": Doc(0.9, "Trainium2 architecture guide, HBM2SBUF DMA transpose: "
+                                    "'up to 90% DMA throughput utilization' (a ceiling: held "
+                                    "to at least 80% of it)", (0.72, 0.9)),
+}
+DOCUMENTED["trn2-like"] = _TRN2_TRANSPOSES | {
+    "dma.engine_rate": Doc(27.2e9, f"{_DMA_INTRO} (NKI DMA overview): 27.2 GB/s per DMA "
+                                   "engine on NeuronCore-v3"),
+    "dma.transfer_32k": Doc(1416e-9, f"{_DMA_INTRO}, Example 1 profile (a NeuronCore-v3): "
+                                     "32 KiB in 1416 ns"),
+}
+DOCUMENTED["trn3-like"] = _TRN2_TRANSPOSES | {   # the Trainium3 guide gives no new figure
+    "dma.engine_rate": Doc(38.4e9, "NKI DMA overview: 38.4 GB/s per DMA engine on "
+                                   "NeuronCore-v4"),
+}
+
 #: How a source that cites no document starts or reads: such a figure is not documented.
-UNCITED = ("modelling assumption", "illustrative", "gives no timing", "no public figure",
+UNCITED = ("modelling assumption", "illustrative", "gives no timing", "gives no figure",
+           "no public figure",
            "overrides the")
 
 
@@ -243,6 +265,34 @@ def vector_copy_seconds(hw, elements: int, stride_bytes: int) -> float:
     return copy_seconds(hw, elements, stride_bytes, "vector")
 
 
+@lru_cache(maxsize=64)
+def pe_transpose_interval(hw, dtype: str, count: int = 5) -> float:
+    """Seconds between successive pass-through transposes (``PeTranspose``) of a full
+    ``pe.rows x pe.cols`` block of ``dtype``: ``count`` back to back, simulated, the time
+    between the first and the last result over ``count - 1``."""
+    from ..access_pattern import AccessPattern
+    from ..program import Program, Ref
+
+    k, m = hw.pe.rows, min(hw.pe.cols, hw.psum.partitions)
+    p = Program("pe transpose")
+    ends = []
+    for _ in range(count):
+        ends.append(len(p.instructions))
+        p.pe_transpose(Ref.sbuf(0, k, AccessPattern.contiguous((m,)), dtype),
+                       Ref.psum(0, m, AccessPattern.contiguous((k,)), dtype))
+    t = _run(p, hw)
+    return float(t.end[ends[-1]] - t.end[ends[0]]) / (count - 1) / hw.clock_hz
+
+
+def dma_transpose_engine_share(hw) -> float:
+    """One DMA engine's transpose throughput over its plain copy's (DRAM -> SBUF, large
+    transfers): the share of the DMA rate NKI's guide quotes, without DRAM's cap on
+    all the queues together."""
+    from ._dma_transpose import dma_transpose_share
+
+    return dma_transpose_share(hw.with_changes(dma={"queues": 1}))
+
+
 def pe_clock(hw) -> float:
     """The Tensor engine's clock as the simulator runs it: the extra time of ``n``
     more bf16 moving columns per multiply (one column a cycle), sized to fit the SBUF
@@ -267,4 +317,5 @@ def copy_clock(hw, engine: str) -> float:
 
 __all__ = ["Doc", "DOCUMENTED", "MicroBenchmark", "REGISTRY", "register", "figure", "cited",
            "documents_of", "dma_seconds", "payload_share", "matmul_interval",
-           "copy_seconds", "vector_copy_seconds", "pe_clock", "copy_clock"]
+           "copy_seconds", "vector_copy_seconds", "pe_clock", "copy_clock",
+           "pe_transpose_interval", "dma_transpose_engine_share"]

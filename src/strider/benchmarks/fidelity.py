@@ -52,17 +52,18 @@ from typing import Callable, NamedTuple
 from ..errors import ArgumentError, StriderError
 from ._args import hardware_type
 from ._micro import (
-    GIB,
     REGISTRY,
     Doc,
     MicroBenchmark,
     copy_clock,
     dma_seconds,
+    dma_transpose_engine_share,
     documents_of,
     figure,
     matmul_interval,
     payload_share,
     pe_clock,
+    pe_transpose_interval,
     register,
     vector_copy_seconds,
 )
@@ -109,8 +110,8 @@ def _dma_fixed(f: dict[str, Doc]) -> float:
     return f["dma.transfer_32k"].value - 32 * 1024 / f["dma.engine_rate"].value
 
 
-def _gib_s(rate: float) -> str:
-    return f"{rate / GIB:g} GiB/s"
+def _gb_s(rate: float) -> str:
+    return f"{rate / 1e9:g} GB/s"
 
 
 register(MicroBenchmark(
@@ -122,14 +123,14 @@ register(MicroBenchmark(
     "DMA: one transfer of 64 KiB (16 rows x 4 KiB)",
     ("dma.bytes_per_cycle", "dma.efficient_chunk_bytes"), ("dma.transfer_32k", "dma.engine_rate"),
     lambda f: (_dma_fixed(f) + 64 * 1024 / f["dma.engine_rate"].value,
-               f"64 KiB at {_gib_s(f['dma.engine_rate'].value)} + the "
+               f"64 KiB at {_gb_s(f['dma.engine_rate'].value)} + the "
                f"{_dma_fixed(f) * 1e9:.0f} ns fixed cost per transfer", None),
     lambda hw: dma_seconds(hw, 16, 4096), "ns"))
 register(MicroBenchmark(
     "DMA: 8 rows x 32 KiB per transfer", ("dma.bytes_per_cycle",),
     ("dma.transfer_32k", "dma.engine_rate"),
     lambda f: (_dma_fixed(f) + 8 * 32768 / f["dma.engine_rate"].value,
-               f"rows >= 4 KiB run at {_gib_s(f['dma.engine_rate'].value)}: 256 KiB + the "
+               f"rows >= 4 KiB run at {_gb_s(f['dma.engine_rate'].value)}: 256 KiB + the "
                "fixed cost", None),
     lambda hw: dma_seconds(hw, 8, 32768), "ns"))
 
@@ -187,6 +188,27 @@ register(MicroBenchmark(
     lambda f: (f["pe.fp32_cost"].value, f"about {f['pe.fp32_cost'].value:g}x (architecture guide)", None),
     lambda hw: (matmul_interval(hw, 512, "float32", False)
                 / matmul_interval(hw, 512, "bfloat16", False)), "x", _lacks_fp32))
+register(MicroBenchmark(
+    "PE: INT8 / bf16 cost ratio (MatMul, 512 moving columns)", ("pe.dtype_cycles",),
+    ("pe.int8_cost",), lambda f: (f["pe.int8_cost"].value, f["pe.int8_cost"].citation, None),
+    lambda hw: (matmul_interval(hw, 512, "int8", False)
+                / matmul_interval(hw, 512, "bfloat16", False)), "x",
+    lambda hw: None if hw.pe.takes("int8") else "the PE array takes no int8 (`pe.dtypes`)"))
+register(MicroBenchmark(
+    "PE transpose: fp32 / bf16 cost ratio (is_transpose)", ("pe.transpose_dtype_cycles",),
+    ("pe.transpose_fp32_cost",),
+    lambda f: (f["pe.transpose_fp32_cost"].value, f["pe.transpose_fp32_cost"].citation, None),
+    lambda hw: (pe_transpose_interval(hw, "float32") / pe_transpose_interval(hw, "bfloat16")),
+    "x", lambda hw: None if hw.pe.passthrough_transpose else
+    "no pass-through transpose (`pe.passthrough_transpose` is false)"))
+register(MicroBenchmark(
+    "DMA transpose: share of one engine's rate, DRAM -> SBUF", ("dma.transpose_rate",),
+    ("dma.transpose_share",),
+    lambda f: (f["dma.transpose_share"].value, f["dma.transpose_share"].citation,
+               f["dma.transpose_share"].band),
+    dma_transpose_engine_share, "share",
+    lambda hw: None if hw.dma.transpose_element_bytes else
+    "no DMA transpose (`dma.transpose_element_bytes` is empty)"))
 register(MicroBenchmark(
     "PE: LoadWeights + MatMul(512 bf16), weights reloaded", ("pe.clock_hz",), _PE,
     lambda f: (_matmul_ns(512)(f)[0], "background LoadStationary hides the load: "

@@ -70,13 +70,20 @@ def block_check(hw) -> list[tuple[str, float]]:
     from ..sim.systolic import Timing, systolic_transpose
 
     k, m = hw.pe.rows, hw.pe.cols
-    request = PermuteRequest((k, m), (1, 0), "int16")
-    plan = STRATEGY.plan(request, hw, pe_row_turns=1)   # one block: one row per partition
-    x = np.random.default_rng(0).integers(-9999, 9999, size=(k, m)).astype(np.int16)
+    # one pass of whole columns: a dtype the array moves as itself at a whole-cycle rate
+    # (the register-level reference has no two-columns-per-cycle INT8 path)
+    dtype = "int16" if hw.pe.passthrough_transpose else next(
+        d for d in ("int16", "int8", "bfloat16", "float16", "float32")
+        if hw.pe.takes(d) and hw.pe.dtype_factor(d) == int(hw.pe.dtype_factor(d)))
+    request = PermuteRequest((k, m), (1, 0), dtype)
+    plan = STRATEGY.plan(request, hw, pe_row_turns=1,    # one block: one row per partition
+                         pe_carrier="float" if dtype.startswith(("b", "f")) else "integer")
+    x = np.random.default_rng(0).integers(-99, 99, size=(k, m)).astype(plan.program.tensors[
+        "x"].dtype)                                         # small integers: exact in floats
     mode = plan.details["mode"]
     ref = systolic_transpose(x, rows=hw.pe.rows, cols=hw.pe.cols,
                              mode="passthrough" if mode == "passthrough" else "mac",
-                             timing=Timing.of(hw.pe, "int16"))
+                             timing=Timing.of(hw.pe, dtype))
     from ..cost import instruction_cycles
 
     on_pe = [k for k, i in enumerate(plan.program.instructions)

@@ -67,6 +67,7 @@ def trn2_figures() -> dict[str, Any]:
                     efficient_chunk_bytes=4096, max_dims=5, ttu_width_bits=32,
                     packet_overhead_bytes=256, overlap_dram_latency=True,
                     transpose_element_bytes=(2,), transpose_rate=0.9, transpose_sbuf_rate=0.5,
+                    transpose_tile_rows=16, transpose_tile_cols=128,
                     descriptor_generation_ns=600.0),
         stream=StreamSpec(processing_engines=4, page_bytes=256 * 1024, pages=16),
         dtypes=TRN_DTYPES,

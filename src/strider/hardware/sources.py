@@ -294,6 +294,11 @@ TRN2_SOURCES = (
                            "together)"),
     ("dma.transpose_sbuf_rate", f"{_T2}, SBUF2SBUF DMA transpose, Performance Consideration: "
                                 "'up to 50% of DMA throughput on Trainium2'"),
+    ("dma.transpose_tile_rows", "AWS Neuron docs, 'nki.isa.dma_transpose', hardware-DGE path: "
+                                "the source tile has 16 rows (src.shape[0] == 16)"),
+    ("dma.transpose_tile_cols", "AWS Neuron docs, 'nki.isa.dma_transpose', hardware-DGE path: "
+                                "the source's last dim a multiple of 128 (written as 128 "
+                                "partitions)"),
     ("dma.descriptor_generation_ns", _DGE_WHY),
     ("dma.max_dims", _ASSUMED),
     ("dma.ttu_width_bits", _ASSUMED),
@@ -382,6 +387,8 @@ _TRN3_OWN = (
                            "figure)"),
     ("dma.transpose_sbuf_rate", f"{_FROM_V3}: the Trainium2 guide's 'up to 50%' (no "
                                 "NeuronCore-v4 figure)"),
+    ("dma.transpose_tile_rows", f"{_FROM_V3}: 'nki.isa.dma_transpose' 16-row source tiles"),
+    ("dma.transpose_tile_cols", f"{_FROM_V3}: 'nki.isa.dma_transpose' 128-column source tiles"),
     ("dma.descriptor_generation_ns", f"{_FROM_V3}: 600 ns per hardware-DGE instruction (the "
                                      "DGE reference gives no NeuronCore-v4 figure); priced as "
                                      "on trn2-like"),
