@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from strategies import examples
 from strider import Hardware, plan_permute
 from strider.api import check_outputs, random_inputs, run_plan, simulate
 from strider.cli import main
@@ -25,8 +26,6 @@ from strider.hardware.pe import input_kind
 from strider.hardware.sampling import random_hardware
 from strider.planners.pe.inexact import finite_values, with_specials
 from strider.planners.pe.modes import choose_mode
-
-from strategies import examples
 
 TRN1 = Hardware.preset("trn1-like")
 
