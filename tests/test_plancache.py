@@ -66,11 +66,11 @@ def test_a_hit_is_the_fresh_answer_without_planning(cache):
 
 
 def test_the_summary_is_the_plans_figures(cache):
-    plan = plan_permute((64, 48), (1, 0), "bfloat16", TINY)
-    s = plan_summary((64, 48), (1, 0), "bfloat16", TINY)
+    plan = plan_permute((24, 40), (1, 0), "bfloat16", TINY)
+    s = plan_summary((24, 40), (1, 0), "bfloat16", TINY)
     assert (s.strategy, s.predicted_cycles, s.instructions) == (
         plan.strategy, plan.predicted_cycles, len(plan.program.instructions))
-    assert s.io_bytes == 2 * 64 * 48 * 2 and s.explanation == plan.explain()
+    assert s.io_bytes == 2 * 24 * 40 * 2 and s.explanation == plan.explain()
     assert s.dram_roofline_cycles == pytest.approx(s.io_bytes / TINY.dram_bytes_per_cycle)
 
 
@@ -323,7 +323,7 @@ def test_a_warm_model_starts_no_process_pool(cache, monkeypatch):
 
 
 def test_a_predicted_sweep_row_is_the_same_from_the_cache(cache):
-    w = parse_permute("64,48:1,0:bfloat16")
+    w = parse_permute("24,40:1,0:bfloat16")
     cold = sweep_workloads.evaluate(TINY, w, True, False)
     assert _entries() == []
     assert sweep_workloads.evaluate(TINY, w, True) == cold

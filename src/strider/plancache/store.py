@@ -21,6 +21,7 @@ True
 ({'answer': 42}, None)
 >>> usage()["entries"], clear(), usage()["entries"]
 (1, 1, 0)
+>>> import shutil; shutil.rmtree(os.environ["STRIDER_CACHE_DIR"])
 >>> os.environ["STRIDER_CACHE_DIR"] = saved or ""
 """
 

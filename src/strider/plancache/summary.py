@@ -18,11 +18,12 @@ Examples
 >>> import os, tempfile
 >>> saved = os.environ.get("STRIDER_CACHE_DIR")
 >>> os.environ["STRIDER_CACHE_DIR"] = tempfile.mkdtemp()
->>> lookup((64, 32), (1, 0), "float32", "tiny") is None
+>>> lookup((16, 8), (1, 0), "float32", "tiny") is None
 True
->>> s = plan_summary((64, 32), (1, 0), "float32", "tiny")
->>> lookup((64, 32), (1, 0), "float32", "tiny") == s, s.predicted_cycles > 0
+>>> s = plan_summary((16, 8), (1, 0), "float32", "tiny")
+>>> lookup((16, 8), (1, 0), "float32", "tiny") == s, s.predicted_cycles > 0
 (True, True)
+>>> import shutil; shutil.rmtree(os.environ["STRIDER_CACHE_DIR"])
 >>> os.environ["STRIDER_CACHE_DIR"] = saved or ""
 """
 
@@ -146,10 +147,16 @@ def _cached(key: str) -> PlanSummary | errors.PlanError | None:
     return found
 
 
-def _request(shape: Sequence[int], perm: Sequence[int], dtype: str, hw: Hardware | str,
-             strategy: str, options: dict[str, Any]) -> tuple[Hardware, str]:
+def _from_cache(shape: Sequence[int], perm: Sequence[int], dtype: str, hw: Hardware | str,
+                strategy: str, options: dict[str, Any]
+                ) -> tuple[Hardware, str, PlanSummary | None]:
+    """The hardware, the entry's key, and its answer (None: a miss); a refusal is raised."""
     hardware = resolve_hardware(hw)
-    return hardware, entry_key(PermuteRequest(shape, perm, dtype), hardware, strategy, options)
+    key = entry_key(PermuteRequest(shape, perm, dtype), hardware, strategy, options)
+    found = _cached(key)
+    if isinstance(found, errors.PlanError):
+        raise found
+    return hardware, key, found
 
 
 def lookup(shape: Sequence[int], perm: Sequence[int], dtype: str,
@@ -159,11 +166,7 @@ def lookup(shape: Sequence[int], perm: Sequence[int], dtype: str,
     ``STRIDER_CACHE=0``). A cached refusal is raised."""
     if not store.enabled(cache):
         return None
-    _, key = _request(shape, perm, dtype, hw, strategy, options)
-    found = _cached(key)
-    if isinstance(found, errors.PlanError):
-        raise found
-    return found
+    return _from_cache(shape, perm, dtype, hw, strategy, options)[2]
 
 
 def plan_summary(shape: Sequence[int], perm: Sequence[int], dtype: str,
@@ -174,10 +177,7 @@ def plan_summary(shape: Sequence[int], perm: Sequence[int], dtype: str,
     other errors (bad arguments) are raised and not stored."""
     if not store.enabled(cache):
         return PlanSummary.of(plan_permute(shape, perm, dtype, hw, strategy, **options))
-    hardware, key = _request(shape, perm, dtype, hw, strategy, options)
-    found = _cached(key)
-    if isinstance(found, errors.PlanError):
-        raise found
+    hardware, key, found = _from_cache(shape, perm, dtype, hw, strategy, options)
     if found is not None:
         return found
     try:
