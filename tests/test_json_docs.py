@@ -108,6 +108,7 @@ def outputs(tmp_path_factory) -> dict[str, list[dict]]:
                     "--trace", str(tmp / "st.json"), "--plot", str(tmp / "st.png")], 0),
         ("sweep", ["sweep", "--hw", "tiny", "--vary", "dma.queues=1,2",
                    "--permute", "8,6:1,0:float32"], 0),
+        ("cache show", ["cache", "show"], 0),
         ("hw show", ["hw", "show", "tiny"], 0),
         ("hw show", ["hw", "show", "trn1-like"], 0),
         ("program show", ["program", "show", str(EXAMPLES / "copy_blocks.json")], 0),

@@ -29,6 +29,7 @@ FLOORS: list[set[str]] = [
     {"planners"},
     {"strategy", "report"},
     {"api", "demo_suite", "host"},
+    {"plancache"},
     {"stream", "model", "sweep", "benchmarks"},
     {"cli"},
     {"__init__", "__main__"},

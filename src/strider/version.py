@@ -2,7 +2,11 @@
 
 The version string names a release; it does not change while the code does, so nothing
 that caches results may key on it alone. :func:`code_hash` does change with the code:
-a SHA-1 over every Python source file of the package.
+a SHA-1 over every Python source file of the package -- ``planners/``, ``cost/``,
+``sim/``, ``program/``, ``hardware/``, ``plan.py``, ``strategy.py`` and everything they
+use -- so the plan cache (:mod:`strider.plancache`) and the sweep's row keys miss after
+any edit. (A narrower hash would save a few re-plans after an edit elsewhere, at the
+risk of trusting an answer a helper module changed.)
 
 Examples
 --------
@@ -24,12 +28,16 @@ __version__ = "0.1.0"
 @functools.cache
 def code_hash() -> str:
     """16 hex digits of a SHA-1 over the package's Python sources (their paths and bytes)."""
-    root = Path(__file__).resolve().parent
+    return tree_hash(Path(__file__).resolve().parent)
+
+
+def tree_hash(root: Path) -> str:
+    """16 hex digits of a SHA-1 over the paths and bytes of every ``*.py`` under ``root``."""
     digest = hashlib.sha1(__version__.encode())
     for path in sorted(root.rglob("*.py")):
-        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.relative_to(root).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 
-__all__ = ["__version__", "code_hash"]
+__all__ = ["__version__", "code_hash", "tree_hash"]

@@ -8,7 +8,9 @@ predicts it with ``--predict``), and reports them with their count, strategy and
 against the DRAM roofline; weight transposes are listed apart (done once, offline).
 Then it simplifies the graph (composes transposes, cancels inverse pairs, sinks
 transposes through elementwise ops), checks the result equals the original on random
-inputs, and reports what went and how much layout time it saves.
+inputs, and reports what went and how much layout time it saves. Predicted plans are
+kept in the plan cache (``strider cache show``) and reused by the next run and by
+``strider sweep``; ``--no-cache`` plans every op afresh.
 
 Examples::
 
@@ -77,6 +79,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="nhwc: insert the NCHW <-> NHWC conversions a channels-last "
                         "backend adds around each run of conv / pooling / batch-norm ops")
     p.add_argument("--predict", action="store_true", help="cost model only (no simulation)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="with --predict: plan every op afresh, not from the plan cache "
+                        "(strider cache show)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random data")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--trace", metavar="OUT.json", help="a Perfetto trace of the ops back to back")
@@ -114,7 +119,8 @@ def run(args: argparse.Namespace) -> int:
     for _, hw in hws:
         try:
             report = analyse(graph, hw, predict=args.predict, layout_policy=args.layout_policy,
-                             seed=args.seed, progress=progress)
+                             seed=args.seed, progress=progress,
+                             cache=False if args.no_cache else None)
         except MemoryError:  # the up-front check is an estimate; the host may run short
             raise ResourceError(f"this machine ran out of memory for the random data of "
                                 f"model {graph.name}; bind smaller --dim values if it has "

@@ -20,7 +20,7 @@ base (the ``hw`` column of the table, ``hw.name`` in the files); the plot gets a
 categorical hardware axis. An unknown name is refused before any point runs.
 
 With ``--out`` a rerun skips the rows already in the file (same hardware, workload,
-mode and Strider version), so an interrupted sweep resumes where it stopped, saying how
+mode and Strider code: an edited planner or cost model runs them again), so an interrupted sweep resumes where it stopped, saying how
 many rows it reused; rows in error run again. Rows of other sweeps in the file are
 kept, also when several sweeps write one file at once (they take turns on a lock file,
 ROWS.csv.lock, and merge). An existing file that is not a sweep file is refused.
@@ -28,6 +28,8 @@ A worker process that dies (killed, out of memory) fails only its own point: the
 is retried once on a fresh worker, then its rows are in error ("error worker died
 (signal 9, SIGKILL) twice; not retried again") and the sweep goes on; stderr counts the
 rows in error at the end.
+Predicted plans are kept in the plan cache that strider model shares (strider cache
+show); --no-cache plans every row afresh.
 Workloads, --out and --plot are checked before any point runs.
 Exit status: 0 when every simulated row verified (rows refused or in error are data and
 leave it 0, as refused ones always have), 1 when one did not, 2 on bad input.
@@ -69,6 +71,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="bind a symbolic dim of every --model (repeatable), as strider model")
     p.add_argument("--predict", action="store_true",
                    help="cost model only: no simulation (fast, for large spaces)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="with --predict: plan every row afresh, not from the plan cache "
+                        "(strider cache show)")
     p.add_argument("--engine", default="local", help="local (default), dask or ray")
     p.add_argument("--workers", type=positive_int, help="local processes or cluster workers")
     p.add_argument("--address", help="an existing Dask scheduler or Ray cluster")
@@ -122,7 +127,8 @@ def run(args: argparse.Namespace) -> int:
     rows = run_sweep(args.hw, workloads, vary, sample_points=args.sample, seed=args.seed,
                      predict=args.predict, engine=args.engine, workers=args.workers,
                      address=args.address, out=args.out, progress=progress,
-                     notify=lambda line: print(line, file=sys.stderr, flush=True))
+                     notify=lambda line: print(line, file=sys.stderr, flush=True),
+                     cache=False if args.no_cache else None)
     if args.plot is not None:
         plot_sweep(rows, args.plot, args.metric)
     if args.json:

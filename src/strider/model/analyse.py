@@ -81,8 +81,12 @@ class ModelReport:
                 "unanalysed_subgraphs": self.unanalysed}
 
 
-def _time_op(op: LayoutOp, hw: Hardware, predict: bool, seed: int) -> dict[str, Any]:
+def _time_op(op: LayoutOp, hw: Hardware, predict: bool, seed: int, cache: bool | None = None,
+             cached_only: bool = False) -> dict[str, Any] | None:
+    """One op's row; with ``cached_only`` (``predict`` only), None unless the plan cache
+    (:mod:`strider.plancache`) has its answer."""
     from ..api import run_plan
+    from ..plancache import lookup, plan_summary
     from ..strategy import plan_permute
 
     row: dict[str, Any] = {"strategy": "", "cycles": None, "seconds": None, "verified": None,
@@ -92,11 +96,15 @@ def _time_op(op: LayoutOp, hw: Hardware, predict: bool, seed: int) -> dict[str, 
         row["refused"] = f"ArgumentError: {problem}"
         return row
     try:
-        plan = plan_permute(op.input_shape, op.perm, op.dtype, hw, "auto")
-        row["strategy"] = plan.strategy
         if predict:
-            row["cycles"] = plan.predicted_cycles
+            found = (lookup if cached_only else plan_summary)(
+                op.input_shape, op.perm, op.dtype, hw, "auto", cache=cache)
+            if found is None:
+                return None
+            row["strategy"], row["cycles"] = found.strategy, found.predicted_cycles
         else:
+            plan = plan_permute(op.input_shape, op.perm, op.dtype, hw, "auto")
+            row["strategy"] = plan.strategy
             result, report = run_plan(plan, seed)
             row["cycles"], row["verified"] = result.stats.cycles, bool(report["verified"])
         row["seconds"] = hw.seconds(row["cycles"])
@@ -111,29 +119,38 @@ POOL_MIN_OPS = 8
 
 
 def _time_one(task: tuple) -> dict[str, Any]:
-    return _time_op(*task)
+    row = _time_op(*task)
+    assert row is not None  # only a cached_only look-up misses
+    return row
 
 
 def _time_all(ops: list[LayoutOp], hw: Hardware, predict: bool, seed: int,
-              workers: int | None, progress: Progress | None) -> list[dict[str, Any]]:
+              workers: int | None, progress: Progress | None,
+              cache: bool | None = None) -> list[dict[str, Any]]:
     """Each distinct op planned and simulated (or predicted), over ``workers`` processes
-    (default: every core) when there are enough of them; results in ``ops`` order."""
+    (default: every core) when there are enough of them; results in ``ops`` order.
+    Predicted ops the plan cache answers are taken here, before any pool starts."""
     verb = "predicting" if predict else "simulating"
     workers = workers or os.cpu_count() or 1
-    tasks = [(op, hw, predict, seed) for op in ops]
-    if workers > 1 and len(ops) >= POOL_MIN_OPS:
+    known = ([_time_op(op, hw, True, seed, cache, cached_only=True) for op in ops]
+             if predict else [None] * len(ops))
+    todo = [op for op, row in zip(ops, known) if row is None]
+    tasks = [(op, hw, predict, seed, cache) for op in todo]
+    if workers > 1 and len(todo) >= POOL_MIN_OPS:
         if progress:
-            progress(f"{verb} {len(ops)} distinct layout ops on {workers} processes")
-        with ProcessPoolExecutor(max_workers=min(workers, len(ops))) as pool:
-            return list(pool.map(_time_one, tasks))
-    out = []
-    for task in tasks:
-        op = task[0]
-        if progress:
-            progress(f"{verb} {op.op_type} {list(op.input_shape)} perm {list(op.perm)} "
-                     f"{op.dtype}")
-        out.append(_time_one(task))
-    return out
+            progress(f"{verb} {len(todo)} distinct layout ops on {workers} processes")
+        with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
+            fresh = iter(list(pool.map(_time_one, tasks)))
+    else:
+        rows = []
+        for task in tasks:
+            op = task[0]
+            if progress:
+                progress(f"{verb} {op.op_type} {list(op.input_shape)} perm {list(op.perm)} "
+                         f"{op.dtype}")
+            rows.append(_time_one(task))
+        fresh = iter(rows)
+    return [row if row is not None else next(fresh) for row in known]
 
 
 def _rows(ops: list[LayoutOp], timed: dict, hw: Hardware) -> list[dict[str, Any]]:
@@ -176,10 +193,12 @@ def simplified_figures(before: float, after: float) -> dict[str, Any]:
 
 def analyse(graph: Graph, hw: Hardware | str = "trn1-like", *, predict: bool = False,
             layout_policy: str = "as-written", seed: int = 0, workers: int | None = None,
-            progress: Progress | None = None) -> ModelReport:
+            progress: Progress | None = None, cache: bool | None = None) -> ModelReport:
     """Plan, simulate (or predict) and verify every layout op of ``graph`` on ``hw``,
     before and after simplification; see the module docstring. ``workers`` processes
-    (default: every core) share the distinct ops when there are enough of them."""
+    (default: every core) share the distinct ops when there are enough of them.
+    Predicted plans come from the plan cache (:mod:`strider.plancache`) when it holds
+    them; ``cache=False`` plans every op afresh (None: as ``STRIDER_CACHE`` says)."""
     hw = hw if isinstance(hw, Hardware) else Hardware.load(hw)
     written = len(graph.nodes)
     graph = apply_policy(graph, layout_policy)
@@ -194,7 +213,8 @@ def analyse(graph: Graph, hw: Hardware | str = "trn1-like", *, predict: bool = F
     kept = find_layout_ops(simple)
     distinct = list({op.key: op for op in ops + kept}.values())
     timed = dict(zip((op.key for op in distinct),
-                     _time_all(distinct, hw, predict, seed, workers, progress)))
+                     _time_all(distinct, hw, predict, seed, workers, progress,
+                               cache)))
     act = _rows([o for o in ops if not o.constant], timed, hw)
     const = _rows([o for o in ops if o.constant], timed, hw)
     after = _rows([o for o in kept if not o.constant], timed, hw)

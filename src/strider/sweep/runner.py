@@ -61,7 +61,7 @@ def row_key(base: Hardware, point: Point, workload: Workload, predict: bool,
 
 def _point_task(task: tuple) -> list[dict[str, Any]]:
     """Evaluate every workload on one hardware point (runs in a worker)."""
-    base, point, workloads, predict = task
+    base, point, workloads, predict, cache = task
     try:
         hw = apply(base, point)
     except StriderError as exc:  # an invalid point is data too
@@ -72,7 +72,7 @@ def _point_task(task: tuple) -> list[dict[str, Any]]:
             row = empty_row(w)
             row["refused"] = why
         else:
-            row = evaluate(hw, w, predict)
+            row = evaluate(hw, w, predict, cache)
             row["sbuf_capacity_bytes"] = hw.sbuf.capacity_bytes
         rows.append(row)
     return rows
@@ -93,7 +93,8 @@ def run(base_hw: Hardware | str | Sequence[Hardware | str], workloads: Sequence[
         sample_points: int | None = None, seed: int = 0, predict: bool = False,
         engine: str = "local", workers: int | None = None, address: str | None = None,
         out: str | Path | None = None, progress: Progress | None = None,
-        notify: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+        notify: Callable[[str], None] | None = None,
+        cache: bool | None = None) -> list[dict[str, Any]]:
     """Run ``workloads`` on every point of the design space; one row per (point, workload).
 
     Parameters
@@ -127,6 +128,9 @@ def run(base_hw: Hardware | str | Sequence[Hardware | str], workloads: Sequence[
         rows are in error (a point whose worker died twice: ``refused`` is ``"error
         worker died (signal 9, SIGKILL) twice; not retried again"``; an unexpected
         exception).
+    cache : bool, optional
+        False: plan every predicted row afresh, not from the plan cache
+        (:mod:`strider.plancache`); None: as ``STRIDER_CACHE`` says.
 
     A point whose worker process dies (killed, out of memory) is retried once on a
     fresh worker; when that one dies too, its rows are in error and the sweep goes on.
@@ -163,7 +167,7 @@ def run(base_hw: Hardware | str | Sequence[Hardware | str], workloads: Sequence[
         start_appending(path, done_rows.values())  # appends start on a fresh line
     total, finished, saved = len(todo), 0, time.monotonic()
     with open_engine(engine, workers, address) as pool:
-        tasks = [(points[i][1], points[i][2], tuple(workloads), predict) for i in todo]
+        tasks = [(points[i][1], points[i][2], tuple(workloads), predict, cache) for i in todo]
         for i, rows in zip(todo, pool.map(_point_task, tasks)):
             if isinstance(rows, Lost):
                 rows = _lost_rows(workloads, rows)

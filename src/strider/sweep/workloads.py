@@ -118,24 +118,23 @@ def empty_row(workload: Workload) -> dict[str, Any]:
             "instructions": None, "verified": None, "predicted": False, "refused": ""}
 
 
-def _permute(hw: Hardware, workload: Workload, predict: bool) -> dict[str, Any]:
+def _permute(hw: Hardware, workload: Workload, predict: bool,
+             cache: bool | None = None) -> dict[str, Any]:
     from ..api import mismatches, random_inputs, simulate
-    from ..cost.engines import roofline_cycles
+    from ..plancache import plan_summary
     from ..strategy import plan_permute
 
     shape, perm, dtype = workload.spec
-    plan = plan_permute(shape, perm, dtype, hw, "auto")
     row = empty_row(workload)
-    row.update(strategy=plan.strategy, instructions=len(plan.program.instructions))
-    if predict:
-        cycles = plan.predicted_cycles
-        once = sum(t.nbytes for t in plan.program.tensors.values()
-                   if t.role in ("input", "output"))
-        bound = roofline_cycles(once, 0, hw)
-        row.update(cycles=cycles, seconds=hw.seconds(cycles), predicted=True,
-                   dram_roofline_ratio=cycles / bound if bound else 1.0,
-                   peak_sbuf_bytes=plan.details.get("sbuf_bytes"))
+    if predict:  # the plan's figures only: the plan cache may hold them
+        found = plan_summary(shape, perm, dtype, hw, "auto", cache=cache)
+        cycles, bound = found.predicted_cycles, found.dram_roofline_cycles
+        row.update(strategy=found.strategy, instructions=found.instructions, cycles=cycles,
+                   seconds=hw.seconds(cycles), predicted=True, peak_sbuf_bytes=found.sbuf_bytes,
+                   dram_roofline_ratio=cycles / bound if bound else 1.0)
         return row
+    plan = plan_permute(shape, perm, dtype, hw, "auto")
+    row.update(strategy=plan.strategy, instructions=len(plan.program.instructions))
     inputs = random_inputs(plan, 0)  # seed 0, as `strider permute` by default
     result = simulate(plan, inputs)
     s = result.stats
@@ -145,7 +144,8 @@ def _permute(hw: Hardware, workload: Workload, predict: bool) -> dict[str, Any]:
     return row
 
 
-def _stream(hw: Hardware, workload: Workload, predict: bool) -> dict[str, Any]:
+def _stream(hw: Hardware, workload: Workload, predict: bool,
+            cache: bool | None = None) -> dict[str, Any]:
     from ..data import random_array
     from ..stream import block_permute, reduce, scale_bias, stream
 
@@ -194,12 +194,13 @@ def parse_model(spec: str, dims: dict[str, int] | None = None) -> Workload:
     return Workload("model", (str(path), policy, *((bound,) if bound else ())), name)
 
 
-def _model(hw: Hardware, workload: Workload, predict: bool) -> dict[str, Any]:
+def _model(hw: Hardware, workload: Workload, predict: bool,
+           cache: bool | None = None) -> dict[str, Any]:
     from ..model import analyse, load_onnx
 
     path, policy, *bound = workload.spec
     graph = load_onnx(path, dict(bound[0]) if bound else None)
-    report = analyse(graph, hw, predict=predict, layout_policy=policy)
+    report = analyse(graph, hw, predict=predict, layout_policy=policy, cache=cache)
     refused = [r["refused"] for r in report.ops if r["refused"]]
     if refused:
         raise PlanError(f"{len(refused)} layout op(s) cannot be planned: {refused[0]}")
@@ -213,8 +214,9 @@ def _model(hw: Hardware, workload: Workload, predict: bool) -> dict[str, Any]:
     return row
 
 
-#: Workload kinds and how to evaluate one on a hardware point.
-KINDS: dict[str, Callable[[Hardware, Workload, bool], dict[str, Any]]] = {
+#: Workload kinds and how to evaluate one on a hardware point: ``f(hw, workload,
+#: predict, cache)`` (``cache``: whether predicted plans may come from the plan cache).
+KINDS: dict[str, Callable[[Hardware, Workload, bool, bool | None], dict[str, Any]]] = {
     "permute": _permute,
     "stream": _stream,
     "model": _model,
@@ -226,12 +228,15 @@ def refusal(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
 
 
-def evaluate(hw: Hardware, workload: Workload, predict: bool = False) -> dict[str, Any]:
+def evaluate(hw: Hardware, workload: Workload, predict: bool = False,
+             cache: bool | None = None) -> dict[str, Any]:
     """One row: the workload planned and simulated (or predicted) on ``hw``. A refusal
     (the hardware cannot run it) is data: ``refused`` says why; an unexpected failure is
-    too, with its exception."""
+    too, with its exception. Predicted plans come from the plan cache
+    (:mod:`strider.plancache`) unless ``cache`` is False (None: as ``STRIDER_CACHE``
+    says)."""
     try:
-        return KINDS[workload.kind](hw, workload, predict)
+        return KINDS[workload.kind](hw, workload, predict, cache)
     except StriderError as exc:
         row = empty_row(workload)
         row["refused"] = refusal(exc)
