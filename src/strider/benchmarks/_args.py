@@ -68,6 +68,15 @@ def hardware_type(text: str) -> Any:
         raise argparse.ArgumentTypeError(f"cannot read hardware file {text!r}: {exc}") from None
 
 
+def hardware_list_type(text: str) -> list[Any]:
+    """``--hw A,B,...`` as an argparse type: each preset or TOML file loaded at once
+    (:func:`hardware_type`)."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("give at least one preset or TOML file")
+    return [hardware_type(name) for name in names]
+
+
 def dtype_type(text: str) -> str:
     """A dtype name as an argparse type: the canonical name of a numeric or bool dtype
     (``float32``, ``bfloat16``, ``f2``, ``complex128``, ...); an unknown one is a usage
@@ -122,5 +131,6 @@ def target_status(met: bool, quick: bool) -> int:
 
 
 __all__ = ["non_negative_int", "positive_int", "positive_int_list", "hardware_type",
+           "hardware_list_type",
            "dtype_type", "positive_float", "quick_defaults", "NOT_JUDGED", "verdict",
            "target_status"]
