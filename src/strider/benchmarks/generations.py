@@ -144,9 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     for op in ops:
         op["by_hw"] = {hw.name: measure(op, hw) for hw in hws}
     head, rows = table(ops, hws)
-    print(f"predicted time of each op planned by auto; (x) is the ratio to the DRAM "
-          f"roofline of its bytes; x: how many times the model runs it; speed-up: the "
-          f"first hardware's time over each other's\n")
+    print("predicted time of each op planned by auto; (x) is the ratio to the DRAM "
+          "roofline of its bytes; x: how many times the model runs it; speed-up: the "
+          "first hardware's time over each other's\n")
     print(format_table(head, rows))
     print()
     for line in totals(ops, hws):
