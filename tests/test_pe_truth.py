@@ -73,7 +73,7 @@ def test_simulating_a_program_that_feeds_int16_to_trn1s_pe_exits_2_naming_pe_dty
                               "float8_e5m2", "int32"]))
 def test_the_integer_carrier_is_the_widest_integer_input_that_divides_the_element(seed, dtype):
     hw = random_hardware(random.Random(seed).choice)
-    mode, engine, note = choose_mode(dtype, hw, carrier="integer")
+    mode, engine, note = choose_mode(dtype, hw, pe_mode="mac", carrier="integer")
     size = dtype_of(dtype).itemsize
     ints = [d for d in hw.pe.dtypes if input_kind(d) == "int" and size % dtype_of(d).itemsize == 0]
     if mode is None:

@@ -193,7 +193,7 @@ register(MicroBenchmark(
     ("pe.int8_cost",), lambda f: (f["pe.int8_cost"].value, f["pe.int8_cost"].citation, None),
     lambda hw: (matmul_interval(hw, 512, "int8", False)
                 / matmul_interval(hw, 512, "bfloat16", False)), "x",
-    lambda hw: None if hw.pe.takes("int8") else "the PE array takes no int8 (`pe.dtypes`)"))
+    lambda hw: None if hw.pe.takes("int8") else "no int8 input to the PE array (`pe.dtypes`)"))
 register(MicroBenchmark(
     "PE transpose: fp32 / bf16 cost ratio (is_transpose)", ("pe.transpose_dtype_cycles",),
     ("pe.transpose_fp32_cost",),

@@ -46,7 +46,6 @@ from .format import (
     figure_changes,
     hardware_problems,
     merge_onto,
-    summary_rows,
 )
 from .pe import PEArraySpec
 from .presets import TINY_CITATION, tiny_figures, trn2_figures, trn3_figures
@@ -61,6 +60,7 @@ from .sections import (
     VectorSpec,
 )
 from .sources import TRN1_SOURCES
+from .summary import summary_rows
 from .writing import full_toml, minimal_toml, toml_text
 
 
@@ -94,7 +94,7 @@ class Hardware:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dtypes", tuple(self.dtypes))
-        if not self.pe.dtypes and isinstance(self.pe, PEArraySpec):  # the cells take all
+        if self.pe.dtypes == () and isinstance(self.pe, PEArraySpec):  # the cells take all
             object.__setattr__(self, "pe", dataclasses.replace(  # they can sum in 32 bits
                 self.pe, dtypes=tuple(d for d in self.dtypes if d in MAC_DTYPES)))
         if isinstance(self.sources, dict):

@@ -1,8 +1,8 @@
 """Plain data <-> a hardware description: reading TOML/JSON tables with every
 type problem reported at once (an unknown field with a did-you-mean), laying a file's
 fields over a preset's, the value rules (:func:`hardware_problems`, with the plausible
-ranges of :data:`RANGES`), and the ``hw show`` summary (TOML text is
-:mod:`strider.hardware.writing`'s).
+ranges of :data:`RANGES`); the ``hw show`` summary is :mod:`strider.hardware.summary`'s,
+TOML text :mod:`strider.hardware.writing`'s.
 
 """
 
@@ -270,12 +270,6 @@ def _number_problem(where: str, name: str, value: Any, integer: bool) -> str | N
     return None
 
 
-def _transpose_tile(dma: Any) -> str:
-    """`` in 16 x 128 tiles`` (source rows x columns; ``any`` for an untiled side)."""
-    rows, cols = dma.transpose_tile_rows, dma.transpose_tile_cols
-    return f" in {rows or 'any'} x {cols or 'any'} tiles" if rows or cols else ""
-
-
 def _num(x: float) -> str:
     return f"{x:,}" if isinstance(x, int) or x == int(x) and abs(x) < 1e6 else f"{x:g}"
 
@@ -420,10 +414,11 @@ def hardware_problems(hw: Described) -> list[str]:
              f"must be <= pe.{side} ({size}): a stationary tile holds one {side[:-1]} at least")
     problems += mac_problems(hw.pe.dtypes, hw.pe.accumulate, tuple(hw.dtypes))
     transposes = hw.dma.transpose_element_bytes
+    transposes = list(transposes) if isinstance(transposes, (tuple, list)) else []
     for rate in ("transpose_rate", "transpose_sbuf_rate"):
         value = getattr(hw.dma, rate)
         need(not transposes or value > 0, f"dma.{rate}", value,
-             f"must be > 0 when dma.transpose_element_bytes lists sizes ({list(transposes)})")
+             f"must be > 0 when dma.transpose_element_bytes lists sizes ({transposes})")
     need(hw.dma.transpose_tile_cols <= parts, "dma.transpose_tile_cols",
          hw.dma.transpose_tile_cols,
          f"must be <= sbuf.partitions ({parts}): a tile's source columns become partitions "
@@ -448,66 +443,7 @@ def cite_every_figure(hw: Described, text: str) -> tuple[tuple[str, str], ...]:
     return tuple(given.items()) + tuple((key, text) for key in keys if key not in given)
 
 
-# ---------------------------------------------------------------- hw show
-def summary_rows(hw: Described) -> list[tuple[str, str]]:
-    """(what, value) pairs for a readable listing, then each figure's source."""
-    kib = 1024
-    return [
-        ("clock", f"{hw.clock_hz / 1e9:g} GHz" + "".join(
-            f", {section} {clock / 1e9:g} GHz" for section, clock
-            in hw.engine_clocks_hz().items() if clock != hw.clock_hz)),
-        ("DRAM", f"{hw.dram.capacity_bytes / 2**30:g} GiB, "
-                 f"{hw.dram.bandwidth_bytes_per_s / 1e9:g} GB/s, "
-                 f"latency {hw.dram.latency_ns:g} ns "
-                 f"({hw.dram_bytes_per_cycle:.1f} B/cycle)"),
-        ("SBUF", f"{hw.sbuf.partitions} partitions x "
-                 f"{hw.sbuf.bytes_per_partition / kib:g} KiB = "
-                 f"{_bytes_text(hw.sbuf.capacity_bytes)}"),
-        ("PSUM", f"{hw.psum.partitions} partitions x "
-                 f"{hw.psum.bytes_per_partition / kib:g} KiB in {hw.psum.banks} banks"),
-        ("PE array", f"{hw.pe.rows} x {hw.pe.cols}"
-                     + (", bit-exact pass-through transpose" if hw.pe.passthrough_transpose
-                        else ", multiply-accumulate only") + hw.pe.timing_text()),
-        ("PE arithmetic", hw.pe.mac_text()),
-        ("vector engine", f"{hw.vector.lanes} lanes, {hw.vector.transpose_block} x "
-                          f"{hw.vector.transpose_block} block transpose, "
-                          f"{_access(hw.vector)}"),
-        ("activation engine",
-         f"{hw.activation.lanes} lanes (PSUM -> SBUF), {_access(hw.activation)}"),
-        ("DMA", f"{hw.dma.queues} queues x {hw.dma.bytes_per_cycle:g} B/cycle, "
-                f"{hw.dma.descriptor_cycles} cycles/descriptor (+ DRAM latency"
-                + (", overlapped with the next" if hw.dma.overlap_dram_latency else "")
-                + f"), full speed from {hw.dma.efficient_chunk_bytes} B runs, <= "
-                f"{hw.dma.max_dims} dims, {hw.dma.ttu_width_bits}-bit TTU"
-                + (f"; transposes {'/'.join(map(str, hw.dma.transpose_element_bytes))}-byte "
-                   f"elements at {hw.dma.transpose_rate:g}x the rate (SBUF to SBUF "
-                   f"{hw.dma.transpose_sbuf_rate:g}x)" + _transpose_tile(hw.dma)
-                   if hw.dma.transpose_element_bytes else "")
-                + (f"; {hw.dma.descriptor_generation_ns:g} ns of hardware descriptor "
-                   "generation per DMA transpose" if hw.dma.descriptor_generation_ns else "")),
-        ("stream", f"{hw.stream.processing_engines} processing engines, "
-                   f"{hw.stream.pages} pages x {hw.stream.page_bytes / kib:g} KiB"),
-        ("dtypes", ", ".join(hw.dtypes)),
-    ] + [(f"source: {key}", text) for key, text in hw.sources]
-
-
-def _access(spec: Any) -> str:
-    """How an engine's SBUF/PSUM access is costed, for ``hw show``."""
-    text = f"{spec.instruction_cycles} cycles/access"
-    if spec.fast_stride_bytes is not None:
-        text += (f", {spec.strided_rate:g}x rate beyond a {spec.fast_stride_bytes} B "
-                 "innermost stride")
-    return text
-
-
-def _bytes_text(n: int) -> str:
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= size:
-            return f"{n / size:g} {unit}"
-    return f"{n} B"
-
-
 __all__ = ["check_plain", "merge_onto", "figure_changes", "dotted", "based_description",
            "field_problem", "field_problems", "hardware_problems", "unknown_field",
-           "summary_rows", "cite_every_figure", "RANGES", "MAX_UNITS", "MAX_ON_CHIP_BYTES",
+           "cite_every_figure", "RANGES", "MAX_UNITS", "MAX_ON_CHIP_BYTES",
            "NOT_FIGURES"]
