@@ -239,7 +239,9 @@ def load_onnx(path: str | Path, dims: Mapping[str, int] | None = None) -> Graph:
     except Exception as exc:  # noqa: BLE001
         raise ArgumentError(f"{path}: shape inference failed: {exc}") from None
     _check_sizes(model, path)  # inference may carry a bad size further
-    return _graph(onnx, model, path.stem, bindable - set(dims or {}))
+    graph = _graph(onnx, model, path.stem, bindable - set(dims or {}))
+    graph.opset = opset
+    return graph
 
 
 def _bodies(onnx, node) -> list:
