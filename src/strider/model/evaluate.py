@@ -183,7 +183,7 @@ def observe(graph: Graph, seed: int = 0) -> dict[Any, np.ndarray]:
     seen: dict[Any, np.ndarray] = {}
     for node in graph.nodes:
         if node.op_type not in EVALUATED and node.op_type not in RULES or (
-                node.name in graph.channels_last):  # opaque: what is not drawn yet is
+                node.name in graph.channels_last or node.domain):  # opaque: what is not drawn yet is
             # the same in both graphs (drawn from the same name)
             args = [None if t in graph.constants and t not in env else get(t)
                     for t in node.inputs if t]
@@ -191,7 +191,7 @@ def observe(graph: Graph, seed: int = 0) -> dict[Any, np.ndarray]:
             args = [get(t) for t in node.inputs if t]
         held = [a for a in args if a is not None]
         outs = None
-        if len(held) == len(args) and node.name not in graph.channels_last:
+        if len(held) == len(args) and node.name not in graph.channels_last and not node.domain:
             if node.op_type in EVALUATED:
                 one = _run(graph, node, held)
                 outs = None if one is None else [one]

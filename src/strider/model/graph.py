@@ -30,6 +30,7 @@ class Node:
     inputs: list[str]
     outputs: list[str]
     attrs: dict[str, Any] = field(default_factory=dict)
+    domain: str = ""  # the operator set ("" : the default ONNX domain)
 
 
 @dataclass

@@ -360,8 +360,10 @@ def _gather(ctx: Context) -> Rewrite:
 def _squeeze(ctx: Context) -> Rewrite:
     r = len(ctx.q)
     axes = ctx.ints("axes", 1, 13)
-    logical = ({_axis(a, r) for a in axes} if axes else
-               {a for a, d in enumerate(ctx.shape(0)) if d == 1})
+    if not axes:  # every axis of size 1: the same ones in any layout
+        ones = {a for a, d in enumerate(ctx.shape(0)) if d == 1}
+        return Rewrite(dict(ctx.attrs), [drop(ctx.q, ones)])
+    logical = {_axis(a, r) for a in axes}
     attrs, params = _param_or_attr(ctx, "axes", 1, 13, sorted(ctx.q[a] for a in logical))
     return Rewrite(attrs, [drop(ctx.q, logical)], params)
 

@@ -145,19 +145,22 @@ class _Pass:
             raise _NoRule(f"the shape of its constant input {c!r} is not known")
         full = (1,) * (len(q) - len(shape)) + tuple(shape)
         stored = tuple(full[a] for a in inverse(q))
-        if stored == tuple(shape):
+        axes = [a for a in inverse(q) if full[a] != 1]
+        in_order = axes == sorted(axes)  # then a reshape is all it takes
+        if in_order and stored == tuple(shape):
             return c
         key = (c, q)
         if key in self.made:
             return self.made[key]
         dtype = self.g.dtypes.get(c)
-        moved = [d for d in stored if d != 1] == [d for d in full if d != 1]
-        step = full if not moved else stored
-        shape_const = self.tensor(f"{c}_shape", (len(step),), "int64", constant=True)
-        self.g.values[shape_const] = np.asarray(step, dtype=np.int64)
-        out = self.tensor(f"{c}_moved" if not moved else f"{c}_reshaped", step, dtype, True)
-        self.emit(Node(self.fresh(f"reshape_{c}"), "Reshape", [c, shape_const], [out]))
-        if not moved:
+        out = c
+        step = stored if in_order else full
+        if step != tuple(shape):
+            shape_const = self.tensor(f"{c}_shape", (len(step),), "int64", constant=True)
+            self.g.values[shape_const] = np.asarray(step, dtype=np.int64)
+            out = self.tensor(f"{c}_reshaped", step, dtype, True)
+            self.emit(Node(self.fresh(f"reshape_{c}"), "Reshape", [c, shape_const], [out]))
+        if not in_order:
             src, out = out, self.tensor(f"{c}_moved", stored, dtype, True)
             self.emit(Node(self.fresh(f"permute_{c}"), "Transpose", [src], [out],
                            {"perm": inverse(q)}))
@@ -211,7 +214,8 @@ class _Pass:
 
     def copy(self, node: Node, moved: dict[str, str]) -> None:
         inputs = [moved.get(t) or (self.get(t).base if t else t) for t in node.inputs]
-        self.emit(Node(node.name, node.op_type, inputs, list(node.outputs), dict(node.attrs)))
+        self.emit(Node(node.name, node.op_type, inputs, list(node.outputs), dict(node.attrs),
+                       node.domain))
 
     def blocked(self, node: Node) -> str | None:
         """Why ``node`` must read its inputs as written, before looking at its rule."""
@@ -219,7 +223,7 @@ class _Pass:
             return f"{node.op_type} {node.name} runs channels-last and reads NHWC"
         if any(u["node"] == node.name for u in self.src.unanalysed):
             return f"{node.op_type} {node.name} has subgraphs, which are not analysed"
-        if node.op_type not in RULES:
+        if node.op_type not in RULES or node.domain:
             return f"{node.op_type} {node.name} has no layout rule"
         for t in node.outputs:
             dtype = self.src.dtypes.get(t)
@@ -246,8 +250,8 @@ class _Pass:
                 qs.append(states[i].q or tuple(range(r)))
             return self.rewrite(node, apply_rule(self.src, node, qs), qs[0], states)
         live = [i for i in data if node.inputs[i] not in self.src.constants]
-        rank = self.rank(node.outputs[0]) if rule.data == "all" else self.rank(node.inputs[0])
-        if any(self.rank(node.inputs[i]) != rank for i in live):
+        ranks = [self.rank(node.inputs[i]) for i in live]
+        if None in ranks or len(set(ranks)) > 1:
             return f"{node.op_type} {node.name} broadcasts an activation from a lower rank"
         votes = Counter(states[i].q for i in live)
         q, n = max(votes.items(), key=lambda kv: (kv[1], kv[0] is None))
