@@ -338,8 +338,8 @@ def test_opset9_softmax_across_the_axis_keeps_the_transpose_and_says_why():
     from strider.model.simplify import simplify_explained
 
     g = Graph("m", inputs=["x"], outputs=["y"], opset=9)
-    g.add_tensor("x", (2, 3, 4), "float32"); g.add_tensor("t", (4, 2, 3), "float32")
-    g.add_tensor("y", (4, 2, 3), "float32")
+    for t, shape in (("x", (2, 3, 4)), ("t", (4, 2, 3)), ("y", (4, 2, 3))):
+        g.add_tensor(t, shape, "float32")
     g.add(Node("tr", "Transpose", ["x"], ["t"], {"perm": (2, 0, 1)}))
     g.add(Node("sm", "Softmax", ["t"], ["y"], {"axis": 1}))
     simple, removed, kept = simplify_explained(g)
