@@ -36,7 +36,7 @@ from .evaluate import check_equivalent, check_fits
 from .graph import Graph
 from .ops import LayoutOp, dtype_problem, find_layout_ops
 from .policy import apply_policy
-from .simplify import simplify
+from .simplify import removed_by_rule, simplify_explained
 
 Progress = Callable[[str], None]
 
@@ -60,6 +60,10 @@ class ModelReport:
     unanalysed: list[dict[str, Any]] = field(default_factory=list)
     #: layout ops the layout policy inserted (None under ``as-written``)
     inserted: int | None = None
+    #: what ``auto`` chose per region, and why (empty under the fixed policies)
+    choice: list[dict[str, Any]] = field(default_factory=list)
+    #: the simplified graph (what ``--out`` writes)
+    graph: Graph | None = field(default=None, repr=False)
 
     @property
     def refused(self) -> list[dict[str, Any]]:
@@ -78,7 +82,7 @@ class ModelReport:
                 "total_seconds": self.total_seconds, "by_strategy": self.by_strategy,
                 "simplified": self.simplified,
                 "refused_ops": self.refused_count, "layout_policy_inserted": self.inserted,
-                "unanalysed_subgraphs": self.unanalysed}
+                "layout_choice": self.choice, "unanalysed_subgraphs": self.unanalysed}
 
 
 def _time_op(op: LayoutOp, hw: Hardware, predict: bool, seed: int) -> dict[str, Any]:
@@ -182,10 +186,16 @@ def analyse(graph: Graph, hw: Hardware | str = "trn1-like", *, predict: bool = F
     (default: every core) share the distinct ops when there are enough of them."""
     hw = hw if isinstance(hw, Hardware) else Hardware.load(hw)
     written = len(graph.nodes)
-    graph = apply_policy(graph, layout_policy)
+    choice: list[dict[str, Any]] = []
+    if layout_policy == "auto":
+        from .choose import choose_layout
+
+        graph, choice = choose_layout(graph, _pricer(hw, seed), progress)
+    else:
+        graph = apply_policy(graph, layout_policy)
     inserted = None if layout_policy == "as-written" else len(graph.nodes) - written
     ops = find_layout_ops(graph)
-    simple, removed = simplify(graph)
+    simple, removed, kept_alive = simplify_explained(graph)
     check_fits(graph, simple)  # before any random data is made
     problems = check_equivalent(graph, simple, seed)
     if problems:  # never report a rewrite that changed the results
@@ -204,11 +214,28 @@ def analyse(graph: Graph, hw: Hardware | str = "trn1-like", *, predict: bool = F
             continue
         by_strategy[r["strategy"] or "refused"] = (by_strategy.get(r["strategy"] or "refused", 0.0)
                                                    + (r["seconds"] or 0.0) * r["count"])
+    live = {o.name for o in kept if not o.constant}
     simplified = {"ops": sum(r["count"] for r in after),
                   **simplified_figures(_total(act), _total(after)),
-                  "removed": removed, "checked_equal": True}
+                  "removed": removed, "removed_by_rule": removed_by_rule(removed),
+                  "kept": [k for k in kept_alive if k["layout_op"] in live],
+                  "checked_equal": True}
     return ModelReport(graph.name, hw.name, layout_policy, predict, act, const, _total(act),
-                       simplified, by_strategy, list(graph.unanalysed), inserted)
+                       simplified, by_strategy, list(graph.unanalysed), inserted, choice,
+                       simple)
+
+
+def _pricer(hw: Hardware, seed: int) -> Callable[[tuple, tuple, str], float]:
+    """Predicted seconds of one layout op (shape, perm, dtype), each planned once."""
+    cache: dict[tuple, float] = {}
+
+    def price(shape: tuple, perm: tuple, dtype: str) -> float:
+        key = (tuple(shape), tuple(perm), dtype)
+        if key not in cache:
+            op = LayoutOp("price", "Transpose", *key, False)
+            cache[key] = _time_op(op, hw, True, seed)["seconds"] or 0.0
+        return cache[key]
+    return price
 
 
 __all__ = ["analyse", "ModelReport", "simplified_figures"]

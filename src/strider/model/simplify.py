@@ -131,7 +131,7 @@ class _Pass:
                      else self.fresh(f"layout_{t}"))
         self.emit(Node(node_name, "Transpose", [s.base], [name], {"perm": r}))
         self.made[key] = name
-        self.kept.append({"node": consumer.name if consumer else "output",
+        self.kept.append({"layout_op": node_name, "node": consumer.name if consumer else "output",
                           "op_type": consumer.op_type if consumer else "graph output",
                           "tensor": t, "perm": list(r), "why": why,
                           "transposes": sorted(s.srcs)})
