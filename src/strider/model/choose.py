@@ -216,8 +216,9 @@ def choose_layout(graph: Graph, price: Price,
     nhwc = {v for v in labelled if v not in source_side}
     chosen = {k for k in range(len(problem.runs)) if f"region {k}" in nhwc}
     best = problem.cost(nhwc)
-    candidates = {"auto": apply_policy(graph, "nhwc", chosen), "as-written": graph,
-                  "nhwc": apply_policy(graph, "nhwc")}
+    auto = apply_policy(graph, "nhwc", chosen)
+    auto.pinned = {n for n, v in problem.vertex.items() if v == n and v not in nhwc}
+    candidates = {"auto": auto, "as-written": graph, "nhwc": apply_policy(graph, "nhwc")}
     actual = {name: _priced(g, price) for name, g in candidates.items()}
     pick = min(actual, key=lambda k: (actual[k], k != "auto"))
     lines = []

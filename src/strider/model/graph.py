@@ -56,6 +56,8 @@ class Graph:
     opset: int | None = None
     #: nodes that run channels-last (a layout policy's choice; written wrapped)
     channels_last: set[str] = field(default_factory=set)
+    #: nodes a layout choice keeps reading their inputs as written (``auto``)
+    pinned: set[str] = field(default_factory=set)
 
     def add(self, node: Node) -> None:
         self.nodes.append(node)

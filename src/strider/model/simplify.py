@@ -65,7 +65,7 @@ class _Pass:
                        shapes=dict(src.shapes), dtypes=dict(src.dtypes),
                        constants=set(src.constants), values=dict(src.values),
                        unanalysed=list(src.unanalysed), opset=src.opset,
-                       channels_last=set(src.channels_last))
+                       channels_last=set(src.channels_last), pinned=set(src.pinned))
         self.used = set(src.shapes) | {n.name for n in src.nodes} | set(src.inputs)
         self.producer = {t: n for n in src.nodes for t in n.outputs}
         self.emitted: set[str] = set(src.inputs) | set(src.constants)
@@ -223,6 +223,9 @@ class _Pass:
             return f"{node.op_type} {node.name} runs channels-last and reads NHWC"
         if any(u["node"] == node.name for u in self.src.unanalysed):
             return f"{node.op_type} {node.name} has subgraphs, which are not analysed"
+        if node.name in self.src.pinned:
+            return (f"{node.op_type} {node.name} stays as written: the layout choice found "
+                    "converting before it cheaper")
         if node.op_type not in RULES or node.domain:
             return f"{node.op_type} {node.name} has no layout rule"
         for t in node.outputs:
