@@ -106,6 +106,8 @@ def split(c: Case) -> None:
         c.op("Split", ["t"], 2, axis=a, split=[k, n - k])
     else:
         c.op("Split", ["t", c.const("split", i64([k, n - k]))], 2, axis=a)
+    # joined again the other way round: one layout conversion at the end, not two
+    c.nodes.append(helper.make_node("Concat", ["y1", "y"], ["z"], name="join", axis=a % len(c.shape)))
 
 
 def slice_(c: Case) -> None:

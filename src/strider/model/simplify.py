@@ -59,8 +59,12 @@ def _ident(q: Perm | None) -> bool:
 
 
 class _Pass:
-    def __init__(self, src: Graph):
+    def __init__(self, src: Graph, as_written: frozenset[str] = frozenset(),
+                 pins: frozenset[str] = frozenset()):
         self.src = src
+        self.as_written = as_written  # reshapes converted back rather than to the nearest
+        self.pins = pins | src.pinned  # ops that read their inputs as written
+        self.nearest: list[str] = []  # reshapes converted to the nearest layout
         self.g = Graph(src.name, inputs=list(src.inputs), outputs=list(src.outputs),
                        shapes=dict(src.shapes), dtypes=dict(src.dtypes),
                        constants=set(src.constants), values=dict(src.values),
@@ -73,6 +77,7 @@ class _Pass:
         self.state: dict[str, _State] = {}
         self.made: dict[tuple, str] = {}
         self.passed: dict[str, list[str]] = {}
+        self.through_nodes: dict[str, set[str]] = {}
         self.applied: list[dict[str, Any]] = []
         self.kept: list[dict[str, Any]] = []
         self.originals: list[str] = []
@@ -223,7 +228,7 @@ class _Pass:
             return f"{node.op_type} {node.name} runs channels-last and reads NHWC"
         if any(u["node"] == node.name for u in self.src.unanalysed):
             return f"{node.op_type} {node.name} has subgraphs, which are not analysed"
-        if node.name in self.src.pinned:
+        if node.name in self.pins:
             return (f"{node.op_type} {node.name} stays as written: the layout choice found "
                     "converting before it cheaper")
         if node.op_type not in RULES or node.domain:
@@ -266,6 +271,11 @@ class _Pass:
                 states: dict[int, _State]) -> str | None:
         if isinstance(rw, str):
             return f"{node.op_type} {node.name}: {rw}"
+        if rw.via is not None and not _ident(rw.via):
+            if node.name in self.as_written:
+                return (f"{node.op_type} {node.name}: {rw.note.split(';')[0]}; converted back "
+                        "as written (fewer transposes than the nearest layout)")
+            self.nearest.append(node.name)
         inputs = list(node.inputs)
         each = RULES[node.op_type].data == "each"
         for i, s in states.items():
@@ -306,6 +316,7 @@ class _Pass:
         self.emit(Node(node.name, rw.op_type or node.op_type, inputs, outputs, rw.attrs))
         for src in srcs:
             self.passed.setdefault(src, []).append(node.op_type)
+            self.through_nodes.setdefault(src, set()).add(node.name)
         self.applied.append({"rule": node.op_type, "nodes": [node.name],
                              "why": f"layout {list(q)} carried through {node.op_type} "
                                     f"{node.name}"})
@@ -321,6 +332,24 @@ def simplify_explained(graph: Graph) -> tuple[Graph, list[dict[str, Any]], list[
     as written (``node``, ``op_type``), ``why``, and the original transposes it carries."""
     p = _Pass(graph)
     p.run()
+    # a reshape the layout separates converts to the nearest layout that keeps its axes
+    # together (a channel shuffle stays a shuffle, in NHWC); where converting back as
+    # written leaves fewer transposes in the end, that is done instead
+    for name in list(p.nearest):
+        trial = _Pass(graph, p.as_written | {name}, p.pins)
+        trial.run()
+        if len(trial.kept) <= len(p.kept):
+            p = trial
+    # and a transpose whose layout, carried on, still ends in more conversions than
+    # it started as (a layout fanning out to several ops that need it as written) stays
+    # where it stands: the ops it passed read it as written
+    for t in sorted({s for k in p.kept for s in k["transposes"]}):
+        ops = p.through_nodes.get(t)
+        if ops:
+            trial = _Pass(graph, p.as_written, p.pins | ops)
+            trial.run()
+            if len(trial.kept) < len(p.kept):
+                p = trial
     alive = {s for k in p.kept for s in k["transposes"]}
     removed = list(p.applied)
     for t in p.originals:
