@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from pathlib import Path
 
@@ -174,6 +175,21 @@ def test_out_writes_the_simplified_model(tmp_path, capsys):
     want = ReferenceEvaluator(str(src)).run(None, {"x": x})[0]
     np.testing.assert_allclose(ReferenceEvaluator(model).run(None, {"x": x})[0], want,
                                rtol=1e-5, atol=1e-6)
+
+
+def test_auto_on_the_command_line_says_what_each_region_chose(tmp_path, capsys):
+    src = small_cnn(tmp_path)
+    totals = {}
+    for policy in ("as-written", "nhwc", "auto"):
+        assert main(["model", str(src), "--layout-policy", policy, "--predict", "--json"]) == 0
+        report = json.loads(capsys.readouterr().out)
+        totals[policy] = report["simplified"]["remaining_seconds"]
+    assert totals["auto"] <= min(totals["as-written"], totals["nhwc"])
+    choice = report["layout_choice"]
+    assert choice[0]["region"] == "all" and len(choice) == 1 + 2   # two regions
+    assert all(c["layout"] in ("NCHW", "NHWC") and c["why"] for c in choice[1:])
+    assert main(["model", str(src), "--layout-policy", "auto", "--predict"]) == 0
+    assert "layout chosen per region (--layout-policy auto)" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------- auto: the cut

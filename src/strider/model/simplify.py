@@ -379,8 +379,4 @@ def removed_by_rule(removed: list[dict[str, Any]]) -> dict[str, int]:
     return dict(out.most_common())
 
 
-#: Kept for callers that list the elementwise ops (every one has a rule now).
-UNARY = frozenset(op for op, rule in RULES.items() if rule.data == "first")
-BINARY = frozenset(op for op, rule in RULES.items() if rule.data == "all")
-
-__all__ = ["simplify", "simplify_explained", "removed_by_rule", "UNARY", "BINARY"]
+__all__ = ["simplify", "simplify_explained", "removed_by_rule"]
