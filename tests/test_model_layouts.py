@@ -29,8 +29,8 @@ LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 #: crosses a layout boundary, plus ShuffleNet's 16 channel shuffles
 TARGET = {"resnet50": 2, "vgg19": 2, "squeezenet": 2, "inception_v1": 2, "inception_v2": 2,
           "densenet121": 2, "bvlc_alexnet": 2, "zfnet512": 2, "shufflenet": 18}
-#: the ones whose equivalence check takes seconds (big random weights): slow
-HEAVY = {"vgg19", "bvlc_alexnet", "zfnet512", "densenet121"}
+#: the ones whose equivalence check takes seconds (big random weights, many ops): slow
+HEAVY = {"vgg19", "bvlc_alexnet", "zfnet512", "densenet121", "resnet50", "inception_v2"}
 
 
 def light(name: str) -> Path:
@@ -99,8 +99,8 @@ def randomised(src: Path, dst: Path, seed: int = 0) -> None:
     onnx.save(model, str(dst))
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in HEAVY
-                                  or n in ("resnet50", "inception_v2") else n
+@pytest.mark.parametrize("name", [n if n in ("squeezenet", "shufflenet") else
+                                  pytest.param(n, marks=pytest.mark.slow)
                                   for n in sorted(TARGET)])
 def test_written_model_computes_what_the_original_computes(tmp_path, name):
     ort = pytest.importorskip("onnxruntime")

@@ -148,6 +148,8 @@ class _Pass:
         shape = self.g.shapes.get(c)
         if shape is None:
             raise _NoRule(f"the shape of its constant input {c!r} is not known")
+        if len(shape) > len(q):
+            raise _NoRule(f"its constant input {c!r} has more axes than the activation")
         full = (1,) * (len(q) - len(shape)) + tuple(shape)
         stored = tuple(full[a] for a in inverse(q))
         axes = [a for a in inverse(q) if full[a] != 1]
