@@ -190,7 +190,8 @@ def analyse(graph: Graph, hw: Hardware | str = "trn1-like", *, predict: bool = F
     if layout_policy == "auto":
         from .choose import choose_layout
 
-        graph, choice = choose_layout(graph, _pricer(hw, seed), progress)
+        price = _Pricer(hw, seed, workers, progress)
+        graph, choice = choose_layout(graph, price, progress, price.prefetch)
     else:
         graph = apply_policy(graph, layout_policy)
     inserted = None if layout_policy == "as-written" else len(graph.nodes) - written
@@ -225,17 +226,27 @@ def analyse(graph: Graph, hw: Hardware | str = "trn1-like", *, predict: bool = F
                        simple)
 
 
-def _pricer(hw: Hardware, seed: int) -> Callable[[tuple, tuple, str], float]:
-    """Predicted seconds of one layout op (shape, perm, dtype), each planned once."""
-    cache: dict[tuple, float] = {}
+class _Pricer:
+    """Predicted seconds of one layout op (shape, perm, dtype), each planned once;
+    :meth:`prefetch` plans many over a process pool."""
 
-    def price(shape: tuple, perm: tuple, dtype: str) -> float:
+    def __init__(self, hw: Hardware, seed: int, workers: int | None = None,
+                 progress: Progress | None = None):
+        self.hw, self.seed, self.workers, self.progress = hw, seed, workers, progress
+        self.cache: dict[tuple, float] = {}
+
+    def prefetch(self, keys: list[tuple]) -> None:
+        ops = [LayoutOp("price", "Transpose", k[0], k[1], k[2], False) for k in keys
+               if k not in self.cache]
+        rows = _time_all(ops, self.hw, True, self.seed, self.workers, self.progress)
+        for op, row in zip(ops, rows):
+            self.cache[op.key] = row["seconds"] or 0.0
+
+    def __call__(self, shape: tuple, perm: tuple, dtype: str) -> float:
         key = (tuple(shape), tuple(perm), dtype)
-        if key not in cache:
-            op = LayoutOp("price", "Transpose", *key, False)
-            cache[key] = _time_op(op, hw, True, seed)["seconds"] or 0.0
-        return cache[key]
-    return price
+        if key not in self.cache:
+            self.prefetch([key])
+        return self.cache[key]
 
 
 __all__ = ["analyse", "ModelReport", "simplified_figures"]

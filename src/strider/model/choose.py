@@ -197,20 +197,34 @@ def _trial_conversions(graph: Graph) -> list[dict[str, Any]]:
     return out
 
 
-def _priced(graph: Graph, price: Price) -> float:
-    simple, _ = simplify_explained(graph)[:2]
-    return sum(price(o.input_shape, o.perm, o.dtype) for o in find_layout_ops(simple)
-               if not o.constant)
+def _left(graph: Graph) -> list:
+    """The activation layout ops ``graph`` keeps after simplification."""
+    return [o for o in find_layout_ops(simplify_explained(graph)[0]) if not o.constant]
 
 
 def choose_layout(graph: Graph, price: Price,
-                  progress: Callable[[str], None] | None = None
+                  progress: Callable[[str], None] | None = None,
+                  prefetch: Callable[[list[tuple]], None] | None = None
                   ) -> tuple[Graph, list[dict[str, Any]]]:
     """``graph`` with the cheapest layout per region (see the module docstring), and one
-    line per region: what it chose and why."""
+    line per region: what it chose and why. ``prefetch`` (optional) is given every
+    (shape, perm, dtype) the cut prices before it prices one (to plan them in parallel)."""
     if progress:
         progress("choosing each region's layout (minimum cut over the conversions' cost)")
-    problem = _Problem(graph, price, _trial_conversions(graph))
+    trial = _trial_conversions(graph)
+    nhwc_graph = apply_policy(graph, "nhwc")
+    left = {"as-written": _left(graph), "nhwc": _left(nhwc_graph)}
+    if prefetch is not None:
+        wanted: list[tuple] = []
+
+        def record(shape: tuple, perm: tuple, dtype: str) -> float:
+            wanted.append((tuple(shape), tuple(perm), dtype))
+            return 1.0
+
+        _Problem(graph, record, trial)
+        wanted += [o.key for ops in left.values() for o in ops]
+        prefetch(list(dict.fromkeys(wanted)))
+    problem = _Problem(graph, price, trial)
     _, source_side = min_cut(problem.network(), "S", "T")
     labelled = set(problem.vertex.values())
     nhwc = {v for v in labelled if v not in source_side}
@@ -218,8 +232,9 @@ def choose_layout(graph: Graph, price: Price,
     best = problem.cost(nhwc)
     auto = apply_policy(graph, "nhwc", chosen)
     auto.pinned = {n for n, v in problem.vertex.items() if v == n and v not in nhwc}
-    candidates = {"auto": auto, "as-written": graph, "nhwc": apply_policy(graph, "nhwc")}
-    actual = {name: _priced(g, price) for name, g in candidates.items()}
+    candidates = {"auto": auto, "as-written": graph, "nhwc": nhwc_graph}
+    left["auto"] = _left(auto)
+    actual = {name: sum(price(*o.key) for o in ops) for name, ops in left.items()}
     pick = min(actual, key=lambda k: (actual[k], k != "auto"))
     lines = []
     for k, run in enumerate(problem.runs):
