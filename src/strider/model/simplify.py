@@ -231,8 +231,8 @@ class _Pass:
         if any(u["node"] == node.name for u in self.src.unanalysed):
             return f"{node.op_type} {node.name} has subgraphs, which are not analysed"
         if node.name in self.pins:
-            return (f"{node.op_type} {node.name} stays as written: the layout choice found "
-                    "converting before it cheaper")
+            return (f"{node.op_type} {node.name} reads its input as written (the layout "
+                    "chosen for this part of the graph, or fewer transposes that way)")
         if node.op_type not in RULES or node.domain:
             return f"{node.op_type} {node.name} has no layout rule"
         for t in node.outputs:
