@@ -74,7 +74,8 @@ def test_channels_last_policy_inserts_conversions_and_simplification_removes_pai
     assert len(inserted) > 50 and {o.perm for o in inserted} == {(0, 2, 3, 1), (0, 3, 1, 2)}
     simple, removed = simplify(nhwc)
     kept = find_layout_ops(simple)
-    assert [o.perm for o in kept] == [(0, 2, 3, 1), (0, 3, 1, 2)]  # one in, one out
+    # one in; none out: the flatten of an (N, C, 1, 1) tensor is the same in NHWC
+    assert [o.perm for o in kept] == [(0, 2, 3, 1)]
     assert check_equivalent(nhwc, simple) == [] and removed
 
 

@@ -17,12 +17,13 @@ Examples::
     strider model resnet50 --layout-policy nhwc      # a shipped model
     strider model llama_block --predict
     strider model my.onnx --dim batch=8 --dim seq=512 --predict --json
+    strider model my.onnx --layout-policy auto --predict --out my_nhwc.onnx
     strider model resnet50 --hw trn1-like,patent --predict   # generations side by side
 
 With ``--hw A,B,...`` (presets and TOML files) the model's report is printed for each
 hardware in turn, then one side-by-side table of the totals with each one's ratio to the
-first (``--json``: ``{"reports": [...], "side_by_side": [...]}``); ``--trace`` and
-``--plot`` take one hardware.
+first (``--json``: ``{"reports": [...], "side_by_side": [...]}``); ``--trace``,
+``--plot`` and ``--out`` take one hardware.
 
 Exit status: 0 verified, 1 an op did not verify, 2 bad input (a missing or non-ONNX
 file, a symbolic dim a layout op needs left unbound, an unsupported opset, an output
@@ -75,9 +76,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dim", type=_dim, action="append", default=[], metavar="NAME=VALUE",
                    help="bind a symbolic dim to a size from 1 to 2**40 (repeatable, once "
                         "per name)")
-    p.add_argument("--layout-policy", default="as-written", choices=("as-written", "nhwc"),
+    p.add_argument("--layout-policy", default="as-written",
+                   choices=("as-written", "nhwc", "auto"),
                    help="nhwc: insert the NCHW <-> NHWC conversions a channels-last "
-                        "backend adds around each run of conv / pooling / batch-norm ops")
+                        "backend adds around each run of conv / pooling / batch-norm ops; "
+                        "auto: each such region NCHW or NHWC, whichever leaves the "
+                        "cheapest conversions on --hw (an exact minimum cut)")
+    p.add_argument("--out", metavar="FILE.onnx",
+                   help="write the simplified graph as a standard ONNX model (channels-last "
+                        "ops wrapped Transpose -> op -> Transpose)")
     p.add_argument("--predict", action="store_true", help="cost model only (no simulation)")
     p.add_argument("--no-cache", action="store_true",
                    help="with --predict: plan every op afresh, not from the plan cache "
@@ -97,11 +104,15 @@ def run(args: argparse.Namespace) -> int:
     if args.seed < 0:
         raise ArgumentError(f"--seed must be >= 0, got {args.seed}")
     check_output_paths(args)  # --trace / --plot paths, before any work
+    if args.out is not None:
+        from ..model.onnx_export import check_out
+
+        check_out(args.out)
     dims = bound_dims(args.dim)
     hws = hardware_axis(args.hw)  # every name checked before any work
-    if len(hws) > 1 and (args.trace or args.plot):
-        raise ArgumentError("--trace and --plot take one hardware; give one --hw, or drop "
-                            "them to compare several side by side")
+    if len(hws) > 1 and (args.trace or args.plot or args.out):
+        raise ArgumentError("--trace, --plot and --out take one hardware; give one --hw, or "
+                            "drop them to compare several side by side")
     from pathlib import Path
 
     from ..model import zoo
@@ -130,6 +141,11 @@ def run(args: argparse.Namespace) -> int:
             print(format_report(report) + "\n")
     if len(hws) > 1:
         return _side_by_side(reports, args.json)
+    if args.out is not None:
+        from ..model.onnx_export import write_onnx
+
+        assert report.graph is not None  # analyse keeps the simplified graph
+        write_onnx(report.graph, source, args.out)
     if args.trace:
         write_trace(report, args.trace)
     if args.plot:
@@ -138,9 +154,9 @@ def run(args: argparse.Namespace) -> int:
         print_json(report.to_dict())
     else:
         print(format_report(report))
-        for what in ("trace", "plot"):
+        for what in ("out", "trace", "plot"):
             if getattr(args, what):
-                print(f"{what} written to {getattr(args, what)}")
+                print(f"{what if what != 'out' else 'model'} written to {getattr(args, what)}")
     failed = [r for r in report.ops + report.constant_ops if r["verified"] is False]
     if failed:
         return 1

@@ -36,7 +36,7 @@ from .evaluate import check_equivalent, check_fits
 from .graph import Graph
 from .ops import LayoutOp, dtype_problem, find_layout_ops
 from .policy import apply_policy
-from .simplify import simplify
+from .simplify import removed_by_rule, simplify_explained
 
 Progress = Callable[[str], None]
 
@@ -60,6 +60,10 @@ class ModelReport:
     unanalysed: list[dict[str, Any]] = field(default_factory=list)
     #: layout ops the layout policy inserted (None under ``as-written``)
     inserted: int | None = None
+    #: what ``auto`` chose per region, and why (empty under the fixed policies)
+    choice: list[dict[str, Any]] = field(default_factory=list)
+    #: the simplified graph (what ``--out`` writes)
+    graph: Graph | None = field(default=None, repr=False)
 
     @property
     def refused(self) -> list[dict[str, Any]]:
@@ -78,7 +82,7 @@ class ModelReport:
                 "total_seconds": self.total_seconds, "by_strategy": self.by_strategy,
                 "simplified": self.simplified,
                 "refused_ops": self.refused_count, "layout_policy_inserted": self.inserted,
-                "unanalysed_subgraphs": self.unanalysed}
+                "layout_choice": self.choice, "unanalysed_subgraphs": self.unanalysed}
 
 
 def _time_op(op: LayoutOp, hw: Hardware, predict: bool, seed: int, cache: bool | None = None,
@@ -201,10 +205,17 @@ def analyse(graph: Graph, hw: Hardware | str = "trn1-like", *, predict: bool = F
     them; ``cache=False`` plans every op afresh (None: as ``STRIDER_CACHE`` says)."""
     hw = hw if isinstance(hw, Hardware) else Hardware.load(hw)
     written = len(graph.nodes)
-    graph = apply_policy(graph, layout_policy)
+    choice: list[dict[str, Any]] = []
+    if layout_policy == "auto":
+        from .choose import choose_layout
+
+        price = _Pricer(hw, seed, workers, progress)
+        graph, choice = choose_layout(graph, price, progress, price.prefetch)
+    else:
+        graph = apply_policy(graph, layout_policy)
     inserted = None if layout_policy == "as-written" else len(graph.nodes) - written
     ops = find_layout_ops(graph)
-    simple, removed = simplify(graph)
+    simple, removed, kept_alive = simplify_explained(graph)
     check_fits(graph, simple)  # before any random data is made
     problems = check_equivalent(graph, simple, seed)
     if problems:  # never report a rewrite that changed the results
@@ -224,11 +235,38 @@ def analyse(graph: Graph, hw: Hardware | str = "trn1-like", *, predict: bool = F
             continue
         by_strategy[r["strategy"] or "refused"] = (by_strategy.get(r["strategy"] or "refused", 0.0)
                                                    + (r["seconds"] or 0.0) * r["count"])
+    live = {o.name for o in kept if not o.constant}
     simplified = {"ops": sum(r["count"] for r in after),
                   **simplified_figures(_total(act), _total(after)),
-                  "removed": removed, "checked_equal": True}
+                  "removed": removed, "removed_by_rule": removed_by_rule(removed),
+                  "kept": [k for k in kept_alive if k["layout_op"] in live],
+                  "checked_equal": True}
     return ModelReport(graph.name, hw.name, layout_policy, predict, act, const, _total(act),
-                       simplified, by_strategy, list(graph.unanalysed), inserted)
+                       simplified, by_strategy, list(graph.unanalysed), inserted, choice,
+                       simple)
+
+
+class _Pricer:
+    """Predicted seconds of one layout op (shape, perm, dtype), each planned once;
+    :meth:`prefetch` plans many over a process pool."""
+
+    def __init__(self, hw: Hardware, seed: int, workers: int | None = None,
+                 progress: Progress | None = None):
+        self.hw, self.seed, self.workers, self.progress = hw, seed, workers, progress
+        self.cache: dict[tuple, float] = {}
+
+    def prefetch(self, keys: list[tuple]) -> None:
+        ops = [LayoutOp("price", "Transpose", k[0], k[1], k[2], False) for k in keys
+               if k not in self.cache]
+        rows = _time_all(ops, self.hw, True, self.seed, self.workers, self.progress)
+        for op, row in zip(ops, rows):
+            self.cache[op.key] = row["seconds"] or 0.0
+
+    def __call__(self, shape: tuple, perm: tuple, dtype: str) -> float:
+        key = (tuple(shape), tuple(perm), dtype)
+        if key not in self.cache:
+            self.prefetch([key])
+        return self.cache[key]
 
 
 __all__ = ["analyse", "ModelReport", "simplified_figures"]

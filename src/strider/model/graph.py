@@ -30,6 +30,7 @@ class Node:
     inputs: list[str]
     outputs: list[str]
     attrs: dict[str, Any] = field(default_factory=dict)
+    domain: str = ""  # the operator set ("" : the default ONNX domain)
 
 
 @dataclass
@@ -38,7 +39,9 @@ class Graph:
     an int, the name of an unbound symbolic dim, or None: no size and no name to bind)
     and dtype; ``constants`` are the tensors computed from weights only (initializers and
     what depends on nothing else); ``unanalysed`` lists the nodes whose subgraphs (If /
-    Loop / Scan bodies) are not analysed: node, op_type, subgraphs, layout_ops."""
+    Loop / Scan bodies) are not analysed: node, op_type, subgraphs, layout_ops;
+    ``channels_last`` names the layout-sensitive nodes a policy runs NHWC (their
+    activation inputs and outputs are NHWC tensors)."""
 
     name: str
     nodes: list[Node] = field(default_factory=list)
@@ -49,6 +52,12 @@ class Graph:
     constants: set[str] = field(default_factory=set)
     values: dict[str, Any] = field(default_factory=dict)  # small constant values (shapes, scalars)
     unanalysed: list[dict[str, Any]] = field(default_factory=list)
+    #: the default-domain opset (None: the newest; some layout rules depend on it)
+    opset: int | None = None
+    #: nodes that run channels-last (a layout policy's choice; written wrapped)
+    channels_last: set[str] = field(default_factory=set)
+    #: nodes a layout choice keeps reading their inputs as written (``auto``)
+    pinned: set[str] = field(default_factory=set)
 
     def add(self, node: Node) -> None:
         self.nodes.append(node)

@@ -239,7 +239,9 @@ def load_onnx(path: str | Path, dims: Mapping[str, int] | None = None) -> Graph:
     except Exception as exc:  # noqa: BLE001
         raise ArgumentError(f"{path}: shape inference failed: {exc}") from None
     _check_sizes(model, path)  # inference may carry a bad size further
-    return _graph(onnx, model, path.stem, bindable - set(dims or {}))
+    graph = _graph(onnx, model, path.stem, bindable - set(dims or {}))
+    graph.opset = opset
+    return graph
 
 
 def _bodies(onnx, node) -> list:
@@ -290,7 +292,8 @@ def _graph(onnx, model, name: str, bindable: set[str]) -> Graph:
         bodies = _bodies(onnx, n)
         attrs = {a.name: _attr(onnx, a) for a in n.attribute
                  if a.type not in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)}
-        node = Node(n.name or f"{n.op_type}_{k}", n.op_type, list(n.input), list(n.output), attrs)
+        node = Node(n.name or f"{n.op_type}_{k}", n.op_type, list(n.input), list(n.output), attrs,
+                    "" if n.domain == "ai.onnx" else n.domain)
         if bodies:  # not analysed; the outer tensors a body reads are inputs of its node
             facts = [_subgraph_facts(onnx, b) for b in bodies]
             outer = set().union(*(f[2] for f in facts))

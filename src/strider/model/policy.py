@@ -21,6 +21,8 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from ..errors import ArgumentError
 from .graph import Graph, Node
 
@@ -32,8 +34,19 @@ CHANNELS_LAST_OPS = frozenset({
 TO_NHWC, TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
 
 
-def _runs(graph: Graph) -> list[set[str]]:
-    """Groups of channels-last nodes connected directly (union-find over their edges)."""
+def _maps(graph: Graph) -> tuple[dict[str, Node], dict[str, list[Node]]]:
+    producer = {t: n for n in graph.nodes for t in n.outputs}
+    consumers: dict[str, list[Node]] = {}
+    for n in graph.nodes:
+        for t in dict.fromkeys(n.inputs):
+            consumers.setdefault(t, []).append(n)
+    return producer, consumers
+
+
+def regions(graph: Graph) -> list[list[str]]:
+    """The regions of ``graph``: groups of layout-sensitive nodes
+    (:data:`CHANNELS_LAST_OPS`) connected directly, in graph order (union-find over
+    their edges)."""
     parent: dict[str, str] = {n.name: n.name for n in graph.nodes if n.op_type in CHANNELS_LAST_OPS}
 
     def find(a: str) -> str:
@@ -42,16 +55,17 @@ def _runs(graph: Graph) -> list[set[str]]:
             a = parent[a]
         return a
 
+    producer, _ = _maps(graph)
     for node in graph.nodes:
         if node.name not in parent:
             continue
         for t in node.inputs:
-            src = graph.producer(t)
+            src = producer.get(t)
             if src is not None and src.name in parent:
                 parent[find(src.name)] = find(node.name)
-    groups: dict[str, set[str]] = {}
+    groups: dict[str, list[str]] = {}
     for name in parent:
-        groups.setdefault(find(name), set()).add(name)
+        groups.setdefault(find(name), []).append(name)
     return list(groups.values())
 
 
@@ -60,21 +74,27 @@ def _is_activation(graph: Graph, t: str) -> bool:
     return bool(t) and t not in graph.constants and shape is not None and len(shape) == 4
 
 
-def apply_policy(graph: Graph, policy: str) -> Graph:
-    """``graph`` under ``policy`` (a copy; ``as-written`` returns it unchanged)."""
+def apply_policy(graph: Graph, policy: str, chosen: Collection[int] | None = None) -> Graph:
+    """``graph`` under ``policy`` (a copy; ``as-written`` returns it unchanged);
+    ``chosen``: under ``nhwc``, only these regions (indices into :func:`regions`) run
+    channels-last (default: all)."""
     if policy not in POLICIES:
         raise ArgumentError(f"--layout-policy {policy!r}: choose one of {', '.join(POLICIES)}")
     if policy == "as-written":
         return graph
     g = graph.copy()
-    member = {name: k for k, run in enumerate(_runs(g)) for name in run}
+    runs = regions(g)
+    member = {name: k for k, run in enumerate(runs) for name in run
+              if chosen is None or k in chosen}
+    g.channels_last |= set(member)
+    producer, consumers = _maps(g)
     converted: dict[tuple[str, int], str] = {}  # (tensor, run) -> its NHWC copy
     nodes: list[Node] = []
     for node in g.nodes:
         run = member.get(node.name)
         if run is not None:
             for i, t in enumerate(node.inputs):
-                src = g.producer(t)
+                src = producer.get(t)
                 inside = src is not None and member.get(src.name) == run
                 if inside or not _is_activation(g, t):
                     continue
@@ -92,7 +112,7 @@ def apply_policy(graph: Graph, policy: str) -> Graph:
         if run is None:
             continue
         for j, t in enumerate(node.outputs):
-            users = [u for u in g.consumers(t) if member.get(u.name) != run]
+            users = [u for u in consumers.get(t, []) if member.get(u.name) != run]
             if not _is_activation(g, t) or not (users or t in g.outputs):
                 continue
             inner = g.fresh(f"{t}_nhwc")
@@ -101,7 +121,8 @@ def apply_policy(graph: Graph, policy: str) -> Graph:
             n, c, h, w = shape
             g.add_tensor(inner, (n, h, w, c), g.dtypes[t])
             node.outputs[j] = inner
-            for u in g.consumers(t):  # inside the run: keep using the NHWC tensor
+            producer[inner] = node
+            for u in consumers.get(t, []):  # inside the run: keep using the NHWC tensor
                 if member.get(u.name) == run:
                     u.inputs = [inner if x == t else x for x in u.inputs]
             nodes.append(Node(g.fresh(f"to_nchw_{t}"), "Transpose", [inner], [t],
@@ -110,4 +131,4 @@ def apply_policy(graph: Graph, policy: str) -> Graph:
     return g
 
 
-__all__ = ["POLICIES", "CHANNELS_LAST_OPS", "apply_policy"]
+__all__ = ["POLICIES", "CHANNELS_LAST_OPS", "apply_policy", "regions", "TO_NHWC", "TO_NCHW"]

@@ -76,10 +76,22 @@ def format_report(report: ModelReport, top: int = 5) -> str:
                   _table(report.constant_ops)]
     s = report.simplified
     lines += ["", simplified_line(s, n)]
-    for step in s["removed"][:12]:
-        lines.append(f"  {step['rule']}: {step['why']}")
-    if len(s["removed"]) > 12:
-        lines.append(f"  ... {len(s['removed']) - 12} more")
+    by_rule = s.get("removed_by_rule") or {}
+    if by_rule:
+        lines.append("  transposes removed, by the rules their layout passed (one may pass "
+                     "several): " + ", ".join(f"{rule} {k}" for rule, k in by_rule.items()))
+    kept = s.get("kept") or []
+    for k in kept[:12]:
+        lines.append(f"  kept {k['layout_op']} (perm {','.join(map(str, k['perm']))}): "
+                     f"{k['why']}")
+    if len(kept) > 12:
+        lines.append(f"  ... {len(kept) - 12} more kept")
+    if report.choice:
+        lines += ["", f"layout chosen per region (--layout-policy auto): {report.choice[0]['why']}"]
+        for c in report.choice[1:13]:
+            lines.append(f"  region {c['region']} (from {c['first']}): {c['why']}")
+        if len(report.choice) > 13:
+            lines.append(f"  ... {len(report.choice) - 13} more regions")
     lines += _unanalysed(report.unanalysed) + _refused(report.refused)
     return "\n".join(lines)
 
