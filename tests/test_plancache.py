@@ -283,20 +283,21 @@ def test_model_and_sweep_share_the_cache(cache, tmp_path, capsys):
     model = ["model", str(_small_model(tmp_path)), "--hw", "tiny", "--predict", "--json"]
     assert main([*model, "--no-cache"]) == 0
     cold = json.loads(capsys.readouterr().out)
-    assert _entries() == [] and len(cache) == 1
+    n = len(cache)   # the op, and what simplification leaves of it (through the Reshape)
+    assert _entries() == [] and n >= 1
     assert main(model) == 0
-    assert json.loads(capsys.readouterr().out) == cold and len(cache) == 2
+    assert json.loads(capsys.readouterr().out) == cold and len(cache) == 2 * n
     assert main(model) == 0
-    assert json.loads(capsys.readouterr().out) == cold and len(cache) == 2
+    assert json.loads(capsys.readouterr().out) == cold and len(cache) == 2 * n
     (op,) = cold["ops"]
     sweep = ["sweep", "--hw", "tiny", "--predict", "--workers", "1", "--permute",
              "16,8:1,0:float32", "--json"]
     assert main(sweep) == 0
     warm = json.loads(capsys.readouterr().out)["rows"]
-    assert len(cache) == 2  # the model's plan answered the sweep's row
+    assert len(cache) == 2 * n  # the model's plan answered the sweep's row
     assert warm[0]["cycles"] == op["cycles"] and warm[0]["strategy"] == op["strategy"]
     assert main([*sweep, "--no-cache"]) == 0
-    assert json.loads(capsys.readouterr().out)["rows"] == warm and len(cache) == 3
+    assert json.loads(capsys.readouterr().out)["rows"] == warm and len(cache) == 2 * n + 1
 
 
 def test_a_warm_model_starts_no_process_pool(cache, monkeypatch):
