@@ -31,6 +31,7 @@ import sys
 
 from ..errors import ArgumentError, PlanError, ResourceError
 from ._common import check_output_paths, print_json
+from ._simulating import add_search_option
 
 
 def _dim(text: str) -> tuple[str, int]:
@@ -69,6 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="nhwc: insert the NCHW <-> NHWC conversions a channels-last "
                         "backend adds around each run of conv / pooling / batch-norm ops")
     p.add_argument("--predict", action="store_true", help="cost model only (no simulation)")
+    add_search_option(p)
     p.add_argument("--seed", type=int, default=0, help="seed of the random data")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--trace", metavar="OUT.json", help="a Perfetto trace of the ops back to back")
@@ -101,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         report = analyse(graph, hw, predict=args.predict, layout_policy=args.layout_policy,
-                         seed=args.seed, progress=progress)
+                         seed=args.seed, progress=progress, search=args.search)
     except MemoryError:  # the up-front check is an estimate; the host may still run short
         raise ResourceError(f"this machine ran out of memory for the random data of model "
                             f"{graph.name}; bind smaller --dim values if it has symbolic "

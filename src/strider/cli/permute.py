@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     progress(args, f"planning {request.describe()} on {hw.name} ...")
     # every strategy planned once: the report lists them
     found = candidates(request, hw, fastest_only=args.strategy == "auto",
-                       allow_inexact=args.allow_inexact)
+                       allow_inexact=args.allow_inexact, search=args.search)
     plan = choose(found, request, hw, args.strategy)
     report, result, problems = run_planned(
         args, plan, found, oracle=lambda ins: {"y": np.transpose(ins["x"], request.perm)})

@@ -34,6 +34,7 @@ import sys
 
 from ..errors import ArgumentError
 from ._common import non_negative_int, parse_ints, positive_int, print_json
+from ._simulating import add_search_option
 from .model import _dim, bound_dims
 
 #: Width of the table's refused column (--json and --out keep the whole reason).
@@ -61,6 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="bind a symbolic dim of every --model (repeatable), as strider model")
     p.add_argument("--predict", action="store_true",
                    help="cost model only: no simulation (fast, for large spaces)")
+    add_search_option(p)
     p.add_argument("--engine", default="local", help="local (default), dask or ray")
     p.add_argument("--workers", type=positive_int, help="local processes or cluster workers")
     p.add_argument("--address", help="an existing Dask scheduler or Ray cluster")
@@ -114,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
     rows = run_sweep(base, workloads, vary, sample_points=args.sample, seed=args.seed,
                      predict=args.predict, engine=args.engine, workers=args.workers,
                      address=args.address, out=args.out, progress=progress,
-                     notify=lambda line: print(line, file=sys.stderr, flush=True))
+                     notify=lambda line: print(line, file=sys.stderr, flush=True),
+                     search=args.search)
     if args.plot is not None:
         plot_sweep(rows, args.plot, args.metric)
     if args.json:

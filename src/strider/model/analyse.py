@@ -81,7 +81,8 @@ class ModelReport:
                 "unanalysed_subgraphs": self.unanalysed}
 
 
-def _time_op(op: LayoutOp, hw: Hardware, predict: bool, seed: int) -> dict[str, Any]:
+def _time_op(op: LayoutOp, hw: Hardware, predict: bool, seed: int,
+             search: str = "ranked") -> dict[str, Any]:
     from ..api import run_plan
     from ..strategy import plan_permute
 
@@ -92,7 +93,7 @@ def _time_op(op: LayoutOp, hw: Hardware, predict: bool, seed: int) -> dict[str, 
         row["refused"] = f"ArgumentError: {problem}"
         return row
     try:
-        plan = plan_permute(op.input_shape, op.perm, op.dtype, hw, "auto")
+        plan = plan_permute(op.input_shape, op.perm, op.dtype, hw, "auto", search=search)
         row["strategy"] = plan.strategy
         if predict:
             row["cycles"] = plan.predicted_cycles
@@ -115,12 +116,13 @@ def _time_one(task: tuple) -> dict[str, Any]:
 
 
 def _time_all(ops: list[LayoutOp], hw: Hardware, predict: bool, seed: int,
-              workers: int | None, progress: Progress | None) -> list[dict[str, Any]]:
+              workers: int | None, progress: Progress | None,
+              search: str = "ranked") -> list[dict[str, Any]]:
     """Each distinct op planned and simulated (or predicted), over ``workers`` processes
     (default: every core) when there are enough of them; results in ``ops`` order."""
     verb = "predicting" if predict else "simulating"
     workers = workers or os.cpu_count() or 1
-    tasks = [(op, hw, predict, seed) for op in ops]
+    tasks = [(op, hw, predict, seed, search) for op in ops]
     if workers > 1 and len(ops) >= POOL_MIN_OPS:
         if progress:
             progress(f"{verb} {len(ops)} distinct layout ops on {workers} processes")
@@ -176,10 +178,11 @@ def simplified_figures(before: float, after: float) -> dict[str, Any]:
 
 def analyse(graph: Graph, hw: Hardware | str = "trn1-like", *, predict: bool = False,
             layout_policy: str = "as-written", seed: int = 0, workers: int | None = None,
-            progress: Progress | None = None) -> ModelReport:
+            progress: Progress | None = None, search: str = "ranked") -> ModelReport:
     """Plan, simulate (or predict) and verify every layout op of ``graph`` on ``hw``,
     before and after simplification; see the module docstring. ``workers`` processes
-    (default: every core) share the distinct ops when there are enough of them."""
+    (default: every core) share the distinct ops when there are enough of them;
+    ``search`` is the planners' (:data:`strider.strategy.SEARCHES`)."""
     hw = hw if isinstance(hw, Hardware) else Hardware.load(hw)
     written = len(graph.nodes)
     graph = apply_policy(graph, layout_policy)
@@ -194,7 +197,7 @@ def analyse(graph: Graph, hw: Hardware | str = "trn1-like", *, predict: bool = F
     kept = find_layout_ops(simple)
     distinct = list({op.key: op for op in ops + kept}.values())
     timed = dict(zip((op.key for op in distinct),
-                     _time_all(distinct, hw, predict, seed, workers, progress)))
+                     _time_all(distinct, hw, predict, seed, workers, progress, search)))
     act = _rows([o for o in ops if not o.constant], timed, hw)
     const = _rows([o for o in ops if o.constant], timed, hw)
     after = _rows([o for o in kept if not o.constant], timed, hw)

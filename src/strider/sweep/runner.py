@@ -41,19 +41,22 @@ Progress = Callable[[int, int], None]
 CHECKPOINT_S = 20.0
 
 
-def row_key(base: Hardware, point: Point, workload: Workload, predict: bool) -> str:
-    """What identifies a row across runs: the hardware, the workload, the mode and the
-    code that computed it (:func:`strider.version.code_hash`: a changed planner or cost
-    model re-runs the rows it would change)."""
+def row_key(base: Hardware, point: Point, workload: Workload, predict: bool,
+            search: str = "ranked") -> str:
+    """What identifies a row across runs: the hardware, the workload, the mode, the
+    planners' search (where not the default) and the code that computed it
+    (:func:`strider.version.code_hash`: a changed planner or cost model re-runs the rows
+    it would change)."""
     text = json.dumps([base.to_dict(), sorted(point.items()), workload.kind,
-                       list(map(str, workload.spec)), predict, code_hash()],
+                       list(map(str, workload.spec)), predict, code_hash()]
+                      + ([search] if search != "ranked" else []),
                       sort_keys=True, default=str)
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
 def _point_task(task: tuple) -> list[dict[str, Any]]:
     """Evaluate every workload on one hardware point (runs in a worker)."""
-    base, point, workloads, predict = task
+    base, point, workloads, predict, search = task
     try:
         hw = apply(base, point)
     except StriderError as exc:  # an invalid point is data too
@@ -64,7 +67,7 @@ def _point_task(task: tuple) -> list[dict[str, Any]]:
             row = empty_row(w)
             row["refused"] = why
         else:
-            row = evaluate(hw, w, predict)
+            row = evaluate(hw, w, predict, search)
             row["sbuf_capacity_bytes"] = hw.sbuf.capacity_bytes
         rows.append(row)
     return rows
@@ -85,7 +88,8 @@ def run(base_hw: Hardware | str, workloads: Sequence[Workload],
         sample_points: int | None = None, seed: int = 0, predict: bool = False,
         engine: str = "local", workers: int | None = None, address: str | None = None,
         out: str | Path | None = None, progress: Progress | None = None,
-        notify: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+        notify: Callable[[str], None] | None = None,
+        search: str = "ranked") -> list[dict[str, Any]]:
     """Run ``workloads`` on every point of the design space; one row per (point, workload).
 
     Parameters
@@ -115,6 +119,9 @@ def run(base_hw: Hardware | str, workloads: Sequence[Workload],
         rows are in error (a point whose worker died twice: ``refused`` is ``"error
         worker died (signal 9, SIGKILL) twice; not retried again"``; an unexpected
         exception).
+    search : str
+        The planners' search (:data:`strider.strategy.SEARCHES`): ``"exhaustive"`` emits
+        and costs every candidate (its rows are keyed apart).
 
     A point whose worker process dies (killed, out of memory) is retried once on a
     fresh worker; when that one dies too, its rows are in error and the sweep goes on.
@@ -132,7 +139,7 @@ def run(base_hw: Hardware | str, workloads: Sequence[Workload],
     path, rows = checked_rows(out, lock=True) if out is not None else (None, [])
     # every row of the file, in its order: rows of other grids are kept and written back
     done_rows = {r["key"]: r for r in merge_rows(rows, [])}  # a key twice: the one done
-    keys = [[row_key(base, p, w, predict) for w in workloads] for p in points]
+    keys = [[row_key(base, p, w, predict, search) for w in workloads] for p in points]
     todo = [i for i, ks in enumerate(keys)
             if not all(k in done_rows and not is_error(done_rows[k]) for k in ks)]
     if notify is not None and path is not None and not CAN_LOCK:
@@ -148,7 +155,7 @@ def run(base_hw: Hardware | str, workloads: Sequence[Workload],
         start_appending(path, done_rows.values())  # appends start on a fresh line
     total, finished, saved = len(todo), 0, time.monotonic()
     with open_engine(engine, workers, address) as pool:
-        tasks = [(base, points[i], tuple(workloads), predict) for i in todo]
+        tasks = [(base, points[i], tuple(workloads), predict, search) for i in todo]
         for i, rows in zip(todo, pool.map(_point_task, tasks)):
             if isinstance(rows, Lost):
                 rows = _lost_rows(workloads, rows)

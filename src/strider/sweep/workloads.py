@@ -118,13 +118,14 @@ def empty_row(workload: Workload) -> dict[str, Any]:
             "instructions": None, "verified": None, "predicted": False, "refused": ""}
 
 
-def _permute(hw: Hardware, workload: Workload, predict: bool) -> dict[str, Any]:
+def _permute(hw: Hardware, workload: Workload, predict: bool,
+             search: str = "ranked") -> dict[str, Any]:
     from ..api import mismatches, random_inputs, simulate
     from ..cost.engines import roofline_cycles
     from ..strategy import plan_permute
 
     shape, perm, dtype = workload.spec
-    plan = plan_permute(shape, perm, dtype, hw, "auto")
+    plan = plan_permute(shape, perm, dtype, hw, "auto", search=search)
     row = empty_row(workload)
     row.update(strategy=plan.strategy, instructions=len(plan.program.instructions))
     if predict:
@@ -145,7 +146,8 @@ def _permute(hw: Hardware, workload: Workload, predict: bool) -> dict[str, Any]:
     return row
 
 
-def _stream(hw: Hardware, workload: Workload, predict: bool) -> dict[str, Any]:
+def _stream(hw: Hardware, workload: Workload, predict: bool,
+            search: str = "ranked") -> dict[str, Any]:
     from ..data import random_array
     from ..stream import block_permute, reduce, scale_bias, stream
 
@@ -194,12 +196,13 @@ def parse_model(spec: str, dims: dict[str, int] | None = None) -> Workload:
     return Workload("model", (str(path), policy, *((bound,) if bound else ())), name)
 
 
-def _model(hw: Hardware, workload: Workload, predict: bool) -> dict[str, Any]:
+def _model(hw: Hardware, workload: Workload, predict: bool,
+           search: str = "ranked") -> dict[str, Any]:
     from ..model import analyse, load_onnx
 
     path, policy, *bound = workload.spec
     graph = load_onnx(path, dict(bound[0]) if bound else None)
-    report = analyse(graph, hw, predict=predict, layout_policy=policy)
+    report = analyse(graph, hw, predict=predict, layout_policy=policy, search=search)
     refused = [r["refused"] for r in report.ops if r["refused"]]
     if refused:
         raise PlanError(f"{len(refused)} layout op(s) cannot be planned: {refused[0]}")
@@ -213,8 +216,8 @@ def _model(hw: Hardware, workload: Workload, predict: bool) -> dict[str, Any]:
     return row
 
 
-#: Workload kinds and how to evaluate one on a hardware point.
-KINDS: dict[str, Callable[[Hardware, Workload, bool], dict[str, Any]]] = {
+#: Workload kinds and how to evaluate one on a hardware point (predict, search).
+KINDS: dict[str, Callable[[Hardware, Workload, bool, str], dict[str, Any]]] = {
     "permute": _permute,
     "stream": _stream,
     "model": _model,
@@ -226,12 +229,14 @@ def refusal(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
 
 
-def evaluate(hw: Hardware, workload: Workload, predict: bool = False) -> dict[str, Any]:
-    """One row: the workload planned and simulated (or predicted) on ``hw``. A refusal
+def evaluate(hw: Hardware, workload: Workload, predict: bool = False,
+             search: str = "ranked") -> dict[str, Any]:
+    """One row: the workload planned (by the planners' ``search``) and simulated (or
+    predicted) on ``hw``. A refusal
     (the hardware cannot run it) is data: ``refused`` says why; an unexpected failure is
     too, with its exception."""
     try:
-        return KINDS[workload.kind](hw, workload, predict)
+        return KINDS[workload.kind](hw, workload, predict, search)
     except StriderError as exc:
         row = empty_row(workload)
         row["refused"] = refusal(exc)

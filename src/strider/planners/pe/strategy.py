@@ -43,7 +43,8 @@ Options (keyword arguments of ``why_not``/``plan``): ``allow_inexact`` (bool),
 in rotation, >= 1; default: three or fewer, and for small tensors also five),
 ``pe_carrier`` (default True; False sends floats through float arithmetic),
 ``pe_row_turns`` (source rows per partition; default: 1, or more for short rows when the
-cost model prefers it).
+cost model prefers it), ``search`` (``"ranked"``: a tiling of many blocks is costed by
+one period of its pipeline; ``"exhaustive"``: every tiling's whole program).
 
 Examples
 --------
@@ -62,7 +63,7 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
 from ...cost.engines import chunk_efficiency, descriptor_issue_cycles, engine_scale
@@ -72,6 +73,7 @@ from ...hardware.description import Hardware
 from ...plan import PermuteRequest, Plan
 from ...program.core import Program
 from ...sim.estimate import Estimate, estimate
+from .._period import PERIOD_STEPS, period_cycles
 from .._postcondition import check_program
 from .batch_runs import load_count
 from .candidates import Candidates, Refusal, candidates
@@ -90,12 +92,35 @@ from .tiling import (
 
 
 class Emitted(NamedTuple):
-    """One tiling's program and its prediction (with the view the tiling cuts)."""
+    """One tiling's program and its prediction (with the view the tiling cuts); the
+    program is None where the ranked search costed the tiling by a period."""
 
     view: TransposeView
     tiling: PeTiling
-    program: Program
+    program: Program | None
     predicted: Estimate
+
+
+@dataclass
+class _Search:
+    """Which search runs (``search=``) and what it costed: tilings ranked (by
+    :func:`pass_floor`), whole programs emitted, tilings costed by a period."""
+
+    name: str
+    ranked: int = 0
+    emitted: int = 0
+    periods: int = 0
+
+    def summary(self) -> dict[str, Any]:
+        return {"search": self.name, "ranked": self.ranked, "emitted": self.emitted,
+                "periods": self.periods}
+
+    def text(self) -> str:
+        periods = (f", {self.periods} costed by one period of their pipeline"
+                   if self.periods else "")
+        return (f"search: {self.name}: {self.ranked} tilings ranked by their PE passes; "
+                f"{self.emitted} whole "
+                f"programs emitted and estimated{periods}")
 
 
 class PeStrategy:
@@ -104,7 +129,7 @@ class PeStrategy:
     name = "pe"
     summary = "PE-array transpose against an identity matrix"
     options: tuple[str, ...] = ("allow_inexact", "pe_mode", "pe_buffers", "pe_carrier",
-                                "pe_row_turns")  # the keyword options plan() reads
+                                "pe_row_turns", "search")  # the keyword options plan() reads
 
     def why_not(self, request: PermuteRequest, hw: Hardware, **options: Any) -> str | None:
         found = candidates(request, hw, options)
@@ -126,13 +151,26 @@ class PeStrategy:
                        f"{v.batch:,} batch matrices to load, at the least")
 
     def _fastest(self, request: PermuteRequest, tilings: list[tuple[TransposeView, PeTiling]],
-                 hw: Hardware, best: Emitted | None) -> Emitted:
+                 hw: Hardware, best: Emitted | None, search: _Search) -> Emitted:
         """The fastest predicted of ``best`` and ``tilings``; a tiling whose passes alone
-        take longer than the best prediction so far is not emitted (it cannot win)."""
+        take longer than the best prediction so far is not costed (it cannot win). The
+        ranked search costs a tiling of many blocks by one period of its pipeline
+        (:func:`~strider.planners._period.period_cycles`; its program is emitted in
+        :meth:`plan` if it wins)."""
+        search.ranked += len(tilings)
         for v, tiling in sorted(tilings, key=lambda vt: pass_floor(vt[0], vt[1], hw)):
             if best is not None and pass_floor(v, tiling, hw) >= best.predicted.cycles:
                 continue
+            blocks = tiling.blocks(v)
+            if search.name != "exhaustive" and blocks > PERIOD_STEPS:
+                search.periods += 1
+                cycles, schedule = period_cycles(Emitter(request, v, tiling, hw).emit, blocks,
+                                                 2 * request.nbytes, hw)
+                if best is None or cycles < best.predicted.cycles:
+                    best = Emitted(v, tiling, None, Estimate(cycles, {}, schedule))
+                continue
             program = Emitter(request, v, tiling, hw).emit()
+            search.emitted += 1
             check_program(program, hw, self.name)
             predicted = estimate(program, hw)
             if best is None or predicted.cycles < best.predicted.cycles:
@@ -146,14 +184,20 @@ class PeStrategy:
             raise PlanError(f"strategy 'pe' cannot plan {request.describe()}: {found}")
 
         mode, engine, note, tilings = found.mode, found.engine, found.note, found.tilings
-        best = self._fastest(request, tilings, hw, None)
+        search = _Search(options.get("search", "ranked"))
+        best = self._fastest(request, tilings, hw, None, search)
         if options.get("pe_buffers") is None and request.nbytes <= SMALL_BYTES:
             deeper = candidates(request, hw, {**options, "pe_buffers": DEEP_BUFFERS})
             if isinstance(deeper, Candidates):   # (only the winner's kind: half the time)
                 kind = _kind(best.tiling)
                 best = self._fastest(request, [vt for vt in deeper.tilings if vt not in tilings
-                                               and _kind(vt[1]) == kind], hw, best)
+                                               and _kind(vt[1]) == kind], hw, best, search)
         view, tiling, program, predicted = best
+        if program is None:   # costed by a period: the winner's whole program
+            program = Emitter(request, view, tiling, hw).emit()
+            search.emitted += 1
+            check_program(program, hw, self.name)
+            predicted = estimate(program, hw)
         k = tiling.blocks(view)
         details: dict[str, Any] = {
             "mode": mode, "engine_dtype": engine,
@@ -165,12 +209,13 @@ class PeStrategy:
             "tiling": asdict(tiling),
             "sbuf_bytes_per_partition": tiling.sbuf_bytes_per_partition,
             "engine_busy": dict(predicted.engine_busy),
+            "search": search.summary(),
         }
         return Plan(
             program=program, hardware=hw, strategy=self.name, inputs=("x",), outputs=("y",),
             predicted_cycles=predicted.cycles,
             reference=lambda inputs: {"y": request.reference(inputs["x"])},
-            explanation=explain(request, view, tiling, hw, note, k),
+            explanation=explain(request, view, tiling, hw, note, k) + [search.text()],
             details=details,
         )
 

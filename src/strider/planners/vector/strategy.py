@@ -53,13 +53,14 @@ from .two_pass import scratch_bytes, scratch_ring
 class VectorStrategy:
     name = "vector"
     summary = "DMA in by source runs, vector engine re-orders in SBUF, DMA out"
-    options: tuple[str, ...] = ()  # the keyword options plan() reads
+    options: tuple[str, ...] = ("search",)  # the keyword options plan() reads
 
     def why_not(self, request: PermuteRequest, hw: Hardware, **options: Any) -> str | None:
         return carrier_why_not(request.dtype, hw)
 
     def plan(self, request: PermuteRequest, hw: Hardware, **options: Any) -> Plan:
         w = Working.of(request, hw)
+        search = options.get("search", "ranked")
         program = Program(f"vector-permute {request.describe()}")
         declare_tensors(program, w)
         groups = Groups.of(w.shape, w.perm)
@@ -80,7 +81,7 @@ class VectorStrategy:
         if w.size == 0:
             lines.append("empty tensor: nothing to move")
             details["mode"] = "empty"
-            return make_plan(request, hw, program, self.name, lines, details)
+            return make_plan(request, hw, program, self.name, lines, details, search)
         if direct_is_fine(w, hw) or len(w.shape) == 1:
             count = emit_direct(program, w, hw, "direct")
             run = w.shape[-1] * w.itemsize
@@ -93,9 +94,10 @@ class VectorStrategy:
             ]
             details.update(mode="direct", descriptors=count, chunk_in_bytes=run,
                            chunk_out_bytes=run)
-            return make_plan(request, hw, program, self.name, lines, details)
-        tiling, program, counts = best_sbuf_program(w, hw, program)
+            return make_plan(request, hw, program, self.name, lines, details, search)
+        tiling, program, counts, searched = best_sbuf_program(w, hw, program, search)
         lines += explain_tiling(tiling, w, hw, counts)
+        lines.append(search_text(searched))
         est = tiling.estimate
         sbuf_pp = tiling.slots * tiling.slot_bytes + scratch_bytes(tiling, hw)
         details.update(
@@ -106,10 +108,19 @@ class VectorStrategy:
             sbuf_bytes_per_partition=sbuf_pp, sbuf_bytes=sbuf_pp * tiling.partitions,
             chunk_in_bytes=est["chunk_in_bytes"], chunk_out_bytes=est["chunk_out_bytes"],
             descriptors=counts["dma_in"] + counts["dma_out"], vector_instructions=counts["vector"],
+            search=searched,
         )
         return make_plan(request, hw, program, self.name, lines, details)
 
 
+
+
+def search_text(searched: dict) -> str:
+    """The search's line of the explanation: which ran, and what it ranked and emitted."""
+    periods = (f", {searched['periods']} costed by one period of their pipeline"
+               if searched["periods"] else "")
+    return (f"search: {searched['search']}: the score ranked {searched['ranked']} tilings; "
+            f"{searched['emitted']} whole programs emitted and estimated{periods}")
 
 
 def pipeline_text(t: VectorTiling) -> str:
