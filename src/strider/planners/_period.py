@@ -55,4 +55,22 @@ def period_cycles(emit: Callable[[int], Program], steps: int, dram_bytes: int,
     return max(schedule, dram_bytes / hw.dram_bytes_per_cycle), schedule
 
 
-__all__ = ["period_cycles", "PERIOD_STEPS", "PERIOD"]
+def search_line(searched: dict, how: str) -> str:
+    """A plan's explanation line for its search: which ran (``searched["search"]``), how
+    many candidates were ranked (``how``: by what), how many whole programs emitted and
+    how many candidates costed by a period.
+
+    >>> search_line({"search": "ranked", "ranked": 40, "emitted": 1, "periods": 3}, "by the score")
+    'search: ranked: 40 tilings ranked by the score; 1 whole program emitted and estimated, 3 tilings costed by one period of their pipeline'
+    """
+    def count(n: int, what: str) -> str:
+        return f"{n:,} {what}{'' if n == 1 else 's'}"
+
+    periods = searched["periods"]
+    return (f"search: {searched['search']}: {count(searched['ranked'], 'tiling')} ranked {how}; "
+            f"{count(searched['emitted'], 'whole program')} emitted and estimated"
+            + (f", {count(periods, 'tiling')} costed by one period of their pipeline"
+               if periods else ""))
+
+
+__all__ = ["period_cycles", "search_line", "PERIOD_STEPS", "PERIOD"]

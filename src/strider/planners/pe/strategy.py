@@ -73,7 +73,7 @@ from ...hardware.description import Hardware
 from ...plan import PermuteRequest, Plan
 from ...program.core import Program
 from ...sim.estimate import Estimate, estimate
-from .._period import PERIOD_STEPS, period_cycles
+from .._period import PERIOD_STEPS, period_cycles, search_line
 from .._postcondition import check_program
 from .batch_runs import load_count
 from .candidates import Candidates, Refusal, candidates
@@ -116,11 +116,7 @@ class _Search:
                 "periods": self.periods}
 
     def text(self) -> str:
-        periods = (f", {self.periods} costed by one period of their pipeline"
-                   if self.periods else "")
-        return (f"search: {self.name}: {self.ranked} tilings ranked by their PE passes; "
-                f"{self.emitted} whole "
-                f"programs emitted and estimated{periods}")
+        return search_line(self.summary(), "by PE passes")
 
 
 class PeStrategy:

@@ -41,6 +41,7 @@ from ...hardware.description import Hardware
 from ...plan import PermuteRequest, Plan
 from ...program.core import Program
 from .._groups import Groups, carrier_why_not
+from .._period import search_line
 from .._working import Working, declare_tensors, direct_is_fine, emit_direct, make_plan
 from ..inbuffer import in_buffer_steps
 from .boxes import tile_boxes
@@ -97,7 +98,7 @@ class VectorStrategy:
             return make_plan(request, hw, program, self.name, lines, details, search)
         tiling, program, counts, searched = best_sbuf_program(w, hw, program, search)
         lines += explain_tiling(tiling, w, hw, counts)
-        lines.append(search_text(searched))
+        lines.append(search_line(searched, "by the pipeline model"))
         est = tiling.estimate
         sbuf_pp = tiling.slots * tiling.slot_bytes + scratch_bytes(tiling, hw)
         details.update(
@@ -113,14 +114,6 @@ class VectorStrategy:
         return make_plan(request, hw, program, self.name, lines, details)
 
 
-
-
-def search_text(searched: dict) -> str:
-    """The search's line of the explanation: which ran, and what it ranked and emitted."""
-    periods = (f", {searched['periods']} costed by one period of their pipeline"
-               if searched["periods"] else "")
-    return (f"search: {searched['search']}: the score ranked {searched['ranked']} tilings; "
-            f"{searched['emitted']} whole programs emitted and estimated{periods}")
 
 
 def pipeline_text(t: VectorTiling) -> str:
