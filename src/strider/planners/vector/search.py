@@ -5,9 +5,9 @@ keeps the fastest program (:func:`best_sbuf_program`). Each tiling is costed onc
 planning.
 
 Two searches (``search=``): ``"exhaustive"`` emits every candidate's whole program and
-estimates it (the reference); ``"ranked"`` (the default) costs the best
-:data:`RANKED_FIRST` tilings of the score and the winner's variants only, and a tiling
-of more than ``PERIOD_STEPS`` tiles by one period of its pipeline
+estimates it (the reference); ``"ranked"`` (the default) costs the same shortlist of the
+score, the variants of its best :data:`RANKED_VARIANTS` only, and a tiling of more
+than ``PERIOD_STEPS`` tiles by one period of its pipeline
 (:func:`~strider.planners._period.period_cycles`: the programs of its first few tiles,
 their difference scaled by the tile count; :class:`Costs`). The winner's whole program
 is emitted and estimated once.
@@ -49,12 +49,12 @@ SHARE_MARGIN = 0.01
 TIE = 1e-9
 
 
-#: The ranked search: plain tilings of the score's best costed, and the variants
-#: costed of the best ones (the exhaustive search: all KEEP / KEEP_SMALL, VARIANTS_OF).
-#: The score mis-ranks few-tile tilings by up to 40%: fewer plain tilings lost up to 14%
-#: (float32 30x32x25 perm 1,0,2 on a random hardware: the winner was its 11th), one
-#: variant 5% (float32 15x2x16x85x21 perm 4,0,2,1,3 on trn1-like).
-RANKED_FIRST, RANKED_VARIANTS = 16, 2
+#: The ranked search: the tilings whose variants are costed (the exhaustive search:
+#: VARIANTS_OF). It costs the whole shortlist: the score mis-ranks few-tile tilings by
+#: up to 40%, and a shorter list lost up to 14% (float32 30x32x25 perm 1,0,2 on a random
+#: hardware: the winner was its 11th); one tiling's variants lost 5% (float32
+#: 15x2x16x85x21 perm 4,0,2,1,3 on trn1-like).
+RANKED_VARIANTS = 2
 
 
 @dataclass
@@ -116,7 +116,7 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program, search: str = "r
     clipped_of: dict[VectorTiling, VectorTiling] = {}   # each padded way's clipped twin
     scored: dict[str, int] = {}
     shortlist = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep, stats=scored)
-    for rank, tiling in enumerate(shortlist if exact else shortlist[:RANKED_FIRST]):
+    for rank, tiling in enumerate(shortlist):
         tried.append((rank, tiling))
         padded = padded_variant(tiling)
         if padded is not None and tiling.slots >= 3 and tiling.tiles <= FEW_TILES:
@@ -152,7 +152,8 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program, search: str = "r
     # the cost model sees what ends first
     ranked = sorted((t for t in emitted if t.needs_vector and t.tiles <= FEW_TILES),
                     key=lambda t: emitted[t][0])
-    n = (VARIANTS_OF if longest <= SHORT_PROGRAM else 1) if exact else RANKED_VARIANTS
+    n = VARIANTS_OF if longest <= SHORT_PROGRAM else 1
+    n = n if exact else min(n, RANKED_VARIANTS)
     # a ragged split's two ways of moving its edge count as one tiling, its faster way;
     # the best few kept (not padded) ways keep their variants too, so that the padded
     # ways never crowd out a variant that would have won without them
@@ -264,5 +265,5 @@ def _fewer_pieces(best, w: Working, hw: Hardware, costs: Costs):
     return best
 
 
-__all__ = ["best_sbuf_program", "Costs", "RANKED_FIRST", "RANKED_VARIANTS", "FEWER_PIECES_MIN_TILES", "KEEP", "KEEP_SMALL",
-           "SMALL_BYTES", "SHORT_PROGRAM", "VARIANTS_OF", "DESCRIPTOR_SHARES"]
+__all__ = ["best_sbuf_program", "Costs", "RANKED_VARIANTS", "FEWER_PIECES_MIN_TILES", "KEEP",
+           "KEEP_SMALL", "SMALL_BYTES", "SHORT_PROGRAM", "VARIANTS_OF", "DESCRIPTOR_SHARES"]
