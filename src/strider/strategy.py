@@ -109,7 +109,11 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
     prediction (``lower_bound(request, hw, **options) -> (cycles, why) | None``) are
     planned after the others, and not at all once the bound exceeds the best prediction
     so far -- ``auto`` picks the same plan, without emitting a program of a
-    million instructions it would reject; the skipped strategy's entry says why.
+    million instructions it would reject; the skipped strategy's entry says why. In the
+    ranked search (the default) equal bounds go cheap strategy first (its
+    ``planning_cost``, 1 where it does not say), and a strategy whose bound only equals
+    the best prediction is skipped too where the tie would go to the earlier name (as
+    :func:`choose` breaks it): a strategy at the DRAM bound spares the vector search.
     """
     check_options(options)
     check_fits_dram(request, hw)
@@ -124,10 +128,15 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
         bound = bound_of(request, hw, **options) if bound_of else None
         applicable.append((bound, name, strategy))
     best: tuple[float, str] | None = None
-    for bound, name, strategy in sorted(applicable, key=lambda a: a[0][0] if a[0] else 0.0):
-        if bound is not None and best is not None and bound[0] > best[0]:
+    ranked = options.get("search", SEARCHES[0]) == "ranked"
+    for bound, name, strategy in sorted(applicable, key=lambda a: (
+            a[0][0] if a[0] else 0.0, getattr(a[2], "planning_cost", 1) if ranked else 0)):
+        if bound is not None and best is not None and (
+                bound[0] > best[0] or ranked and bound[0] == best[0] and name > best[1]):
+            tie = "" if bound[0] > best[0] else f", and a tie goes to {best[1]}"
             found[name] = (f"not planned: needs at least {bound[0]:,.0f} cycles ({bound[1]}), "
-                           f"more than {best[1]}'s predicted {best[0]:,.0f}")
+                           f"{'more than' if not tie else 'as many as'} {best[1]}'s "
+                           f"predicted {best[0]:,.0f}{tie}")
             continue
         try:
             plan = found[name] = strategy.plan(request, hw, **options)

@@ -32,6 +32,7 @@ class DmaStrategy:
     name = "dma"
     summary = "naive strided DMA DRAM -> DRAM walking the permuted source (for comparison)"
     options: tuple[str, ...] = ("search",)  # the keyword options plan() reads
+    planning_cost = 0   # one program: the ranked search plans it first
 
     def why_not(self, request: PermuteRequest, hw: Hardware, **options: Any) -> str | None:
         return carrier_why_not(request.dtype, hw)

@@ -55,6 +55,23 @@ class VectorStrategy:
     name = "vector"
     summary = "DMA in by source runs, vector engine re-orders in SBUF, DMA out"
     options: tuple[str, ...] = ("search",)  # the keyword options plan() reads
+    planning_cost = 2   # the dearest to plan: the ranked search plans it last
+
+    def lower_bound(self, request: PermuteRequest, hw: Hardware, **options: Any
+                    ) -> tuple[float, str] | None:
+        """``(cycles, why)``: every byte read once and written once at the DRAM's rate
+        (the estimate's cap). The ranked search only (the exhaustive one plans this
+        strategy first, as it always has); None for an empty tensor.
+
+        >>> from strider import Hardware
+        >>> STRATEGY.lower_bound(PermuteRequest((64, 32), (1, 0), "float32"),
+        ...                      Hardware.preset("tiny"))[0]     # 2 x 8 KiB at 16 B a cycle
+        1024.0
+        """
+        if not request.nbytes or options.get("search") == "exhaustive":
+            return None
+        return (2 * request.nbytes / hw.dram_bytes_per_cycle,
+                f"{request.nbytes:,} bytes read and written once at the DRAM's rate")
 
     def why_not(self, request: PermuteRequest, hw: Hardware, **options: Any) -> str | None:
         return carrier_why_not(request.dtype, hw)
