@@ -7,8 +7,14 @@ it and checks them after it::
     python tests/plan_fingerprints.py --check tests/data/plan_fingerprints.json
 
 The cases are the built-in suite on ``trn1-like`` and 40 seeded random (hardware,
-permutation) pairs; each applicable strategy's plan is fingerprinted (the SHA-1 of its
-program's JSON) with its predicted cycles, and a refusal by its reason's first words.
+permutation) pairs; each applicable strategy's plan by the exhaustive search (the
+reference, ``search="exhaustive"``) is fingerprinted (the SHA-1 of its program's JSON)
+with its predicted cycles, and a refusal by its reason's first words.
+
+The default search (``search="ranked"``) is held to it on the same cases: its ``auto``
+plan must be predicted within RANKED_WITHIN of the exhaustive search's fastest plan,
+and its ``predicted_cycles`` must be its own program's estimate (``--check`` reports
+both; a ranked plan may change without a re-recording, as long as it stays that close).
 The test module ``test_plan_fingerprints`` checks the quick subset in the default run.
 """
 
@@ -25,10 +31,13 @@ from typing import Any, Iterator
 from strider import Hardware, PermuteRequest, Plan
 from strider.demo_suite import CASES
 from strider.hardware.sampling import random_hardware, random_permutation
-from strider.strategy import candidates
+from strider.sim.estimate import estimate
+from strider.strategy import candidates, choose, plan_permute
 
 #: Seeds of the random (hardware, permutation) cases.
 RANDOM_SEEDS = range(40)
+#: How much slower the ranked search's plan may be predicted than the exhaustive one's.
+RANKED_WITHIN = 1.05
 
 
 def cases(quick: bool = False) -> Iterator[tuple[str, PermuteRequest, Hardware]]:
@@ -45,10 +54,15 @@ def cases(quick: bool = False) -> Iterator[tuple[str, PermuteRequest, Hardware]]
         yield f"random {seed}", PermuteRequest(shape, perm, dtype), hw
 
 
-def fingerprint(request: PermuteRequest, hw: Hardware) -> dict[str, Any]:
-    """Each strategy's program SHA-1 and predicted cycles, or its refusal."""
+def fingerprint(request: PermuteRequest, hw: Hardware,
+                ranked: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Each strategy's program SHA-1 and predicted cycles (the exhaustive search), or its
+    refusal; with ``ranked`` (a dict) also :func:`ranked_check`'s figures put in it."""
     out: dict[str, Any] = {}
-    for name, found in candidates(request, hw):
+    found_all = candidates(request, hw, search="exhaustive")
+    if ranked is not None:
+        ranked.update(ranked_check(request, hw, found_all))
+    for name, found in found_all:
         if isinstance(found, Plan):
             digest = hashlib.sha1(found.program.to_json().encode()).hexdigest()
             out[name] = {"sha1": digest, "predicted_cycles": repr(found.predicted_cycles)}
@@ -57,8 +71,37 @@ def fingerprint(request: PermuteRequest, hw: Hardware) -> dict[str, Any]:
     return out
 
 
-def record(quick: bool = False) -> dict[str, Any]:
-    return {key: fingerprint(request, hw) for key, request, hw in cases(quick)}
+def ranked_check(request: PermuteRequest, hw: Hardware,
+                 exhaustive: list[tuple[str, Plan | str]]) -> dict[str, Any]:
+    """The ranked search's ``auto`` plan against the exhaustive search's (``exhaustive``:
+    its candidates): ``ratio`` of their predicted cycles and whether the ranked plan's
+    prediction is its own program's estimate (``honest``); empty where nothing plans."""
+    if not any(isinstance(p, Plan) for _, p in exhaustive):
+        return {}
+    best = choose(exhaustive, request, hw).predicted_cycles
+    plan = plan_permute(request.shape, request.perm, request.dtype, hw, search="ranked")
+    return {"ratio": plan.predicted_cycles / best if best else 1.0,
+            "honest": estimate(plan.program, hw).cycles == plan.predicted_cycles}
+
+
+def record(quick: bool = False, ranked: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Every case's fingerprint; with ``ranked`` (a dict) also each case's
+    :func:`ranked_check`, by key."""
+    out = {}
+    for key, request, hw in cases(quick):
+        figures: dict[str, Any] | None = {} if ranked is not None else None
+        out[key] = fingerprint(request, hw, figures)
+        if ranked is not None and figures:
+            ranked[key] = figures
+    return out
+
+
+def ranked_problems(ranked: dict[str, Any]) -> list[str]:
+    """The cases where the ranked search's plan is too slow or its prediction not its
+    program's estimate."""
+    return [f"{key}: ranked plan predicted {f['ratio']:.4f}x the exhaustive one's"
+            + ("" if f["honest"] else ", and not its own program's estimate")
+            for key, f in ranked.items() if f["ratio"] > RANKED_WITHIN or not f["honest"]]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--check", type=Path, help="compare with the fingerprints in this file")
     parser.add_argument("--quick", action="store_true", help="every other random case only")
     args = parser.parse_args(argv)
-    now = record(args.quick)
+    ranked: dict[str, Any] = {}
+    now = record(args.quick, None if args.write else ranked)
     if args.write:
         args.write.parent.mkdir(parents=True, exist_ok=True)
         args.write.write_text(json.dumps(now, indent=1, sort_keys=True) + "\n")
@@ -79,7 +123,13 @@ def main(argv: list[str] | None = None) -> int:
     for key in changed:
         print(f"CHANGED {key}:\n  then {then.get(key)}\n  now  {now[key]}")
     print(f"{len(now) - len(changed)} of {len(now)} cases unchanged")
-    return 1 if changed else 0
+    problems = ranked_problems(ranked)
+    for line in problems:
+        print("RANKED " + line)
+    worst = max(f["ratio"] for f in ranked.values())
+    print(f"ranked search: {len(ranked) - len(problems)} of {len(ranked)} cases within "
+          f"{RANKED_WITHIN - 1:.0%} of the exhaustive search and honest (worst {worst:.4f}x)")
+    return 1 if changed or problems else 0
 
 
 if __name__ == "__main__":

@@ -187,12 +187,12 @@ def test_a_checkpoint_keeps_rows_another_sweep_wrote(tmp_path, monkeypatch):
     seen = []
     real = sweep_workloads.KINDS["permute"]
 
-    def evaluate(hw, workload, predict, cache):
+    def evaluate(hw, workload, predict, cache, search="ranked"):
         if hw.dma.queues == 1:  # another sweep saves its row while this one runs
             save_rows(out, [other])
         else:  # this sweep's checkpoint after point 1 kept it
             seen.append(sorted(r["key"] == "other" for r in read_rows(out)))
-        return real(hw, workload, predict, cache)
+        return real(hw, workload, predict, cache, search)
 
     monkeypatch.setitem(sweep_workloads.KINDS, "permute", evaluate)
     monkeypatch.setattr(sweep_runner, "CHECKPOINT_S", -1.0)  # a checkpoint after each point

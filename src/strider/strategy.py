@@ -8,6 +8,13 @@ Plan``. Strategies live in :mod:`strider.planners`, one module each exposing
 ``plan_permute(..., strategy="auto")`` plans with every applicable strategy and keeps
 the one the cost model predicts fastest.
 
+Two searches (the option ``search``, :data:`SEARCHES`): ``"ranked"``, the default, ranks
+each planner's candidates without emitting their programs and emits and costs only the
+best few; ``"exhaustive"`` emits and costs every candidate (the reference that
+``strider bench plan`` holds the ranked search to). Either way a plan's
+``predicted_cycles`` is the full estimate of its own program, and its explanation says
+which search ran (``plan.details["search"]``: what was ranked and emitted).
+
 Examples
 --------
 >>> sorted(strategies())  # doctest: +SKIP
@@ -57,13 +64,27 @@ def resolve_hardware(hw: Hardware | str) -> Hardware:
     return hw if isinstance(hw, Hardware) else Hardware.load(hw)
 
 
+#: The searches a planner can run (``search=``); the first is the default.
+SEARCHES = ("ranked", "exhaustive")
+
+
 def check_options(options: dict[str, Any]) -> None:
-    """Refuse option names no strategy reads (a typo would otherwise do nothing)."""
-    known = sorted({o for s in strategies().values() for o in getattr(s, "options", ())})
+    """Refuse option names no strategy reads (a typo would otherwise do nothing), and a
+    ``search`` that is not one of :data:`SEARCHES`.
+
+    >>> check_options({"search": "greedy"})
+    Traceback (most recent call last):
+    strider.errors.ArgumentError: unknown search 'greedy'; choose one of ranked, exhaustive
+    """
+    known = sorted({o for s in strategies().values() for o in getattr(s, "options", ())}
+                   | {"search"})
     unknown = sorted(set(options) - set(known))
     if unknown:
         raise ArgumentError(f"unknown option(s) {', '.join(unknown)}; the strategies read: "
                             f"{', '.join(known) or 'none'}")
+    if options.get("search", SEARCHES[0]) not in SEARCHES:
+        raise ArgumentError(f"unknown search {options['search']!r}; choose one of "
+                            f"{', '.join(SEARCHES)}")
 
 
 def check_fits_dram(request: PermuteRequest, hw: Hardware) -> None:
@@ -88,7 +109,11 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
     prediction (``lower_bound(request, hw, **options) -> (cycles, why) | None``) are
     planned after the others, and not at all once the bound exceeds the best prediction
     so far -- ``auto`` picks the same plan, without emitting a program of a
-    million instructions it would reject; the skipped strategy's entry says why.
+    million instructions it would reject; the skipped strategy's entry says why. In the
+    ranked search (the default) equal bounds go cheap strategy first (its
+    ``planning_cost``, 1 where it does not say), and a strategy whose bound only equals
+    the best prediction is skipped too where the tie would go to the earlier name (as
+    :func:`choose` breaks it): a strategy at the DRAM bound spares the vector search.
     """
     check_options(options)
     check_fits_dram(request, hw)
@@ -103,10 +128,15 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
         bound = bound_of(request, hw, **options) if bound_of else None
         applicable.append((bound, name, strategy))
     best: tuple[float, str] | None = None
-    for bound, name, strategy in sorted(applicable, key=lambda a: a[0][0] if a[0] else 0.0):
-        if bound is not None and best is not None and bound[0] > best[0]:
+    ranked = options.get("search", SEARCHES[0]) == "ranked"
+    for bound, name, strategy in sorted(applicable, key=lambda a: (
+            a[0][0] if a[0] else 0.0, getattr(a[2], "planning_cost", 1) if ranked else 0)):
+        if bound is not None and best is not None and (
+                bound[0] > best[0] or ranked and bound[0] == best[0] and name > best[1]):
+            tie = "" if bound[0] > best[0] else f", and a tie goes to {best[1]}"
             found[name] = (f"not planned: needs at least {bound[0]:,.0f} cycles ({bound[1]}), "
-                           f"more than {best[1]}'s predicted {best[0]:,.0f}")
+                           f"{'more than' if not tie else 'as many as'} {best[1]}'s "
+                           f"predicted {best[0]:,.0f}{tie}")
             continue
         try:
             plan = found[name] = strategy.plan(request, hw, **options)
@@ -185,7 +215,15 @@ def plan_permute(shape: Sequence[int], perm: Sequence[int], dtype: str,
 
     ``strategy`` names one strategy or ``"auto"`` (the fastest predicted of those that
     apply). ``options`` go to the strategies (e.g. ``allow_inexact=True`` lets the PE
-    array's multiply-accumulate mode transpose dtypes it cannot pass bit-exactly).
+    array's multiply-accumulate mode transpose dtypes it cannot pass bit-exactly;
+    ``search="exhaustive"`` emits and costs every candidate, the reference, instead of
+    the default ranked search).
+
+    >>> plan = plan_permute((64, 48, 8), (2, 0, 1), "float32", "trn1-like", "vector")
+    >>> plan.details["search"]["search"], plan.details["search"]["emitted"] >= 1
+    ('ranked', True)
+    >>> "search: ranked" in plan.explain()
+    True
     """
     request = PermuteRequest(shape, perm, dtype)
     hardware = resolve_hardware(hw)

@@ -124,30 +124,46 @@ def small(quick: bool = False) -> tuple[bool, bool]:
     return verified, ok
 
 
-def random_sized(count: int, seed: int) -> tuple[bool, bool]:
-    """``count`` random 2-4 MiB permutations on trn1-like (see the module docstring)."""
+def random_permutations(count: int, seed: int, low_mib: float = 2.0, high_mib: float = 4.0
+                        ) -> list[tuple[tuple[int, ...], tuple[int, ...], str]]:
+    """``count`` random ``(shape, perm, dtype)`` of ``low_mib``-``high_mib`` MiB (2-5 dims,
+    sides, perm and dtype drawn from ``seed``; never the identity): the random table of
+    this benchmark and of ``strider bench plan``, the same draws for every run.
+
+    >>> [(len(s), d) for s, _, d in random_permutations(2, 7)]
+    [(4, 'int8'), (5, 'float32')]
+    """
     import math
     import random
 
-    from ..api import run_plan
     from ..dtypes import dtype_of
     from ..hardware.sampling import DTYPES
-    from ..strategy import plan_permute
-    from ..text import format_table
 
     rng = random.Random(seed)
-    rows: list[tuple] = []
-    ratios: list[float] = []
-    verified = True
-    while len(rows) < count:
+    out: list[tuple[tuple[int, ...], tuple[int, ...], str]] = []
+    while len(out) < count:
         ndim, dtype = rng.randint(2, 5), rng.choice(DTYPES)
-        elements = rng.uniform(2, 4) * 2**20 / dtype_of(dtype).itemsize
+        elements = rng.uniform(low_mib, high_mib) * 2**20 / dtype_of(dtype).itemsize
         weights = [rng.random() + 0.05 for _ in range(ndim)]   # log-uniform-ish sides
         shape = tuple(max(1, round(elements ** (w / sum(weights)))) for w in weights)
         perm = tuple(rng.sample(range(ndim), ndim))
         nbytes = math.prod(shape) * dtype_of(dtype).itemsize
-        if nbytes < 2 * 2**20 or perm == tuple(sorted(perm)):
+        if nbytes < low_mib * 2**20 or perm == tuple(sorted(perm)):
             continue
+        out.append((shape, perm, dtype))
+    return out
+
+
+def random_sized(count: int, seed: int) -> tuple[bool, bool]:
+    """``count`` random 2-4 MiB permutations on trn1-like (see the module docstring)."""
+    from ..api import run_plan
+    from ..strategy import plan_permute
+    from ..text import format_table
+
+    rows: list[tuple] = []
+    ratios: list[float] = []
+    verified = True
+    for shape, perm, dtype in random_permutations(count, seed):
         print(f"random {len(rows) + 1}/{count}: {dtype}{list(shape)} perm {perm}",
               file=sys.stderr, flush=True)
         plan = plan_permute(shape, perm, dtype, "trn1-like")

@@ -24,6 +24,7 @@ def add_run_options(p: argparse.ArgumentParser, strategies: str | None = None) -
                        help=f"{strategies} or auto (fastest predicted; default)")
         p.add_argument("--explain", action="store_true",
                        help="print the plan's whole explanation")
+        add_search_option(p)
     p.add_argument("--seed", type=non_negative_int, default=0,
                    help="seed of the random input (an integer >= 0)")
     p.add_argument("--trace", metavar="OUT.json",
@@ -31,6 +32,16 @@ def add_run_options(p: argparse.ArgumentParser, strategies: str | None = None) -
     p.add_argument("--plot", metavar="OUT.png",
                    help="write an engine-timeline plot (.png, .svg or .pdf)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def add_search_option(p: argparse.ArgumentParser) -> None:
+    """--search: the planners' search (ranked by default; exhaustive, the reference)."""
+    from ..strategy import SEARCHES
+
+    p.add_argument("--search", choices=SEARCHES, default=SEARCHES[0],
+                   help="ranked (default): rank the candidates without emitting their "
+                        "programs, emit the best few; exhaustive: emit and cost every "
+                        "candidate (the reference, slower)")
 
 
 def check_request(request: Any, option: str) -> None:

@@ -12,7 +12,8 @@ disagree) or, on a full run, a missed target; 2 bad input. ``--quick`` (a smoke 
 sizes too small for the speed and roofline targets) prints the figures and the targets
 ("not judged" beside each) but judges only correctness: it exits 1 only for a wrong
 result. ``bench fidelity``'s ``--quick`` runs the same micro-benchmarks as a full run
-and keeps its check.
+and keeps its check. ``strider bench plan`` times the planners' default (ranked) search
+against the exhaustive one and holds its plans to them.
 """
 
 from __future__ import annotations

@@ -40,6 +40,7 @@ import sys
 
 from ..errors import ArgumentError, PlanError, ResourceError
 from ._common import check_output_paths, print_json
+from ._simulating import add_search_option
 
 
 def _dim(text: str) -> tuple[str, int]:
@@ -89,6 +90,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-cache", action="store_true",
                    help="with --predict: plan every op afresh, not from the plan cache "
                         "(strider cache show)")
+    add_search_option(p)
     p.add_argument("--seed", type=int, default=0, help="seed of the random data")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--trace", metavar="OUT.json", help="a Perfetto trace of the ops back to back")
@@ -131,7 +133,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             report = analyse(graph, hw, predict=args.predict, layout_policy=args.layout_policy,
                              seed=args.seed, progress=progress,
-                             cache=False if args.no_cache else None)
+                             cache=False if args.no_cache else None,
+                             search=args.search)
         except MemoryError:  # the up-front check is an estimate; the host may run short
             raise ResourceError(f"this machine ran out of memory for the random data of "
                                 f"model {graph.name}; bind smaller --dim values if it has "

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     progress(args, f"planning {request.describe()} on {hw.name} ...")
     # every strategy planned once: the report lists them
     found = candidates(request, hw, fastest_only=args.strategy == "auto",
-                       **pe_options(args))
+                       **pe_options(args), search=args.search)
     plan = choose(found, request, hw, args.strategy)
     report, result, problems = run_planned(
         args, plan, found, oracle=lambda ins: {"y": np.transpose(ins["x"], request.perm)})

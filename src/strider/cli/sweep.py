@@ -42,6 +42,7 @@ import sys
 
 from ..errors import ArgumentError
 from ._common import non_negative_int, parse_ints, positive_int, print_json
+from ._simulating import add_search_option
 from .model import _dim, bound_dims
 
 #: Width of the table's refused column (--json and --out keep the whole reason).
@@ -74,6 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-cache", action="store_true",
                    help="with --predict: plan every row afresh, not from the plan cache "
                         "(strider cache show)")
+    add_search_option(p)
     p.add_argument("--engine", default="local", help="local (default), dask or ray")
     p.add_argument("--workers", type=positive_int, help="local processes or cluster workers")
     p.add_argument("--address", help="an existing Dask scheduler or Ray cluster")
@@ -128,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
                      predict=args.predict, engine=args.engine, workers=args.workers,
                      address=args.address, out=args.out, progress=progress,
                      notify=lambda line: print(line, file=sys.stderr, flush=True),
-                     cache=False if args.no_cache else None)
+                     cache=False if args.no_cache else None, search=args.search)
     if args.plot is not None:
         plot_sweep(rows, args.plot, args.metric)
     if args.json:

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     shape, perm = request_of(args)
     check_output_paths(args)  # --trace / --plot paths, before planning
     hw = resolve_hardware(args.hw)
-    options: dict[str, Any] = pe_options(args)
+    options: dict[str, Any] = {**pe_options(args), "search": args.search}
     request = PermuteRequest(shape, perm, dtype_arg(args.dtype))
     check_request(request, "the tensor of --batch and --shape")   # before planning
     found = candidates(request, hw, fastest_only=args.strategy == "auto" and not args.compare,

@@ -86,9 +86,10 @@ class ModelReport:
 
 
 def _time_op(op: LayoutOp, hw: Hardware, predict: bool, seed: int, cache: bool | None = None,
-             cached_only: bool = False) -> dict[str, Any] | None:
-    """One op's row; with ``cached_only`` (``predict`` only), None unless the plan cache
-    (:mod:`strider.plancache`) has its answer."""
+             cached_only: bool = False, search: str = "ranked") -> dict[str, Any] | None:
+    """One op's row, planned by the planners' ``search``; with ``cached_only``
+    (``predict`` only), None unless the plan cache (:mod:`strider.plancache`) has its
+    answer."""
     from ..api import run_plan
     from ..plancache import lookup, plan_summary
     from ..strategy import plan_permute
@@ -102,12 +103,12 @@ def _time_op(op: LayoutOp, hw: Hardware, predict: bool, seed: int, cache: bool |
     try:
         if predict:
             found = (lookup if cached_only else plan_summary)(
-                op.input_shape, op.perm, op.dtype, hw, "auto", cache=cache)
+                op.input_shape, op.perm, op.dtype, hw, "auto", cache=cache, search=search)
             if found is None:
                 return None
             row["strategy"], row["cycles"] = found.strategy, found.predicted_cycles
         else:
-            plan = plan_permute(op.input_shape, op.perm, op.dtype, hw, "auto")
+            plan = plan_permute(op.input_shape, op.perm, op.dtype, hw, "auto", search=search)
             row["strategy"] = plan.strategy
             result, report = run_plan(plan, seed)
             row["cycles"], row["verified"] = result.stats.cycles, bool(report["verified"])
@@ -130,16 +131,16 @@ def _time_one(task: tuple) -> dict[str, Any]:
 
 def _time_all(ops: list[LayoutOp], hw: Hardware, predict: bool, seed: int,
               workers: int | None, progress: Progress | None,
-              cache: bool | None = None) -> list[dict[str, Any]]:
+              cache: bool | None = None, search: str = "ranked") -> list[dict[str, Any]]:
     """Each distinct op planned and simulated (or predicted), over ``workers`` processes
     (default: every core) when there are enough of them; results in ``ops`` order.
     Predicted ops the plan cache answers are taken here, before any pool starts."""
     verb = "predicting" if predict else "simulating"
     workers = workers or os.cpu_count() or 1
-    known = ([_time_op(op, hw, True, seed, cache, cached_only=True) for op in ops]
+    known = ([_time_op(op, hw, True, seed, cache, True, search) for op in ops]
              if predict else [None] * len(ops))
     todo = [op for op, row in zip(ops, known) if row is None]
-    tasks = [(op, hw, predict, seed, cache) for op in todo]
+    tasks = [(op, hw, predict, seed, cache, False, search) for op in todo]
     if workers > 1 and len(todo) >= POOL_MIN_OPS:
         if progress:
             progress(f"{verb} {len(todo)} distinct layout ops on {workers} processes")
@@ -197,19 +198,21 @@ def simplified_figures(before: float, after: float) -> dict[str, Any]:
 
 def analyse(graph: Graph, hw: Hardware | str = "trn1-like", *, predict: bool = False,
             layout_policy: str = "as-written", seed: int = 0, workers: int | None = None,
-            progress: Progress | None = None, cache: bool | None = None) -> ModelReport:
+            progress: Progress | None = None, cache: bool | None = None,
+            search: str = "ranked") -> ModelReport:
     """Plan, simulate (or predict) and verify every layout op of ``graph`` on ``hw``,
     before and after simplification; see the module docstring. ``workers`` processes
-    (default: every core) share the distinct ops when there are enough of them.
-    Predicted plans come from the plan cache (:mod:`strider.plancache`) when it holds
-    them; ``cache=False`` plans every op afresh (None: as ``STRIDER_CACHE`` says)."""
+    (default: every core) share the distinct ops when there are enough of them;
+    ``search`` is the planners' (:data:`strider.strategy.SEARCHES`). Predicted plans come
+    from the plan cache (:mod:`strider.plancache`) when it holds them; ``cache=False``
+    plans every op afresh (None: as ``STRIDER_CACHE`` says)."""
     hw = hw if isinstance(hw, Hardware) else Hardware.load(hw)
     written = len(graph.nodes)
     choice: list[dict[str, Any]] = []
     if layout_policy == "auto":
         from .choose import choose_layout
 
-        price = _Pricer(hw, seed, workers, progress)
+        price = _Pricer(hw, seed, workers, progress, cache, search)
         graph, choice = choose_layout(graph, price, progress, price.prefetch)
     else:
         graph = apply_policy(graph, layout_policy)
@@ -225,7 +228,7 @@ def analyse(graph: Graph, hw: Hardware | str = "trn1-like", *, predict: bool = F
     distinct = list({op.key: op for op in ops + kept}.values())
     timed = dict(zip((op.key for op in distinct),
                      _time_all(distinct, hw, predict, seed, workers, progress,
-                               cache)))
+                               cache, search)))
     act = _rows([o for o in ops if not o.constant], timed, hw)
     const = _rows([o for o in ops if o.constant], timed, hw)
     after = _rows([o for o in kept if not o.constant], timed, hw)
@@ -251,14 +254,17 @@ class _Pricer:
     :meth:`prefetch` plans many over a process pool."""
 
     def __init__(self, hw: Hardware, seed: int, workers: int | None = None,
-                 progress: Progress | None = None):
+                 progress: Progress | None = None, cache: bool | None = None,
+                 search: str = "ranked"):
         self.hw, self.seed, self.workers, self.progress = hw, seed, workers, progress
+        self.plan_cache, self.search = cache, search
         self.cache: dict[tuple, float] = {}
 
     def prefetch(self, keys: list[tuple]) -> None:
         ops = [LayoutOp("price", "Transpose", k[0], k[1], k[2], False) for k in keys
                if k not in self.cache]
-        rows = _time_all(ops, self.hw, True, self.seed, self.workers, self.progress)
+        rows = _time_all(ops, self.hw, True, self.seed, self.workers, self.progress,
+                         self.plan_cache, self.search)
         for op, row in zip(ops, rows):
             self.cache[op.key] = row["seconds"] or 0.0
 

@@ -31,7 +31,8 @@ from ._working import Working, declare_tensors, emit_direct, make_plan
 class DmaStrategy:
     name = "dma"
     summary = "naive strided DMA DRAM -> DRAM walking the permuted source (for comparison)"
-    options: tuple[str, ...] = ()  # the keyword options plan() reads
+    options: tuple[str, ...] = ("search",)  # the keyword options plan() reads
+    planning_cost = 0   # one program: the ranked search plans it first
 
     def why_not(self, request: PermuteRequest, hw: Hardware, **options: Any) -> str | None:
         return carrier_why_not(request.dtype, hw)
@@ -78,7 +79,8 @@ class DmaStrategy:
         details = {"mode": "strided", "descriptors": count, "chunk_in_bytes": run,
                    "chunk_out_bytes": run, "carrier_dtype": w.dtype,
                    "sbuf_bytes_per_partition": 0, "sbuf_bytes": 0}
-        return make_plan(request, hw, program, self.name, lines, details)
+        return make_plan(request, hw, program, self.name, lines, details,
+                         options.get("search", "ranked"))
 
 
 def source_run(w: Working) -> int:

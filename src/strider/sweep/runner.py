@@ -48,20 +48,22 @@ CHECKPOINT_S = 20.0
 
 
 def row_key(base: Hardware, point: Point, workload: Workload, predict: bool,
-            name: str | None = None) -> str:
+            name: str | None = None, search: str = "ranked") -> str:
     """What identifies a row across runs: the hardware (the base, its name in the rows --
-    ``base.name`` unless given -- and the point), the workload, the mode and the code that
-    computed it (:func:`strider.version.code_hash`: a changed planner or cost model
-    re-runs the rows it would change)."""
+    ``base.name`` unless given -- and the point), the workload, the mode, the planners'
+    search (where not the default) and the code that computed it
+    (:func:`strider.version.code_hash`: a changed planner or cost model re-runs the rows
+    it would change)."""
     text = json.dumps([base.to_dict(), name or base.name, sorted(point.items()), workload.kind,
-                       list(map(str, workload.spec)), predict, code_hash()],
+                       list(map(str, workload.spec)), predict, code_hash()]
+                      + ([search] if search != "ranked" else []),
                       sort_keys=True, default=str)
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
 def _point_task(task: tuple) -> list[dict[str, Any]]:
     """Evaluate every workload on one hardware point (runs in a worker)."""
-    base, point, workloads, predict, cache = task
+    base, point, workloads, predict, cache, search = task
     try:
         hw = apply(base, point)
     except StriderError as exc:  # an invalid point is data too
@@ -72,7 +74,7 @@ def _point_task(task: tuple) -> list[dict[str, Any]]:
             row = empty_row(w)
             row["refused"] = why
         else:
-            row = evaluate(hw, w, predict, cache)
+            row = evaluate(hw, w, predict, cache, search)
             row["sbuf_capacity_bytes"] = hw.sbuf.capacity_bytes
         rows.append(row)
     return rows
@@ -94,7 +96,7 @@ def run(base_hw: Hardware | str | Sequence[Hardware | str], workloads: Sequence[
         engine: str = "local", workers: int | None = None, address: str | None = None,
         out: str | Path | None = None, progress: Progress | None = None,
         notify: Callable[[str], None] | None = None,
-        cache: bool | None = None) -> list[dict[str, Any]]:
+        cache: bool | None = None, search: str = "ranked") -> list[dict[str, Any]]:
     """Run ``workloads`` on every point of the design space; one row per (point, workload).
 
     Parameters
@@ -131,6 +133,9 @@ def run(base_hw: Hardware | str | Sequence[Hardware | str], workloads: Sequence[
     cache : bool, optional
         False: plan every predicted row afresh, not from the plan cache
         (:mod:`strider.plancache`); None: as ``STRIDER_CACHE`` says.
+    search : str
+        The planners' search (:data:`strider.strategy.SEARCHES`): ``"exhaustive"`` emits
+        and costs every candidate (its rows are keyed apart).
 
     A point whose worker process dies (killed, out of memory) is retried once on a
     fresh worker; when that one dies too, its rows are in error and the sweep goes on.
@@ -150,7 +155,7 @@ def run(base_hw: Hardware | str | Sequence[Hardware | str], workloads: Sequence[
     path, rows = checked_rows(out, lock=True) if out is not None else (None, [])
     # every row of the file, in its order: rows of other grids are kept and written back
     done_rows = {r["key"]: r for r in merge_rows(rows, [])}  # a key twice: the one done
-    keys = [[row_key(base, p, w, predict, name) for w in workloads]
+    keys = [[row_key(base, p, w, predict, name, search) for w in workloads]
             for name, base, p in points]
     todo = [i for i, ks in enumerate(keys)
             if not all(k in done_rows and not is_error(done_rows[k]) for k in ks)]
@@ -167,7 +172,8 @@ def run(base_hw: Hardware | str | Sequence[Hardware | str], workloads: Sequence[
         start_appending(path, done_rows.values())  # appends start on a fresh line
     total, finished, saved = len(todo), 0, time.monotonic()
     with open_engine(engine, workers, address) as pool:
-        tasks = [(points[i][1], points[i][2], tuple(workloads), predict, cache) for i in todo]
+        tasks = [(points[i][1], points[i][2], tuple(workloads), predict, cache, search)
+                 for i in todo]
         for i, rows in zip(todo, pool.map(_point_task, tasks)):
             if isinstance(rows, Lost):
                 rows = _lost_rows(workloads, rows)

@@ -119,7 +119,8 @@ def empty_row(workload: Workload) -> dict[str, Any]:
 
 
 def _permute(hw: Hardware, workload: Workload, predict: bool,
-             cache: bool | None = None) -> dict[str, Any]:
+             cache: bool | None = None,
+             search: str = "ranked") -> dict[str, Any]:
     from ..api import mismatches, random_inputs, simulate
     from ..plancache import plan_summary
     from ..strategy import plan_permute
@@ -127,13 +128,13 @@ def _permute(hw: Hardware, workload: Workload, predict: bool,
     shape, perm, dtype = workload.spec
     row = empty_row(workload)
     if predict:  # the plan's figures only: the plan cache may hold them
-        found = plan_summary(shape, perm, dtype, hw, "auto", cache=cache)
+        found = plan_summary(shape, perm, dtype, hw, "auto", cache=cache, search=search)
         cycles, bound = found.predicted_cycles, found.dram_roofline_cycles
         row.update(strategy=found.strategy, instructions=found.instructions, cycles=cycles,
                    seconds=hw.seconds(cycles), predicted=True, peak_sbuf_bytes=found.sbuf_bytes,
                    dram_roofline_ratio=cycles / bound if bound else 1.0)
         return row
-    plan = plan_permute(shape, perm, dtype, hw, "auto")
+    plan = plan_permute(shape, perm, dtype, hw, "auto", search=search)
     row.update(strategy=plan.strategy, instructions=len(plan.program.instructions))
     inputs = random_inputs(plan, 0)  # seed 0, as `strider permute` by default
     result = simulate(plan, inputs)
@@ -145,7 +146,8 @@ def _permute(hw: Hardware, workload: Workload, predict: bool,
 
 
 def _stream(hw: Hardware, workload: Workload, predict: bool,
-            cache: bool | None = None) -> dict[str, Any]:
+            cache: bool | None = None,
+            search: str = "ranked") -> dict[str, Any]:
     from ..data import random_array
     from ..stream import block_permute, reduce, scale_bias, stream
 
@@ -195,12 +197,14 @@ def parse_model(spec: str, dims: dict[str, int] | None = None) -> Workload:
 
 
 def _model(hw: Hardware, workload: Workload, predict: bool,
-           cache: bool | None = None) -> dict[str, Any]:
+           cache: bool | None = None,
+           search: str = "ranked") -> dict[str, Any]:
     from ..model import analyse, load_onnx
 
     path, policy, *bound = workload.spec
     graph = load_onnx(path, dict(bound[0]) if bound else None)
-    report = analyse(graph, hw, predict=predict, layout_policy=policy, cache=cache)
+    report = analyse(graph, hw, predict=predict, layout_policy=policy, cache=cache,
+                     search=search)
     refused = [r["refused"] for r in report.ops if r["refused"]]
     if refused:
         raise PlanError(f"{len(refused)} layout op(s) cannot be planned: {refused[0]}")
@@ -215,8 +219,9 @@ def _model(hw: Hardware, workload: Workload, predict: bool,
 
 
 #: Workload kinds and how to evaluate one on a hardware point: ``f(hw, workload,
-#: predict, cache)`` (``cache``: whether predicted plans may come from the plan cache).
-KINDS: dict[str, Callable[[Hardware, Workload, bool, bool | None], dict[str, Any]]] = {
+#: predict, cache, search)`` (``cache``: whether predicted plans may come from the plan
+#: cache; ``search``: the planners').
+KINDS: dict[str, Callable[[Hardware, Workload, bool, bool | None, str], dict[str, Any]]] = {
     "permute": _permute,
     "stream": _stream,
     "model": _model,
@@ -229,14 +234,15 @@ def refusal(exc: BaseException) -> str:
 
 
 def evaluate(hw: Hardware, workload: Workload, predict: bool = False,
-             cache: bool | None = None) -> dict[str, Any]:
-    """One row: the workload planned and simulated (or predicted) on ``hw``. A refusal
+             cache: bool | None = None, search: str = "ranked") -> dict[str, Any]:
+    """One row: the workload planned (by the planners' ``search``) and simulated (or
+    predicted) on ``hw``. A refusal
     (the hardware cannot run it) is data: ``refused`` says why; an unexpected failure is
     too, with its exception. Predicted plans come from the plan cache
     (:mod:`strider.plancache`) unless ``cache`` is False (None: as ``STRIDER_CACHE``
     says)."""
     try:
-        return KINDS[workload.kind](hw, workload, predict, cache)
+        return KINDS[workload.kind](hw, workload, predict, cache, search)
     except StriderError as exc:
         row = empty_row(workload)
         row["refused"] = refusal(exc)

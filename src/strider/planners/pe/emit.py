@@ -419,8 +419,14 @@ class Emitter:
             out[-1]["last"] = True
         return out
 
-    def emit(self) -> Program:
+    def emit(self, limit: int | None = None) -> Program:
+        """The program; ``limit``: of the first ``limit`` blocks only (a period of the
+        pipeline, which the ranked search costs and scales), the last of them drained as
+        the last block is."""
         blocks = self.blocks()
+        if limit is not None and limit < len(blocks):
+            blocks = blocks[:limit]
+            blocks[-1] = {**blocks[-1], "last": True}
         if not blocks:
             return self.program
         if self.tiling.mode == "mac":

@@ -48,7 +48,8 @@ float arithmetic, and keep it where it is faster), ``pe_mode`` (``"auto"``,
 three or fewer, and for small tensors also five), ``pe_carrier`` (``"auto"``, the
 default; ``"integer"`` or ``"float"`` force one; True/False as integer/float),
 ``pe_row_turns`` (source rows per partition; default: 1, or more for short rows when the
-cost model prefers it).
+cost model prefers it), ``search`` (``"ranked"``: a tiling of many blocks is costed by
+one period of its pipeline; ``"exhaustive"``: every tiling's whole program).
 
 Examples
 --------
@@ -67,7 +68,7 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
 from ...cost.engines import chunk_efficiency, descriptor_issue_cycles, engine_scale
@@ -78,6 +79,7 @@ from ...hardware.pe import input_kind
 from ...plan import PermuteRequest, Plan
 from ...program.core import Program
 from ...sim.estimate import Estimate, estimate
+from .._period import PERIOD_STEPS, period_cycles, search_line
 from .._postcondition import check_program
 from .batch_runs import load_count
 from .candidates import Candidates, Refusal, candidates
@@ -96,12 +98,31 @@ from .tiling import (
 
 
 class Emitted(NamedTuple):
-    """One tiling's program and its prediction (with the view the tiling cuts)."""
+    """One tiling's program and its prediction (with the view the tiling cuts); the
+    program is None where the ranked search costed the tiling by a period."""
 
     view: TransposeView
     tiling: PeTiling
-    program: Program
+    program: Program | None
     predicted: Estimate
+
+
+@dataclass
+class _Search:
+    """Which search runs (``search=``) and what it costed: tilings ranked (by
+    :func:`pass_floor`), whole programs emitted, tilings costed by a period."""
+
+    name: str
+    ranked: int = 0
+    emitted: int = 0
+    periods: int = 0
+
+    def summary(self) -> dict[str, Any]:
+        return {"search": self.name, "ranked": self.ranked, "emitted": self.emitted,
+                "periods": self.periods}
+
+    def text(self) -> str:
+        return search_line(self.summary(), "by PE passes")
 
 
 class PeStrategy:
@@ -110,7 +131,7 @@ class PeStrategy:
     name = "pe"
     summary = "PE-array transpose against an identity matrix"
     options: tuple[str, ...] = ("allow_inexact", "pe_mode", "pe_buffers", "pe_carrier",
-                                "pe_row_turns")  # the keyword options plan() reads
+                                "pe_row_turns", "search")  # the keyword options plan() reads
 
     def why_not(self, request: PermuteRequest, hw: Hardware, **options: Any) -> str | None:
         found = candidates(request, hw, options)
@@ -132,13 +153,26 @@ class PeStrategy:
                        f"{v.batch:,} batch matrices to load, at the least")
 
     def _fastest(self, request: PermuteRequest, tilings: list[tuple[TransposeView, PeTiling]],
-                 hw: Hardware, best: Emitted | None) -> Emitted:
+                 hw: Hardware, best: Emitted | None, search: _Search) -> Emitted:
         """The fastest predicted of ``best`` and ``tilings``; a tiling whose passes alone
-        take longer than the best prediction so far is not emitted (it cannot win)."""
+        take longer than the best prediction so far is not costed (it cannot win). The
+        ranked search costs a tiling of many blocks by one period of its pipeline
+        (:func:`~strider.planners._period.period_cycles`; its program is emitted in
+        :meth:`plan` if it wins)."""
+        search.ranked += len(tilings)
         for v, tiling in sorted(tilings, key=lambda vt: pass_floor(vt[0], vt[1], hw)):
             if best is not None and pass_floor(v, tiling, hw) >= best.predicted.cycles:
                 continue
+            blocks = tiling.blocks(v)
+            if search.name != "exhaustive" and blocks > PERIOD_STEPS:
+                search.periods += 1
+                cycles, schedule = period_cycles(Emitter(request, v, tiling, hw).emit, blocks,
+                                                 2 * request.nbytes, hw)
+                if best is None or cycles < best.predicted.cycles:
+                    best = Emitted(v, tiling, None, Estimate(cycles, {}, schedule))
+                continue
             program = Emitter(request, v, tiling, hw).emit()
+            search.emitted += 1
             check_program(program, hw, self.name)
             predicted = estimate(program, hw)
             if best is None or predicted.cycles < best.predicted.cycles:
@@ -150,35 +184,41 @@ class PeStrategy:
         found = candidates(request, hw, options)
         if isinstance(found, Refusal):
             raise PlanError(f"strategy 'pe' cannot plan {request.describe()}: {found}")
-        best = self._best_of(request, found, hw, options)
+        search = _Search(options.get("search", "ranked"))
+        best = self._best_of(request, found, hw, options, search)
         if (options.get("allow_inexact") and carrier_option(options.get("pe_carrier")) == "auto"
                 and found.mode == "mac" and found.engine != request.dtype):
             floats = candidates(request, hw, {**options, "pe_carrier": "float"})
             if isinstance(floats, Candidates):   # allow_inexact: float arithmetic weighed
-                other = self._best_of(request, floats, hw, options)   # too; exact on a tie
-                if other.predicted.cycles < best.predicted.cycles:
+                other = self._best_of(request, floats, hw, options, search)  # too; exact
+                if other.predicted.cycles < best.predicted.cycles:           # on a tie
                     found, best = floats, other
-        return self._plan_of(request, found, best, hw)
+        return self._plan_of(request, found, best, hw, search)
 
     def _best_of(self, request: PermuteRequest, found: Candidates, hw: Hardware,
-                 options: dict[str, Any]) -> Emitted:
+                 options: dict[str, Any], search: _Search) -> Emitted:
         """The fastest predicted program of ``found``'s tilings (and, for small tensors,
         of their deeper-buffered kin)."""
         tilings = found.tilings
-        best = self._fastest(request, tilings, hw, None)
+        best = self._fastest(request, tilings, hw, None, search)
         if options.get("pe_buffers") is None and request.nbytes <= SMALL_BYTES:
             deeper = candidates(request, hw, {**options, "pe_buffers": DEEP_BUFFERS,
                                               "pe_carrier": _carrier_of(found, request)})
             if isinstance(deeper, Candidates):   # (only the winner's kind: half the time)
                 kind = _kind(best.tiling)
                 best = self._fastest(request, [vt for vt in deeper.tilings if vt not in tilings
-                                               and _kind(vt[1]) == kind], hw, best)
+                                               and _kind(vt[1]) == kind], hw, best, search)
         return best
 
     def _plan_of(self, request: PermuteRequest, found: Candidates, best: Emitted,
-                 hw: Hardware) -> Plan:
+                 hw: Hardware, search: _Search) -> Plan:
         mode, engine, note = found.mode, found.engine, found.note
         view, tiling, program, predicted = best
+        if program is None:   # costed by a period: the winner's whole program
+            program = Emitter(request, view, tiling, hw).emit()
+            search.emitted += 1
+            check_program(program, hw, self.name)
+            predicted = estimate(program, hw)
         k = tiling.blocks(view)
         exact = mode == "passthrough" or input_kind(engine) == "int"
         details: dict[str, Any] = {
@@ -193,12 +233,13 @@ class PeStrategy:
             "tiling": asdict(tiling),
             "sbuf_bytes_per_partition": tiling.sbuf_bytes_per_partition,
             "engine_busy": dict(predicted.engine_busy),
+            "search": search.summary(),
         }
         return Plan(
             program=program, hardware=hw, strategy=self.name, inputs=("x",), outputs=("y",),
             predicted_cycles=predicted.cycles,
             reference=lambda inputs: {"y": request.reference(inputs["x"])},
-            explanation=explain(request, view, tiling, hw, note, k),
+            explanation=explain(request, view, tiling, hw, note, k) + [search.text()],
             details=details,
         )
 

@@ -5,6 +5,7 @@ in target order -- DMA-in of tile t+1, the copies of t and DMA-out of t-1 overla
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -37,8 +38,11 @@ def slot_pair(t: VectorTiling, k: int) -> tuple[int, int]:
     return k % 2, (k + 1) % 2
 
 
-def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: VectorTiling) -> dict[str, int]:
+def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: VectorTiling,
+              limit: int | None = None) -> dict[str, int]:
     """The seed-003 pipeline over every tile, piece by piece; returns instruction counts.
+    ``limit``: the first ``limit`` tiles only (a period of the pipeline, which the
+    ranked search costs and scales; :mod:`.search`).
 
     Each tile is read in about ``tiling.pieces`` slices of its outermost source-order
     dims (:func:`~.slicing.slices_of`), the vector step re-orders each slice as soon as it has
@@ -134,7 +138,7 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: VectorTiling) 
         hazards.record(*writes, [vid], write=True, disjoint=key)
         counts["vector"] += 1
 
-    boxes = list(tile_boxes(t))
+    boxes = list(itertools.islice(tile_boxes(t), limit))
     draining = t.needs_vector and t.drain_by_stores
     # software pipeline: step k reads tile k (and re-orders each slice as it lands) while
     # it writes tile k-1, the slices interleaved so that reads and writes share DRAM

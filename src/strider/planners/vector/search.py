@@ -1,18 +1,27 @@
-"""The vector strategy's search: the tilings the analytic score ranks best are emitted,
+"""The vector strategy's search: the tilings the analytic score ranks best are costed,
 with the variants it prices least reliably (drain by the stores, finer slices, two-pass
 copies, descriptor shares, neighbouring and fewer slice counts), and the cost model
-keeps the fastest program (:func:`best_sbuf_program`). Each tiling is emitted once per
+keeps the fastest program (:func:`best_sbuf_program`). Each tiling is costed once per
 planning.
+
+Two searches (``search=``): ``"exhaustive"`` emits every candidate's whole program and
+estimates it (the reference); ``"ranked"`` (the default) costs the same shortlist of the
+score, the variants of its best :data:`RANKED_VARIANTS` only, and a tiling of more
+than ``PERIOD_STEPS`` tiles by one period of its pipeline
+(:func:`~strider.planners._period.period_cycles`: the programs of its first few tiles,
+their difference scaled by the tile count; :class:`Costs`). The winner's whole program
+is emitted and estimated once.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from ...errors import PlanError
 from ...hardware.description import Hardware
 from ...program.core import Program
 from ...sim.estimate import estimate
+from .._period import PERIOD_STEPS, period_cycles
 from .._working import Working
 from .boxes import padded_variant, tile_boxes
 from .pipeline import emit_sbuf
@@ -40,13 +49,74 @@ SHARE_MARGIN = 0.01
 TIE = 1e-9
 
 
-def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
-    """Emit the few best tilings by the analytic score; keep the cheapest by the cost model."""
+#: The ranked search: the tilings whose variants are costed (the exhaustive search:
+#: VARIANTS_OF). It costs the whole shortlist: the score mis-ranks few-tile tilings by
+#: up to 40%, and a shorter list lost up to 14% (float32 30x32x25 perm 1,0,2 on a random
+#: hardware: the winner was its 11th); one tiling's variants lost 5% (float32
+#: 15x2x16x85x21 perm 4,0,2,1,3 on trn1-like).
+RANKED_VARIANTS = 2
+
+
+@dataclass
+class Costs:
+    """The cost model's figures of the tilings a search tries, each costed once:
+    ``((cycles, the schedule's end), program, counts)``. ``exact`` (the exhaustive
+    search) emits each whole program; otherwise a tiling of more than PERIOD_STEPS tiles
+    is costed by one period of its pipeline (program None until :meth:`whole`)."""
+
+    w: Working
+    hw: Hardware
+    empty: Program
+    exact: bool
+    found: dict = field(default_factory=dict)
+    emitted: int = 0     # whole programs emitted
+    periods: int = 0     # tilings costed by a period
+
+    def __call__(self, tiling: VectorTiling) -> tuple:
+        if tiling not in self.found:
+            if self.exact or tiling.tiles <= PERIOD_STEPS:
+                self.found[tiling] = self._whole(tiling)
+            else:
+                self.found[tiling] = self._period(tiling)
+        return self.found[tiling]
+
+    def whole(self, tiling: VectorTiling) -> tuple:
+        """``tiling``'s whole program and its full estimate."""
+        if self.found.get(tiling, (None, None))[1] is None:
+            self.found[tiling] = self._whole(tiling)
+        return self.found[tiling]
+
+    def _emit(self, tiling: VectorTiling, limit: int | None = None):
+        program = Program(self.empty.name, dict(self.empty.tensors), [])
+        counts = emit_sbuf(program, self.w, self.hw, tiling, limit)
+        return program, counts
+
+    def _whole(self, tiling: VectorTiling) -> tuple:
+        program, counts = self._emit(tiling)
+        est = estimate(program, self.hw)
+        self.emitted += 1
+        return (est.cycles, est.schedule_cycles), program, counts
+
+    def _period(self, tiling: VectorTiling) -> tuple:
+        self.periods += 1
+        cycles = period_cycles(lambda n: self._emit(tiling, n)[0], tiling.tiles,
+                               2 * self.w.size * self.w.itemsize, self.hw)
+        return cycles, None, None
+
+
+def best_sbuf_program(w: Working, hw: Hardware, empty: Program, search: str = "ranked"):
+    """Cost the few best tilings by the analytic score; keep the cheapest by the cost
+    model: ``(tiling, program, counts, summary)``, the summary saying which search ran,
+    how many tilings the score ranked, how many whole programs were emitted and how many
+    tilings were costed by a period."""
+    exact = search == "exhaustive"
     keep = KEEP_SMALL if w.size * w.itemsize <= SMALL_BYTES else KEEP
     best = None
     tried = []
     clipped_of: dict[VectorTiling, VectorTiling] = {}   # each padded way's clipped twin
-    for rank, tiling in enumerate(rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep)):
+    scored: dict[str, int] = {}
+    shortlist = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep, stats=scored)
+    for rank, tiling in enumerate(shortlist):
         tried.append((rank, tiling))
         padded = padded_variant(tiling)
         if padded is not None and tiling.slots >= 3 and tiling.tiles <= FEW_TILES:
@@ -59,13 +129,14 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
             # the score prices the two-slot hand-over between tiles roughly: fewer, larger
             # slices often hand over better
             tried += [(rank, replace(tiling, pieces=m)) for m in (4, 8) if m < tiling.pieces]
-    emitted: dict[VectorTiling, tuple] = {}  # the same tiling is never emitted twice
+    costs = Costs(w, hw, empty, exact)
+    emitted = costs.found   # the same tiling is never costed twice
     longest = 0
     for rank, tiling in tried:
         if rank >= KEEP and longest > SHORT_PROGRAM:
             break
-        cycles, program, counts = _emitted(emitted, tiling, w, hw, empty)
-        longest = max(longest, len(program.instructions))
+        cycles, program, counts = costs(tiling)
+        longest = max(longest, len(program.instructions) if program else SHORT_PROGRAM + 1)
         # a tie (both at the DRAM bound) goes to the plan whose queues have the most
         # slack under the cap: its own schedule ends first
         if best is None or cycles < best[0]:
@@ -82,6 +153,7 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
     ranked = sorted((t for t in emitted if t.needs_vector and t.tiles <= FEW_TILES),
                     key=lambda t: emitted[t][0])
     n = VARIANTS_OF if longest <= SHORT_PROGRAM else 1
+    n = n if exact else min(n, RANKED_VARIANTS)
     # a ragged split's two ways of moving its edge count as one tiling, its faster way;
     # the best few kept (not padded) ways keep their variants too, so that the padded
     # ways never crowd out a variant that would have won without them
@@ -95,40 +167,43 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program):
             if fine and not fine_differs:
                 continue
             other = replace(tiling, drain_by_stores=drain, fine_slices=fine)
-            best = _faster(best, _emitted(emitted, other, w, hw, empty), other)
-    best = _two_pass_variants(best, w, hw, empty, emitted, n)
+            best = _faster(best, costs(other), other)
+    best = _two_pass_variants(best, costs, n)
     if best[1].tiles <= FEW_TILES:
         plain = best[1]
-        best = _shared(best, plain, w, hw, empty, emitted)
+        best = _shared(best, plain, costs)
         for other in _neighbour_pieces(plain, w, hw):
-            best = _faster(best, _emitted(emitted, other, w, hw, empty), other, TIE)
+            best = _faster(best, costs(other), other, TIE)
             if best[1] is other:
-                best = _shared(best, other, w, hw, empty, emitted)
+                best = _shared(best, other, costs)
     if best[1].tiles >= FEWER_PIECES_MIN_TILES:
-        best = _fewer_pieces(best, w, hw, empty, emitted)
-    return best[1], best[2], best[3]
+        best = _fewer_pieces(best, w, hw, costs)
+    tiling = best[1]
+    _, program, counts = costs.whole(tiling)
+    summary = {"search": search, "ranked": scored["ranked"], "emitted": costs.emitted,
+               "periods": costs.periods}
+    return tiling, program, counts, summary
 
 
-def _two_pass_variants(best, w: Working, hw: Hardware, empty: Program, emitted: dict,
-                       n: int):
+def _two_pass_variants(best, costs: Costs, n: int):
     """The best ``n`` tilings emitted (with their variants) also with two-pass copies
     where the engines have a carrier for them and the SBUF room (:mod:`.two_pass`):
     the score prices one pass, and two cost less only where the copies are the bound;
     the cost model keeps what ends first."""
-    if not carrier_widths(w.itemsize, hw):
+    if not carrier_widths(costs.w.itemsize, costs.hw):
         return best
-    ranked = sorted((t for t in emitted if t.needs_vector and not t.two_pass),
-                    key=lambda t: emitted[t][0])
+    ranked = sorted((t for t in costs.found if t.needs_vector and not t.two_pass),
+                    key=lambda t: costs.found[t][0])
     for tiling in ranked[:n]:
         other = replace(tiling, two_pass=True)
-        if scratch_ring(other, hw) is not None:
-            best = _faster(best, _emitted(emitted, other, w, hw, empty), other)
+        if scratch_ring(other, costs.hw) is not None:
+            best = _faster(best, costs(other), other)
     return best
 
 
 def _faster(best, made: tuple, tiling: VectorTiling, margin: float = 0.0):
     """``best`` (cycles, tiling, program, counts), or ``tiling`` as ``made`` by
-    :func:`_emitted` where the cost model rates it faster: by more than ``margin`` (a
+    :class:`Costs` where the cost model rates it faster: by more than ``margin`` (a
     fraction of the cycles), or with no margin also where it ties and its schedule ends
     first."""
     cycles, program, counts = made
@@ -136,13 +211,13 @@ def _faster(best, made: tuple, tiling: VectorTiling, margin: float = 0.0):
     return (cycles, tiling, program, counts) if better else best
 
 
-def _shared(best, tiling: VectorTiling, w: Working, hw: Hardware, empty: Program, emitted: dict):
+def _shared(best, tiling: VectorTiling, costs: Costs):
     """``best`` against ``tiling`` with each of DESCRIPTOR_SHARES: with few tiles, fewer
     descriptors (less fixed cost) or more in flight win case by case; a share wins only
     by SHARE_MARGIN (ties at the DRAM bound made ViT heads 1.02x -> 1.03x)."""
     for share in DESCRIPTOR_SHARES:
         other = replace(tiling, descriptor_share=share)
-        best = _faster(best, _emitted(emitted, other, w, hw, empty), other, SHARE_MARGIN)
+        best = _faster(best, costs(other), other, SHARE_MARGIN)
     return best
 
 
@@ -170,24 +245,12 @@ def _fine_slices_differ(t: VectorTiling) -> bool:
                for _, ext in tile_boxes(t) for dims in (t.free, t.free_target))
 
 
-def _emitted(emitted: dict, tiling: VectorTiling, w: Working, hw: Hardware,
-             empty: Program) -> tuple[tuple[float, float], Program, dict[str, int]]:
-    """((predicted cycles, the schedule's end under the DRAM cap), program, counts) of
-    ``tiling``, emitted once per planning."""
-    if tiling not in emitted:
-        program = Program(empty.name, dict(empty.tensors), [])
-        counts = emit_sbuf(program, w, hw, tiling)
-        est = estimate(program, hw)
-        emitted[tiling] = ((est.cycles, est.schedule_cycles), program, counts)
-    return emitted[tiling]
-
-
 #: Tiles from which the winner's slices are merged when the cost model does not mind:
 #: with many tiles the pipeline's fill and drain (what slices shorten) hardly count.
 FEWER_PIECES_MIN_TILES = 32
 
 
-def _fewer_pieces(best, w: Working, hw: Hardware, empty: Program, emitted: dict):
+def _fewer_pieces(best, w: Working, hw: Hardware, costs: Costs):
     """The winner with the fewest slices per tile that the cost model rates no slower:
     fewer, larger DMA descriptors and vector steps (same DRAM traffic), which also
     simulate faster. Tried from one slice up, so the first tie is the fewest."""
@@ -196,11 +259,11 @@ def _fewer_pieces(best, w: Working, hw: Hardware, empty: Program, emitted: dict)
         if m >= tiling.pieces:
             break
         fewer = _in_pieces(tiling, m, w, hw)
-        fewer_cycles, program, counts = _emitted(emitted, fewer, w, hw, empty)
+        fewer_cycles, program, counts = costs(fewer)
         if fewer_cycles[0] <= cycles[0]:
             return (cycles, fewer, program, counts)
     return best
 
 
-__all__ = ["best_sbuf_program", "FEWER_PIECES_MIN_TILES", "KEEP", "KEEP_SMALL",
-           "SMALL_BYTES", "SHORT_PROGRAM", "VARIANTS_OF", "DESCRIPTOR_SHARES"]
+__all__ = ["best_sbuf_program", "Costs", "RANKED_VARIANTS", "FEWER_PIECES_MIN_TILES", "KEEP",
+           "KEEP_SMALL", "SMALL_BYTES", "SHORT_PROGRAM", "VARIANTS_OF", "DESCRIPTOR_SHARES"]

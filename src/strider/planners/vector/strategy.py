@@ -41,6 +41,7 @@ from ...hardware.description import Hardware
 from ...plan import PermuteRequest, Plan
 from ...program.core import Program
 from .._groups import Groups, carrier_why_not
+from .._period import search_line
 from .._working import Working, declare_tensors, direct_is_fine, emit_direct, make_plan
 from ..inbuffer import in_buffer_steps
 from .boxes import tile_boxes
@@ -53,13 +54,31 @@ from .two_pass import scratch_bytes, scratch_ring
 class VectorStrategy:
     name = "vector"
     summary = "DMA in by source runs, vector engine re-orders in SBUF, DMA out"
-    options: tuple[str, ...] = ()  # the keyword options plan() reads
+    options: tuple[str, ...] = ("search",)  # the keyword options plan() reads
+    planning_cost = 2   # the dearest to plan: the ranked search plans it last
+
+    def lower_bound(self, request: PermuteRequest, hw: Hardware, **options: Any
+                    ) -> tuple[float, str] | None:
+        """``(cycles, why)``: every byte read once and written once at the DRAM's rate
+        (the estimate's cap). The ranked search only (the exhaustive one plans this
+        strategy first, as it always has); None for an empty tensor.
+
+        >>> from strider import Hardware
+        >>> STRATEGY.lower_bound(PermuteRequest((64, 32), (1, 0), "float32"),
+        ...                      Hardware.preset("tiny"))[0]     # 2 x 8 KiB at 16 B a cycle
+        1024.0
+        """
+        if not request.nbytes or options.get("search") == "exhaustive":
+            return None
+        return (2 * request.nbytes / hw.dram_bytes_per_cycle,
+                f"{request.nbytes:,} bytes read and written once at the DRAM's rate")
 
     def why_not(self, request: PermuteRequest, hw: Hardware, **options: Any) -> str | None:
         return carrier_why_not(request.dtype, hw)
 
     def plan(self, request: PermuteRequest, hw: Hardware, **options: Any) -> Plan:
         w = Working.of(request, hw)
+        search = options.get("search", "ranked")
         program = Program(f"vector-permute {request.describe()}")
         declare_tensors(program, w)
         groups = Groups.of(w.shape, w.perm)
@@ -80,7 +99,7 @@ class VectorStrategy:
         if w.size == 0:
             lines.append("empty tensor: nothing to move")
             details["mode"] = "empty"
-            return make_plan(request, hw, program, self.name, lines, details)
+            return make_plan(request, hw, program, self.name, lines, details, search)
         if direct_is_fine(w, hw) or len(w.shape) == 1:
             count = emit_direct(program, w, hw, "direct")
             run = w.shape[-1] * w.itemsize
@@ -93,9 +112,10 @@ class VectorStrategy:
             ]
             details.update(mode="direct", descriptors=count, chunk_in_bytes=run,
                            chunk_out_bytes=run)
-            return make_plan(request, hw, program, self.name, lines, details)
-        tiling, program, counts = best_sbuf_program(w, hw, program)
+            return make_plan(request, hw, program, self.name, lines, details, search)
+        tiling, program, counts, searched = best_sbuf_program(w, hw, program, search)
         lines += explain_tiling(tiling, w, hw, counts)
+        lines.append(search_line(searched, "by the pipeline model"))
         est = tiling.estimate
         sbuf_pp = tiling.slots * tiling.slot_bytes + scratch_bytes(tiling, hw)
         details.update(
@@ -106,6 +126,7 @@ class VectorStrategy:
             sbuf_bytes_per_partition=sbuf_pp, sbuf_bytes=sbuf_pp * tiling.partitions,
             chunk_in_bytes=est["chunk_in_bytes"], chunk_out_bytes=est["chunk_out_bytes"],
             descriptors=counts["dma_in"] + counts["dma_out"], vector_instructions=counts["vector"],
+            search=searched,
         )
         return make_plan(request, hw, program, self.name, lines, details)
 

@@ -433,9 +433,9 @@ def _best_pieces(t: VectorTiling, hw: Hardware, total_bytes: int) -> VectorTilin
 
 
 def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
-                 hw: Hardware, keep: int = 4) -> list[VectorTiling]:
+                 hw: Hardware, keep: int = 4, stats: dict | None = None) -> list[VectorTiling]:
     """The ``keep`` cheapest distinct tilings by :func:`score`, over every split of one dim
-    by a divisor (and no split)."""
+    by a divisor (and no split); ``stats["ranked"]`` is set to how many were scored."""
     total_bytes = math.prod(shape) * item
     options: list[tuple] = [(shape, perm, (), frozenset())]
     for d, n in enumerate(shape):
@@ -453,6 +453,8 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
                    cand.ragged)
             found.setdefault(key, cand)
     ranked = sorted(found.values(), key=lambda t: t.estimate["cycles"])
+    if stats is not None:
+        stats["ranked"] = len(ranked)
     seen = set()  # the best slice count of each tile shape only
     unique: list[VectorTiling] = []
     for t in ranked:

@@ -1,0 +1,76 @@
+"""Costing a pipelined program by one period: what the ranked search ranks by.
+
+A planner's program repeats one step per tile (or block): loads of the next, work on this
+one, stores of the last. Its estimate grows by the same period per step once the
+pipeline is full, so the programs of the first ``PERIOD // 2`` and ``PERIOD`` steps give
+the whole program's schedule: the longer one's end, plus the period (their difference
+per step) times the steps left. The DRAM cap (every byte read and written once at the
+DRAM's rate) bounds it from below, as :func:`~strider.sim.estimate.estimate` does. Each
+ranked candidate of many steps then costs two short programs instead of its whole one;
+the winner's whole program is emitted and estimated once, and that is its prediction.
+
+Examples
+--------
+>>> from strider import Hardware
+>>> from strider.access_pattern import AccessPattern
+>>> from strider.program import Program, Ref
+>>> hw = Hardware.preset("tiny")
+>>> def emit(steps):            # one DMA per step, each waiting for the one before
+...     p = Program()
+...     _ = p.tensor("x", (160, 16), "float32", role="input")
+...     last = []
+...     for s in range(steps):
+...         tile = Ref.sbuf(0, 8, AccessPattern.contiguous((16,)), "float32")
+...         src = Ref.dram("x", AccessPattern((8, 16), (16, 1), 128 * s), "float32")
+...         last = [p.dma(0, src, tile, deps=last)]
+...     return p
+>>> from strider.sim.estimate import estimate
+>>> scaled = period_cycles(emit, 20, 0, hw)   # from the programs of 4 and 8 steps
+>>> scaled[1] == estimate(emit(20), hw).schedule_cycles   # exact for a uniform pipeline
+True
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..hardware.description import Hardware
+from ..program.core import Program
+from ..sim.estimate import estimate
+
+#: Programs of more steps than PERIOD_STEPS are costed by a period when ranking.
+PERIOD_STEPS = 16
+#: Steps of the longer of the two short programs a period is measured between.
+PERIOD = 8
+
+
+def period_cycles(emit: Callable[[int], Program], steps: int, dram_bytes: int,
+                  hw: Hardware) -> tuple[float, float]:
+    """``(cycles, schedule end)`` of a program of ``steps`` pipeline steps, from the
+    programs ``emit(PERIOD // 2)`` and ``emit(PERIOD)`` of its first steps; ``dram_bytes``:
+    the whole program's DRAM traffic (the cap)."""
+    half = PERIOD // 2
+    ends = [estimate(emit(n), hw).schedule_cycles for n in (half, PERIOD)]
+    schedule = ends[1] + (steps - PERIOD) * (ends[1] - ends[0]) / (PERIOD - half)
+    return max(schedule, dram_bytes / hw.dram_bytes_per_cycle), schedule
+
+
+def search_line(searched: dict, how: str) -> str:
+    """A plan's explanation line for its search: which ran (``searched["search"]``), how
+    many candidates were ranked (``how``: by what), how many whole programs emitted and
+    how many candidates costed by a period.
+
+    >>> search_line({"search": "ranked", "ranked": 40, "emitted": 1, "periods": 3}, "by the score")
+    'search: ranked: 40 tilings ranked by the score; 1 whole program emitted and estimated, 3 tilings costed by one period of their pipeline'
+    """
+    def count(n: int, what: str) -> str:
+        return f"{n:,} {what}{'' if n == 1 else 's'}"
+
+    periods = searched["periods"]
+    return (f"search: {searched['search']}: {count(searched['ranked'], 'tiling')} ranked {how}; "
+            f"{count(searched['emitted'], 'whole program')} emitted and estimated"
+            + (f", {count(periods, 'tiling')} costed by one period of their pipeline"
+               if periods else ""))
+
+
+__all__ = ["period_cycles", "search_line", "PERIOD_STEPS", "PERIOD"]

@@ -1,0 +1,98 @@
+"""The two searches (``search=``): the ranked default and the exhaustive reference.
+
+What must hold whatever the ranking: a ranked plan is correct against NumPy, its
+``predicted_cycles`` is its own program's full estimate (never the ranking's
+approximation), and its details and explanation say which search ran and what it
+ranked and emitted. How close its plans are to the exhaustive search's is held by
+``test_plan_fingerprints`` (and measured by ``strider bench plan``).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from strider import Hardware, PermuteRequest
+from strider.api import run_plan
+from strider.cli import main
+from strider.errors import ArgumentError
+from strider.planners._period import PERIOD_STEPS
+from strider.planners._working import Working, declare_tensors
+from strider.planners.vector.search import Costs
+from strider.planners.vector.tiling import rank_tilings
+from strider.program.core import Program
+from strider.sim.estimate import estimate
+from strider.strategy import SEARCHES, plan_permute
+
+TINY = Hardware.preset("tiny")
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.data())
+def test_ranked_plans_are_correct_and_predicted_by_their_own_program(data):
+    ndim = data.draw(st.integers(2, 4))
+    shape = tuple(data.draw(st.lists(st.integers(2, 24), min_size=ndim, max_size=ndim)))
+    perm = tuple(data.draw(st.permutations(range(ndim))))
+    dtype = data.draw(st.sampled_from(["float32", "int16", "int8", "bfloat16"]))
+    plan = plan_permute(shape, perm, dtype, TINY)
+    assert plan.predicted_cycles == estimate(plan.program, TINY).cycles
+    searched = plan.details["search"]
+    assert searched["search"] == "ranked" and searched["emitted"] >= 1
+    assert searched["ranked"] >= 1
+    assert "search: ranked" in plan.explain()
+    _, report = run_plan(plan, seed=3)    # random data, poisoned outputs, vs NumPy
+    assert report["verified"]
+
+
+@pytest.mark.parametrize("strategy", ["vector", "pe", "dma"])
+def test_each_strategy_says_which_search_ran(strategy):
+    for search in SEARCHES:
+        plan = plan_permute((40, 24, 16), (0, 2, 1), "int16", TINY, strategy, search=search)
+        assert plan.details["search"]["search"] == search
+        assert f"search: {search}" in plan.explain()
+
+
+def test_period_costing_tracks_the_whole_program():
+    """A tiling of many tiles costed by one period of its pipeline (the ranked search)
+    against its whole program's estimate (the exhaustive search): close, and exact where
+    DRAM bounds both."""
+    hw = TINY
+    for shape, perm, dtype, within in (((64, 48, 40), (2, 0, 1), "float32", 1e-9),
+                                       ((32, 40, 50), (0, 2, 1), "int16", 0.10)):
+        w = Working.of(PermuteRequest(shape, perm, dtype), hw)
+        empty = Program("p")
+        declare_tensors(empty, w)
+        many = [t for t in rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=6)
+                if t.tiles > PERIOD_STEPS]
+        assert many, "the cases should have tilings of many tiles"
+        for tiling in many[:2]:
+            ranked = Costs(w, hw, empty, exact=False)
+            scaled, program, _ = ranked(tiling)
+            assert program is None and ranked.periods == 1 and ranked.emitted == 0
+            whole, program, _ = Costs(w, hw, empty, exact=True)(tiling)
+            assert abs(scaled[0] / whole[0] - 1) <= within
+            assert ranked.whole(tiling)[0] == whole   # the winner is emitted whole
+
+
+def test_pe_tiling_of_many_blocks_is_emitted_whole_when_it_wins():
+    plan = plan_permute((48, 64, 40), (0, 2, 1), "int16", TINY, "pe")
+    searched = plan.details["search"]
+    assert searched["periods"] >= 1, "the case should rank a tiling by a period"
+    assert plan.predicted_cycles == estimate(plan.program, TINY).cycles
+    _, report = run_plan(plan, seed=5)
+    assert report["verified"]
+
+
+def test_unknown_search_is_refused():
+    with pytest.raises(ArgumentError, match="unknown search 'greedy'"):
+        plan_permute((4, 6), (1, 0), "float32", TINY, search="greedy")
+
+
+def test_cli_search_flag(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["permute", "--shape", "4,6", "--perm", "1,0", "--search", "greedy"])
+    assert exc.value.code == 2
+    assert main(["permute", "--shape", "8,6,4", "--perm", "2,0,1", "--hw", "tiny",
+                 "--search", "exhaustive", "--explain"]) == 0
+    assert "search: exhaustive" in capsys.readouterr().out
