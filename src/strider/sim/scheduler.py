@@ -33,7 +33,10 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from itertools import chain
 from typing import Callable, NamedTuple, Sequence
+
+import numpy as np
 
 from .dram import SharedDram
 
@@ -112,32 +115,32 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
     never start are left unfinished (``Run.done`` below their count): the caller names
     the deadlock.
     """
-    engines, eng, lat, occ = work.engines, work.engine, work.latency, work.occupancy
+    engines, lat, occ = work.engines, work.latency, work.occupancy
     deps, sync, window = work.deps, work.sync, work.window
-    n = len(eng)
+    eng_a = np.asarray(work.engine, dtype=np.int64)
+    eng = eng_a.tolist()
+    n = eng_a.size
     E = len(engines)
-    queues: list[list[int]] = [[] for _ in range(E)]
-    for k in range(n):
-        queues[eng[k]].append(k)
-    ndeps = [0] * n
-    dependents: list[list[int] | None] = [None] * n
-    for k in range(n):
-        d = deps[k]
-        if d:
-            ndeps[k] = len(d)
-            for j in d:
-                lst = dependents[j]
-                if lst is None:
-                    dependents[j] = [k]
-                else:
-                    lst.append(k)
+    # the static structure in NumPy: each engine's queue (program order) and, as one
+    # flat list, each instruction's dependents (dependents[at[j]:at[j + 1]], by id)
+    order = np.argsort(eng_a, kind="stable")
+    counts = np.bincount(eng_a, minlength=E)
+    bounds = np.r_[0, np.cumsum(counts)].tolist()
+    queues = [order[bounds[e]:bounds[e + 1]].tolist() for e in range(E)]
+    nd = np.fromiter(map(len, deps), dtype=np.int64, count=n)
+    flat = np.fromiter(chain.from_iterable(deps), dtype=np.int64, count=int(nd.sum()))
+    by_dep = np.argsort(flat, kind="stable")
+    dependents = np.repeat(np.arange(n, dtype=np.int64), nd)[by_dep].tolist()
+    dep_at = np.searchsorted(flat[by_dep], np.arange(n + 1)).tolist()
+    ndeps = nd.tolist()
     waits = {k: v for k, v in sync.items() if v[1]}
     signals = {k: v[0] for k, v in sync.items() if not v[1]}
     demand = [0.0] * n
     if dram is not None and work.dram_bytes is not None:
-        for k, moved in enumerate(work.dram_bytes):
-            if moved:
-                demand[k] = moved / occ[k]  # the bytes move while the DMA holds its queue
+        moved = np.asarray(work.dram_bytes, dtype=np.float64)
+        o = np.asarray(occ, dtype=np.float64)
+        # the bytes move while the DMA holds its queue
+        demand = np.divide(moved, o, out=np.zeros(n), where=moved != 0).tolist()
 
     start = [0.0] * n
     end = [0.0] * n
@@ -145,7 +148,7 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
     frees = list(occ)                    # when (after its start) the engine takes the next
     ends = list(lat)                     # when (after its start) the results are ready
     pos = [0] * E
-    qlen = [len(q) for q in queues]
+    qlen = counts.tolist()
     busy = [False] * E
     path_free = [0.0] * E                # when each engine's PE moving path is free
     sem: dict[str, int] = {}
@@ -153,6 +156,7 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
     heap: list[tuple[float, int]] = []   # (time, k) completions; (time, -1 - k) engine free
     push, pop = heapq.heappush, heapq.heappop
     finished = [False] * n
+    dram_start = dram.start if dram is not None else None
 
     def try_start(e: int, now: float) -> None:
         p = pos[e]
@@ -173,7 +177,7 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
             on_start(k)
         r = demand[k]
         if r:
-            dram.start(now, k, r, occ[k])  # type: ignore[union-attr]  # demand needs dram
+            dram_start(now, k, r, occ[k])  # type: ignore[misc]  # demand needs dram
         else:
             o, t = occ[k], lat[k]
             wl = window[k] if window is not None else None
@@ -225,9 +229,9 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
                     try_start(we, now)
         # an engine's head is always blocked between events, so only a dependent that
         # heads its free engine can start (the calls skipped here would do nothing)
-        lst = dependents[k]
-        if lst is not None:
-            for j in lst:
+        a, b = dep_at[k], dep_at[k + 1]
+        if a < b:
+            for j in dependents[a:b]:
                 c = ndeps[j] - 1
                 ndeps[j] = c
                 if not c:
