@@ -162,9 +162,11 @@ class RaceDetector:
         self.seq_of = seq.tolist()
         # each clock is the elementwise max of its deps' and its engine predecessor's
         deps = table.deps
-        self.before: list[tuple[int, ...]] = [
-            (*d, p) if d and p < n else d if d else (p,) if p < n else ()
-            for d, p in zip(deps, prev.tolist())]
+        before = [(*d, p) if d and p < n else d if d else (p,) if p < n else ()
+                  for d, p in zip(deps, prev.tolist())]
+        # one row or two are copied or maxed; more are gathered by an index array
+        self.before: list[tuple[int, ...] | np.ndarray] = [
+            b if len(b) < 3 else np.array(b, dtype=np.intp) for b in before]
         self.left = counts.tolist()  # instructions each engine has still to start
         self.last = [n] * E  # latest started instruction per engine (n: none, a zero row)
         self.clocks = np.zeros((n + 1, E), dtype=np.int64)
@@ -185,8 +187,8 @@ class RaceDetector:
             vc[:] = clocks[before[0]]
         elif len(before) == 2:
             np.maximum(clocks[before[0]], clocks[before[1]], out=vc)
-        elif before:
-            clocks[list(before)].max(axis=0, out=vc)
+        elif len(before):
+            np.maximum.reduce(clocks[before], axis=0, out=vc)
         sync = self.sync.get(k) if self.sync else None
         if sync is not None and sync[1] and sync[0] in self.sem_clock:
             np.maximum(vc, self.sem_clock[sync[0]], out=vc)
