@@ -222,21 +222,21 @@ class RaceDetector:
             row, slot = np.nonzero(mem == m)  # in start order, slot by slot
             if not row.size:
                 continue
-            k = ids[row]
-            cols = {"p0": b["p0"][k, slot], "p1": b["p1"][k, slot], "lo": b["lo"][k, slot],
-                    "hi": b["hi"][k, slot], "engine": eng[k], "seq": self.seq[k],
-                    "instr": k, "write": b["write"][k, slot]}
+            who = ids[row]
+            cols = {"p0": b["p0"][who, slot], "p1": b["p1"][who, slot], "lo": b["lo"][who, slot],
+                    "hi": b["hi"][who, slot], "engine": eng[who], "seq": self.seq[who],
+                    "instr": who, "write": b["write"][who, slot]}
             if kept.n:
                 i, j = _meeting_pairs(cols, kept.cols(), self.clocks)
-                found += zip(k[i].tolist(), kept.instr[j].tolist())
+                found += zip(who[i].tolist(), kept.instr[j].tolist())
             i, j = _meeting_pairs(cols, cols, self.clocks)
             earlier = row[j] < row[i]  # within the batch: against accesses started before
             i, j = i[earlier], j[earlier]
-            found += zip(k[i].tolist(), k[j].tolist())
+            found += zip(who[i].tolist(), who[j].tolist())
             kept.extend(cols)
         order = self.order
         for k, other in sorted(found, key=lambda pair: (order[pair[0]], order[pair[1]])):
-            self._confirm(int(k), int(other))
+            self._confirm(k, other)
         clock = self.clocks[self.last]
         # an instruction still to come on engine g is ordered after what g's clock
         # covers (an engine's own column is its latest position, never below what the
