@@ -72,6 +72,7 @@ class Table:
     deps: list[tuple[int, ...]]
     sync: dict[int, tuple[str, int]]
     boxes: dict[str, np.ndarray]
+    names: list[str]  #: each instruction's class name
     stream: list[tuple[float, float] | None] | None = None
 
     @property
@@ -240,6 +241,7 @@ class _Lowering(Rules):
         cache: dict[tuple, int] = {}
         entries: list[_Entry] = []
         ent = [0] * n
+        first: list[int] = []  # the first instruction of each entry
         off0 = [0] * n
         off1 = [0] * n
         deps: list[tuple[int, ...]] = [()] * n
@@ -278,6 +280,7 @@ class _Lowering(Rules):
                 if e is None:
                     e = cache[key] = len(entries)
                     entries.append(self.entry(k, instr))
+                    first.append(k)
                 ent[k] = e
                 if instr.deps:
                     deps[k] = instr.deps
@@ -294,11 +297,13 @@ class _Lowering(Rules):
             values: np.ndarray = np.array([getattr(x, field) for x in entries], dtype=dtype)
             return values[ent_a].tolist() if n else []
 
+        kinds = np.array([type(instrs[k]).__name__ for k in first], dtype=object)
+
         return Table(names, per_instruction("engine", np.int64),
                      per_instruction("latency", np.float64),
                      per_instruction("occupancy", np.float64),
                      per_instruction("read", np.int64), per_instruction("written", np.int64),
-                     deps, sync, boxes,
+                     deps, sync, boxes, kinds[ent_a].tolist() if n else [],
                      [entries[x].window for x in ent] if any(x.window for x in entries)
                      else None)
 

@@ -208,7 +208,7 @@ class Machine:
         stats = sim_stats(program, hw, sched, occupancy,
                        executor.poisoned_reads if executor else 0, unwritten)
         timeline = Timeline(sched.engines, sched.engine, sched.start, sched.end,
-                            [type(i).__name__ for i in instrs], hw.clock_hz)
+                            table.names, hw.clock_hz)
         return SimResult(outputs, stats, timeline, program, hw, sched, occupancy)
 
 

@@ -121,18 +121,22 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
     eng = eng_a.tolist()
     n = eng_a.size
     E = len(engines)
-    # the static structure in NumPy: each engine's queue (program order) and, as one
-    # flat list, each instruction's dependents (dependents[at[j]:at[j + 1]], by id)
+    # the static structure in NumPy: the engines' queues (program order) one after the
+    # other in one list, each ended by a sentinel, n, that never becomes ready (pos[e]:
+    # where engine e's next instruction is); each instruction's dependents, as one flat
+    # list (dependents[dep_at[j]:dep_at[j + 1]], by id)
     order = np.argsort(eng_a, kind="stable")
     counts = np.bincount(eng_a, minlength=E)
-    bounds = np.r_[0, np.cumsum(counts)].tolist()
-    queues = [order[bounds[e]:bounds[e + 1]].tolist() for e in range(E)]
+    queue_a = np.full(n + E, n, dtype=np.int64)
+    queue_a[np.arange(n) + eng_a[order]] = order
+    queue = queue_a.tolist()
+    pos = (np.cumsum(counts + 1) - counts - 1).tolist()
     nd = np.fromiter(map(len, deps), dtype=np.int64, count=n)
     flat = np.fromiter(chain.from_iterable(deps), dtype=np.int64, count=int(nd.sum()))
     by_dep = np.argsort(flat, kind="stable")
     dependents = np.repeat(np.arange(n, dtype=np.int64), nd)[by_dep].tolist()
     dep_at = np.searchsorted(flat[by_dep], np.arange(n + 1)).tolist()
-    ndeps = nd.tolist()
+    ndeps = nd.tolist() + [1]  # the sentinel's
     waits = {k: v for k, v in sync.items() if v[1]}
     signals = {k: v[0] for k, v in sync.items() if not v[1]}
     demand = [0.0] * n
@@ -147,8 +151,6 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
     hold = [0.0] * n                     # issue interval as run, of pipelined instructions
     frees = list(occ)                    # when (after its start) the engine takes the next
     ends = list(lat)                     # when (after its start) the results are ready
-    pos = [0] * E
-    qlen = counts.tolist()
     busy = [False] * E
     path_free = [0.0] * E                # when each engine's PE moving path is free
     sem: dict[str, int] = {}
@@ -159,11 +161,11 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
     dram_start = dram.start if dram is not None else None
 
     def try_start(e: int, now: float) -> None:
-        p = pos[e]
-        if busy[e] or p >= qlen[e]:
+        if busy[e]:
             return
-        k = queues[e][p]
-        if ndeps[k]:
+        p = pos[e]
+        k = queue[p]
+        if ndeps[k]:  # (the sentinel's too)
             return
         if waits:
             w = waits.get(k)
@@ -209,9 +211,8 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
         if k < 0:  # a pipelined instruction frees its engine before it finishes
             e = eng[-1 - k]
             busy[e] = False
-            p = pos[e]
-            if p < qlen[e] and not ndeps[queues[e][p]]:   # else its head waits on
-                try_start(e, now)                          # dependencies: nothing to do
+            if not ndeps[queue[pos[e]]]:   # else its head waits on dependencies (or
+                try_start(e, now)          # it is the sentinel): nothing to do
             continue
         end[k] = now
         finished[k] = True
@@ -236,12 +237,12 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
                 ndeps[j] = c
                 if not c:
                     ej = eng[j]
-                    if not busy[ej] and queues[ej][pos[ej]] == j:
+                    if not busy[ej] and queue[pos[ej]] == j:
                         try_start(ej, now)
-        if not busy[e] and pos[e] < qlen[e] and not ndeps[queues[e][pos[e]]]:
+        if not busy[e] and not ndeps[queue[pos[e]]]:
             try_start(e, now)
 
-    heads = {engines[e]: queues[e][pos[e]] for e in range(E) if pos[e] < qlen[e]}
+    heads = {engines[e]: queue[pos[e]] for e in range(E) if queue[pos[e]] < n}
     return Run(start, end, hold, frees, ends, finished, done, heads, sem)
 
 
