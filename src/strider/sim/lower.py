@@ -52,10 +52,12 @@ class Table:
 
     ``engine`` indexes ``engines``; ``latency`` and ``occupancy`` are uncontended cycles;
     ``dram_read`` / ``dram_written`` bytes; ``deps`` the dependencies; ``sync`` maps each
-    Signal / Wait to ``(semaphore, count)`` (count 0 for a Signal). ``dst_rect`` locates
-    each on-chip destination for the occupancy counters: int64 arrays ``(memory, first
-    partition, partition stop, first byte, byte stop)``, memory 0 when there is none, 1
-    for SBUF, 2 for PSUM. ``stream`` holds, per instruction that streams through the PE
+    Signal / Wait to ``(semaphore, count)`` (count 0 for a Signal). ``boxes`` locates
+    each operand (columns by operand slot, at most 2) on chip for the race checks and
+    the occupancy counters: ``(n, 2)`` arrays ``mem`` (0: none -- DRAM, an empty
+    pattern, no partitions, or no such slot; 1: SBUF; 2: PSUM), ``p0`` / ``p1`` (the
+    partitions), ``lo`` / ``hi`` (the byte span in each partition) and ``write`` (the
+    slot is written). ``stream`` holds, per instruction that streams through the PE
     array with a background weight load, ``(lead, interval)``: it takes the array's
     moving path ``lead`` cycles after it starts, for ``interval`` cycles (None: no such
     window; see :func:`strider.cost.instruction_window`).
@@ -69,12 +71,24 @@ class Table:
     dram_written: list[int]
     deps: list[tuple[int, ...]]
     sync: dict[int, tuple[str, int]]
-    dst_rect: tuple[np.ndarray, ...]
+    boxes: dict[str, np.ndarray]
+    names: list[str]  #: each instruction's class name
     stream: list[tuple[float, float] | None] | None = None
+
+    @property
+    def dst_rect(self) -> tuple[np.ndarray, ...]:
+        """Each instruction's on-chip destination: ``(memory, first partition, partition
+        stop, first byte, byte stop)``, memory 0 when there is none."""
+        b = self.boxes
+        slot = np.argmax(b["write"], axis=1)[:, None]  # the written slot (0 when none is)
+        mem = np.where(b["write"].any(axis=1), np.take_along_axis(b["mem"], slot, 1)[:, 0], 0)
+        return (mem, *(np.take_along_axis(b[f], slot, 1)[:, 0]
+                       for f in ("p0", "p1", "lo", "hi")))
 
 
 _MEM_ID = {"sbuf": 1, "psum": 2}
 _NO_SLOT = (1, 0, -1, -1, 0)
+_NO_BOX = (0, 0, 0, 0)
 
 
 class _Entry(NamedTuple):
@@ -89,7 +103,8 @@ class _Entry(NamedTuple):
     # per operand slot (up to 2): (itemsize, low, high, byte limit or -1 for no bounds
     # check, PSUM bank bytes or 0); the TTU rule does not depend on offsets
     slots: tuple[tuple[int, int, int, int, int], ...]
-    rect: tuple[int, int, int, int, int, int]  # (memory id, p0, p1, item, low, high)
+    # per operand slot: (memory id or 0 when not on chip or empty, p0, p1, written)
+    boxes: tuple[tuple[int, int, int, int], ...]
     window: tuple[float, float] | None = None
 
 
@@ -226,6 +241,7 @@ class _Lowering(Rules):
         cache: dict[tuple, int] = {}
         entries: list[_Entry] = []
         ent = [0] * n
+        first: list[int] = []  # the first instruction of each entry
         off0 = [0] * n
         off1 = [0] * n
         deps: list[tuple[int, ...]] = [()] * n
@@ -264,6 +280,7 @@ class _Lowering(Rules):
                 if e is None:
                     e = cache[key] = len(entries)
                     entries.append(self.entry(k, instr))
+                    first.append(k)
                 ent[k] = e
                 if instr.deps:
                     deps[k] = instr.deps
@@ -273,26 +290,20 @@ class _Lowering(Rules):
             raise
         self.recheck(instrs, entries, ent, off0, off1)
         ent_a = np.array(ent, dtype=np.int64)
-        rect = np.array([x.rect for x in entries] or [(0,) * 6], dtype=np.int64)[ent_a]
-        item, low, high = rect[:, 3], rect[:, 4], rect[:, 5]
-        offs = np.array(off1 if n else [], dtype=np.int64)
-        # the destination is the last operand (slot 1, or slot 0 for one-operand types)
-        one = np.array([len(x.slots) == 1 for x in entries] or [False], dtype=bool)[ent_a]
-        if one.any():
-            offs = np.where(one, np.array(off0, dtype=np.int64), offs)
-        dst_rect = (rect[:, 0], rect[:, 1], rect[:, 2], (offs + low) * item,
-                    (offs + high + 1) * item)
+        boxes = self.boxes(entries, ent_a, (off0, off1))
         def per_instruction(field: str, dtype: type) -> list:
             # each entry's value spread to its instructions (NumPy: a list comprehension
             # per field cost a third of lowering a 300 k-instruction program)
             values: np.ndarray = np.array([getattr(x, field) for x in entries], dtype=dtype)
             return values[ent_a].tolist() if n else []
 
+        kinds = np.array([type(instrs[k]).__name__ for k in first], dtype=object)
+
         return Table(names, per_instruction("engine", np.int64),
                      per_instruction("latency", np.float64),
                      per_instruction("occupancy", np.float64),
                      per_instruction("read", np.int64), per_instruction("written", np.int64),
-                     deps, sync, dst_rect,
+                     deps, sync, boxes, kinds[ent_a].tolist() if n else [],
                      [entries[x].window for x in ent] if any(x.window for x in entries)
                      else None)
 
@@ -301,7 +312,7 @@ class _Lowering(Rules):
         self.instruction(k, instr)
         hw = self.hw
         occupancy, latency = instruction_timing(instr, hw)  # top-level cycles
-        read, written = instr.dram_traffic()
+        read, written_bytes = instr.dram_traffic()
         refs = list(instr.refs().values())
         slots = []
         for ref in refs:
@@ -315,14 +326,31 @@ class _Lowering(Rules):
                 limit = hw.buffer(ref.memory).bytes_per_partition
             bank = hw.psum.bank_bytes if instr.psum_banked and ref is refs[-1] and size else 0
             slots.append((ref.itemsize, low, high, limit, bank))
-        rect = (0, 0, 0, 1, 0, -1)
-        dst = getattr(instr, "dst", None)
-        if dst is not None and dst.on_chip and dst.partitions and dst.pattern.size:
-            facts = dst.facts
-            rect = (_MEM_ID[dst.memory], dst.partition_start, dst.partition_stop,
-                    dst.itemsize, facts.low, facts.high)
-        return _Entry(self.eidx[instr.engine], latency, occupancy, read, written,
-                      tuple(slots), rect, instruction_window(instr, hw))
+        written = instr.writes()
+        boxes = tuple((_MEM_ID[r.memory] if r.on_chip and r.partitions and r.size else 0,
+                       r.partition_start, r.partition_stop, any(r is w for w in written))
+                      for r in refs)
+        return _Entry(self.eidx[instr.engine], latency, occupancy, read, written_bytes,
+                      tuple(slots), boxes, instruction_window(instr, hw))
+
+    @staticmethod
+    def boxes(entries: list[_Entry], ent_a: np.ndarray,
+              offsets: tuple[list[int], list[int]]) -> dict[str, np.ndarray]:
+        """:attr:`Table.boxes`: each entry's boxes placed at each instruction's offsets."""
+        n = ent_a.size
+        out = {f: np.zeros((n, 2), dtype=bool if f == "write" else np.int64)
+               for f in ("mem", "p0", "p1", "lo", "hi", "write")}
+        for slot, offs in enumerate(offsets):
+            rows = [x.boxes[slot] + x.slots[slot][:3] if len(x.slots) > slot
+                    else _NO_BOX + (1, 0, -1) for x in entries]
+            spec = np.array(rows or [_NO_BOX + (1, 0, -1)], dtype=np.int64)[ent_a]
+            off = np.array(offs, dtype=np.int64)
+            item = spec[:, 4]
+            for f, col in (("mem", 0), ("p0", 1), ("p1", 2), ("write", 3)):
+                out[f][:, slot] = spec[:, col]
+            out["lo"][:, slot] = (off + spec[:, 5]) * item
+            out["hi"][:, slot] = (off + spec[:, 6] + 1) * item
+        return out
 
     def recheck(self, instrs, entries: list[_Entry], ent: list[int], off0: list[int],
                 off1: list[int]) -> None:

@@ -24,7 +24,7 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Mapping, NamedTuple
+from typing import Callable, Iterator, Mapping, NamedTuple
 
 import numpy as np
 
@@ -173,20 +173,25 @@ class Machine:
         races = check_races if check_races is not None else functional
         detector = None
         if races:
-            detector = RaceDetector(program, hw, hw.engine_names())
+            detector = RaceDetector(program, table)
         instrs = program.instructions
-        on_start = on_finish = None
-        if executor is not None or detector is not None:
-            def on_start(k: int) -> None:
-                i = instrs[k]
-                if detector is not None:
-                    detector.on_start(k, i)
-                if executor is not None:
-                    executor.execute(k, i)
+        on_start: Callable[[int], None] | None = None
+        on_finish: Callable[[int], None] | None = None
+        if executor is not None:
+            run_one = executor.execute
+            if detector is not None:
+                check = detector.on_start
 
-            if detector is not None and any(i.sync() is not None for i in instrs):
-                def on_finish(k: int) -> None:
-                    detector.on_finish(k, instrs[k])
+                def on_start(k: int) -> None:
+                    check(k)
+                    run_one(k, instrs[k])
+            else:
+                def on_start(k: int) -> None:
+                    run_one(k, instrs[k])
+        elif detector is not None:
+            on_start = detector.on_start
+        if detector is not None and table.sync:
+            on_finish = detector.on_finish
         try:
             sched = schedule(program, hw, on_start, on_finish, table)
         except StriderError:
@@ -203,7 +208,7 @@ class Machine:
         stats = sim_stats(program, hw, sched, occupancy,
                        executor.poisoned_reads if executor else 0, unwritten)
         timeline = Timeline(sched.engines, sched.engine, sched.start, sched.end,
-                            [type(i).__name__ for i in instrs], hw.clock_hz)
+                            table.names, hw.clock_hz)
         return SimResult(outputs, stats, timeline, program, hw, sched, occupancy)
 
 

@@ -27,10 +27,9 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..errors import SimulationError
-from ..hardware.description import Hardware
 from ..operands import Ref
 from ..program.core import Program
-from ..program.instructions import Instruction
+from .lower import Table
 from .memory import footprint
 
 
@@ -86,17 +85,16 @@ class _Accesses:
             setattr(self, f, np.empty(capacity, dtype=bool if f == "write" else np.int64))
         self.n = 0
 
-    def extend(self, rows: list[tuple]) -> None:
-        m = len(rows)
+    def extend(self, cols: dict[str, np.ndarray]) -> None:
+        m = cols["p0"].size
         if self.n + m > self.p0.size:
             for f in self._FIELDS:
                 a = getattr(self, f)
                 grown = np.empty(max(2 * a.size, self.n + m), dtype=a.dtype)
                 grown[:self.n] = a[:self.n]
                 setattr(self, f, grown)
-        cols = np.array(rows, dtype=np.int64).T
-        for f, c in zip(self._FIELDS, cols):
-            getattr(self, f)[self.n:self.n + m] = c
+        for f in self._FIELDS:
+            getattr(self, f)[self.n:self.n + m] = cols[f]
         self.n += m
 
     def prune(self, floor: np.ndarray) -> None:
@@ -121,16 +119,19 @@ def _meeting_pairs(new: dict[str, np.ndarray], old: dict[str, np.ndarray],
     hit = (old["p0"] < new["p1"][:, None]) & (new["p0"][:, None] < old["p1"])
     hit &= (old["lo"] < new["hi"][:, None]) & (new["lo"][:, None] < old["hi"])
     hit &= old["write"] | new["write"][:, None]
-    hit &= clocks[new["instr"]][:, old["engine"]] < old["seq"]
     i, j = np.nonzero(hit)
-    return i, j
+    # the clocks only of the pairs that meet (a few: the window of unordered work)
+    ordered = clocks[new["instr"][i], old["engine"][j]] >= old["seq"][j]
+    return i[~ordered], j[~ordered]
 
 
 class RaceDetector:
     """Vector-clock race detection over on-chip memories (see the module docstring).
 
-    Accesses are collected as they start and checked in batches of ``BATCH``
-    instructions: each new access's box (partitions x byte span) against the kept
+    The operands' boxes (partitions x byte span) come from lowering, as arrays over
+    the program (:attr:`~strider.sim.lower.Table.boxes`); per instruction only its
+    vector clock is computed as it starts (the max of at most a few rows). Accesses are
+    checked in batches of ``BATCH`` started instructions: each new box against the kept
     boxes that an instruction still to come may be unordered with, and against the
     earlier ones of its batch, in a few vectorised steps; boxes that meet are confirmed
     on the actual bytes. An access is kept until every instruction still to come is
@@ -140,78 +141,68 @@ class RaceDetector:
     """
 
     #: Instructions per batch of checks.
-    BATCH = 64
+    BATCH = 256
 
-    def __init__(self, program: Program, hw: Hardware, engines: list[str]):
+    def __init__(self, program: Program, table: Table):
         self.program = program
-        self.engines = engines
-        self.eidx = {e: n for n, e in enumerate(engines)}
-        instrs = program.instructions
-        n = len(instrs)
-        E = len(engines)
-        self.engine_of = [self.eidx[i.engine] for i in instrs]
-        self.seq_of = [0] * n  # 1-based position on its engine
-        counts = [0] * E
-        self.operands: list[tuple] = [()] * n
-        for k, i in enumerate(instrs):
-            e = self.engine_of[k]
-            counts[e] += 1
-            self.seq_of[k] = counts[e]
-            ops = []
-            for name in i.operand_names():
-                ref = getattr(i, name)
-                if ref.memory == "dram" or ref.partitions == 0:
-                    continue  # DRAM is not checked
-                fp = _footprint(ref)
-                if fp is not None:
-                    ops.append((ref.memory, (ref.partition_start, ref.partition_stop,
-                                             fp.start, fp.end, e, counts[e], k,
-                                             name == "dst")))
-            self.operands[k] = tuple(ops)
-        self.left = counts[:]  # instructions each engine has still to start
+        self.sync = table.sync
+        eng = np.asarray(table.engine, dtype=np.int64)
+        n, E = eng.size, len(table.engines)
+        self.engine_of = table.engine
+        # 1-based position of each instruction on its engine, and its engine predecessor
+        order = np.argsort(eng, kind="stable")
+        counts = np.bincount(eng, minlength=E)
+        first = np.cumsum(counts) - counts
+        seq = np.empty(n, dtype=np.int64)
+        seq[order] = np.arange(n) - np.repeat(first, counts) + 1
+        prev = np.full(n, n, dtype=np.int64)       # n: none (a zero row of the clocks)
+        same = np.flatnonzero(np.diff(eng[order]) == 0)
+        prev[order[same + 1]] = order[same]
+        self.seq, self.eng = seq, eng
+        self.seq_of = seq.tolist()
         # each clock is the elementwise max of its deps' and its engine predecessor's
-        # (flattened: instruction k's are before_ids[before_at[k]:before_at[k + 1]])
-        flat: list[int] = []
-        at = [0] * (n + 1)
-        last = [-1] * E
-        for k, i in enumerate(instrs):
-            e = self.engine_of[k]
-            flat += i.deps
-            if last[e] >= 0:
-                flat.append(last[e])
-            at[k + 1] = len(flat)
-            last[e] = k
-        self.before_ids = np.array(flat, dtype=np.int64)
-        self.before_at = at
+        deps = table.deps
+        before = [(*d, p) if d and p < n else d if d else (p,) if p < n else ()
+                  for d, p in zip(deps, prev.tolist())]
+        # one row or two are copied or maxed; more are gathered by an index array
+        self.before: list[tuple[int, ...] | np.ndarray] = [
+            b if len(b) < 3 else np.array(b, dtype=np.intp) for b in before]
+        self.left = counts.tolist()  # instructions each engine has still to start
         self.last = [n] * E  # latest started instruction per engine (n: none, a zero row)
-        self.clocks = np.zeros((n + 1, E), dtype=np.int64)
+        # (int32: an engine runs fewer than 2**31 instructions; half the memory of int64)
+        self.clocks = np.zeros((n + 1, E), dtype=np.int32)
         self.sem_clock: dict[str, np.ndarray] = {}
-        self.kept = {"sbuf": _Accesses(), "psum": _Accesses()}
-        self.pending: dict[str, list[tuple]] = {"sbuf": [], "psum": []}
-        self.started = 0
-        self.order = [0] * n  # position of each instruction in start order
+        self.boxes = table.boxes
+        self.started: list[int] = []
+        self.checked = 0  # how many of ``started`` have been checked
+        self.kept = {1: _Accesses(), 2: _Accesses()}   # by memory id: SBUF, PSUM
+        self.order = np.zeros(n, dtype=np.int64)  # position of each instruction in start order
 
-    def on_start(self, k: int, instr: Instruction) -> None:
+    def on_start(self, k: int) -> None:
         """Compute ``k``'s vector clock and queue its on-chip accesses; call at its start."""
         e = self.engine_of[k]
-        vc = self.clocks[k]
-        a, b = self.before_at[k], self.before_at[k + 1]
-        if a < b:
-            self.clocks[self.before_ids[a:b]].max(axis=0, out=vc)
-        if (sync := instr.sync()) is not None and sync[1] and sync[0] in self.sem_clock:
+        clocks = self.clocks
+        vc = clocks[k]
+        before = self.before[k]
+        if len(before) == 1:
+            vc[:] = clocks[before[0]]
+        elif len(before) == 2:
+            np.maximum(clocks[before[0]], clocks[before[1]], out=vc)
+        elif len(before):
+            np.maximum.reduce(clocks[before], axis=0, out=vc)
+        sync = self.sync.get(k) if self.sync else None
+        if sync is not None and sync[1] and sync[0] in self.sem_clock:
             np.maximum(vc, self.sem_clock[sync[0]], out=vc)
         vc[e] = self.seq_of[k]
         self.last[e] = k
         self.left[e] -= 1
-        for mem, row in self.operands[k]:
-            self.pending[mem].append(row)
-        self.order[k] = self.started
-        self.started += 1
-        if self.started % self.BATCH == 0:
+        started = self.started
+        started.append(k)
+        if len(started) - self.checked >= self.BATCH:
             self.flush()
 
-    def on_finish(self, k: int, instr: Instruction) -> None:
-        sync = instr.sync()
+    def on_finish(self, k: int) -> None:
+        sync = self.sync.get(k)
         if sync is not None and not sync[1]:  # a Signal
             vc = self.clocks[k]
             old = self.sem_clock.get(sync[0])
@@ -219,23 +210,31 @@ class RaceDetector:
 
     def flush(self) -> None:
         """Check the queued accesses (raises on the first race, in start order)."""
+        ids = np.array(self.started[self.checked:], dtype=np.int64)
+        if not ids.size:
+            return
+        self.order[ids] = np.arange(self.checked, self.checked + ids.size)
+        self.checked += ids.size
+        b = self.boxes
+        eng = self.eng
         found: list[tuple[int, int]] = []  # (instr, earlier-started other)
-        for mem, rows in self.pending.items():
-            if not rows:
+        mem = b["mem"][ids]  # (batch, 2)
+        for m, kept in self.kept.items():
+            row, slot = np.nonzero(mem == m)  # in start order, slot by slot
+            if not row.size:
                 continue
-            kept = self.kept[mem]
-            new = _Accesses(len(rows))
-            new.extend(rows)
-            cols = new.cols()
+            who = ids[row]
+            cols = {"p0": b["p0"][who, slot], "p1": b["p1"][who, slot], "lo": b["lo"][who, slot],
+                    "hi": b["hi"][who, slot], "engine": eng[who], "seq": self.seq[who],
+                    "instr": who, "write": b["write"][who, slot]}
             if kept.n:
                 i, j = _meeting_pairs(cols, kept.cols(), self.clocks)
-                found += zip(cols["instr"][i].tolist(), kept.instr[j].tolist())
+                found += zip(who[i].tolist(), kept.instr[j].tolist())
             i, j = _meeting_pairs(cols, cols, self.clocks)
-            earlier = j < i  # within the batch: against accesses that started before
+            earlier = row[j] < row[i]  # within the batch: against accesses started before
             i, j = i[earlier], j[earlier]
-            found += zip(cols["instr"][i].tolist(), cols["instr"][j].tolist())
-            kept.extend(rows)
-            rows.clear()
+            found += zip(who[i].tolist(), who[j].tolist())
+            kept.extend(cols)
         order = self.order
         for k, other in sorted(found, key=lambda pair: (order[pair[0]], order[pair[1]])):
             self._confirm(k, other)
@@ -243,7 +242,7 @@ class RaceDetector:
         # an instruction still to come on engine g is ordered after what g's clock
         # covers (an engine's own column is its latest position, never below what the
         # others know of it); engines with nothing left do not count
-        clock[np.array([c == 0 for c in self.left])] = np.iinfo(np.int64).max
+        clock[np.array([c == 0 for c in self.left])] = np.iinfo(np.int32).max
         floor = clock.min(axis=0)
         for kept in self.kept.values():
             kept.prune(floor)

@@ -33,7 +33,10 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from itertools import chain
 from typing import Callable, NamedTuple, Sequence
+
+import numpy as np
 
 from .dram import SharedDram
 
@@ -112,40 +115,42 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
     never start are left unfinished (``Run.done`` below their count): the caller names
     the deadlock.
     """
-    engines, eng, lat, occ = work.engines, work.engine, work.latency, work.occupancy
+    engines, lat, occ = work.engines, work.latency, work.occupancy
     deps, sync, window = work.deps, work.sync, work.window
-    n = len(eng)
+    eng_a = np.asarray(work.engine, dtype=np.int64)
+    eng = eng_a.tolist()
+    n = eng_a.size
     E = len(engines)
-    queues: list[list[int]] = [[] for _ in range(E)]
-    for k in range(n):
-        queues[eng[k]].append(k)
-    ndeps = [0] * n
-    dependents: list[list[int] | None] = [None] * n
-    for k in range(n):
-        d = deps[k]
-        if d:
-            ndeps[k] = len(d)
-            for j in d:
-                lst = dependents[j]
-                if lst is None:
-                    dependents[j] = [k]
-                else:
-                    lst.append(k)
+    # the static structure in NumPy: the engines' queues (program order) one after the
+    # other in one list, each ended by a sentinel, n, that never becomes ready (pos[e]:
+    # where engine e's next instruction is); each instruction's dependents, as one flat
+    # list (dependents[dep_at[j]:dep_at[j + 1]], by id)
+    order = np.argsort(eng_a, kind="stable")
+    counts = np.bincount(eng_a, minlength=E)
+    queue_a = np.full(n + E, n, dtype=np.int64)
+    queue_a[np.arange(n) + eng_a[order]] = order
+    queue = queue_a.tolist()
+    pos = (np.cumsum(counts + 1) - counts - 1).tolist()
+    nd = np.fromiter(map(len, deps), dtype=np.int64, count=n)
+    flat = np.fromiter(chain.from_iterable(deps), dtype=np.int64, count=int(nd.sum()))
+    by_dep = np.argsort(flat, kind="stable")
+    dependents = np.repeat(np.arange(n, dtype=np.int64), nd)[by_dep].tolist()
+    dep_at = np.searchsorted(flat[by_dep], np.arange(n + 1)).tolist()
+    ndeps = nd.tolist() + [1]  # the sentinel's
     waits = {k: v for k, v in sync.items() if v[1]}
     signals = {k: v[0] for k, v in sync.items() if not v[1]}
     demand = [0.0] * n
     if dram is not None and work.dram_bytes is not None:
-        for k, moved in enumerate(work.dram_bytes):
-            if moved:
-                demand[k] = moved / occ[k]  # the bytes move while the DMA holds its queue
+        moved = np.asarray(work.dram_bytes, dtype=np.float64)
+        o = np.asarray(occ, dtype=np.float64)
+        # the bytes move while the DMA holds its queue
+        demand = np.divide(moved, o, out=np.zeros(n), where=moved != 0).tolist()
 
     start = [0.0] * n
     end = [0.0] * n
     hold = [0.0] * n                     # issue interval as run, of pipelined instructions
     frees = list(occ)                    # when (after its start) the engine takes the next
     ends = list(lat)                     # when (after its start) the results are ready
-    pos = [0] * E
-    qlen = [len(q) for q in queues]
     busy = [False] * E
     path_free = [0.0] * E                # when each engine's PE moving path is free
     sem: dict[str, int] = {}
@@ -153,13 +158,14 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
     heap: list[tuple[float, int]] = []   # (time, k) completions; (time, -1 - k) engine free
     push, pop = heapq.heappush, heapq.heappop
     finished = [False] * n
+    dram_start = dram.start if dram is not None else None
 
     def try_start(e: int, now: float) -> None:
-        p = pos[e]
-        if busy[e] or p >= qlen[e]:
+        if busy[e]:
             return
-        k = queues[e][p]
-        if ndeps[k]:
+        p = pos[e]
+        k = queue[p]
+        if ndeps[k]:  # (the sentinel's too)
             return
         if waits:
             w = waits.get(k)
@@ -173,7 +179,7 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
             on_start(k)
         r = demand[k]
         if r:
-            dram.start(now, k, r, occ[k])  # type: ignore[union-attr]  # demand needs dram
+            dram_start(now, k, r, occ[k])  # type: ignore[misc]  # demand needs dram
         else:
             o, t = occ[k], lat[k]
             wl = window[k] if window is not None else None
@@ -205,9 +211,8 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
         if k < 0:  # a pipelined instruction frees its engine before it finishes
             e = eng[-1 - k]
             busy[e] = False
-            p = pos[e]
-            if p < qlen[e] and not ndeps[queues[e][p]]:   # else its head waits on
-                try_start(e, now)                          # dependencies: nothing to do
+            if not ndeps[queue[pos[e]]]:   # else its head waits on dependencies (or
+                try_start(e, now)          # it is the sentinel): nothing to do
             continue
         end[k] = now
         finished[k] = True
@@ -225,19 +230,19 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
                     try_start(we, now)
         # an engine's head is always blocked between events, so only a dependent that
         # heads its free engine can start (the calls skipped here would do nothing)
-        lst = dependents[k]
-        if lst is not None:
-            for j in lst:
+        a, b = dep_at[k], dep_at[k + 1]
+        if a < b:
+            for j in dependents[a:b]:
                 c = ndeps[j] - 1
                 ndeps[j] = c
                 if not c:
                     ej = eng[j]
-                    if not busy[ej] and queues[ej][pos[ej]] == j:
+                    if not busy[ej] and queue[pos[ej]] == j:
                         try_start(ej, now)
-        if not busy[e] and pos[e] < qlen[e] and not ndeps[queues[e][pos[e]]]:
+        if not busy[e] and not ndeps[queue[pos[e]]]:
             try_start(e, now)
 
-    heads = {engines[e]: queues[e][pos[e]] for e in range(E) if pos[e] < qlen[e]}
+    heads = {engines[e]: queue[pos[e]] for e in range(E) if queue[pos[e]] < n}
     return Run(start, end, hold, frees, ends, finished, done, heads, sem)
 
 
