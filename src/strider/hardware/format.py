@@ -413,8 +413,8 @@ def hardware_problems(hw: Described) -> list[str]:
         need(n <= size, f"pe.{tiles}", n,
              f"must be <= pe.{side} ({size}): a stationary tile holds one {side[:-1]} at least")
     problems += mac_problems(hw.pe.dtypes, hw.pe.accumulate, tuple(hw.dtypes))
-    transposes = hw.dma.transpose_element_bytes
-    transposes = list(transposes) if isinstance(transposes, (tuple, list)) else []
+    given = hw.dma.transpose_element_bytes
+    transposes = list(given) if isinstance(given, (tuple, list)) else []
     for rate in ("transpose_rate", "transpose_sbuf_rate"):
         value = getattr(hw.dma, rate)
         need(not transposes or value > 0, f"dma.{rate}", value,

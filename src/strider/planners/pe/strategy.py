@@ -274,11 +274,14 @@ def pe_traffic(program: Program) -> dict[str, int]:
     """
     psum = copies = copied = 0
     for instr in program.instructions:
-        if instr.engine_kind == "pe" and hasattr(instr, "dst"):
-            psum += instr.dst.nbytes
+        dst = getattr(instr, "dst", None)
+        if dst is None:
+            continue
+        if instr.engine_kind == "pe":
+            psum += dst.nbytes
         elif getattr(getattr(instr, "src", None), "memory", None) == "psum":
             copies += 1
-            copied += instr.dst.nbytes
+            copied += dst.nbytes
     return {"psum_bytes": psum, "copies_out": copies, "copied_out_bytes": copied}
 
 
