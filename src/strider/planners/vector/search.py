@@ -49,8 +49,8 @@ SHARE_MARGIN = 0.01
 TIE = 1e-9
 
 
-#: The ranked search: the tilings whose variants are costed (the exhaustive search:
-#: VARIANTS_OF). It costs the whole shortlist: the score mis-ranks few-tile tilings by
+#: The ranked search, where a program is long: the tilings whose variants are costed
+#: (the exhaustive search, and the ranked one on short programs: VARIANTS_OF). It costs the whole shortlist: the score mis-ranks few-tile tilings by
 #: up to 40%, and a shorter list lost up to 14% (float32 30x32x25 perm 1,0,2 on a random
 #: hardware: the winner was its 11th); one tiling's variants lost 5% (float32
 #: 15x2x16x85x21 perm 4,0,2,1,3 on trn1-like).
@@ -153,7 +153,8 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program, search: str = "r
     ranked = sorted((t for t in emitted if t.needs_vector and t.tiles <= FEW_TILES),
                     key=lambda t: emitted[t][0])
     n = VARIANTS_OF if longest <= SHORT_PROGRAM else 1
-    n = n if exact else min(n, RANKED_VARIANTS)
+    # short programs cost little to emit: the ranked search saves only on long ones
+    n = n if exact or longest <= SHORT_PROGRAM else min(n, RANKED_VARIANTS)
     # a ragged split's two ways of moving its edge count as one tiling, its faster way;
     # the best few kept (not padded) ways keep their variants too, so that the padded
     # ways never crowd out a variant that would have won without them
