@@ -124,6 +124,17 @@ def verdict(met: bool, quick: bool) -> str:
     return "met" if met else "MISSED"
 
 
+def conclude(results: list[tuple[bool, bool]], quick: bool, lead: str = "") -> int:
+    """A benchmark's exit status from its ``(correct, targets met)`` results: 1 (and a
+    FAILED line) on a wrong result, else the targets' verdict (:func:`target_status`)."""
+    if not all(correct for correct, _ in results):
+        print("FAILED: a wrong result (see above)")
+        return 1
+    met = all(m for _, m in results)
+    print(f"{lead}targets: {verdict(met, quick)}")
+    return target_status(met, quick)
+
+
 def target_status(met: bool, quick: bool) -> int:
     """A benchmark's exit status once its results are correct: 1 where a target was
     missed on a full run; ``--quick`` (smoke sizes) judges correctness only."""
@@ -133,4 +144,4 @@ def target_status(met: bool, quick: bool) -> int:
 __all__ = ["non_negative_int", "positive_int", "positive_int_list", "hardware_type",
            "hardware_list_type",
            "dtype_type", "positive_float", "quick_defaults", "NOT_JUDGED", "verdict",
-           "target_status"]
+           "target_status", "conclude"]

@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from ._args import NOT_JUDGED, non_negative_int, positive_int, target_status, verdict
+from ._args import NOT_JUDGED, conclude, non_negative_int, positive_int, verdict
 
 
 def suite(quick: bool = False) -> tuple[bool, bool]:
@@ -215,12 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         results.append(small(args.quick))
     if args.random or args.quick:
         results.append(random_sized(args.random or 1, args.seed))
-    if not all(correct for correct, _ in results):
-        print("FAILED: a wrong result (see above)")
-        return 1
-    met = all(m for _, m in results)
-    print(f"targets: {verdict(met, args.quick)}")
-    return target_status(met, args.quick)
+    return conclude(results, args.quick)
 
 
 if __name__ == "__main__":

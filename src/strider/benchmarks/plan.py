@@ -34,11 +34,11 @@ import time
 from typing import Any, NamedTuple
 
 from ._args import (
+    conclude,
     hardware_type,
     non_negative_int,
     positive_int_list,
     quick_defaults,
-    target_status,
     verdict,
 )
 
@@ -176,12 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         print("nothing to plan: give --random N or leave out --skip-suite")
         return 0
     results = [table(title, rows, args.quick) for title, rows in groups]
-    if not all(honest for honest, _ in results):
-        print("FAILED: a wrong result (see above)")
-        return 1
-    met = all(m for _, m in results)
-    print(f"\ntargets: {verdict(met, args.quick)}")
-    return target_status(met, args.quick)
+    return conclude(results, args.quick, lead="\n")
 
 
 if __name__ == "__main__":
