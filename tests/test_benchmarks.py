@@ -87,8 +87,8 @@ def test_a_count_below_one_is_a_usage_error(args, monkeypatch, capsys):
 
 def test_every_benchmark_is_covered():
     """The names of `strider bench NAME` stay those of the old benchmarks/bench_NAME.py."""
-    assert set(NAMES) == {"anyhw", "fidelity", "generations", "permute", "permute_sim", "sim",
-                          "stream", "sweep", "transpose", "ttu"}
+    assert set(NAMES) == {"anyhw", "fidelity", "generations", "permute", "permute_sim", "plan",
+                          "sim", "stream", "sweep", "transpose", "ttu"}
 
 
 #: Documented trn1 figures (AWS Neuron docs) a fidelity row must match, by its row number,

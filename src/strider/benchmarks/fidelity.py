@@ -280,8 +280,8 @@ def left_out(hw) -> list[tuple[str, str]]:
     documented for this hardware (no entry in ``DOCUMENTED`` and no cited field).
 
     >>> from strider.hardware import Hardware
-    >>> left_out(Hardware.preset("trn1-like"))
-    []
+    >>> [why for _, why in left_out(Hardware.preset("trn1-like"))]
+    ['no pass-through transpose (`pe.passthrough_transpose` is false)', 'no DMA transpose (`dma.transpose_element_bytes` is empty)']
     >>> left_out(Hardware.preset("tiny"))[0]
     ('DMA: one transfer, 4 rows x 8 KiB (32 KiB)', 'no documented figure for dma.transfer_32k on tiny')
     """
