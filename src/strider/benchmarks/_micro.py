@@ -219,7 +219,6 @@ def matmul_interval(hw, columns: int, dtype: str, reload: bool, count: int = 5) 
     first and the last result over ``count - 1`` (results leave one issue interval apart
     in steady state, whatever the PE model lets an instruction begin early)."""
     from ..access_pattern import AccessPattern
-    from ..dtypes import accumulator_dtype
     from ..program import Program, Ref
 
     k = hw.pe.rows
@@ -227,7 +226,7 @@ def matmul_interval(hw, columns: int, dtype: str, reload: bool, count: int = 5) 
     p = Program("matmul")
     weights = Ref.sbuf(0, k, AccessPattern.contiguous((m,)), dtype)
     moving = Ref.sbuf(0, k, AccessPattern.contiguous((columns,), offset=m), dtype)
-    accumulator = accumulator_dtype(dtype)
+    accumulator = hw.pe.accumulator(dtype)
     if accumulator is None:
         raise ValueError(f"the PE array does not multiply {dtype}")
     out = Ref.psum(0, m, AccessPattern.contiguous((columns,)), accumulator)

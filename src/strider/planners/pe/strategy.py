@@ -72,7 +72,6 @@ from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
 from ...cost.engines import chunk_efficiency, descriptor_issue_cycles, engine_scale
-from ...dtypes import EXACT_MAC_DTYPES, MAC_DTYPES
 from ...errors import PlanError
 from ...hardware.description import Hardware
 from ...hardware.pe import input_kind
@@ -368,4 +367,4 @@ def widest_chunk(view: TransposeView, t: PeTiling) -> int:
 STRATEGY = PeStrategy()
 
 __all__ = ["STRATEGY", "PeStrategy", "PeTiling", "pass_floor", "TransposeView", "choose_mode",
-           "choose_tiling", "pack_tiles", "transpose_view", "EXACT_MAC_DTYPES", "MAC_DTYPES"]
+           "choose_tiling", "pack_tiles", "transpose_view"]
