@@ -95,5 +95,7 @@ def run(args: argparse.Namespace) -> int:
     if plan.strategy == "pe":
         report["pe_mode"] = plan.details.get("mode")
         report["bit_exact_for_all_inputs"] = plan.details.get("bit_exact")
+        for key in ("engine_dtype", "psum_bytes", "copies_out", "copied_out_bytes"):
+            report[key] = plan.details.get(key)
     write_artifacts(args, report, result, title=f"{request.describe()} on {hw.name}")
     return finish(args, report, problems, head=plan.explain() if args.explain else "")
