@@ -101,6 +101,8 @@ def outputs(tmp_path_factory) -> dict[str, list[dict]]:
         ("transpose", ["transpose", "--shape", "8,6", "--hw", "tiny"], 0),
         ("transpose", ["transpose", "--shape", "8,6", "--hw", "tiny", "--strategy", "pe",
                        "--compare"], 0),
+        ("transpose", ["transpose", "--shape", "12,10", "--hw", "trn1-like", "--strategy", "pe",
+                       "--pe-carrier", "float"], 0),
         ("simulate", ["simulate", str(EXAMPLES / "copy_blocks.json"), "--hw", "tiny",
                       "--save-outputs", str(tmp / "out"), "--expect", f"y={wrong}",
                       "--trace", str(tmp / "s.json"), "--plot", str(tmp / "s.png")], 1),
