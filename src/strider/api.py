@@ -62,7 +62,7 @@ def mismatches(plan: Plan, inputs: Mapping[str, np.ndarray] | np.ndarray,
 
 def check_outputs(plan: Plan, inputs: Mapping[str, np.ndarray] | np.ndarray,
                   result: SimResult, expected: Mapping[str, np.ndarray] | None = None
-             ) -> tuple[list[str], dict[str, Any] | None]:
+                  ) -> tuple[list[str], dict[str, Any] | None]:
     """``(problems, finite-values counts)``: bit for bit, or -- for a plan that moves
     floats through float arithmetic -- on finite values (:mod:`strider.planners.pe.inexact`)."""
     arrays = plan.normalise_inputs(inputs)

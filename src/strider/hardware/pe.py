@@ -146,6 +146,10 @@ class PEArraySpec:
         factor = self._transpose_factors.get(str(dtype))
         return self.dtype_factor(dtype) if factor is None else factor
 
+    @cached_property
+    def _sums(self) -> dict[str, str]:
+        return dict(self.accumulate)
+
     def takes(self, dtype: str) -> bool:
         """Whether the multiply-accumulate cells take ``dtype`` inputs (``pe.dtypes``)."""
         return str(dtype) in self.dtypes
@@ -155,7 +159,7 @@ class PEArraySpec:
         not take them."""
         if not self.takes(dtype):
             return None
-        return dict(self.accumulate).get(input_kind(dtype) or "")
+        return self._sums.get(input_kind(dtype) or "")
 
     def widest_integer(self, itemsize: int) -> str | None:
         """The widest integer input of at most ``itemsize`` bytes that divides it (the

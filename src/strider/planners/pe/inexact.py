@@ -35,11 +35,6 @@ class FiniteValues:
     sign_flips: int
     poisoned: int
 
-    def text(self) -> str:
-        return (f"equal on finite values ({self.compared:,} compared; {self.sign_flips:,} "
-                f"-0.0 came out +0.0; {self.poisoned:,} in columns poisoned by NaN/Inf, "
-                "not compared)")
-
 
 def finite_values(x: np.ndarray, want: np.ndarray, got: np.ndarray,
                   view: tuple[int, int, int], group: int) -> FiniteValues:
@@ -49,11 +44,9 @@ def finite_values(x: np.ndarray, want: np.ndarray, got: np.ndarray,
     output their transposes). Where the output is not that reshape of the source (a
     general layout), a column is any of the input's."""
     batch, _, n = view
-    m = x.size // max(batch * n * group, 1)
-    view = (batch, m, n)
+    m = x.size // max(batch * n * group, 1)   # source rows (several to a partition)
     finite_in = np.isfinite(x)
-    columns = _columns(x, want, view, group)
-    if columns is not None:
+    if _batched_transpose(x, want, (batch, m, n, group)):
         bad = ~finite_in.reshape(batch, m, n, group).all(axis=(1, 3))       # (batch, n)
         poisoned = np.broadcast_to(bad[:, :, None, None], (batch, n, m, group)
                                    ).reshape(want.shape)
@@ -68,14 +61,14 @@ def finite_values(x: np.ndarray, want: np.ndarray, got: np.ndarray,
                         int(flips.sum()), int(poisoned.sum()))
 
 
-def _columns(x: np.ndarray, want: np.ndarray, view: tuple[int, int, int],
-             group: int) -> bool | None:
-    """True when ``want`` is the batched transpose of ``x`` seen as ``view``."""
-    batch, m, n = view
+def _batched_transpose(x: np.ndarray, want: np.ndarray,
+                       shape: tuple[int, int, int, int]) -> bool:
+    """Whether ``want`` is ``x`` seen as ``(batch, m, n, group)`` with m and n swapped."""
+    batch, m, n, group = shape
     if x.size != batch * m * n * group or want.size != x.size:
-        return None
-    src = x.reshape(batch, m, n, group).transpose(0, 2, 1, 3)
-    return True if same_bits(want.reshape(batch, n, m, group), src) else None
+        return False
+    src = x.reshape(shape).transpose(0, 2, 1, 3)
+    return same_bits(want.reshape(batch, n, m, group), src)
 
 
 def with_specials(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -187,22 +187,22 @@ class PeStrategy:
         best = self._best_of(request, found, hw, options, search)
         if (options.get("allow_inexact") and carrier_option(options.get("pe_carrier")) == "auto"
                 and found.mode == "mac" and found.engine != request.dtype):
-            floats = candidates(request, hw, {**options, "pe_carrier": "float"})
+            float_options = {**options, "pe_carrier": "float"}
+            floats = candidates(request, hw, float_options)
             if isinstance(floats, Candidates):   # allow_inexact: float arithmetic weighed
-                other = self._best_of(request, floats, hw, options, search)  # too; exact
-                if other.predicted.cycles < best.predicted.cycles:           # on a tie
+                other = self._best_of(request, floats, hw, float_options, search)  # too;
+                if other.predicted.cycles < best.predicted.cycles:   # exact on a tie
                     found, best = floats, other
         return self._plan_of(request, found, best, hw, search)
 
     def _best_of(self, request: PermuteRequest, found: Candidates, hw: Hardware,
                  options: dict[str, Any], search: _Search) -> Emitted:
-        """The fastest predicted program of ``found``'s tilings (and, for small tensors,
-        of their deeper-buffered kin)."""
+        """The fastest predicted program of ``found``'s tilings (``options``: those that
+        found them), and, for small tensors, of their deeper-buffered kin."""
         tilings = found.tilings
         best = self._fastest(request, tilings, hw, None, search)
         if options.get("pe_buffers") is None and request.nbytes <= SMALL_BYTES:
-            deeper = candidates(request, hw, {**options, "pe_buffers": DEEP_BUFFERS,
-                                              "pe_carrier": _carrier_of(found, request)})
+            deeper = candidates(request, hw, {**options, "pe_buffers": DEEP_BUFFERS})
             if isinstance(deeper, Candidates):   # (only the winner's kind: half the time)
                 kind = _kind(best.tiling)
                 best = self._fastest(request, [vt for vt in deeper.tilings if vt not in tilings
@@ -250,12 +250,6 @@ class PeStrategy:
 #: kind (:func:`_kind`) are emitted, which picks the same plans as emitting all of them
 #: (the random permutations of ``strider bench anyhw``; see docs/benchmarks.md).
 DEEP_BUFFERS, SMALL_BYTES = 5, 16 << 20
-
-
-def _carrier_of(found: Candidates, request: PermuteRequest) -> str:
-    """The ``pe_carrier`` that gives ``found``'s mode again."""
-    return "float" if found.mode == "mac" and found.engine == request.dtype \
-        and input_kind(request.dtype) == "float" else "auto"
 
 
 def pe_traffic(program: Program) -> dict[str, int]:
