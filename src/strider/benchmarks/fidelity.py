@@ -326,7 +326,7 @@ def notes(hw) -> list[str]:
         f"gives 2 KiB runs {half:.0%} of a queue's byte rate, 512 B runs "
         f"{chunk_efficiency(512, hw):.0%}. The same page lists 17 B/ns per trn1 DMA engine "
         "(272 GB/s per core, below the HBM share of 410 GB/s); the model uses the "
-        "architecture guide's 27 GiB/s peak.",
+        "DMA pages' 27.2 GB/s peak (the architecture guide writes 27 GiB/s).",
         "The same page's ~1300 ns cross-engine semaphore-to-start latency per NKI transfer "
         "(one transfer spread over up to 16 engines) is not modelled: a Strider descriptor "
         "is one engine's transfer, with no grouping across queues.",

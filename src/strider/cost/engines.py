@@ -23,9 +23,9 @@ Assumptions
   order; with ``dma.overlap_dram_latency`` (``trn1-like``) it holds the queue only for
   ``descriptor_cycles`` plus its bytes, and finishes a DRAM latency later
   (:func:`transfer_timing`), so back-to-back transfers hide each other's latency. On
-  ``trn1-like``: 27 GiB/s per engine, full speed from 4 KiB runs, 94% at
+  ``trn1-like``: 27.2 GB/s per engine, full speed from 4 KiB runs, 94% at
   2 KiB, 71% at 512 B, 21% at 64 B (``c = 256``, fit to the bands of AWS's DMA bandwidth
-  guide), ~286 ns fixed per DRAM transfer (``strider bench fidelity`` checks these
+  guide), ~211 ns fixed per DRAM transfer (``strider bench fidelity`` checks these
   against the documents). The DMA's SBUF side has no stride penalty of its own: its
   runs are its cost.
 - **DRAM bandwidth is shared.** A DMA touching DRAM demands ``k * bytes / cycles``

@@ -102,7 +102,7 @@ TRN1_SOURCES = (
                             f"{_ARCH}, Data movement between HBM and SBUF, writes 'a peak "
                             "27 GiB/s' -- 29.0 GB/s if binary, taken as the same figure "
                             f"rounded; {_BW} lists 17 B/ns per trn1 engine)"),
-    ("dma.descriptor_cycles", f"{_ASSUMED}: the issue share of the ~286 ns fixed cost per "
+    ("dma.descriptor_cycles", f"{_ASSUMED}: the issue share of the ~211 ns fixed cost per "
                               "transfer (see dram.latency_ns)"),
     ("dma.efficient_chunk_bytes", f"{_BW}, Bandwidth vs. Payload Size: >= 4 KiB per "
                                   "partition fully amortizes per-packet overhead and "
@@ -138,8 +138,8 @@ TRN1_SOURCES = (
     ("stream.processing_engines", "modelling assumption: seed 004's stream processor has no "
                                   "trn1 counterpart"),
     ("stream.page_bytes", "modelling assumption: seed 004's stream processor; 256 KiB so that "
-                          "a page load amortises the ~286 ns fixed cost of a DMA transfer "
-                          "(about 4% of its time at 27.2 GB/s; 64 KiB pages lost 14%)"),
+                          "a page load amortises the ~211 ns fixed cost of a DMA transfer "
+                          "(about 2% of its time at 27.2 GB/s)"),
     ("stream.pages", "modelling assumption: seed 004's stream processor"),
     ("stream.update_cycles", "modelling assumption: seed 004's stream processor"),
 )

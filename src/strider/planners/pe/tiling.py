@@ -89,7 +89,7 @@ class TransposeView:
 
 def element_passes(dtype: str, carrier: str | None, group: int) -> int:
     """PE passes per element: its values (``group``) times each value's carrier parts
-    (float32 in int16 halves: 2); 1 for a plain element.
+    (float32 in int16 halves: 2, in int8 byte planes: 4); 1 for a plain element.
 
     >>> element_passes("float32", "int16", 3), element_passes("int8", None, 1)
     (6, 1)
