@@ -75,6 +75,26 @@ def test_period_costing_tracks_the_whole_program():
             assert ranked.whole(tiling)[0] == whole   # the winner is emitted whole
 
 
+@pytest.mark.parametrize("hw, shape, perm, dtype", [
+    (TINY, (48, 64, 40), (0, 2, 1), "int16"),
+    (Hardware.preset("trn1-like"), (32, 64, 112, 112), (0, 2, 3, 1), "bfloat16")])
+def test_pe_period_costing_tracks_the_whole_program(hw, shape, perm, dtype):
+    """A PE tiling of many blocks costed by one period of its pipeline, against its whole
+    program's estimate: within 5% (each period program from a fresh emitter -- reusing
+    one stacked the programs and doubled ResNet-50's stem)."""
+    from strider.planners.pe.candidates import candidates
+    from strider.planners.pe.emit import Emitter
+    from strider.planners.pe.strategy import period_estimate
+
+    request = PermuteRequest(shape, perm, dtype)
+    many = [(v, t) for v, t in candidates(request, hw, {}).tilings
+            if t.blocks(v) > PERIOD_STEPS]
+    assert many, "the case should have a tiling of many blocks"
+    for v, tiling in many[:2]:
+        whole = estimate(Emitter(request, v, tiling, hw).emit(), hw).cycles
+        assert abs(period_estimate(request, v, tiling, hw)[0] / whole - 1) <= 0.05
+
+
 def test_pe_tiling_of_many_blocks_is_emitted_whole_when_it_wins():
     plan = plan_permute((48, 64, 40), (0, 2, 1), "int16", TINY, "pe")
     searched = plan.details["search"]

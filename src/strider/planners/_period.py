@@ -42,6 +42,9 @@ from ..sim.estimate import estimate
 PERIOD_STEPS = 16
 #: Steps of the longer of the two short programs a period is measured between.
 PERIOD = 8
+#: How far above the best a tiling costed by a period may be and still be emitted whole
+#: (the period's estimate errs by a few percent).
+PERIOD_MARGIN = 0.05
 
 
 def period_cycles(emit: Callable[[int], Program], steps: int, dram_bytes: int,
@@ -73,4 +76,4 @@ def search_line(searched: dict, how: str) -> str:
                if periods else ""))
 
 
-__all__ = ["period_cycles", "search_line", "PERIOD_STEPS", "PERIOD"]
+__all__ = ["period_cycles", "search_line", "PERIOD_STEPS", "PERIOD", "PERIOD_MARGIN"]
