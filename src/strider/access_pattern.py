@@ -69,6 +69,23 @@ def validate_perm(perm: Sequence[int], ndim: int) -> tuple[int, ...]:
     return p
 
 
+#: One tuple for each distinct shape or strides that patterns hold: a program of a million
+#: instructions holds a few hundred distinct ones, and sharing them saves ~150 bytes an
+#: instruction. Cleared when it reaches _SHARED_MAX entries (sharing is only a saving).
+_SHARED: dict[tuple[int, ...], tuple[int, ...]] = {}
+_SHARED_MAX = 1 << 16
+
+
+def _shared(values: tuple[int, ...]) -> tuple[int, ...]:
+    """The shared tuple equal to ``values`` (``values`` itself the first time)."""
+    found = _SHARED.get(values)
+    if found is None:
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.clear()
+        found = _SHARED[values] = values
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class AccessPattern:
     """An N-d affine address function: ``offset + sum(index[k] * strides[k])``.
@@ -106,8 +123,8 @@ class AccessPattern:
         for k, n in enumerate(shape_t):
             if n < 0:
                 raise LayoutError(f"shape[{k}] = {n} is negative; extents must be >= 0")
-        object.__setattr__(self, "shape", shape_t)
-        object.__setattr__(self, "strides", strides_t)
+        object.__setattr__(self, "shape", _shared(shape_t))
+        object.__setattr__(self, "strides", _shared(strides_t))
         object.__setattr__(self, "offset", _as_int(offset, "offset"))
 
     # ----------------------------------------------------------------- constructors
@@ -124,8 +141,8 @@ class AccessPattern:
         True
         """
         pattern = object.__new__(cls)
-        object.__setattr__(pattern, "shape", shape)
-        object.__setattr__(pattern, "strides", strides)
+        object.__setattr__(pattern, "shape", _shared(shape))
+        object.__setattr__(pattern, "strides", _shared(strides))
         object.__setattr__(pattern, "offset", offset)
         return pattern
 

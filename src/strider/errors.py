@@ -60,6 +60,17 @@ class PlanError(StriderError, ValueError):
     """A planner cannot produce a plan for the request (and says what would allow one)."""
 
 
+class Outpaced(PlanError):
+    """A strategy's ranked search stopped before emitting its best program whole: costed by
+    one period of its pipeline, that program is slower than the plan it had to beat (the
+    ``outpace`` cycles that :func:`strider.strategy.candidates` passes). ``cycles``: its
+    period estimate; ``why``: what was estimated."""
+
+    def __init__(self, cycles: float, why: str):
+        super().__init__(f"needs about {cycles:,.0f} cycles ({why})")
+        self.cycles, self.why = cycles, why
+
+
 class SimulationError(StriderError):
     """The simulator found a fault while running a program (poisoned read, race, ...)."""
 
@@ -93,6 +104,7 @@ __all__ = [
     "ProgramError",
     "CapacityError",
     "PlanError",
+    "Outpaced",
     "SimulationError",
     "DeadlockError",
     "VerificationError",

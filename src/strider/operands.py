@@ -36,7 +36,7 @@ MEMORIES = ("dram", "sbuf", "psum")
 ON_CHIP = ("sbuf", "psum")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Ref:
     """A view of a tensor in DRAM or of a partition range of an on-chip buffer."""
 

@@ -28,10 +28,12 @@ import pkgutil
 import re
 from typing import Any, Protocol, Sequence
 
-from .errors import ArgumentError, PlanError
+from .errors import ArgumentError, Outpaced, PlanError
 from .hardware.description import Hardware
 from .limits import check_extents
 from .plan import PermuteRequest, Plan
+from .planners._period import PERIOD_MARGIN, finish_staged
+from .program.collector import collector_paused
 
 
 class Strategy(Protocol):
@@ -101,6 +103,7 @@ def check_fits_dram(request: PermuteRequest, hw: Hardware) -> None:
         )
 
 
+@collector_paused()
 def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = False,
                **options: Any) -> list[tuple[str, Plan | str]]:
     """Every strategy's plan, or the reason it does not apply, in name order.
@@ -114,6 +117,10 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
     ``planning_cost``, 1 where it does not say), and a strategy whose bound only equals
     the best prediction is skipped too where the tie would go to the earlier name (as
     :func:`choose` breaks it): a strategy at the DRAM bound spares the vector search.
+    In the ranked search a strategy planned after another is also told the prediction to
+    beat (``outpace``): where its best candidate, costed by one period of its pipeline,
+    is clearly slower (:func:`~strider.planners._period.check_outpaced`), it stops before
+    emitting that candidate's whole program, and its entry says so.
     """
     check_options(options)
     check_fits_dram(request, hw)
@@ -127,25 +134,66 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
         bound_of = getattr(strategy, "lower_bound", None) if fastest_only else None
         bound = bound_of(request, hw, **options) if bound_of else None
         applicable.append((bound, name, strategy))
-    best: tuple[float, str] | None = None
+    best: tuple[float, str] | None = None      # the fastest whole plan: (cycles, name)
+    staged: list[tuple[float, str, Any]] = []  # (estimate, name, generator), to finish
     ranked = options.get("search", SEARCHES[0]) == "ranked"
     for bound, name, strategy in sorted(applicable, key=lambda a: (
             a[0][0] if a[0] else 0.0, getattr(a[2], "planning_cost", 1) if ranked else 0)):
-        if bound is not None and best is not None and (
-                bound[0] > best[0] or ranked and bound[0] == best[0] and name > best[1]):
-            tie = "" if bound[0] > best[0] else f", and a tie goes to {best[1]}"
+        lead = _leader(best, staged)
+        if bound is not None and lead is not None and (
+                bound[0] > lead[0] or ranked and bound[0] == lead[0] and name > lead[1]):
+            tie = "" if bound[0] > lead[0] else f", and a tie goes to {lead[1]}"
             found[name] = (f"not planned: needs at least {bound[0]:,.0f} cycles ({bound[1]}), "
-                           f"{'more than' if not tie else 'as many as'} {best[1]}'s "
-                           f"predicted {best[0]:,.0f}{tie}")
+                           f"{'more than' if not tie else 'as many as'} {lead[1]}'s "
+                           f"{lead[2]} {lead[0]:,.0f}{tie}")
             continue
         try:
-            plan = found[name] = strategy.plan(request, hw, **options)
+            if ranked and fastest_only and hasattr(strategy, "plan_staged"):
+                generator = strategy.plan_staged(request, hw, **options)
+                try:
+                    staged.append((next(generator), name, generator))
+                    continue
+                except StopIteration as stop:   # planned whole at once
+                    plan = found[name] = stop.value
+            else:
+                beat = {"outpace": lead[0]} if ranked and fastest_only and lead else {}
+                plan = found[name] = strategy.plan(request, hw, **options, **beat)
+        except Outpaced as exc:
+            assert lead is not None   # (only raised with a plan to beat)
+            found[name] = f"not planned whole: {exc}, more than {lead[1]}'s {lead[2]} {lead[0]:,.0f}"
+            continue
+        except PlanError as exc:
+            found[name] = str(exc)
+            continue
+        if best is None or plan.predicted_cycles < best[0]:
+            best = (plan.predicted_cycles, name)
+    # the staged strategies, fastest estimate first: each emits its whole program only
+    # where its estimate is near the best whole plan's prediction
+    for estimate, name, generator in sorted(staged, key=lambda s: s[0]):
+        if best is not None and estimate > best[0] * (1 + PERIOD_MARGIN):
+            generator.close()
+            found[name] = (f"not planned whole: its best candidate, costed by one period of "
+                           f"its pipeline, needs about {estimate:,.0f} cycles, more than "
+                           f"{best[1]}'s predicted {best[0]:,.0f}")
+            continue
+        try:
+            plan = found[name] = finish_staged(generator)
         except PlanError as exc:
             found[name] = str(exc)
             continue
         if best is None or plan.predicted_cycles < best[0]:
             best = (plan.predicted_cycles, name)
     return [(name, found[name]) for name in strategies()]
+
+
+def _leader(best: tuple[float, str] | None, staged: list[tuple[float, str, Any]]
+            ) -> tuple[float, str, str] | None:
+    """``(cycles, name, what)`` of the plan to beat: the fastest whole plan (``what``:
+    "predicted") or a staged strategy's period estimate with its margin ("estimated"),
+    whichever is lower; None before any."""
+    leads = [(best[0], best[1], "predicted")] if best else []
+    leads += [(e * (1 + PERIOD_MARGIN), n, "estimated") for e, n, _ in staged]
+    return min(leads, default=None)
 
 
 def choose(found: list[tuple[str, Plan | str]], request: PermuteRequest, hw: Hardware,
@@ -208,6 +256,7 @@ def without_dead_advice(reason: str, refused: set[str]) -> str:
     return _ADVICE.sub(drop, reason)
 
 
+@collector_paused()
 def plan_permute(shape: Sequence[int], perm: Sequence[int], dtype: str,
                  hw: Hardware | str = "trn1-like", strategy: str = "auto",
                  **options: Any) -> Plan:

@@ -32,9 +32,11 @@ True
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Generator
 
+from ..errors import Outpaced
 from ..hardware.description import Hardware
+from ..plan import Plan
 from ..program.core import Program
 from ..sim.estimate import estimate
 
@@ -58,6 +60,31 @@ def period_cycles(emit: Callable[[int], Program], steps: int, dram_bytes: int,
     return max(schedule, dram_bytes / hw.dram_bytes_per_cycle), schedule
 
 
+def check_outpaced(cycles: float, outpace: float | None, what: str) -> None:
+    """Raise :class:`~strider.errors.Outpaced` where ``cycles``, a period estimate of
+    ``what``, is more than :data:`PERIOD_MARGIN` above ``outpace`` (the prediction of the
+    plan to beat; None: none), so that its whole program is not emitted only to lose.
+
+    >>> check_outpaced(104.0, 100.0, "x")           # within the margin: emitted whole
+    >>> check_outpaced(106.0, 100.0, "its best tiling")
+    Traceback (most recent call last):
+    ...
+    strider.errors.Outpaced: needs about 106 cycles (its best tiling)
+    """
+    if outpace is not None and cycles > outpace * (1 + PERIOD_MARGIN):
+        raise Outpaced(cycles, what)
+
+
+def finish_staged(staged: Generator[float, None, Plan]) -> Plan:
+    """The plan a strategy's ``plan_staged`` generator returns, past the estimate it may
+    yield first (see :func:`strider.strategy.candidates`)."""
+    try:
+        while True:
+            next(staged)
+    except StopIteration as stop:
+        return stop.value
+
+
 def search_line(searched: dict, how: str) -> str:
     """A plan's explanation line for its search: which ran (``searched["search"]``), how
     many candidates were ranked (``how``: by what), how many whole programs emitted and
@@ -76,4 +103,4 @@ def search_line(searched: dict, how: str) -> str:
                if periods else ""))
 
 
-__all__ = ["period_cycles", "search_line", "PERIOD_STEPS", "PERIOD", "PERIOD_MARGIN"]
+__all__ = ["period_cycles", "check_outpaced", "finish_staged", "search_line", "PERIOD_STEPS", "PERIOD", "PERIOD_MARGIN"]

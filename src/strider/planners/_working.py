@@ -100,15 +100,20 @@ def declare_tensors(program: Program, w: Working) -> None:
 
 
 def make_plan(request: PermuteRequest, hw: Hardware, program: Program, strategy: str,
-              explanation: list[str], details: dict[str, Any], search: str = "ranked") -> Plan:
+              explanation: list[str], details: dict[str, Any], search: str = "ranked",
+              predicted: float | None = None) -> Plan:
     """A Plan with the cost model's prediction, its program checked against ``hw``.
     ``details["search"]`` (which search ran, what it ranked and emitted) defaults to
-    ``search`` with one candidate, the program given; a planner that searched sets it."""
+    ``search`` with one candidate, the program given; a planner that searched sets it.
+    ``predicted``: the program's estimate where the planner already made it (a program of
+    a million instructions takes seconds to estimate)."""
     check_program(program, hw, strategy)
     if "search" not in details:
         details["search"] = {"search": search, "ranked": 1, "emitted": 1, "periods": 0}
         explanation = [*explanation, f"search: {search}: one candidate, emitted and estimated"]
-    predicted = float(estimate(program, hw).cycles)
+    if predicted is None:
+        predicted = estimate(program, hw).cycles
+    predicted = float(predicted)
     details.setdefault("dram_bytes_read", request.nbytes)
     details.setdefault("dram_bytes_written", request.nbytes)
     return Plan(

@@ -67,7 +67,7 @@ INSTRUCTION_TYPES: dict[str, type[Instruction]] = {}
 
 
 # ---------------------------------------------------------------- the base
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Instruction:
     """Base of every instruction: explicit dependencies (instruction ids) and a label.
 
@@ -86,7 +86,8 @@ class Instruction:
     psum_banked: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
+        # (no zero-argument super() in a slotted dataclass: its class is remade)
+        super(Instruction, cls).__init_subclass__(**kwargs)
         INSTRUCTION_TYPES[cls.__name__] = cls
 
     @property
@@ -176,7 +177,7 @@ def _transpose_bits(k: int, instr: Instruction, m: Any) -> None:
 _DMA_ENGINES: dict[int, str] = {}
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class DmaCopy(Instruction):
     """One DMA descriptor on queue ``queue``: ``dst[i] = src[i]``, any memories.
 
@@ -247,7 +248,7 @@ def _pe_input(k: int, instr: Instruction, rules: Any, dtype: str, what: str) -> 
     return acc
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class LoadWeights(Instruction):
     """Load a (K partitions, M) SBUF block into the PE array: K rows at
     ``pe.weight_load_rows_per_cycle``, times the dtype's factor (:func:`strider.cost.pe_cost`)."""
@@ -272,7 +273,7 @@ class LoadWeights(Instruction):
         machine.weights = src.reshape(self.src.partitions, self.src.pattern.size).copy()
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class MatMul(Instruction):
     """Stream ``moving`` through the loaded weights into PSUM (``accumulate``: add).
 
@@ -289,7 +290,7 @@ class MatMul(Instruction):
     psum_banked: ClassVar[bool] = True
 
     def operand_text(self) -> str:
-        return super().operand_text() + (" (accumulate)" if self.accumulate else "")
+        return Instruction.operand_text(self) + (" (accumulate)" if self.accumulate else "")
 
     def cost(self, hw: Hardware) -> PeCost:
         return pe_cost(self.moving.partitions, self.dst.partitions, self.moving.pattern.size,
@@ -344,7 +345,7 @@ class MatMul(Instruction):
         machine.wrote(self.dst)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class PeTranspose(Instruction):
     """Pass-through transpose of a (K, M) SBUF block into PSUM, bit-exact: a weight load
     plus a K-column one-hot control stream (serial: ``K + K + pe.rows + M`` end to end;
@@ -385,7 +386,7 @@ class PeTranspose(Instruction):
 
 
 # ---------------------------------------------------------------- activation / vector
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ActCopy(Instruction):
     """``dst[i] = cast(src[i])`` on the activation engine, lane per partition."""
 
@@ -412,7 +413,7 @@ def _convert(k: int, instr: Any, machine: Any) -> None:
     machine.wrote(instr.dst)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class VectorCopy(Instruction):
     """``dst[i] = src[i]`` on the vector engine, lane per partition: the bits, or with
     ``cast`` the values converted to ``dst``'s dtype (PSUM's int32 sums to int8, as
@@ -440,7 +441,7 @@ class VectorCopy(Instruction):
             machine.move(k, self)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class VectorTranspose(Instruction):
     """Transpose a (P, F) on-chip block across partitions, P, F <= vector.transpose_block,
     each side inside one group of ``transpose_block`` partitions (the hardware's reshape
@@ -475,7 +476,7 @@ class VectorTranspose(Instruction):
         _transpose_bits(k, self, machine)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class VectorFill(Instruction):
     """``dst[i] = value`` (refused when the value does not fit the dtype)."""
 
@@ -484,7 +485,7 @@ class VectorFill(Instruction):
     engine_kind: ClassVar[str] = "vector"
 
     def operand_text(self) -> str:
-        return f"{super().operand_text()} = {self.value}"
+        return f"{Instruction.operand_text(self)} = {self.value}"
 
     def timing(self, hw: Hardware) -> tuple[float, float]:
         return _constant(access_cycles(hw.vector, self.dst, self.dst))
@@ -510,7 +511,7 @@ class VectorFill(Instruction):
             return np.array(float(value), dtype=np.float64).astype(dt)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class VectorIdentity(Instruction):
     """Write a square identity block (the PE transpose's stationary operand)."""
 
@@ -535,7 +536,7 @@ class VectorIdentity(Instruction):
 
 
 # ---------------------------------------------------------------- synchronisation
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Signal(Instruction):
     """``semaphore += 1`` when it finishes, on engine ``on`` (one cycle)."""
 
@@ -562,7 +563,7 @@ class Signal(Instruction):
         pass  # the timing model counts it
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Wait(Instruction):
     """Block engine ``on`` until ``semaphore >= count`` (one cycle once it may go)."""
 
@@ -592,7 +593,7 @@ class Wait(Instruction):
 
 
 # ---------------------------------------------------------------- DMA transpose
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class DmaTranspose(DmaCopy):
     """One DMA transpose descriptor on queue ``queue`` (NKI's ``dma_transpose``):
     ``dst[c, m] = src[m, c]``, the bits as they are (NaN payloads and -0.0 included).

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from ..cost.engines import instruction_timing, instruction_window
 from ..errors import DeadlockError
 from ..hardware.description import Hardware
+from ..program.collector import collector_paused
 from ..program.core import Program
 from .scheduler import Work, run_in_order
 
@@ -45,6 +46,7 @@ class Estimate:
         return hw.seconds(self.cycles)
 
 
+@collector_paused()
 def estimate(program: Program, hw: Hardware) -> Estimate:
     """Predict a program's cycles with the scheduler core (no data, no contention).
 

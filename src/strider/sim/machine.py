@@ -32,6 +32,7 @@ from ..dtypes import dtype_of
 from ..errors import ArgumentError, StriderError
 from ..hardware.description import Hardware
 from ..limits import check_host_memory, simulation_bytes
+from ..program.collector import collector_paused
 from ..program.core import Program
 from .execute import Executor
 from .lower import lower
@@ -135,6 +136,7 @@ class Machine:
             "psum": np.empty((hw.psum.partitions, hw.psum.bytes_per_partition), np.uint8),
         }
 
+    @collector_paused()
     def run(self, program: Program, inputs: Mapping[str, np.ndarray] | None = None, *,
             functional: bool = True, poison: str = "raise",
             check_races: bool | None = None,

@@ -72,13 +72,13 @@ from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
 from ...cost.engines import chunk_efficiency, descriptor_issue_cycles, engine_scale
-from ...errors import PlanError
+from ...errors import Outpaced, PlanError
 from ...hardware.description import Hardware
 from ...hardware.pe import input_kind
 from ...plan import PermuteRequest, Plan
 from ...program.core import Program
 from ...sim.estimate import Estimate, estimate
-from .._period import PERIOD_MARGIN, PERIOD_STEPS, period_cycles, search_line
+from .._period import PERIOD_MARGIN, PERIOD_STEPS, check_outpaced, period_cycles, search_line
 from .._postcondition import check_program
 from .batch_runs import load_count
 from .candidates import Candidates, Refusal, candidates
@@ -115,6 +115,7 @@ class _Search:
     ranked: int = 0
     emitted: int = 0
     periods: int = 0
+    outpace: float | None = None   # another strategy's prediction, to beat (Outpaced)
 
     def summary(self) -> dict[str, Any]:
         return {"search": self.name, "ranked": self.ranked, "emitted": self.emitted,
@@ -162,8 +163,11 @@ class PeStrategy:
         search.ranked += len(tilings)
         by_period = []
         for v, tiling in sorted(tilings, key=lambda vt: pass_floor(vt[0], vt[1], hw)):
-            if best is not None and pass_floor(v, tiling, hw) >= best.predicted.cycles:
+            floor = pass_floor(v, tiling, hw)
+            if best is not None and floor >= best.predicted.cycles:
                 continue
+            if best is None and search.outpace is not None and floor >= search.outpace:
+                raise Outpaced(floor, "the PE search's fewest passes")
             blocks = tiling.blocks(v)
             if search.name != "exhaustive" and blocks > PERIOD_STEPS:
                 search.periods += 1
@@ -174,6 +178,9 @@ class PeStrategy:
                 continue
             best = self._emitted(request, v, tiling, hw, best, search)
         assert best is not None
+        if best.program is None:
+            check_outpaced(best.predicted.cycles, search.outpace, "the PE search's best "
+                           "tiling, costed by one period of its pipeline")
         # a period's estimate errs by a few percent (ResNet-50's stem: a 32-block tiling
         # rated above a 16-block one that it beats by 1.6%): the tilings it puts near the
         # best are emitted whole, and the cost model keeps what ends first
@@ -191,7 +198,6 @@ class PeStrategy:
         """The faster of ``best`` and ``tiling``'s whole program, emitted and estimated."""
         program = Emitter(request, v, tiling, hw).emit()
         search.emitted += 1
-        check_program(program, hw, self.name)
         predicted = estimate(program, hw)
         if best is None or predicted.cycles < best.predicted.cycles:
             return Emitted(v, tiling, program, predicted)
@@ -201,7 +207,7 @@ class PeStrategy:
         found = candidates(request, hw, options)
         if isinstance(found, Refusal):
             raise PlanError(f"strategy 'pe' cannot plan {request.describe()}: {found}")
-        search = _Search(options.get("search", "ranked"))
+        search = _Search(options.get("search", "ranked"), outpace=options.get("outpace"))
         best = self._best_of(request, found, hw, options, search)
         if (options.get("allow_inexact") and carrier_option(options.get("pe_carrier")) == "auto"
                 and found.mode == "mac" and found.engine != request.dtype):
@@ -232,6 +238,7 @@ class PeStrategy:
         mode, engine, note = found.mode, found.engine, found.note
         view, tiling, program, predicted = best
         assert program is not None  # _fastest emits the winner whole
+        check_program(program, hw, self.name)   # (the winner's only: the others are dropped)
         k = tiling.blocks(view)
         exact = mode == "passthrough" or input_kind(engine) == "int"
         details: dict[str, Any] = {

@@ -104,11 +104,50 @@ class Costs:
         return cycles, None, None
 
 
+@dataclass
+class Shortlisted:
+    """The vector search's winner before its whole program is emitted (where a period of
+    its pipeline costed it): ``best`` ``((cycles, schedule end), tiling, program or None,
+    counts)``. :meth:`finish` emits it whole, once."""
+
+    costs: Costs
+    best: tuple
+    ranked: int          # tilings the score ranked
+    search: str
+
+    @property
+    def cycles(self) -> float:
+        """The winner's estimate: its whole program's, or one period's scaled."""
+        return self.best[0][0]
+
+    @property
+    def whole(self) -> bool:
+        """Whether the winner's whole program is already emitted (and :attr:`cycles` its
+        full estimate)."""
+        return self.best[2] is not None
+
+    def finish(self):
+        """``(tiling, program, counts, summary)``: the winner's whole program, its
+        counts, and the summary: which search ran, how many tilings the score ranked, how
+        many whole programs were emitted and how many tilings were costed by a period,
+        and ``summary["cycles"]`` the program's full estimate."""
+        tiling = self.best[1]
+        (cycles, _), program, counts = self.costs.whole(tiling)
+        summary = {"search": self.search, "ranked": self.ranked, "emitted": self.costs.emitted,
+                   "periods": self.costs.periods, "cycles": cycles}
+        return tiling, program, counts, summary
+
+
 def best_sbuf_program(w: Working, hw: Hardware, empty: Program, search: str = "ranked"):
     """Cost the few best tilings by the analytic score; keep the cheapest by the cost
-    model: ``(tiling, program, counts, summary)``, the summary saying which search ran,
-    how many tilings the score ranked, how many whole programs were emitted and how many
-    tilings were costed by a period."""
+    model: ``(tiling, program, counts, summary)`` (:meth:`Shortlisted.finish`)."""
+    return shortlist_sbuf(w, hw, empty, search).finish()
+
+
+def shortlist_sbuf(w: Working, hw: Hardware, empty: Program, search: str = "ranked"
+                   ) -> Shortlisted:
+    """The vector search up to its winner, whose whole program :meth:`Shortlisted.finish`
+    emits."""
     exact = search == "exhaustive"
     keep = KEEP_SMALL if w.size * w.itemsize <= SMALL_BYTES else KEEP
     best = None
@@ -179,11 +218,7 @@ def best_sbuf_program(w: Working, hw: Hardware, empty: Program, search: str = "r
                 best = _shared(best, other, costs)
     if best[1].tiles >= FEWER_PIECES_MIN_TILES:
         best = _fewer_pieces(best, w, hw, costs)
-    tiling = best[1]
-    _, program, counts = costs.whole(tiling)
-    summary = {"search": search, "ranked": scored["ranked"], "emitted": costs.emitted,
-               "periods": costs.periods}
-    return tiling, program, counts, summary
+    return Shortlisted(costs, best, scored["ranked"], search)
 
 
 def _two_pass_variants(best, costs: Costs, n: int):
@@ -266,5 +301,5 @@ def _fewer_pieces(best, w: Working, hw: Hardware, costs: Costs):
     return best
 
 
-__all__ = ["best_sbuf_program", "Costs", "RANKED_VARIANTS", "FEWER_PIECES_MIN_TILES", "KEEP",
+__all__ = ["best_sbuf_program", "shortlist_sbuf", "Shortlisted", "Costs", "RANKED_VARIANTS", "FEWER_PIECES_MIN_TILES", "KEEP",
            "KEEP_SMALL", "SMALL_BYTES", "SHORT_PROGRAM", "VARIANTS_OF", "DESCRIPTOR_SHARES"]

@@ -35,18 +35,18 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generator
 
 from ...hardware.description import Hardware
 from ...plan import PermuteRequest, Plan
 from ...program.core import Program
 from .._groups import Groups, carrier_why_not
-from .._period import search_line
+from .._period import finish_staged, search_line
 from .._working import Working, declare_tensors, direct_is_fine, emit_direct, make_plan
 from ..inbuffer import in_buffer_steps
 from .boxes import tile_boxes
 from .pipeline import emit_sbuf  # (re-exported: tests emit a chosen tiling)
-from .search import FEWER_PIECES_MIN_TILES, best_sbuf_program
+from .search import FEWER_PIECES_MIN_TILES, shortlist_sbuf
 from .tiling import VectorTiling
 from .two_pass import scratch_bytes, scratch_ring
 
@@ -77,6 +77,14 @@ class VectorStrategy:
         return carrier_why_not(request.dtype, hw)
 
     def plan(self, request: PermuteRequest, hw: Hardware, **options: Any) -> Plan:
+        return finish_staged(self.plan_staged(request, hw, **options))
+
+    def plan_staged(self, request: PermuteRequest, hw: Hardware, **options: Any
+                    ) -> Generator[float, None, Plan]:
+        """:meth:`plan` in two stages, for ``auto`` to weigh strategies before any emits
+        a whole program it may not need: where the winning tiling was costed by one
+        period of its pipeline, this yields that estimate first; the plan is its return
+        value (:func:`~strider.planners._period.finish_staged`)."""
         w = Working.of(request, hw)
         search = options.get("search", "ranked")
         program = Program(f"vector-permute {request.describe()}")
@@ -113,7 +121,11 @@ class VectorStrategy:
             details.update(mode="direct", descriptors=count, chunk_in_bytes=run,
                            chunk_out_bytes=run)
             return make_plan(request, hw, program, self.name, lines, details, search)
-        tiling, program, counts, searched = best_sbuf_program(w, hw, program, search)
+        chosen = shortlist_sbuf(w, hw, program, search)
+        if not chosen.whole:
+            yield chosen.cycles
+        tiling, program, counts, searched = chosen.finish()
+        predicted = searched.pop("cycles")
         lines += explain_tiling(tiling, w, hw, counts)
         lines.append(search_line(searched, "by the pipeline model"))
         est = tiling.estimate
@@ -128,7 +140,8 @@ class VectorStrategy:
             descriptors=counts["dma_in"] + counts["dma_out"], vector_instructions=counts["vector"],
             search=searched,
         )
-        return make_plan(request, hw, program, self.name, lines, details)
+        return make_plan(request, hw, program, self.name, lines, details,
+                         predicted=predicted)
 
 
 
