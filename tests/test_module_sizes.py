@@ -15,6 +15,10 @@ BUDGET = 500
 #: Modules allowed past the budget, each with its reason and a ceiling (its size plus
 #: ~10 %): growth past the ceiling fails, so the reason is revisited.
 OVER_BUDGET = {
+    "access_pattern.py": (520, "the layout algebra: AccessPattern with its constructors and "
+                          "views, and the cached offset-free facts and shared tuples its "
+                          "methods use per instruction (split, the class would import its "
+                          "own caches back)"),
     "program/instructions.py": (680, "one class per instruction kind (12 of them), each stating "
                              "its operands, timing, checks and effect: the instruction "
                              "set reads as one table by design"),

@@ -69,21 +69,15 @@ def validate_perm(perm: Sequence[int], ndim: int) -> tuple[int, ...]:
     return p
 
 
-#: One tuple for each distinct shape or strides that patterns hold: a program of a million
-#: instructions holds a few hundred distinct ones, and sharing them saves ~150 bytes an
-#: instruction. Cleared when it reaches _SHARED_MAX entries (sharing is only a saving).
+#: One tuple per distinct shape or strides that patterns hold (a program of a million
+#: instructions holds a few hundred): ~150 bytes an instruction; cleared at 65,536.
 _SHARED: dict[tuple[int, ...], tuple[int, ...]] = {}
-_SHARED_MAX = 1 << 16
 
 
 def _shared(values: tuple[int, ...]) -> tuple[int, ...]:
-    """The shared tuple equal to ``values`` (``values`` itself the first time)."""
-    found = _SHARED.get(values)
-    if found is None:
-        if len(_SHARED) >= _SHARED_MAX:
-            _SHARED.clear()
-        found = _SHARED[values] = values
-    return found
+    if len(_SHARED) >= 1 << 16:
+        _SHARED.clear()
+    return _SHARED.setdefault(values, values)
 
 
 @dataclass(frozen=True, slots=True)

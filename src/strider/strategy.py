@@ -148,15 +148,15 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
                            f"{lead[2]} {lead[0]:,.0f}{tie}")
             continue
         try:
+            beat = {"outpace": lead[0]} if ranked and fastest_only and lead else {}
             if ranked and fastest_only and hasattr(strategy, "plan_staged"):
-                generator = strategy.plan_staged(request, hw, **options)
+                generator = strategy.plan_staged(request, hw, **options, **beat)
                 try:
                     staged.append((next(generator), name, generator))
                     continue
                 except StopIteration as stop:   # planned whole at once
                     plan = found[name] = stop.value
             else:
-                beat = {"outpace": lead[0]} if ranked and fastest_only and lead else {}
                 plan = found[name] = strategy.plan(request, hw, **options, **beat)
         except Outpaced as exc:
             assert lead is not None   # (only raised with a plan to beat)

@@ -11,8 +11,9 @@ from ..cost.engines import engine_scale, innermost_stride, stride_rate
 from ..hardware.description import Hardware
 
 
+@lru_cache(maxsize=1 << 12)   # asked for every copy slice a planner emits or scores
 def copy_engines(hw: Hardware, partitions: int,
-                 stride_bytes: int = 0) -> list[tuple[str, float, float]]:
+                 stride_bytes: int = 0) -> tuple[tuple[str, float, float], ...]:
     """The lane-per-partition engines that can do the in-buffer re-ordering copy, as
     ``(engine, cycles per element per partition, fixed cycles per instruction)`` in
     top-level cycles, for a copy whose source's innermost stride is ``stride_bytes``
@@ -25,7 +26,7 @@ def copy_engines(hw: Hardware, partitions: int,
 
     >>> from strider import Hardware
     >>> copy_engines(Hardware.preset("trn1-like"), 128, 64)   # vector at 1.12 GHz; 64 B stride
-    [('vector', 2.5, 75.0), ('act', 2.0, 60.0)]
+    (('vector', 2.5, 75.0), ('act', 2.0, 60.0))
     """
     out = []
     for engine, spec in (("vector", hw.vector), ("act", hw.activation)):
@@ -33,7 +34,7 @@ def copy_engines(hw: Hardware, partitions: int,
         passes = -(-partitions // spec.lanes)
         out.append((engine, passes * scale / stride_rate(spec, stride_bytes),
                     spec.instruction_cycles * scale))
-    return out
+    return tuple(out)
 
 
 class CopyBalancer:
@@ -43,13 +44,10 @@ class CopyBalancer:
     def __init__(self, hw: Hardware, partitions: int) -> None:
         self.hw, self.partitions = hw, partitions
         self.load = {"vector": 0.0, "act": 0.0}
-        self._engines: dict[int, list[tuple[str, float, float]]] = {}
 
-    def engines(self, stride_bytes: int) -> list[tuple[str, float, float]]:
-        """:func:`copy_engines` for this balancer's partitions, once per stride."""
-        if stride_bytes not in self._engines:
-            self._engines[stride_bytes] = copy_engines(self.hw, self.partitions, stride_bytes)
-        return self._engines[stride_bytes]
+    def engines(self, stride_bytes: int) -> tuple[tuple[str, float, float], ...]:
+        """:func:`copy_engines` for this balancer's partitions."""
+        return copy_engines(self.hw, self.partitions, stride_bytes)
 
     def pick(self, elements: int, stride_bytes: int = 0) -> str:
         return self.pick_chain([(elements, stride_bytes)])
@@ -77,12 +75,15 @@ def copy_cycles(hw: Hardware, partitions: int, block: int, pieces: int,
     >>> copy_cycles(Hardware.preset("trn1-like"), 128, 1600, 2)   # two engines, one slice each
     (1075.0, 860.0)
     """
-    balancer = CopyBalancer(hw, partitions)
+    engines = copy_engines(hw, partitions, stride_bytes)
+    load = [0.0] * len(engines)
     cuts = [block * (j + 1) // pieces - block * j // pieces for j in range(pieces)]
-    for n in cuts:
-        balancer.pick(n, stride_bytes)
-    last = min(fixed + per * cuts[-1] for _, per, fixed in balancer.engines(stride_bytes))
-    return max(balancer.load.values()), float(last)
+    for n in cuts:   # each slice to the engine that would end it first (CopyBalancer's rule)
+        ends = [busy + (fixed + per * n) for busy, (_, per, fixed) in zip(load, engines)]
+        k = ends.index(min(ends))
+        load[k] = ends[k]
+    last = min(fixed + per * cuts[-1] for _, per, fixed in engines)
+    return max(load), float(last)
 
 
 def fast_stride_elements(hw: Hardware, itemsize: int) -> int:

@@ -121,7 +121,7 @@ class VectorStrategy:
             details.update(mode="direct", descriptors=count, chunk_in_bytes=run,
                            chunk_out_bytes=run)
             return make_plan(request, hw, program, self.name, lines, details, search)
-        chosen = shortlist_sbuf(w, hw, program, search)
+        chosen = shortlist_sbuf(w, hw, program, search, options.get("outpace"))
         if not chosen.whole:
             yield chosen.cycles
         tiling, program, counts, searched = chosen.finish()
