@@ -109,7 +109,8 @@ def test_misspelt_strategy_options_are_refused():
 def test_auto_skipping_hopeless_strategies_picks_the_same_plan(data, shape, dtype):
     """``fastest_only`` plans a strategy only while its lower bound could still win:
     on random valid hardware the plan ``auto`` picks, and its prediction, are those of
-    planning every strategy."""
+    planning every strategy -- the ranked search's stops by estimate included (these
+    small tensors' plans are emitted whole; test_plan_search holds the larger ones)."""
     from strider.errors import PlanError
     from strider.hardware.sampling import random_hardware
     from strider.strategy import candidates, choose

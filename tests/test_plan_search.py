@@ -116,3 +116,38 @@ def test_cli_search_flag(capsys):
     assert main(["permute", "--shape", "8,6,4", "--perm", "2,0,1", "--hw", "tiny",
                  "--search", "exhaustive", "--explain"]) == 0
     assert "search: exhaustive" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("hw, shape, perm, skipped, why", [
+    # the vector search's period estimate leads; the PE search's own period estimate is
+    # clearly slower, so its whole program is never emitted
+    (TINY, (64, 200), (1, 0), "pe", "the PE search's best tiling"),
+    # the PE plan leads; the vector search's winner, costed by a period, is slower
+    (TINY, (3, 50, 80), (0, 2, 1), "vector", "costed by one period of its pipeline"),
+    # the PE plan leads by far more than the score's margin: no vector program is costed
+    (Hardware.preset("trn1-like"), (1, 64, 56, 56), (0, 2, 3, 1), "vector",
+     "pipeline model's best tiling"),
+])
+def test_ranked_auto_stops_a_strategy_before_emitting_a_losing_program(hw, shape, perm,
+                                                                      skipped, why):
+    """``auto``'s ranked search stops a strategy whose estimate is clearly slower than
+    the plan to beat, and says so; the plan it keeps is correct, predicted by its own
+    program, within 5% of planning everything exhaustively, and the stopped strategy,
+    planned whole, is indeed slower."""
+    from strider.strategy import candidates, choose
+    request = PermuteRequest(shape, perm, "float32")
+    found = candidates(request, hw, fastest_only=True)
+    reason = dict(found)[skipped]
+    assert isinstance(reason, str) and reason.startswith("not planned whole: needs about") \
+        and why in reason, reason
+    chosen = choose(found, request, hw)
+    assert chosen.strategy != skipped
+    assert chosen.predicted_cycles == estimate(chosen.program, hw).cycles
+    every = dict(candidates(request, hw, search="exhaustive"))
+    best = min(p.predicted_cycles for p in every.values() if not isinstance(p, str))
+    assert chosen.predicted_cycles <= 1.05 * best
+    assert every[skipped].predicted_cycles > chosen.predicted_cycles
+    # asked for by name, the stopped strategy is planned (nothing to beat)
+    assert plan_permute(shape, perm, "float32", hw, strategy=skipped).strategy == skipped
+    result, report = run_plan(chosen, check=True)
+    assert report["verified"] is True

@@ -172,8 +172,8 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
     for estimate, name, generator in sorted(staged, key=lambda s: s[0]):
         if best is not None and estimate > best[0] * (1 + PERIOD_MARGIN):
             generator.close()
-            found[name] = (f"not planned whole: its best candidate, costed by one period of "
-                           f"its pipeline, needs about {estimate:,.0f} cycles, more than "
+            found[name] = (f"not planned whole: needs about {estimate:,.0f} cycles (its best "
+                           f"candidate, costed by one period of its pipeline), more than "
                            f"{best[1]}'s predicted {best[0]:,.0f}")
             continue
         try:
