@@ -126,7 +126,7 @@ def test_cli_search_flag(capsys):
     (TINY, (3, 50, 80), (0, 2, 1), "vector", "costed by one period of its pipeline"),
     # the PE plan leads by far more than the score's margin: no vector program is costed
     (Hardware.preset("trn1-like"), (1, 64, 56, 56), (0, 2, 3, 1), "vector",
-     "pipeline model's best tiling"),
+     "analytic score of the vector search's best tiling"),
 ])
 def test_ranked_auto_stops_a_strategy_before_emitting_a_losing_program(hw, shape, perm,
                                                                       skipped, why):

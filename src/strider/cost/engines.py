@@ -103,6 +103,7 @@ Examples
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import NamedTuple, Protocol
 
 from ..access_pattern import coalesced_dims
@@ -223,6 +224,7 @@ class PeCost(NamedTuple):
     window: tuple[float, float] | None
 
 
+@lru_cache(maxsize=1 << 12)   # a PE program repeats a few block shapes thousands of times
 def pe_cost(load_rows: int, block_cols: int, columns: int, dtype: str, hw: Hardware, *,
             load: bool, stream: bool, transpose: bool = False) -> PeCost:
     """The PE model (module docstring): a ``load_rows x block_cols`` stationary block,

@@ -166,8 +166,8 @@ def shortlist_sbuf(w: Working, hw: Hardware, empty: Program, search: str = "rank
     shortlist = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep, stats=scored)
     if outpace is not None and shortlist and (
             shortlist[0].estimate["cycles"] > outpace * SCORE_MARGIN):
-        raise Outpaced(shortlist[0].estimate["cycles"], "the vector pipeline model's best "
-                       "tiling, whose programs are then not costed")
+        raise Outpaced(shortlist[0].estimate["cycles"], "the analytic score of the vector "
+                       "search's best tiling; no program costed")
     for rank, tiling in enumerate(shortlist):
         tried.append((rank, tiling))
         padded = padded_variant(tiling)
