@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any
+from typing import Any, Iterator
 
 from ...access_pattern import AccessPattern
 from ...cost.engines import descriptor_issue_cycles
@@ -396,9 +396,17 @@ class Emitter:
         width = matrices * self.view.n // k
         return k, TurnedColumns(Columns((width,), (0,), (k * self.view.m,)), (k,), 1)
 
-    def blocks(self) -> list[dict]:
+    def blocks(self, limit: int | None = None) -> list[dict]:
+        """The blocks in program order (the first ``limit`` only: a period's program
+        need not walk the million blocks of the whole), the last of them marked."""
+        out = list(itertools.islice(self._walk_blocks(), limit))
+        if out:
+            out[-1]["last"] = True
+        return out
+
+    def _walk_blocks(self) -> Iterator[dict]:
         t, v = self.tiling, self.view
-        out: list[dict] = []
+        n = 0
         for b0 in range(0, v.batch, t.block_batches):
             nb = min(t.block_batches, v.batch - b0)
             for i0 in range(0, v.m, t.block_rows):
@@ -410,23 +418,17 @@ class Emitter:
                     chunks = block_chunks(v, t, nb, cols)
                     k, turned = (self.batch_turned(nb) if t.batch_turns else
                                  (interleave(v, t, rows, cols, self.hw), self.turned))
-                    out.append({"b0": b0, "nb": nb, "i0": i0, "rows": rows, "j0": j0,
-                                "cols": cols, "groups": groups, "interleave": k,
-                                "chunks": chunks, "turned": turned,
-                                "name": f"block {len(out)}", "first": not out,
-                                "last": False})
-        if out:
-            out[-1]["last"] = True
-        return out
+                    yield {"b0": b0, "nb": nb, "i0": i0, "rows": rows, "j0": j0,
+                           "cols": cols, "groups": groups, "interleave": k,
+                           "chunks": chunks, "turned": turned, "name": f"block {n}",
+                           "first": n == 0, "last": False}
+                    n += 1
 
     def emit(self, limit: int | None = None) -> Program:
         """The program; ``limit``: of the first ``limit`` blocks only (a period of the
         pipeline, which the ranked search costs and scales), the last of them drained as
         the last block is."""
-        blocks = self.blocks()
-        if limit is not None and limit < len(blocks):
-            blocks = blocks[:limit]
-            blocks[-1] = {**blocks[-1], "last": True}
+        blocks = self.blocks(limit)
         if not blocks:
             return self.program
         if self.tiling.mode == "mac":
