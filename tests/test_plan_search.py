@@ -19,8 +19,8 @@ from strider.cli import main
 from strider.errors import ArgumentError
 from strider.planners._period import PERIOD_STEPS
 from strider.planners._working import Working, declare_tensors
+from strider.planners.vector.ranking import rank_tilings
 from strider.planners.vector.search import Costs
-from strider.planners.vector.tiling import rank_tilings
 from strider.program.core import Program
 from strider.sim.estimate import estimate
 from strider.strategy import SEARCHES, plan_permute

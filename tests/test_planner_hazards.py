@@ -81,8 +81,8 @@ def test_waiting_for_the_latest_on_each_engine_keeps_the_schedule(data, shape, d
 
     from strider.hardware.sampling import random_hardware
     from strider.planners.vector import pipeline
+    from strider.planners.vector.ranking import rank_tilings
     from strider.planners.vector.strategy import STRATEGY, Working, declare_tensors, emit_sbuf
-    from strider.planners.vector.tiling import rank_tilings
     from strider.program import Program
     from strider.sim.estimate import estimate
     from strider.sim.timing import schedule

@@ -18,7 +18,8 @@ from strider.api import run_plan
 from strider.hardware import Hardware
 from strider.operands import Ref
 from strider.plan import PermuteRequest
-from strider.planners.vector.tiling import PIECES, rank_tilings
+from strider.planners.vector.ranking import rank_tilings
+from strider.planners.vector.tiling import PIECES
 from strider.planners.vector.two_pass import copy_chain, scratch_ring, two_passes
 from test_planner_vector import _emits_exactly, _random_request
 

@@ -470,7 +470,7 @@ def test_draining_by_the_stores_and_fine_slices_move_every_element_once(data, sh
     along two dims (``fine_slices``), on the best tilings of random permutations, on
     trn1-like or random valid hardware: bit-exact, every output element written, no read
     of bytes nothing wrote."""
-    from strider.planners.vector.tiling import rank_tilings
+    from strider.planners.vector.ranking import rank_tilings
     hw, request, w, x = _random_request(data, shape, dtype, seed)
     checked = sum(_emits_exactly(hw, request, w, x, replace(
         t, drain_by_stores=data.draw(st.booleans()), fine_slices=True, pieces=16))
@@ -530,8 +530,8 @@ def test_a_kept_innermost_run_moves_as_wider_elements(shape, perm, dtype, carrie
 def test_descriptor_shares_trade_descriptors_for_queues_and_stay_exact():
     """A tiling emitted with a larger descriptor share (each descriptor worth more of
     its fixed cost) has fewer DMA descriptors, and moves every element exactly."""
+    from strider.planners.vector.ranking import rank_tilings
     from strider.planners.vector.strategy import Working, declare_tensors, emit_sbuf
-    from strider.planners.vector.tiling import rank_tilings
     from strider.program import Program
     hw = HW["trn1-like"]
     request = PermuteRequest((96, 64, 80), (2, 0, 1), "bfloat16")
@@ -553,8 +553,9 @@ def test_with_few_tiles_the_cost_model_also_sees_half_and_twice_the_slices():
     tile ran at 1.35x the DRAM roofline; emitted in 4 as well, the cost model keeps the
     faster (1.28x; 1.34x at the documented 27.2 GB/s DMA queues). The neighbours carry
     their own score (runs in the explanation)."""
+    from strider.planners.vector.ranking import rank_tilings
     from strider.planners.vector.search import Working, _neighbour_pieces
-    from strider.planners.vector.tiling import rank_tilings, score
+    from strider.planners.vector.tiling import score
     hw = HW["trn1-like"]
     plan, result = _check((46114, 32), (1, 0), "bfloat16", hw, seed=6)
     assert plan.details["tiles"] <= 2 and plan.details["pieces"] == 4

@@ -25,13 +25,11 @@ import itertools
 import math
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ...cost.engines import chunk_efficiency, descriptor_issue_cycles, engine_scale, hidden_latency_cycles
 from ...hardware.description import Hardware
 from .._copy_engines import block_copy, copy_cycles, fast_stride_elements, fastest_walk
-from .._groups import divisors, split_dim
-from .._splits import double_splits, ragged_splits, run_splits
 
 #: Slot count of the rotating buffer: DMA-in of tile t+1, vector work on t, DMA-out of t.
 PIPELINE_SLOTS = 3
@@ -320,18 +318,21 @@ def _outerness(shape: Sequence[int], perm: Sequence[int]) -> dict[int, int]:
     return {d: min(n - 1 - d, n - 1 - pos[d]) for d in range(n)}
 
 
-def _candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: int,
-                    hw: Hardware, total_bytes: int, seen: set | None = None,
-                    keep_free: frozenset = frozenset(), ragged: tuple = ()) -> list[VectorTiling]:
-    """Candidate tilings of one working shape; ``seen`` collects the tilings (slice
-    count aside) already offered, which are not offered again; dims of ``keep_free``
-    never spread over partitions."""
+def candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: int,
+                   hw: Hardware, total_bytes: int, seen: set | None = None,
+                   keep_free: frozenset = frozenset(), ragged: tuple = (),
+                   hopeless: Callable[[VectorTiling], bool] | None = None
+                   ) -> list[VectorTiling]:
+    """Candidate tilings of one working shape, each with its best slice count by the
+    score; ``seen`` collects the tilings (slice count aside) already offered, which are
+    not offered again; dims of ``keep_free`` never spread over partitions; a tiling
+    that ``hopeless`` rejects is neither scored nor offered."""
     out: list[VectorTiling] = []
     seen = set() if seen is None else seen
     cap = hw.sbuf.partitions
     while cap >= 1:
         out += _candidates_capped(shape, perm, split, item, hw, total_bytes, cap, seen,
-                                  keep_free, ragged)
+                                  keep_free, ragged, hopeless)
         if cap <= hw.sbuf.partitions // 4:
             break
         cap //= 2
@@ -340,7 +341,8 @@ def _candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: 
 
 def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes: int,
                        cap: int, seen: set, keep_free: frozenset = frozenset(),
-                       ragged: tuple = ()) -> list[VectorTiling]:
+                       ragged: tuple = (), hopeless: Callable[[VectorTiling], bool] | None = None
+                       ) -> list[VectorTiling]:
     n = len(shape)
     a, b = n - 1, perm[-1]
     outer = _outerness(shape, perm)
@@ -418,6 +420,8 @@ def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes:
             seen.add(key)
             base = VectorTiling(shape, perm, split, part_t, free_t, tile_t, slots, item,
                           ragged=ragged)
+            if hopeless is not None and hopeless(base):
+                continue
             # the best slice count only (the fewest slices among equals): the ranking
             # keeps no other
             out.append(_best_pieces(base, hw, total_bytes))
@@ -432,57 +436,4 @@ def _best_pieces(t: VectorTiling, hw: Hardware, total_bytes: int) -> VectorTilin
     return replace(t, pieces=PIECES[best], estimate=_estimate(*ests[best], hw))
 
 
-def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
-                 hw: Hardware, keep: int = 4, stats: dict | None = None) -> list[VectorTiling]:
-    """The ``keep`` cheapest distinct tilings by :func:`score`, over every split of one dim
-    by a divisor (and no split); ``stats["ranked"]`` is set to how many were scored."""
-    total_bytes = math.prod(shape) * item
-    options: list[tuple] = [(shape, perm, (), frozenset())]
-    for d, n in enumerate(shape):
-        for inner in divisors(n):
-            s2, p2 = split_dim(shape, perm, d, inner)
-            options.append((s2, p2, ((d, inner),), frozenset()))
-    options += double_splits(shape, perm, item, hw)
-    options += run_splits(shape, perm, item, hw)
-    found: dict[tuple, VectorTiling] = {}
-    seen: set[tuple] = set()
-    for s, p, split, keep_free, *ragged in options + ragged_splits(shape, perm, hw):
-        for cand in _candidates_for(s, p, split, item, hw, total_bytes, seen, keep_free,
-                                    tuple(ragged[0]) if ragged else ()):
-            key = (cand.shape, cand.perm, cand.part, cand.tile, cand.slots, cand.pieces,
-                   cand.ragged)
-            found.setdefault(key, cand)
-    ranked = sorted(found.values(), key=lambda t: t.estimate["cycles"])
-    if stats is not None:
-        stats["ranked"] = len(ranked)
-    seen = set()  # the best slice count of each tile shape only
-    unique: list[VectorTiling] = []
-    for t in ranked:
-        tile_key = (t.shape, t.part, t.tile, t.slots, t.ragged)
-        if tile_key not in seen:
-            seen.add(tile_key)
-            unique.append(t)
-    ranked = unique
-    # the analytic score is rough: besides the best few, keep the best of every kind
-    # (see _kind) so that the caller's finer model sees each kind
-    picked = ranked[: max(1, (keep * 2) // 3)]
-    kinds = {_kind(t) for t in picked}
-    for t in ranked:
-        if len(picked) >= keep:
-            break
-        if _kind(t) not in kinds:
-            kinds.add(_kind(t))
-            picked.append(t)
-    picked += [t for t in ranked if t not in picked][: keep - len(picked)]
-    return sorted(picked, key=lambda t: t.estimate["cycles"])
-
-
-def _kind(t: VectorTiling) -> tuple[int, int, bool, int]:
-    """What the score prices least reliably: the slot scheme, the partition count,
-    whether tiles are few and large (queues in order make many small tiles wait on
-    each other, which the score's fluid DMA model does not see) and how many dims are
-    split (two splits make deeper walks and strided copies than the score sees)."""
-    return t.slots, t.partitions, t.tiles <= FEW_TILES, len(t.split)
-
-
-__all__ = ["VectorTiling", "score", "rank_tilings", "PIPELINE_SLOTS", "SLOT_ALIGN"]
+__all__ = ["VectorTiling", "score", "candidates_for", "PIPELINE_SLOTS", "SLOT_ALIGN"]

@@ -1,0 +1,48 @@
+"""The vector ranking's floor (:mod:`strider.planners.vector.ranking`): a lower bound on
+every tiling's score, so the tilings it leaves unscored change nothing."""
+
+from __future__ import annotations
+
+import math
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from strategies import examples
+from strider import Hardware, PermuteRequest
+from strider.hardware.sampling import random_hardware, random_permutation
+from strider.planners._working import Working
+from strider.planners.vector.ranking import rank_tilings, score_floor
+from strider.planners.vector.tiling import candidates_for
+
+
+def _working(seed: int) -> tuple[Working, Hardware]:
+    rng = random.Random(seed)
+    hw = random_hardware(rng.choice) if seed % 3 else Hardware.preset("trn1-like")
+    shape, perm, dtype = random_permutation(rng.choice, max_side=60, max_size=200_000)
+    return Working.of(PermuteRequest(shape, perm, dtype), hw), hw
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(st.integers(0, 10**6))
+def test_the_floor_is_below_every_tilings_score(seed):
+    w, hw = _working(seed)
+    if len(w.shape) < 2:
+        return
+    total = math.prod(w.shape) * w.itemsize
+    for t in candidates_for(w.shape, w.perm, (), w.itemsize, hw, total):
+        assert score_floor(t, hw, total) <= t.estimate["cycles"] * (1 + 1e-12), t
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(st.integers(0, 10**6), st.sampled_from([1, 4, 10, 16]))
+def test_tilings_left_unscored_never_change_the_shortlist(seed, keep):
+    w, hw = _working(seed)
+    if len(w.shape) < 2:
+        return
+    stats: dict = {}
+    bounded = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep, stats=stats)
+    every = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep, bound=False)
+    assert bounded == every
+    assert stats["ranked"] == stats["scored"] + stats["bounded"]
