@@ -360,12 +360,12 @@ def test_ragged_splits_move_every_element_once(data, shape, dtype, seed):
     element once, from the right source element, and reads no padding."""
     from strider.planners._splits import ragged_splits
     from strider.planners.vector.boxes import padded_variant
-    from strider.planners.vector.tiling import PIECES, _candidates_for
+    from strider.planners.vector.tiling import PIECES, candidates_for
     hw, request, w, x = _random_request(data, shape, dtype, seed)
     checked = 0
     for s, p, split, keep_free, ragged in ragged_splits(w.shape, w.perm, hw)[:3]:
-        tilings = _candidates_for(s, p, split, w.itemsize, hw, w.size * w.itemsize,
-                                  keep_free=keep_free, ragged=ragged)
+        tilings = candidates_for(s, p, split, w.itemsize, hw, w.size * w.itemsize,
+                                 keep_free=keep_free, ragged=ragged)
         for t in tilings[::max(1, len(tilings) // 3)]:   # a few slot and slice counts
             t = replace(t, pieces=data.draw(st.sampled_from(PIECES)))
             checked += _emits_exactly(hw, request, w, x, t)
