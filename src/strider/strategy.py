@@ -32,7 +32,7 @@ from .errors import ArgumentError, Outpaced, PlanError
 from .hardware.description import Hardware
 from .limits import check_extents
 from .plan import PermuteRequest, Plan
-from .planners._period import PERIOD_MARGIN, finish_staged
+from .planners._period import CROSS_MARGIN, finish_staged
 from .program.collector import collector_paused
 
 
@@ -120,7 +120,8 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
     In the ranked search a strategy planned after another is also told the prediction to
     beat (``outpace``): where its best candidate, costed by one period of its pipeline,
     is clearly slower (:func:`~strider.planners._period.check_outpaced`), it stops before
-    emitting that candidate's whole program, and its entry says so.
+    emitting that candidate's whole program, and its entry says so. A strategy stopped
+    by another's period estimate that then proves low is planned after all.
     """
     check_options(options)
     check_fits_dram(request, hw)
@@ -136,7 +137,15 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
         applicable.append((bound, name, strategy))
     best: tuple[float, str] | None = None      # the fastest whole plan: (cycles, name)
     staged: list[tuple[float, str, Any]] = []  # (estimate, name, generator), to finish
+    stopped: list[tuple[float, str, Strategy]] = []  # by a staged estimate: (figure, ...)
     ranked = options.get("search", SEARCHES[0]) == "ranked"
+
+    def finished(name: str, plan: Plan) -> None:
+        nonlocal best
+        found[name] = plan
+        if best is None or plan.predicted_cycles < best[0]:
+            best = (plan.predicted_cycles, name)
+
     for bound, name, strategy in sorted(applicable, key=lambda a: (
             a[0][0] if a[0] else 0.0, getattr(a[2], "planning_cost", 1) if ranked else 0)):
         lead = _leader(best, staged)
@@ -146,6 +155,8 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
             found[name] = (f"not planned: needs at least {bound[0]:,.0f} cycles ({bound[1]}), "
                            f"{'more than' if not tie else 'as many as'} {lead[1]}'s "
                            f"{lead[2]} {lead[0]:,.0f}{tie}")
+            if lead[2] != "predicted":
+                stopped.append((bound[0], name, strategy))
             continue
         try:
             beat = {"outpace": lead[0]} if ranked and fastest_only and lead else {}
@@ -155,44 +166,46 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
                     staged.append((next(generator), name, generator))
                     continue
                 except StopIteration as stop:   # planned whole at once
-                    plan = found[name] = stop.value
+                    finished(name, stop.value)
             else:
-                plan = found[name] = strategy.plan(request, hw, **options, **beat)
+                finished(name, strategy.plan(request, hw, **options, **beat))
         except Outpaced as exc:
             assert lead is not None   # (only raised with a plan to beat)
             found[name] = f"not planned whole: {exc}, more than {lead[1]}'s {lead[2]} {lead[0]:,.0f}"
-            continue
+            if lead[2] != "predicted":
+                stopped.append((exc.cycles, name, strategy))
         except PlanError as exc:
             found[name] = str(exc)
-            continue
-        if best is None or plan.predicted_cycles < best[0]:
-            best = (plan.predicted_cycles, name)
     # the staged strategies, fastest estimate first: each emits its whole program only
     # where its estimate is near the best whole plan's prediction
     for estimate, name, generator in sorted(staged, key=lambda s: s[0]):
-        if best is not None and estimate > best[0] * (1 + PERIOD_MARGIN):
+        if best is not None and estimate > best[0] * (1 + CROSS_MARGIN):
             generator.close()
             found[name] = (f"not planned whole: needs about {estimate:,.0f} cycles (its best "
                            f"candidate, costed by one period of its pipeline), more than "
                            f"{best[1]}'s predicted {best[0]:,.0f}")
             continue
         try:
-            plan = found[name] = finish_staged(generator)
+            finished(name, finish_staged(generator))
         except PlanError as exc:
             found[name] = str(exc)
-            continue
-        if best is None or plan.predicted_cycles < best[0]:
-            best = (plan.predicted_cycles, name)
+    # a staged estimate that proved low stopped others on a false premise: plan them
+    for figure, name, strategy in stopped:
+        if best is None or figure <= best[0] * (1 + CROSS_MARGIN):
+            try:
+                finished(name, strategy.plan(request, hw, **options))
+            except PlanError as exc:
+                found[name] = str(exc)
     return [(name, found[name]) for name in strategies()]
 
 
 def _leader(best: tuple[float, str] | None, staged: list[tuple[float, str, Any]]
             ) -> tuple[float, str, str] | None:
     """``(cycles, name, what)`` of the plan to beat: the fastest whole plan (``what``:
-    "predicted") or a staged strategy's period estimate with its margin ("estimated"),
+    "predicted") or a staged strategy's period estimate with its margin ("estimate with its margin"),
     whichever is lower; None before any."""
     leads = [(best[0], best[1], "predicted")] if best else []
-    leads += [(e * (1 + PERIOD_MARGIN), n, "estimated") for e, n, _ in staged]
+    leads += [(e * (1 + CROSS_MARGIN), n, "estimate with its margin") for e, n, _ in staged]
     return min(leads, default=None)
 
 

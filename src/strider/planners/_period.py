@@ -60,18 +60,26 @@ def period_cycles(emit: Callable[[int], Program], steps: int, dram_bytes: int,
     return max(schedule, dram_bytes / hw.dram_bytes_per_cycle), schedule
 
 
+#: How far above another strategy's plan a period estimate must be to stop its strategy
+#: (``auto`` weighing strategies against each other). Over 165 PE and 568 vector tilings
+#: of 17 or more blocks or tiles (small tensors on tiny and random hardware), a period
+#: estimate was 0.92-1.49x (PE) and 0.50-1.33x (vector) its whole program's estimate,
+#: whatever the count; underestimates are undone after the fact (strider.strategy).
+CROSS_MARGIN = 0.5
+
+
 def check_outpaced(cycles: float, outpace: float | None, what: str) -> None:
     """Raise :class:`~strider.errors.Outpaced` where ``cycles``, a period estimate of
-    ``what``, is more than :data:`PERIOD_MARGIN` above ``outpace`` (the prediction of the
+    ``what``, is more than :data:`CROSS_MARGIN` above ``outpace`` (the prediction of the
     plan to beat; None: none), so that its whole program is not emitted only to lose.
 
-    >>> check_outpaced(104.0, 100.0, "x")           # within the margin: emitted whole
-    >>> check_outpaced(106.0, 100.0, "its best tiling")
+    >>> check_outpaced(140.0, 100.0, "x")           # within the margin: emitted whole
+    >>> check_outpaced(160.0, 100.0, "its best tiling")
     Traceback (most recent call last):
     ...
-    strider.errors.Outpaced: needs about 106 cycles (its best tiling)
+    strider.errors.Outpaced: needs about 160 cycles (its best tiling)
     """
-    if outpace is not None and cycles > outpace * (1 + PERIOD_MARGIN):
+    if outpace is not None and cycles > outpace * (1 + CROSS_MARGIN):
         raise Outpaced(cycles, what)
 
 
@@ -103,4 +111,4 @@ def search_line(searched: dict, how: str) -> str:
                if periods else ""))
 
 
-__all__ = ["period_cycles", "check_outpaced", "finish_staged", "search_line", "PERIOD_STEPS", "PERIOD", "PERIOD_MARGIN"]
+__all__ = ["period_cycles", "check_outpaced", "CROSS_MARGIN", "finish_staged", "search_line", "PERIOD_STEPS", "PERIOD", "PERIOD_MARGIN"]

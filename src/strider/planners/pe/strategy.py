@@ -214,9 +214,15 @@ class PeStrategy:
             float_options = {**options, "pe_carrier": "float"}
             floats = candidates(request, hw, float_options)
             if isinstance(floats, Candidates):   # allow_inexact: float arithmetic weighed
-                other = self._best_of(request, floats, hw, float_options, search)  # too;
-                if other.predicted.cycles < best.predicted.cycles:   # exact on a tie
-                    found, best = floats, other
+                if search.name != "exhaustive":   # too; it must beat the exact plan (the
+                    search.outpace = best.predicted.cycles   # ranked search stops it early)
+                try:
+                    other: Emitted | None = self._best_of(request, floats, hw, float_options,
+                                                          search)
+                except Outpaced:
+                    other = None
+                if other is not None and other.predicted.cycles < best.predicted.cycles:
+                    found, best = floats, other   # (exact on a tie)
         return self._plan_of(request, found, best, hw, search)
 
     def _best_of(self, request: PermuteRequest, found: Candidates, hw: Hardware,
