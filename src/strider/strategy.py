@@ -32,7 +32,7 @@ from .errors import ArgumentError, Outpaced, PlanError
 from .hardware.description import Hardware
 from .limits import check_extents
 from .plan import PermuteRequest, Plan
-from .planners._period import CROSS_MARGIN, finish_staged
+from .planners._period import finish_staged, with_margin
 from .program.collector import collector_paused
 
 
@@ -179,7 +179,7 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
     # the staged strategies, fastest estimate first: each emits its whole program only
     # where its estimate is near the best whole plan's prediction
     for estimate, name, generator in sorted(staged, key=lambda s: s[0]):
-        if best is not None and estimate > best[0] * (1 + CROSS_MARGIN):
+        if best is not None and estimate > with_margin(best[0]):
             generator.close()
             found[name] = (f"not planned whole: needs about {estimate:,.0f} cycles (its best "
                            f"candidate, costed by one period of its pipeline), more than "
@@ -191,7 +191,7 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
             found[name] = str(exc)
     # a staged estimate that proved low stopped others on a false premise: plan them
     for figure, name, strategy in stopped:
-        if best is None or figure <= best[0] * (1 + CROSS_MARGIN):
+        if best is None or figure <= with_margin(best[0]):
             try:
                 finished(name, strategy.plan(request, hw, **options))
             except PlanError as exc:
@@ -205,7 +205,7 @@ def _leader(best: tuple[float, str] | None, staged: list[tuple[float, str, Any]]
     "predicted") or a staged strategy's period estimate with its margin ("estimate with its margin"),
     whichever is lower; None before any."""
     leads = [(best[0], best[1], "predicted")] if best else []
-    leads += [(e * (1 + CROSS_MARGIN), n, "estimate with its margin") for e, n, _ in staged]
+    leads += [(with_margin(e), n, "estimate with its margin") for e, n, _ in staged]
     return min(leads, default=None)
 
 

@@ -24,6 +24,9 @@ _FAST = (f"{_ACCESS}, Access pattern: 128 elements/cycle per read/write interfac
 _HALF = (f"{_ACCESS}, Access pattern: beyond a 16-byte most-minor stride, half the peak "
          "bandwidth ('roughly 50% performance hit')")
 #: Where each ``trn1-like`` figure comes from (``strider hw show`` prints it).
+#: The stream processor's fields are seed 004's model, on every preset.
+_STREAM = "modelling assumption: seed 004's stream processor"
+
 TRN1_SOURCES = (
     ("clock_hz", f"{_ARCH}, NeuronCore-v2 engine table: Scalar and GpSimd engines at 1.4 GHz; "
                  "also the SBUF interfaces' clock (128 elements/cycle at 1.4 GHz); the "
@@ -135,13 +138,12 @@ TRN1_SOURCES = (
                                      "is new in NeuronCore-v3; NeuronCore-v2 has none (0)"),
     ("dma.max_dims", _ASSUMED),
     ("dma.ttu_width_bits", _ASSUMED),
-    ("stream.processing_engines", "modelling assumption: seed 004's stream processor has no "
-                                  "trn1 counterpart"),
-    ("stream.page_bytes", "modelling assumption: seed 004's stream processor; 256 KiB so that "
+    ("stream.processing_engines", f"{_STREAM} has no trn1 counterpart"),
+    ("stream.page_bytes", f"{_STREAM}; 256 KiB so that "
                           "a page load amortises the ~211 ns fixed cost of a DMA transfer "
                           "(about 2% of its time at 27.2 GB/s)"),
-    ("stream.pages", "modelling assumption: seed 004's stream processor"),
-    ("stream.update_cycles", "modelling assumption: seed 004's stream processor"),
+    ("stream.pages", _STREAM),
+    ("stream.update_cycles", _STREAM),
 )
 
 # ---------------------------------------------------------------- NeuronCore-v3 (trn2)
@@ -302,11 +304,10 @@ TRN2_SOURCES = (
     ("dma.descriptor_generation_ns", _DGE_WHY),
     ("dma.max_dims", _ASSUMED),
     ("dma.ttu_width_bits", _ASSUMED),
-    ("stream.processing_engines", "modelling assumption: seed 004's stream processor has no "
-                                  "Trainium counterpart; as trn1-like"),
-    ("stream.page_bytes", "modelling assumption: seed 004's stream processor; as trn1-like"),
-    ("stream.pages", "modelling assumption: seed 004's stream processor"),
-    ("stream.update_cycles", "modelling assumption: seed 004's stream processor"),
+    ("stream.processing_engines", f"{_STREAM} has no Trainium counterpart; as trn1-like"),
+    ("stream.page_bytes", f"{_STREAM}; as trn1-like"),
+    ("stream.pages", _STREAM),
+    ("stream.update_cycles", _STREAM),
 )
 
 # ---------------------------------------------------------------- NeuronCore-v4 (trn3)

@@ -68,6 +68,16 @@ def period_cycles(emit: Callable[[int], Program], steps: int, dram_bytes: int,
 CROSS_MARGIN = 0.5
 
 
+def with_margin(cycles: float) -> float:
+    """``cycles`` raised by :data:`CROSS_MARGIN`: what a period estimate must exceed,
+    above another strategy's plan, to stop its strategy.
+
+    >>> with_margin(100.0)
+    150.0
+    """
+    return cycles * (1 + CROSS_MARGIN)
+
+
 def check_outpaced(cycles: float, outpace: float | None, what: str) -> None:
     """Raise :class:`~strider.errors.Outpaced` where ``cycles``, a period estimate of
     ``what``, is more than :data:`CROSS_MARGIN` above ``outpace`` (the prediction of the
@@ -79,7 +89,7 @@ def check_outpaced(cycles: float, outpace: float | None, what: str) -> None:
     ...
     strider.errors.Outpaced: needs about 160 cycles (its best tiling)
     """
-    if outpace is not None and cycles > outpace * (1 + CROSS_MARGIN):
+    if outpace is not None and cycles > with_margin(outpace):
         raise Outpaced(cycles, what)
 
 
@@ -111,4 +121,5 @@ def search_line(searched: dict, how: str) -> str:
                if periods else ""))
 
 
-__all__ = ["period_cycles", "check_outpaced", "CROSS_MARGIN", "finish_staged", "search_line", "PERIOD_STEPS", "PERIOD", "PERIOD_MARGIN"]
+__all__ = ["period_cycles", "with_margin", "check_outpaced", "finish_staged", "search_line",
+           "CROSS_MARGIN", "PERIOD_STEPS", "PERIOD", "PERIOD_MARGIN"]

@@ -115,10 +115,10 @@ class _Shortlist:
         if cycles < self.best_of_kind.get(k, math.inf):
             self.best_of_kind[k] = cycles
             self._kinds_sorted = None
-        tile_key = (t.shape, t.part, t.tile, t.slots, t.ragged)
-        if tile_key in self.counted:
+        key = tile_key(t)
+        if key in self.counted:
             return
-        self.counted.add(tile_key)
+        self.counted.add(key)
         heapq.heappush(self.worst_kept, -cycles)
         if len(self.worst_kept) > self.keep:
             heapq.heappop(self.worst_kept)
@@ -155,14 +155,10 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     if stats is not None:
         stats.update(ranked=len(ranked) + shortlist.bounded, scored=len(ranked),
                      bounded=shortlist.bounded)
-    seen = set()  # the best slice count of each tile shape only
-    unique: list[VectorTiling] = []
+    best_of_tile: dict[tuple, VectorTiling] = {}   # the best slice count of each tile only
     for t in ranked:
-        tile_key = (t.shape, t.part, t.tile, t.slots, t.ragged)
-        if tile_key not in seen:
-            seen.add(tile_key)
-            unique.append(t)
-    ranked = unique
+        best_of_tile.setdefault(tile_key(t), t)
+    ranked = list(best_of_tile.values())
     # the analytic score is rough: besides the best few, keep the best of every kind
     # so that the caller's finer model sees each kind
     picked = ranked[: max(1, (keep * 2) // 3)]
@@ -177,6 +173,11 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     return sorted(picked, key=lambda t: t.estimate["cycles"])
 
 
+def tile_key(t: VectorTiling) -> tuple:
+    """A tiling's tile, its slice count aside: the ranking keeps one of each (the best)."""
+    return t.shape, t.part, t.tile, t.slots, t.ragged
+
+
 def kind(t: VectorTiling) -> tuple[int, int, bool, int]:
     """What the score prices least reliably: the slot scheme, the partition count,
     whether tiles are few and large (queues in order make many small tiles wait on
@@ -185,4 +186,4 @@ def kind(t: VectorTiling) -> tuple[int, int, bool, int]:
     return t.slots, t.partitions, t.tiles <= FEW_TILES, len(t.split)
 
 
-__all__ = ["rank_tilings", "score_floor", "kind", "ROUNDING"]
+__all__ = ["rank_tilings", "score_floor", "kind", "tile_key", "ROUNDING"]

@@ -1,7 +1,7 @@
 """The vector strategy's search: the tilings the analytic score ranks best are costed,
 with the variants it prices least reliably (drain by the stores, finer slices, two-pass
 copies, descriptor shares, neighbouring and fewer slice counts), and the cost model
-keeps the fastest program (:func:`best_sbuf_program`). Each tiling is costed once per
+keeps the fastest program (:func:`shortlist_sbuf`). Each tiling is costed once per
 planning.
 
 Two searches (``search=``): ``"exhaustive"`` emits every candidate's whole program and
@@ -135,21 +135,16 @@ class Shortlisted:
         return self.best[2] is not None
 
     def finish(self):
-        """``(tiling, program, counts, summary)``: the winner's whole program, its
-        counts, and the summary: which search ran, how many tilings the score ranked, how
-        many whole programs were emitted and how many tilings were costed by a period,
-        and ``summary["cycles"]`` the program's full estimate."""
+        """``(tiling, program, counts, summary)``: the winner's whole program (after
+        which :attr:`cycles` is its full estimate), its counts, and the summary: which
+        search ran, how many tilings the score ranked, how many whole programs were
+        emitted and how many tilings were costed by a period."""
         tiling = self.best[1]
-        (cycles, _), program, counts = self.costs.whole(tiling)
+        made, program, counts = self.costs.whole(tiling)
+        self.best = (made, tiling, program, counts)
         summary = {"search": self.search, "ranked": self.ranked, "emitted": self.costs.emitted,
-                   "periods": self.costs.periods, "cycles": cycles}
+                   "periods": self.costs.periods}
         return tiling, program, counts, summary
-
-
-def best_sbuf_program(w: Working, hw: Hardware, empty: Program, search: str = "ranked"):
-    """Cost the few best tilings by the analytic score; keep the cheapest by the cost
-    model: ``(tiling, program, counts, summary)`` (:meth:`Shortlisted.finish`)."""
-    return shortlist_sbuf(w, hw, empty, search).finish()
 
 
 def shortlist_sbuf(w: Working, hw: Hardware, empty: Program, search: str = "ranked",
@@ -315,5 +310,6 @@ def _fewer_pieces(best, w: Working, hw: Hardware, costs: Costs):
     return best
 
 
-__all__ = ["best_sbuf_program", "shortlist_sbuf", "Shortlisted", "Costs", "RANKED_VARIANTS", "FEWER_PIECES_MIN_TILES", "KEEP",
-           "KEEP_SMALL", "SMALL_BYTES", "SHORT_PROGRAM", "VARIANTS_OF", "DESCRIPTOR_SHARES"]
+__all__ = ["shortlist_sbuf", "Shortlisted", "Costs", "RANKED_VARIANTS", "FEWER_PIECES_MIN_TILES",
+           "KEEP", "KEEP_SMALL", "SMALL_BYTES", "SHORT_PROGRAM", "VARIANTS_OF",
+           "DESCRIPTOR_SHARES", "SCORE_MARGIN"]

@@ -125,7 +125,6 @@ class VectorStrategy:
         if not chosen.whole:
             yield chosen.cycles
         tiling, program, counts, searched = chosen.finish()
-        predicted = searched.pop("cycles")
         lines += explain_tiling(tiling, w, hw, counts)
         lines.append(search_line(searched, "by the pipeline model"))
         est = tiling.estimate
@@ -141,7 +140,7 @@ class VectorStrategy:
             search=searched,
         )
         return make_plan(request, hw, program, self.name, lines, details,
-                         predicted=predicted)
+                         predicted=chosen.cycles)
 
 
 
