@@ -1,8 +1,10 @@
-"""Build hook: the optional compiled kernel of ``strider.host.permute``.
+"""Build hook: the optional compiled kernels -- ``strider.host.permute``'s blocked copy and
+the simulator's scheduler loop (``strider.sim.scheduler``).
 
-The kernel is plain C loaded with ctypes (no Python or NumPy headers needed). It is
-an optional extension: without a working C compiler the install still succeeds and
-``strider.host`` falls back to NumPy block copies with identical results.
+Both are plain C loaded with ctypes (no Python or NumPy headers needed). They are
+optional extensions: without a working C compiler the install still succeeds, and
+``strider.host`` falls back to NumPy block copies, the scheduler to its Python loop,
+with identical results.
 """
 
 import os
@@ -12,14 +14,18 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 
+#: Each kernel's module path (its library is NAME.native.so beside the package's modules).
+KERNELS = {"_kernel": ["strider", "host"], "_scheduler": ["strider", "sim"]}
+
+
 class BuildSharedLibrary(build_ext):
-    """Names the kernel like a plain library (it is not an importable module)."""
+    """Names the kernels like plain libraries (they are not importable modules)."""
 
     def get_ext_filename(self, fullname):
         # called with the full dotted name and with its last part only
         *package, name = fullname.split(".")
-        if name == "_kernel" and package in ([], ["strider", "host"]):
-            return os.path.join(*package, "_kernel.native.so")
+        if name in KERNELS and package in ([], KERNELS[name]):
+            return os.path.join(*package, f"{name}.native.so")
         return super().get_ext_filename(fullname)
 
     def get_export_symbols(self, ext):
@@ -34,7 +40,16 @@ kernel = Extension(
     optional=True,
 )
 
+# -ffp-contract=off: no fused multiply-adds, so the loop's times are bit for bit Python's
+scheduler = Extension(
+    "strider.sim._scheduler",
+    sources=["src/strider/sim/_scheduler.c"],
+    extra_compile_args=["-O2", "-std=c99", "-ffp-contract=off", "-fvisibility=default",
+                        "-Werror=implicit-function-declaration"],
+    optional=True,
+)
+
 setup(
-    ext_modules=[kernel] if sys.platform != "win32" else [],
+    ext_modules=[kernel, scheduler] if sys.platform != "win32" else [],
     cmdclass={"build_ext": BuildSharedLibrary},
 )

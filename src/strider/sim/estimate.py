@@ -24,11 +24,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..cost.engines import instruction_timing, instruction_window
 from ..errors import DeadlockError
 from ..hardware.description import Hardware
 from ..program.collector import collector_paused
 from ..program.core import Program
+from .lower import structures
 from .scheduler import Work, run_in_order
 
 
@@ -57,31 +60,52 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     ``hw.dram_bytes_per_cycle`` (the simulator shares the bandwidth in time instead).
     """
     instrs = program.instructions
+    n = len(instrs)
+    # everything the estimate needs is the same for instructions of one structure (the
+    # simulator's lowering relies on it too): priced once per structure, spread by NumPy
+    found = structures(instrs)
     index: dict[str, int] = {}
-    engine = [index.setdefault(i.engine, len(index)) for i in instrs]
-    timing = [instruction_timing(i, hw) for i in instrs]
-    sync = {k: s for k, i in enumerate(instrs) if (s := i.sync()) is not None}
-    work = Work(list(index), engine, [t[0] for t in timing], [t[1] for t in timing],
-                [i.deps for i in instrs], sync, [instruction_window(i, hw) for i in instrs])
+    kinds = [instrs[k] for k in found.first]
+    engine_of = np.array([index.setdefault(i.engine, len(index)) for i in kinds], np.int64)
+    timing = np.array([instruction_timing(i, hw) for i in kinds], np.float64).reshape(-1, 2)
+    moved = np.array([sum(i.dram_traffic()) for i in kinds], np.int64)
+    windows = [instruction_window(i, hw) for i in kinds]
+    ent = np.array(found.ent, np.int64)
+    engine = engine_of[ent]
+    window = [windows[e] for e in found.ent] if any(windows) else None
+    work = Work(list(index), engine.tolist(), timing[ent, 0].tolist(), timing[ent, 1].tolist(),
+                found.deps, found.sync, window)
     run = run_in_order(work)
-    if run.done < len(instrs):
+    if run.done < n:
         blocked = [f"{e}: instruction {k} ({type(instrs[k]).__name__})"
                    for e, k in run.heads.items()]
         raise DeadlockError("the program cannot finish: every engine's next instruction "
                             "waits on something that never happens", blocked)
-    # each engine's busy time: the union of [start, start + held) in its program order
-    busy = dict.fromkeys(index, 0.0)
-    covered = dict.fromkeys(index, 0.0)
-    for k, i in enumerate(instrs):
-        e, start = i.engine, run.start[k]
-        held = start + min(run.hold[k], run.ends[k])
-        busy[e] += max(0.0, held - max(start, covered[e]))
-        covered[e] = max(covered[e], held)
-    # whole bytes: their float sum is exact in any order
-    dram_bytes = float(sum(sum(i.dram_traffic()) for i in instrs))
+    busy = _busy(np.array(run.start), np.array(run.hold), np.array(run.ends), engine,
+                 list(index))
+    # whole bytes: their sum is exact
+    dram_bytes = float(int(np.bincount(ent, minlength=len(kinds)) @ moved) if n else 0)
     schedule = max(run.end, default=0.0)
     return Estimate(float(max(schedule, dram_bytes / hw.dram_bytes_per_cycle)), busy,
                     float(schedule))
+
+
+def _busy(start: np.ndarray, hold: np.ndarray, ends: np.ndarray, engine: np.ndarray,
+          names: list[str]) -> dict[str, float]:
+    """Each engine's busy time: the union of ``[start, start + held)`` over its
+    instructions in program order (its queue's order, so the starts only grow), held
+    being the issue interval of a pipelined instruction, summed in that order."""
+    busy = dict.fromkeys(names, 0.0)
+    held = start + np.minimum(hold, ends)
+    for e, name in enumerate(names):
+        mine = np.flatnonzero(engine == e)
+        if not mine.size:
+            continue
+        s, h = start[mine], held[mine]
+        covered = np.maximum.accumulate(np.maximum(h, 0.0))
+        before = np.r_[0.0, covered[:-1]]
+        busy[name] = float(np.cumsum(np.maximum(0.0, h - np.maximum(s, before)))[-1])
+    return busy
 
 
 __all__ = ["Estimate", "estimate"]

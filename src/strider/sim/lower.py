@@ -232,62 +232,85 @@ class Rules:
                                 f"{dst.pattern.size}")
 
 
+class Structures(NamedTuple):
+    """A program's instructions grouped by structure -- type, scalar fields, and each
+    operand's memory, tensor, partitions, shape, strides and dtype: everything but the
+    operands' offsets, which is all an instruction's cost and offset-free rules depend
+    on. ``ent``: each instruction's structure; ``first``: the first instruction of each
+    (in program order); ``offsets``: each instruction's operand offsets (slots 0 and 1);
+    ``deps`` and ``sync`` (each Signal / Wait's ``(semaphore, count)``) by id."""
+
+    ent: list[int]
+    first: list[int]
+    offsets: tuple[list[int], list[int]]
+    deps: list[tuple[int, ...]]
+    sync: dict[int, tuple[str, int]]
+
+
+def structures(instrs: Sequence[Instruction]) -> Structures:
+    """Group ``instrs`` by structure (:class:`Structures`); no rule is checked."""
+    n = len(instrs)
+    cache: dict[tuple, int] = {}
+    ent = [0] * n
+    first: list[int] = []
+    off0 = [0] * n
+    off1 = [0] * n
+    deps: list[tuple[int, ...]] = [()] * n
+    sync: dict[int, tuple[str, int]] = {}
+    layout: dict[type, tuple] = {}
+    for k, instr in enumerate(instrs):
+        t = type(instr)
+        spec = layout.get(t)
+        if spec is None:
+            spec = layout[t] = _layout(t)
+        count, refs_of, scalars_of, syncs = spec
+        key: tuple
+        if count == 2:
+            a, b = refs_of(instr)
+            pa, pb = a.pattern, b.pattern
+            key = (t, scalars_of(instr), a.memory, a.tensor, a.partition_start,
+                   a.partitions, pa.shape, pa.strides, a.dtype, b.memory, b.tensor,
+                   b.partition_start, b.partitions, pb.shape, pb.strides, b.dtype)
+            off0[k] = pa.offset
+            off1[k] = pb.offset
+        elif count == 1:
+            a = refs_of(instr)
+            pa = a.pattern
+            key = (t, scalars_of(instr), a.memory, a.tensor, a.partition_start,
+                   a.partitions, pa.shape, pa.strides, a.dtype)
+            off0[k] = pa.offset
+        else:
+            key = (t, scalars_of(instr))
+        if syncs:
+            s = instr.sync()
+            assert s is not None  # its class overrides sync() to name a semaphore
+            sync[k] = s
+        e = cache.get(key)
+        if e is None:
+            e = cache[key] = len(first)
+            first.append(k)
+        ent[k] = e
+        if instr.deps:
+            deps[k] = instr.deps
+    return Structures(ent, first, (off0, off1), deps, sync)
+
+
 class _Lowering(Rules):
     def run(self) -> Table:
         instrs = self.program.instructions
         n = len(instrs)
         names = self.hw.engine_names()
         self.eidx = {e: q for q, e in enumerate(names)}
-        cache: dict[tuple, int] = {}
+        found = structures(instrs)
+        ent, first, (off0, off1) = found.ent, found.first, found.offsets
         entries: list[_Entry] = []
-        ent = [0] * n
-        first: list[int] = []  # the first instruction of each entry
-        off0 = [0] * n
-        off1 = [0] * n
-        deps: list[tuple[int, ...]] = [()] * n
-        sync: dict[int, tuple[str, int]] = {}
-        layout: dict[type, tuple] = {}
-        k = 0
-        try:
-            for k, instr in enumerate(instrs):
-                t = type(instr)
-                spec = layout.get(t)
-                if spec is None:
-                    spec = layout[t] = _layout(t)
-                count, refs_of, scalars_of, syncs = spec
-                key: tuple
-                if count == 2:
-                    a, b = refs_of(instr)
-                    pa, pb = a.pattern, b.pattern
-                    key = (t, scalars_of(instr), a.memory, a.tensor, a.partition_start,
-                           a.partitions, pa.shape, pa.strides, a.dtype, b.memory, b.tensor,
-                           b.partition_start, b.partitions, pb.shape, pb.strides, b.dtype)
-                    off0[k] = pa.offset
-                    off1[k] = pb.offset
-                elif count == 1:
-                    a = refs_of(instr)
-                    pa = a.pattern
-                    key = (t, scalars_of(instr), a.memory, a.tensor, a.partition_start,
-                           a.partitions, pa.shape, pa.strides, a.dtype)
-                    off0[k] = pa.offset
-                else:
-                    key = (t, scalars_of(instr))
-                if syncs:
-                    s = instr.sync()
-                    assert s is not None  # its class overrides sync() to name a semaphore
-                    sync[k] = s
-                e = cache.get(key)
-                if e is None:
-                    e = cache[key] = len(entries)
-                    entries.append(self.entry(k, instr))
-                    first.append(k)
-                ent[k] = e
-                if instr.deps:
-                    deps[k] = instr.deps
-        except StriderError:
-            # an earlier instruction may break an offset-dependent rule: it comes first
-            self.recheck(instrs, entries, ent[:k], off0[:k], off1[:k])
-            raise
+        for k in first:
+            try:
+                entries.append(self.entry(k, instrs[k]))
+            except StriderError:
+                # an earlier instruction may break an offset-dependent rule: it comes first
+                self.recheck(instrs, entries, ent[:k], off0[:k], off1[:k])
+                raise
         self.recheck(instrs, entries, ent, off0, off1)
         ent_a = np.array(ent, dtype=np.int64)
         boxes = self.boxes(entries, ent_a, (off0, off1))
@@ -303,7 +326,7 @@ class _Lowering(Rules):
                      per_instruction("latency", np.float64),
                      per_instruction("occupancy", np.float64),
                      per_instruction("read", np.int64), per_instruction("written", np.int64),
-                     deps, sync, boxes, kinds[ent_a].tolist() if n else [],
+                     found.deps, found.sync, boxes, kinds[ent_a].tolist() if n else [],
                      [entries[x].window for x in ent] if any(x.window for x in entries)
                      else None)
 
@@ -382,4 +405,4 @@ def lower(program: Program, hw: Hardware) -> Table:
     return _Lowering(program, hw).run()
 
 
-__all__ = ["lower", "Table", "Rules"]
+__all__ = ["lower", "structures", "Structures", "Table", "Rules"]

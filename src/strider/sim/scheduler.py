@@ -39,6 +39,7 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 
 from .dram import SharedDram
+from .native_loop import LOOP, run_compiled
 
 
 class PathSlot(NamedTuple):
@@ -118,7 +119,6 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
     engines, lat, occ = work.engines, work.latency, work.occupancy
     deps, sync, window = work.deps, work.sync, work.window
     eng_a = np.asarray(work.engine, dtype=np.int64)
-    eng = eng_a.tolist()
     n = eng_a.size
     E = len(engines)
     # the static structure in NumPy: the engines' queues (program order) one after the
@@ -129,22 +129,37 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
     counts = np.bincount(eng_a, minlength=E)
     queue_a = np.full(n + E, n, dtype=np.int64)
     queue_a[np.arange(n) + eng_a[order]] = order
-    queue = queue_a.tolist()
-    pos = (np.cumsum(counts + 1) - counts - 1).tolist()
+    pos_a = np.cumsum(counts + 1) - counts - 1
     nd = np.fromiter(map(len, deps), dtype=np.int64, count=n)
     flat = np.fromiter(chain.from_iterable(deps), dtype=np.int64, count=int(nd.sum()))
     by_dep = np.argsort(flat, kind="stable")
-    dependents = np.repeat(np.arange(n, dtype=np.int64), nd)[by_dep].tolist()
-    dep_at = np.searchsorted(flat[by_dep], np.arange(n + 1)).tolist()
-    ndeps = nd.tolist() + [1]  # the sentinel's
-    waits = {k: v for k, v in sync.items() if v[1]}
-    signals = {k: v[0] for k, v in sync.items() if not v[1]}
-    demand = [0.0] * n
+    dependents_a = np.repeat(np.arange(n, dtype=np.int64), nd)[by_dep]
+    dep_at_a = np.searchsorted(flat[by_dep], np.arange(n + 1))
+    demand_a = None
     if dram is not None and work.dram_bytes is not None:
         moved = np.asarray(work.dram_bytes, dtype=np.float64)
         o = np.asarray(occ, dtype=np.float64)
         # the bytes move while the DMA holds its queue
-        demand = np.divide(moved, o, out=np.zeros(n), where=moved != 0).tolist()
+        demand_a = np.divide(moved, o, out=np.zeros(n), where=moved != 0)
+    if LOOP is not None and (dram is None or not dram.heap):   # the compiled loop: a fresh
+        pos_c = pos_a.astype(np.int64)                          # DRAM only (its capacity)
+        start, end, hold, frees, ends, finished, done, counts_c = run_compiled(
+            np.asarray(occ, np.float64), np.asarray(lat, np.float64), eng_a.astype(np.int32),
+            E, queue_a, pos_c, dep_at_a.astype(np.int64), dependents_a,
+            np.append(nd, 1), sync, window, demand_a,   # (the sentinel's 1: never ready)
+            dram.capacity if dram is not None else 0.0, on_start, on_finish)
+        pos_l, queue = pos_c.tolist(), queue_a.tolist()
+        heads = {engines[e]: queue[pos_l[e]] for e in range(E) if queue[pos_l[e]] < n}
+        return Run(start, end, hold, frees, ends, finished, done, heads, counts_c)
+    eng = eng_a.tolist()
+    queue = queue_a.tolist()
+    pos = pos_a.tolist()
+    dependents = dependents_a.tolist()
+    dep_at = dep_at_a.tolist()
+    ndeps = nd.tolist() + [1]  # the sentinel's
+    waits = {k: v for k, v in sync.items() if v[1]}
+    signals = {k: v[0] for k, v in sync.items() if not v[1]}
+    demand = demand_a.tolist() if demand_a is not None else [0.0] * n
 
     start = [0.0] * n
     end = [0.0] * n

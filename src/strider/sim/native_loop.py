@@ -1,0 +1,114 @@
+"""The scheduler core's event loop, compiled: :func:`run_compiled` runs the loop of
+:func:`strider.sim.scheduler.run_in_order` in C (``_scheduler.c``, built by the
+package's ``setup.py`` when a C compiler is there), statement for statement, so its
+times are bit for bit the Python loop's; ``tests/test_scheduler_native.py`` holds the
+two to each other on random work. :data:`LOOP` is None where the library is not built
+or ``STRIDER_SIM_KERNEL=0``; the Python loop then runs.
+
+The start and finish callbacks of a run are replayed afterwards, in the loop's order:
+they never change the schedule (the simulator executes data and checks races in them).
+
+>>> LOOP is None or callable(LOOP.strider_run_in_order)
+True
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+#: File name the build gives the library (see setup.py); not an importable module.
+LIBRARY_NAME = "_scheduler.native.so"
+
+_P = ctypes.c_void_p
+_I64, _I32, _F64, _INT = ctypes.c_int64, ctypes.c_int32, ctypes.c_double, ctypes.c_int
+#: ``strider_run_in_order``'s arguments, as _scheduler.c declares them.
+ARGTYPES: list[Any] = [_I64, _I32, _I32, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _INT, _INT,
+            _P, _P, _P, _F64, _P, _P, _P, _P, _P, _P, _P, _P, _P]
+
+
+def _load() -> tuple[ctypes.CDLL | None, str]:
+    if os.environ.get("STRIDER_SIM_KERNEL", "1") == "0":
+        return None, "disabled by STRIDER_SIM_KERNEL=0"
+    path = Path(__file__).with_name(LIBRARY_NAME)
+    if not path.exists():
+        return None, f"{path} not built (no C compiler at install time?)"
+    try:
+        lib = ctypes.CDLL(str(path))
+    except OSError as exc:
+        return None, f"cannot load {path}: {exc}"
+    lib.strider_run_in_order.restype = ctypes.c_int64
+    lib.strider_run_in_order.argtypes = ARGTYPES
+    return lib, ""
+
+
+LOOP, LOAD_ERROR = _load()
+
+
+def _ptr(a: np.ndarray | None) -> int | None:
+    return None if a is None else a.ctypes.data
+
+
+def run_compiled(occupancy: np.ndarray, latency: np.ndarray, engine: np.ndarray,
+                 n_engines: int, queue: np.ndarray, pos: np.ndarray, dep_at: np.ndarray,
+                 dependents: np.ndarray, ndeps: np.ndarray,
+                 sync: dict[int, tuple[str, int]],
+                 window: Sequence[tuple[float, float] | None] | None,
+                 demand: np.ndarray | None, capacity: float,
+                 on_start: Callable[[int], None] | None,
+                 on_finish: Callable[[int], None] | None) -> tuple:
+    """The loop over prepared arrays (as :func:`~strider.sim.scheduler.run_in_order`
+    prepares them; ``pos`` and ``ndeps`` change in place). Returns ``(start, end, hold,
+    frees, ends, finished, done, semaphore counts by name)``, the float results as
+    lists."""
+    n = engine.size
+    assert LOOP is not None
+    names = sorted({s for s, _ in sync.values()})
+    sem_id = {s: i for i, s in enumerate(names)}
+    wait_sem = np.full(n, -1, np.int32)
+    wait_count = np.zeros(n, np.int64)
+    signal_sem = np.full(n, -1, np.int32)
+    for k, (s, count) in sync.items():
+        if count:
+            wait_sem[k], wait_count[k] = sem_id[s], count
+        else:
+            signal_sem[k] = sem_id[s]
+    has_window = lead_interval = None
+    if window is not None and any(w is not None for w in window):
+        has_window = np.fromiter((w is not None for w in window), np.uint8, n)
+        lead_interval = np.array([w if w is not None else (0.0, 0.0) for w in window],
+                                 np.float64).reshape(n, 2)
+    start, end, hold = np.zeros(n), np.zeros(n), np.zeros(n)
+    frees, ends = occupancy.copy(), latency.copy()
+    finished = np.zeros(n, np.uint8)
+    sem = np.zeros(max(len(names), 1), np.int64)
+    callbacks = on_start is not None or on_finish is not None
+    events = np.empty(2 * n if callbacks else 0, np.int64)
+    n_events = ctypes.c_int64(0)
+    done = LOOP.strider_run_in_order(
+        n, n_engines, len(names), _ptr(engine), _ptr(occupancy), _ptr(latency), _ptr(queue),
+        _ptr(pos), _ptr(dep_at), _ptr(dependents), _ptr(ndeps), _ptr(wait_sem),
+        _ptr(wait_count), _ptr(signal_sem), int(bool(wait_sem.size and (wait_sem >= 0).any())),
+        int(bool((signal_sem >= 0).any())), _ptr(lead_interval), _ptr(has_window),
+        _ptr(demand), float(capacity), _ptr(start), _ptr(end), _ptr(hold), _ptr(frees),
+        _ptr(ends), _ptr(finished), _ptr(sem), _ptr(events) if callbacks else None,
+        ctypes.byref(n_events))
+    if done < 0:
+        raise MemoryError("the scheduler's event loop ran out of memory")
+    if callbacks:
+        for k in events[:n_events.value].tolist():
+            if k >= 0:
+                if on_start is not None:
+                    on_start(k)
+            elif on_finish is not None:
+                on_finish(-1 - k)
+    semaphores = {s: int(c) for s, c in zip(names, sem.tolist()) if c}
+    return (start.tolist(), end.tolist(), hold.tolist(), frees.tolist(), ends.tolist(),
+            finished.astype(bool).tolist(), int(done), semaphores)
+
+
+__all__ = ["LOOP", "LOAD_ERROR", "run_compiled"]

@@ -1,0 +1,96 @@
+"""The compiled event loop (strider.sim.native_loop) against the Python loop of
+run_in_order, its specification: on random work -- engines, pipelined instructions,
+dependencies, semaphores, PE moving-path windows, shared DRAM, deadlocks -- every time
+of the run is bit-identical, and the start / finish callbacks come in the same order."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.strategies import examples, outcome
+
+from strider import Hardware
+from strider.demo_suite import CASES
+from strider.sim import Machine
+from strider.sim import scheduler as core
+from strider.sim.dram import SharedDram
+from strider.sim.native_loop import LOAD_ERROR, LOOP
+from strider.strategy import plan_permute
+
+needs_loop = pytest.mark.skipif(LOOP is None, reason=f"compiled loop not built: {LOAD_ERROR}")
+
+
+@st.composite
+def works(draw):
+    """Random work for the core: times on a coarse grid (so ties happen), some pipelined
+    (occupancy < latency), deps on earlier ids, Signal / Wait pairs (a Wait may wait for
+    more than is ever signalled: a deadlock), windows, DRAM bytes on some."""
+    n = draw(st.integers(0, 60))
+    n_engines = draw(st.integers(1, 5))
+    grid = st.integers(0, 12).map(lambda v: v / 4)
+    engine, occ, lat, deps, sync, window, moved = [], [], [], [], {}, [], []
+    for k in range(n):
+        engine.append(draw(st.integers(0, n_engines - 1)))
+        o = draw(grid)
+        occ.append(o)
+        lat.append(o + draw(st.sampled_from([0.0, 0.0, 0.5, 3.0])))
+        deps.append(tuple(sorted(draw(st.sets(st.integers(0, k - 1), max_size=3))))
+                    if k else ())
+        kind = draw(st.integers(0, 9))
+        if kind == 0:
+            sync[k] = (draw(st.sampled_from("ab")), 0)           # a Signal
+        elif kind == 1:
+            sync[k] = (draw(st.sampled_from("ab")), draw(st.integers(1, 3)))   # a Wait
+        window.append((draw(grid), draw(grid)) if kind == 2 else None)
+        # (a DMA that moves bytes takes time: its fixed cost at least)
+        moved.append(draw(st.sampled_from([0, 0, 64, 1000])) if o else 0)
+    work = core.Work([f"e{e}" for e in range(n_engines)], engine, occ, lat, deps, sync,
+                     window if any(window) else None, moved)
+    dram = draw(st.sampled_from([None, 4.0, 40.0]))
+    return work, dram
+
+
+def _run(work: core.Work, dram: float | None) -> tuple[core.Run, list[tuple[str, int]]]:
+    events: list[tuple[str, int]] = []
+    run = core.run_in_order(work, SharedDram(dram) if dram is not None else None,
+                            lambda k: events.append(("start", k)),
+                            lambda k: events.append(("finish", k)))
+    return run, events
+
+
+@needs_loop
+@settings(max_examples=examples(300), deadline=None)
+@given(works())
+def test_compiled_loop_equals_the_python_loop(case):
+    work, dram = case
+    compiled, compiled_events = _run(work, dram)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(core, "LOOP", None)
+        python, python_events = _run(work, dram)
+    outcome("deadlock" if python.done < len(work.engine) else "finished")
+    assert compiled == python            # every field, every float bit for bit
+    assert compiled_events == python_events
+    assert all(isinstance(t, float) for t in compiled.start + compiled.end)
+
+
+@needs_loop
+def test_simulated_suite_case_is_the_same_without_the_compiled_loop(monkeypatch):
+    """A planned program simulated with data: the same cycles, stats and outputs."""
+    hw = Hardware.preset("trn1-like")
+    case = next(c for c in CASES if c.shape == (8, 512, 12, 64))
+    plan = plan_permute(case.shape, case.perm, case.dtype, hw)
+    x = np.random.default_rng(7).standard_normal(case.shape).astype(np.float32)
+    x = x.astype(plan.program.tensors["x"].dtype) if "x" in plan.program.tensors else x
+    name = plan.program.role("input")[0]
+    inputs = {name: np.asarray(x, dtype=plan.program.tensors[name].dtype)}
+    compiled = Machine(hw).run(plan.program, inputs)
+    with monkeypatch.context() as m:
+        m.setattr(core, "LOOP", None)
+        python = Machine(hw).run(plan.program, inputs)
+    assert compiled.stats.cycles == python.stats.cycles
+    np.testing.assert_array_equal(compiled.schedule.start, python.schedule.start)
+    np.testing.assert_array_equal(compiled.schedule.end, python.schedule.end)
+    for out in plan.program.role("output"):
+        np.testing.assert_array_equal(compiled.outputs[out], python.outputs[out])
