@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 import numpy as np
 
@@ -145,6 +145,18 @@ class Plan:
                 f"unexpected [{', '.join(extra[:5])}{', ...' if len(extra) > 5 else ''}]"
             )
         return {n: np.asarray(inputs[n]) for n in self.inputs}
+
+
+class Predicted(NamedTuple):
+    """What a report keeps of a plan that was not chosen, its program freed:
+    ``predicted_cycles`` and ``predicted_seconds`` (:meth:`of`)."""
+
+    predicted_cycles: float
+    predicted_seconds: float
+
+    @classmethod
+    def of(cls, plan: Plan) -> Predicted:
+        return cls(float(plan.predicted_cycles), plan.predicted_seconds)
 
 
 def _short(key: Any) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any, Callable, Mapping, Sequence
 
-from .plan import Plan
+from .plan import Plan, Predicted
 from .sim import SimResult
 
 
@@ -28,7 +28,8 @@ def candidates_summary(candidates: Sequence[tuple[str, Any]] | Mapping[str, Any]
     """Candidates as plain dicts: predicted cycles, or why not.
 
     ``candidates`` is ``[(name, Plan or reason)]`` (what :func:`strider.strategy.candidates`
-    returns) or a plan's ``details["candidates"]``, ``{name: predicted cycles or reason}``.
+    returns; a plan not chosen may be its :class:`~strider.plan.Predicted`) or a plan's
+    ``details["candidates"]``, ``{name: predicted cycles or reason}``.
 
     >>> candidates_summary({"dma": 1200.0, "pe": "n/a: float32 is not exact"})
     [{'strategy': 'dma', 'predicted_cycles': 1200.0}, {'strategy': 'pe', 'why_not': 'float32 is not exact'}]
@@ -36,7 +37,7 @@ def candidates_summary(candidates: Sequence[tuple[str, Any]] | Mapping[str, Any]
     items = candidates.items() if isinstance(candidates, Mapping) else (candidates or ())
     out: list[dict[str, Any]] = []
     for name, item in items:
-        if isinstance(item, Plan):
+        if isinstance(item, (Plan, Predicted)):
             out.append({"strategy": name, "predicted_cycles": float(item.predicted_cycles),
                         "predicted_seconds": item.predicted_seconds})
         elif isinstance(item, (int, float)) and not isinstance(item, bool):

@@ -31,7 +31,7 @@ from typing import Any, Protocol, Sequence
 from .errors import ArgumentError, Outpaced, PlanError
 from .hardware.description import Hardware
 from .limits import check_extents
-from .plan import PermuteRequest, Plan
+from .plan import PermuteRequest, Plan, Predicted
 from .planners._period import finish_staged, with_margin
 from .program.collector import collector_paused
 
@@ -252,6 +252,16 @@ _NAMES = re.compile(r"'([\w-]+)'")   # the strategy names in a piece of advice
 def _advised(reason: str) -> list[str]:
     """The strategies a refusal advises trying instead."""
     return [n for m in _ADVICE.finditer(reason) for n in _NAMES.findall(m.group())]
+
+
+def released(found: list[tuple[str, Plan | str]], keep: Plan
+             ) -> list[tuple[str, Plan | Predicted | str]]:
+    """``found`` (as :func:`candidates` returns it) with every plan but ``keep`` reduced
+    to its :class:`~strider.plan.Predicted` figures, so that the programs not chosen (a
+    million instructions each on narrow hardware) are freed before ``keep`` is
+    simulated; a report shows the same candidates."""
+    return [(name, Predicted.of(item) if isinstance(item, Plan) and item is not keep
+             else item) for name, item in found]
 
 
 def without_dead_advice(reason: str, refused: set[str]) -> str:

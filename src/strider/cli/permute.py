@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     import time
 
     from ..plan import PermuteRequest
-    from ..strategy import candidates, choose, resolve_hardware
+    from ..strategy import candidates, choose, released, resolve_hardware
 
     if len(args.perm) != len(args.shape):
         raise ArgumentError(f"--perm has {len(args.perm)} entries but --shape has "
@@ -75,8 +75,10 @@ def run(args: argparse.Namespace) -> int:
     found = candidates(request, hw, fastest_only=args.strategy == "auto",
                        **pe_options(args), search=args.search)
     plan = choose(found, request, hw, args.strategy)
+    shown = released(found, plan)   # the programs not chosen are freed before simulating
+    del found
     report, result, problems = run_planned(
-        args, plan, found, oracle=lambda ins: {"y": np.transpose(ins["x"], request.perm)})
+        args, plan, shown, oracle=lambda ins: {"y": np.transpose(ins["x"], request.perm)})
     report["request"] = request.describe()
     report["plan"] = plan.explain().splitlines()
     write_artifacts(args, report, result, title=f"{request.describe()} on {hw.name}")

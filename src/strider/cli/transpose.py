@@ -71,7 +71,7 @@ def request_of(args: argparse.Namespace) -> tuple[tuple[int, ...], tuple[int, ..
 def run(args: argparse.Namespace) -> int:
     from ..api import mismatches, random_inputs, simulate
     from ..plan import PermuteRequest, Plan
-    from ..strategy import candidates, choose, resolve_hardware
+    from ..strategy import candidates, choose, released, resolve_hardware
 
     shape, perm = request_of(args)
     check_output_paths(args)  # --trace / --plot paths, before planning
@@ -82,10 +82,14 @@ def run(args: argparse.Namespace) -> int:
     found = candidates(request, hw, fastest_only=args.strategy == "auto" and not args.compare,
                        **options)  # every strategy planned once (that could win)
     plan = choose(found, request, hw, args.strategy)
-    report, result, problems = run_planned(args, plan, found)
+    shown: list = found
+    if not args.compare:   # the programs not chosen are freed before the simulation
+        shown = released(found, plan)
+        del found
+    report, result, problems = run_planned(args, plan, shown)
     if args.compare:
         by_name = {c["strategy"]: c for c in report["candidates"]}
-        for name, other in found:
+        for name, other in shown:
             if isinstance(other, Plan) and name != plan.strategy:
                 progress(args, f"simulating {name} ...")
                 other_inputs = random_inputs(other, args.seed)
