@@ -27,7 +27,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from ..access_pattern import AccessPattern, coalesced_dims
 from ..cost.dma import transfer_timing
@@ -99,9 +99,44 @@ def costed_descriptors(transfer: Transfer, hw: Hardware,
                        pieces: int = 1) -> list[tuple[Ref, Ref, int, int]]:
     """:func:`descriptors` as ``(src, dst, chunk, nbytes)``: ``chunk`` is the shorter
     :attr:`~strider.operands.Ref.run_bytes` of the two sides, ``nbytes`` the bytes moved."""
+    return [(*p.refs(), p.chunk, p.nbytes) for p in placed_descriptors(transfer, hw, pieces)]
+
+
+def placed_descriptors(transfer: Transfer, hw: Hardware, pieces: int = 1) -> list[Placed]:
+    """:func:`costed_descriptors` with their Refs left to build (:class:`Placed`)."""
     if transfer.size == 0:
         return []
     return placed(transfer, cut_of(transfer, hw).plan(pieces, hw))
+
+
+class Placed(NamedTuple):
+    """One descriptor of a transfer with its Refs not built yet: each side's
+    :class:`_Form` (its coalesced walk, offsets open) and where it is placed; ``chunk``
+    and ``nbytes`` as :func:`costed_descriptors` gives them. A planner costing many
+    candidates sketches it (:meth:`strider.program.sketch.Sketch.dma_placed`: only
+    :meth:`structure`); the Refs are built for the program it keeps (:meth:`refs`)."""
+
+    src_form: _Form
+    src_tensor: str | None
+    src_offset: int
+    src_pstart: int
+    dst_form: _Form
+    dst_tensor: str | None
+    dst_offset: int
+    dst_pstart: int
+    dtype: str
+    chunk: int
+    nbytes: int
+
+    def structure(self) -> tuple:
+        """Equal for descriptors whose Refs differ in offsets only (the forms are
+        cached per layout: one object each)."""
+        return (self.src_form, self.src_tensor, self.src_pstart, self.dst_form,
+                self.dst_tensor, self.dst_pstart, self.dtype)
+
+    def refs(self) -> tuple[Ref, Ref]:
+        return (self.src_form.ref(self.src_tensor, self.src_offset, self.src_pstart, self.dtype),
+                self.dst_form.ref(self.dst_tensor, self.dst_offset, self.dst_pstart, self.dtype))
 
 
 def cut_of(transfer: Transfer, hw: Hardware) -> _Cut:
@@ -114,17 +149,16 @@ def cut_of(transfer: Transfer, hw: Hardware) -> _Cut:
                 hw.dma.max_dims, hw.dma.ttu_width_bits)
 
 
-def placed(transfer: Transfer, plan: Sequence[tuple]) -> list[tuple[Ref, Ref, int, int]]:
-    """The descriptors of a :class:`_Cut` plan at ``transfer``'s offsets, as
-    ``(src, dst, chunk, nbytes)`` (:func:`costed_descriptors`)."""
+def placed(transfer: Transfer, plan: Sequence[tuple]) -> list[Placed]:
+    """The descriptors of a :class:`_Cut` plan at ``transfer``'s offsets
+    (:class:`Placed`)."""
     src, dst = transfer.src, transfer.dst
     item = dtype_of(transfer.dtype).itemsize
     s_off, s_pst = int(src.offset), int(src.pstart)
     d_off, d_pst = int(dst.offset), int(dst.pstart)
     dtype, s_name, d_name = transfer.dtype, src.tensor, dst.tensor
-    return [(fs.ref(s_name, s_off + so, s_pst + sp, dtype),
-             fd.ref(d_name, d_off + do, d_pst + dp, dtype),
-             min(fs.run, fd.run) * item, fs.size * item)
+    return [Placed(fs, s_name, s_off + so, s_pst + sp, fd, d_name, d_off + do, d_pst + dp,
+                   dtype, min(fs.run, fd.run) * item, fs.size * item)
             for so, sp, fs, do, dp, fd in plan]
 
 
@@ -397,4 +431,5 @@ def element_values(ref: Ref, group: int) -> Ref:
 
 
 __all__ = ["QueueBalancer", "element_values", "Side", "Transfer", "descriptors",
-           "costed_descriptors", "cut_of", "placed", "fits_ttu", "fitted_pairs"]
+           "costed_descriptors", "placed_descriptors", "Placed", "cut_of", "placed",
+           "fits_ttu", "fitted_pairs"]

@@ -60,7 +60,7 @@ def spread_descriptors(transfer: Transfer, hw: Hardware,
                 f"descriptors on {hw.name} (dma.max_dims = {hw.dma.max_dims} and "
                 f"dma.ttu_width_bits = {hw.dma.ttu_width_bits} bound one descriptor's "
                 "walk); use wider TTU registers or more dims")
-        out.append([(s, d) for s, d, _, _ in placed(transfer, boxes)])
+        out.append([p.refs() for p in placed(transfer, boxes)])
     return out
 
 

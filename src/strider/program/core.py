@@ -174,6 +174,17 @@ class Program:
     def dma(self, queue: int, src: Ref, dst: Ref, deps: Iterable[int] = (), label: str = "") -> int:
         return self.add(DmaCopy(queue=queue, src=src, dst=dst, deps=_tuple(deps), label=label))
 
+    def dma_placed(self, queue: int, placed: Any, deps: Iterable[int] = (),
+                   label: str = "") -> int:
+        """:meth:`dma` of a descriptor a planner placed with its Refs left to build
+        (:class:`~strider.program.sketch.PlacedDescriptor`)."""
+        src, dst = placed.refs()
+        return self.dma(queue, src, dst, deps, label)
+
+    def engine_of(self, i: int) -> str:
+        """The engine of instruction ``i``."""
+        return self.instructions[i].engine
+
     def dma_transpose(self, queue: int, src: Ref, dst: Ref, deps: Iterable[int] = (),
                       label: str = "") -> int:
         return self.add(DmaTranspose(queue=queue, src=src, dst=dst, deps=_tuple(deps),

@@ -31,6 +31,8 @@ from ..errors import DeadlockError
 from ..hardware.description import Hardware
 from ..program.collector import collector_paused
 from ..program.core import Program
+from ..program.instructions import Instruction
+from ..program.sketch import Sketch
 from .lower import structures
 from .scheduler import Work, run_in_order
 
@@ -59,32 +61,55 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     DRAM bandwidth is a cap: the schedule ends no earlier than all DRAM bytes need at
     ``hw.dram_bytes_per_cycle`` (the simulator shares the bandwidth in time instead).
     """
-    instrs = program.instructions
-    n = len(instrs)
-    # everything the estimate needs is the same for instructions of one structure (the
-    # simulator's lowering relies on it too): priced once per structure, spread by NumPy
-    found = structures(instrs)
+    found = structures(program.instructions)
+    return _estimate(found.ent, [program.instructions[k] for k in found.first], found.deps,
+                     found.sync, hw)
+
+
+@collector_paused()
+def estimate_sketch(sketch: Sketch, hw: Hardware) -> Estimate:
+    """:func:`estimate` of the program that ``sketch`` sketches (equal, bit for bit: the
+    same structures, dependencies and semaphores, priced and run alike).
+
+    >>> from strider import AccessPattern, Hardware
+    >>> from strider.program import Ref
+    >>> from strider.program.sketch import Sketch
+    >>> s = Sketch()
+    >>> tile = Ref.sbuf(0, 8, AccessPattern.contiguous((16,)), "float32")
+    >>> copy = s.vector_copy(tile, tile)
+    >>> estimate_sketch(s, Hardware.preset("tiny")).cycles        # 4 + 16 (vector)
+    20.0
+    """
+    return _estimate(sketch.ent, sketch.reps, sketch.deps, sketch.sync, hw)
+
+
+def _estimate(ent_list: list[int], reps: list[Instruction], deps: list[tuple[int, ...]],
+              sync: dict[int, tuple[str, int]], hw: Hardware) -> Estimate:
+    """The estimate of instructions given by structure (``ent_list``: each one's, into
+    ``reps``, a representative per structure, in order of first use), with their deps
+    and semaphores. Everything it needs is the same for instructions of one structure
+    (the simulator's lowering relies on it too): priced once, spread by NumPy."""
+    n = len(ent_list)
     index: dict[str, int] = {}
-    kinds = [instrs[k] for k in found.first]
-    engine_of = np.array([index.setdefault(i.engine, len(index)) for i in kinds], np.int64)
-    timing = np.array([instruction_timing(i, hw) for i in kinds], np.float64).reshape(-1, 2)
-    moved = np.array([sum(i.dram_traffic()) for i in kinds], np.int64)
-    windows = [instruction_window(i, hw) for i in kinds]
-    ent = np.array(found.ent, np.int64)
+    engine_of = np.array([index.setdefault(i.engine, len(index)) for i in reps], np.int64)
+    timing = np.array([instruction_timing(i, hw) for i in reps], np.float64).reshape(-1, 2)
+    moved = np.array([sum(i.dram_traffic()) for i in reps], np.int64)
+    windows = [instruction_window(i, hw) for i in reps]
+    ent = np.array(ent_list, np.int64)
     engine = engine_of[ent]
-    window = [windows[e] for e in found.ent] if any(windows) else None
+    window = [windows[e] for e in ent_list] if any(windows) else None
     work = Work(list(index), engine.tolist(), timing[ent, 0].tolist(), timing[ent, 1].tolist(),
-                found.deps, found.sync, window)
+                deps, sync, window)
     run = run_in_order(work)
     if run.done < n:
-        blocked = [f"{e}: instruction {k} ({type(instrs[k]).__name__})"
+        blocked = [f"{e}: instruction {k} ({type(reps[ent_list[k]]).__name__})"
                    for e, k in run.heads.items()]
         raise DeadlockError("the program cannot finish: every engine's next instruction "
                             "waits on something that never happens", blocked)
     busy = _busy(np.array(run.start), np.array(run.hold), np.array(run.ends), engine,
                  list(index))
     # whole bytes: their sum is exact
-    dram_bytes = float(int(np.bincount(ent, minlength=len(kinds)) @ moved) if n else 0)
+    dram_bytes = float(int(np.bincount(ent, minlength=len(reps)) @ moved) if n else 0)
     schedule = max(run.end, default=0.0)
     return Estimate(float(max(schedule, dram_bytes / hw.dram_bytes_per_cycle)), busy,
                     float(schedule))
@@ -108,4 +133,4 @@ def _busy(start: np.ndarray, hold: np.ndarray, ends: np.ndarray, engine: np.ndar
     return busy
 
 
-__all__ = ["Estimate", "estimate"]
+__all__ = ["Estimate", "estimate", "estimate_sketch"]

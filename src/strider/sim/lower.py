@@ -31,9 +31,8 @@ strider.errors.CapacityError: instruction 0 (VectorFill on vector): dst uses par
 
 from __future__ import annotations
 
-import operator
-from dataclasses import dataclass, fields
-from typing import Callable, NamedTuple, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -44,6 +43,7 @@ from ..operands import Ref
 from ..program.core import Program
 from ..program.descriptor_fit import ttu_problem
 from ..program.instructions import Instruction
+from ..program.structure import layout, structure_key
 
 
 @dataclass(frozen=True)
@@ -106,23 +106,6 @@ class _Entry(NamedTuple):
     # per operand slot: (memory id or 0 when not on chip or empty, p0, p1, written)
     boxes: tuple[tuple[int, int, int, int], ...]
     window: tuple[float, float] | None = None
-
-
-def _layout(cls: type[Instruction]) -> tuple[int, Callable, Callable, bool]:
-    """How lowering reads an instruction class: its operand count (at most 2), a getter
-    of its operands, a getter of the other fields that shape its structure (everything
-    but the operands, ``deps`` and ``label``), and whether it synchronises."""
-    operands = cls.operand_names()
-    if len(operands) > 2:
-        raise ProgramError(f"{cls.__name__} has {len(operands)} operands; the simulator "
-                           "takes instructions of at most 2")
-    scalars = tuple(f.name for f in fields(cls)
-                    if f.name not in operands and f.name not in ("deps", "label"))
-    refs_of = operator.attrgetter(*operands) if operands else (lambda i: ())
-    scalars_of = ((lambda i: ()) if not scalars else
-                  operator.attrgetter(scalars[0]) if len(scalars) == 1 else
-                  operator.attrgetter(*scalars))
-    return len(operands), refs_of, scalars_of, cls.sync is not Instruction.sync
 
 
 class Rules:
@@ -257,34 +240,18 @@ def structures(instrs: Sequence[Instruction]) -> Structures:
     off1 = [0] * n
     deps: list[tuple[int, ...]] = [()] * n
     sync: dict[int, tuple[str, int]] = {}
-    layout: dict[type, tuple] = {}
     for k, instr in enumerate(instrs):
-        t = type(instr)
-        spec = layout.get(t)
-        if spec is None:
-            spec = layout[t] = _layout(t)
-        count, refs_of, scalars_of, syncs = spec
-        key: tuple
+        count, refs_of, _, syncs = layout(type(instr))  # type: ignore[arg-type]  # mypy#11470
         if count == 2:
             a, b = refs_of(instr)
-            pa, pb = a.pattern, b.pattern
-            key = (t, scalars_of(instr), a.memory, a.tensor, a.partition_start,
-                   a.partitions, pa.shape, pa.strides, a.dtype, b.memory, b.tensor,
-                   b.partition_start, b.partitions, pb.shape, pb.strides, b.dtype)
-            off0[k] = pa.offset
-            off1[k] = pb.offset
+            off0[k], off1[k] = a.pattern.offset, b.pattern.offset
         elif count == 1:
-            a = refs_of(instr)
-            pa = a.pattern
-            key = (t, scalars_of(instr), a.memory, a.tensor, a.partition_start,
-                   a.partitions, pa.shape, pa.strides, a.dtype)
-            off0[k] = pa.offset
-        else:
-            key = (t, scalars_of(instr))
+            off0[k] = refs_of(instr).pattern.offset
         if syncs:
             s = instr.sync()
             assert s is not None  # its class overrides sync() to name a semaphore
             sync[k] = s
+        key = structure_key(instr)
         e = cache.get(key)
         if e is None:
             e = cache[key] = len(first)

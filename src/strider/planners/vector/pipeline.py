@@ -15,8 +15,9 @@ from ...cost.engines import innermost_stride_bytes
 from ...dtypes import dtype_of
 from ...hardware.description import Hardware
 from ...program.core import Program, Ref
+from ...program.sketch import Sketch
 from .._copy_engines import CopyBalancer, block_copy
-from .._descriptors import QueueBalancer, Side, Transfer, costed_descriptors
+from .._descriptors import QueueBalancer, Side, Transfer, placed_descriptors
 from .boxes import existing_regions, restrict, tile_boxes
 from .hazards import Hazards, latest_per_engine
 from .slicing import slices_of, span_of
@@ -38,9 +39,10 @@ def slot_pair(t: VectorTiling, k: int) -> tuple[int, int]:
     return k % 2, (k + 1) % 2
 
 
-def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: VectorTiling,
+def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: VectorTiling,
               limit: int | None = None) -> dict[str, int]:
-    """The seed-003 pipeline over every tile, piece by piece; returns instruction counts.
+    """The seed-003 pipeline over every tile, piece by piece, into ``program`` (or a
+    :class:`~strider.program.sketch.Sketch` of it, to cost); returns instruction counts.
     ``limit``: the first ``limit`` tiles only (a period of the pipeline, which the
     ranked search costs and scales; :mod:`.search`).
 
@@ -61,16 +63,14 @@ def emit_sbuf(program: Program, w: Working, hw: Hardware, tiling: VectorTiling,
     engines = CopyBalancer(hw, t.partitions)
     ring = scratch_ring(t, hw) if t.two_pass else None
 
-    def engine_of(i: int) -> str:
-        return program.instructions[i].engine
+    engine_of = program.engine_of
 
     def dma(transfers: list[Transfer], lo: int, hi: int, way: str, label: str) -> None:
         on_chip_write = way == "in"
         deps = latest_per_engine(hazards.before(lo, hi, write=on_chip_write), engine_of)
-        ids = [program.dma(balancer.pick_for(queues, chunk, nbytes), s, d, deps, label)
+        ids = [program.dma_placed(balancer.pick_for(queues, p.chunk, p.nbytes), p, deps, label)
                for transfer in transfers
-               for s, d, chunk, nbytes in costed_descriptors(transfer, hw,
-                                                             _pieces(transfer, hw, t))]
+               for p in placed_descriptors(transfer, hw, _pieces(transfer, hw, t))]
         hazards.record(lo, hi, ids, write=on_chip_write)
         counts["dma_" + way] += len(ids)
 

@@ -16,11 +16,13 @@ is emitted and estimated once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from ...errors import Outpaced, PlanError
 from ...hardware.description import Hardware
 from ...program.core import Program
-from ...sim.estimate import estimate
+from ...program.sketch import Sketch
+from ...sim.estimate import estimate, estimate_sketch
 from .._period import PERIOD_STEPS, period_cycles
 from .._working import Working
 from .boxes import padded_variant, tile_boxes
@@ -65,33 +67,47 @@ RANKED_VARIANTS = 2
 SCORE_MARGIN = 1.15
 
 
+class Sketched(NamedTuple):
+    """A tiling costed whole through a :class:`~strider.program.sketch.Sketch` of its
+    program (its estimate is the whole program's; the program itself is emitted only
+    for the winner): how many instructions it has."""
+
+    length: int
+
+
 @dataclass
 class Costs:
     """The cost model's figures of the tilings a search tries, each costed once:
-    ``((cycles, the schedule's end), program, counts)``. ``exact`` (the exhaustive
-    search) emits each whole program; otherwise a tiling of more than PERIOD_STEPS tiles
-    is costed by one period of its pipeline (program None until :meth:`whole`)."""
+    ``((cycles, the schedule's end), program, counts)``, the program a
+    :class:`Sketched` (costed whole), None (costed by a period) or, for the winner, the
+    :class:`~strider.program.core.Program` itself (:meth:`whole`). ``exact`` (the
+    exhaustive search) costs each whole program; otherwise a tiling of more than
+    PERIOD_STEPS tiles is costed by one period of its pipeline."""
 
     w: Working
     hw: Hardware
     empty: Program
     exact: bool
     found: dict = field(default_factory=dict)
-    emitted: int = 0     # whole programs emitted
+    emitted: int = 0     # whole programs costed
     periods: int = 0     # tilings costed by a period
 
     def __call__(self, tiling: VectorTiling) -> tuple:
         if tiling not in self.found:
             if self.exact or tiling.tiles <= PERIOD_STEPS:
-                self.found[tiling] = self._whole(tiling)
+                self.found[tiling] = self._sketched(tiling)
             else:
                 self.found[tiling] = self._period(tiling)
         return self.found[tiling]
 
     def whole(self, tiling: VectorTiling) -> tuple:
-        """``tiling``'s whole program and its full estimate."""
-        if self.found.get(tiling, (None, None))[1] is None:
-            self.found[tiling] = self._whole(tiling)
+        """``tiling``'s whole program, emitted (once), and its full estimate."""
+        program = self.found.get(tiling, (None, None))[1]
+        if not isinstance(program, Program):
+            self.emitted += program is None   # (a sketched one was counted)
+            program, counts = self._emit(tiling)
+            est = estimate(program, self.hw)
+            self.found[tiling] = ((est.cycles, est.schedule_cycles), program, counts)
         return self.found[tiling]
 
     def _emit(self, tiling: VectorTiling, limit: int | None = None):
@@ -99,11 +115,12 @@ class Costs:
         counts = emit_sbuf(program, self.w, self.hw, tiling, limit)
         return program, counts
 
-    def _whole(self, tiling: VectorTiling) -> tuple:
-        program, counts = self._emit(tiling)
-        est = estimate(program, self.hw)
+    def _sketched(self, tiling: VectorTiling) -> tuple:
+        sketch = Sketch()
+        counts = emit_sbuf(sketch, self.w, self.hw, tiling)
+        est = estimate_sketch(sketch, self.hw)
         self.emitted += 1
-        return (est.cycles, est.schedule_cycles), program, counts
+        return (est.cycles, est.schedule_cycles), Sketched(len(sketch)), counts
 
     def _period(self, tiling: VectorTiling) -> tuple:
         self.periods += 1
@@ -184,7 +201,7 @@ def shortlist_sbuf(w: Working, hw: Hardware, empty: Program, search: str = "rank
         if rank >= KEEP and longest > SHORT_PROGRAM:
             break
         cycles, program, counts = costs(tiling)
-        longest = max(longest, len(program.instructions) if program else SHORT_PROGRAM + 1)
+        longest = max(longest, program.length if program else SHORT_PROGRAM + 1)
         # a tie (both at the DRAM bound) goes to the plan whose queues have the most
         # slack under the cap: its own schedule ends first
         if best is None or cycles < best[0]:

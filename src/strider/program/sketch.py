@@ -1,0 +1,102 @@
+"""A program as columns, for costing: what a planner emits, kept only as far as the cost
+model reads it -- each instruction's structure (:mod:`~strider.program.structure`), its
+engine, dependencies and semaphore, and one representative instruction per structure.
+
+A planner that weighs many candidate programs emits each into a :class:`Sketch` (the
+same builder calls as a :class:`~strider.program.core.Program`), has it estimated
+(:func:`strider.sim.estimate.estimate_sketch`: the estimate of the program it sketches,
+bit for bit) and emits only the winner as a Program. A DMA descriptor whose operands
+are still open (a planner's :class:`~strider.planners._descriptors.Placed`) costs a row
+of columns here: its Refs are never built, except for the first of its structure.
+
+Examples
+--------
+>>> from strider import AccessPattern
+>>> from strider.program import Ref
+>>> s = Sketch()
+>>> tile = Ref.sbuf(0, 8, AccessPattern.contiguous((16,)), "float32")
+>>> s.vector_copy(tile, tile), s.vector_copy(tile, tile, deps=[0])
+(0, 1)
+>>> len(s), s.ent, s.deps, s.engine_of(1)
+(2, [0, 0], [(), (0,)], 'vector')
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Protocol
+
+from .instructions import ActCopy, DmaCopy, Instruction, Ref, VectorCopy
+from .structure import structure_key
+
+
+class PlacedDescriptor(Protocol):
+    """A DMA descriptor whose Refs are not built yet: its structure key (equal for
+    descriptors of equal structure) and its operands on demand."""
+
+    def structure(self) -> tuple: ...
+
+    def refs(self) -> tuple[Ref, Ref]: ...
+
+
+class Sketch:
+    """Columns of a program: per instruction ``ent`` (its structure), ``deps``, and its
+    engine (:meth:`engine_of`); ``sync`` (Signal / Wait by id); ``reps``: the first
+    instruction of each structure."""
+
+    def __init__(self) -> None:
+        self.ent: list[int] = []
+        self.deps: list[tuple[int, ...]] = []
+        self.sync: dict[int, tuple[str, int]] = {}
+        self.reps: list[Instruction] = []
+        self._engine: list[str] = []
+        self._of: dict[tuple, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.ent)
+
+    def engine_of(self, i: int) -> str:
+        """The engine of instruction ``i``."""
+        return self._engine[i]
+
+    def add(self, instruction: Instruction) -> int:
+        """Append an instruction (its structure, deps and semaphore); returns its id."""
+        return self._row(structure_key(instruction), lambda: instruction,
+                         tuple(instruction.deps), instruction.sync())
+
+    def _row(self, key: tuple, rep: Any, deps: tuple[int, ...],
+             sync: tuple[str, int] | None = None) -> int:
+        k = len(self.ent)
+        e = self._of.get(key)
+        if e is None:
+            e = self._of[key] = len(self.reps)
+            self.reps.append(rep())
+        self.ent.append(e)
+        self.deps.append(deps)
+        self._engine.append(self.reps[e].engine)
+        if sync is not None:
+            self.sync[k] = sync
+        return k
+
+    # the builders the planners call, as Program's
+    def dma(self, queue: int, src: Ref, dst: Ref, deps: Iterable[int] = (),
+            label: str = "") -> int:
+        return self.add(DmaCopy(queue=queue, src=src, dst=dst, deps=tuple(deps)))
+
+    def dma_placed(self, queue: int, placed: PlacedDescriptor, deps: Iterable[int] = (),
+                   label: str = "") -> int:
+        """A DMA descriptor on ``queue`` whose Refs are built only when it is the first
+        of its structure."""
+        def rep() -> DmaCopy:
+            src, dst = placed.refs()
+            return DmaCopy(queue=queue, src=src, dst=dst)
+        return self._row((DmaCopy, queue, *placed.structure()), rep, tuple(deps))
+
+    def vector_copy(self, src: Ref, dst: Ref, deps: Iterable[int] = (), label: str = "",
+                    cast: bool = False) -> int:
+        return self.add(VectorCopy(src=src, dst=dst, deps=tuple(deps), cast=cast))
+
+    def act_copy(self, src: Ref, dst: Ref, deps: Iterable[int] = (), label: str = "") -> int:
+        return self.add(ActCopy(src=src, dst=dst, deps=tuple(deps)))
+
+
+__all__ = ["Sketch", "PlacedDescriptor"]

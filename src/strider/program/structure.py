@@ -1,0 +1,64 @@
+"""An instruction's *structure*: its type, its scalar fields and each operand's memory,
+tensor, partitions, shape, strides and dtype -- everything but the operands' offsets,
+its dependencies and its label. What an instruction costs, which engine runs it, the
+DRAM bytes it moves and every rule that does not look at offsets depend on its
+structure only, so the simulator's lowering checks and prices one instruction per
+structure (:func:`strider.sim.lower.structures`), and so does the cost estimate
+(:func:`strider.sim.estimate.estimate`, and of a :class:`~strider.program.sketch.Sketch`).
+
+>>> from strider import AccessPattern
+>>> from strider.program import Ref, VectorCopy
+>>> a = Ref.sbuf(0, 8, AccessPattern.contiguous((16,)), "float32")
+>>> b = Ref.sbuf(0, 8, AccessPattern.contiguous((16,), offset=64), "float32")
+>>> structure_key(VectorCopy(src=a, dst=a)) == structure_key(VectorCopy(src=a, dst=b))
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from dataclasses import fields
+from typing import Callable
+
+from ..errors import ProgramError
+from .instructions import Instruction
+
+
+@functools.cache
+def layout(cls: type[Instruction]) -> tuple[int, Callable, Callable, bool]:
+    """How an instruction class is read for its structure: its operand count (at most
+    2), a getter of its operands, a getter of the other fields that shape its structure
+    (everything but the operands, ``deps`` and ``label``), and whether it synchronises."""
+    operands = cls.operand_names()
+    if len(operands) > 2:
+        raise ProgramError(f"{cls.__name__} has {len(operands)} operands; the simulator "
+                           "takes instructions of at most 2")
+    scalars = tuple(f.name for f in fields(cls)
+                    if f.name not in operands and f.name not in ("deps", "label"))
+    refs_of = operator.attrgetter(*operands) if operands else (lambda i: ())
+    scalars_of = ((lambda i: ()) if not scalars else
+                  operator.attrgetter(scalars[0]) if len(scalars) == 1 else
+                  operator.attrgetter(*scalars))
+    return len(operands), refs_of, scalars_of, cls.sync is not Instruction.sync
+
+
+def structure_key(instr: Instruction) -> tuple:
+    """A hashable key equal for two instructions exactly when their structures are."""
+    t = type(instr)
+    count, refs_of, scalars_of, _ = layout(t)  # type: ignore[arg-type]  # mypy#11470
+    if count == 2:
+        a, b = refs_of(instr)
+        pa, pb = a.pattern, b.pattern
+        return (t, scalars_of(instr), a.memory, a.tensor, a.partition_start, a.partitions,
+                pa.shape, pa.strides, a.dtype, b.memory, b.tensor, b.partition_start,
+                b.partitions, pb.shape, pb.strides, b.dtype)
+    if count == 1:
+        a = refs_of(instr)
+        pa = a.pattern
+        return (t, scalars_of(instr), a.memory, a.tensor, a.partition_start, a.partitions,
+                pa.shape, pa.strides, a.dtype)
+    return (t, scalars_of(instr))
+
+
+__all__ = ["layout", "structure_key"]

@@ -1,0 +1,56 @@
+"""A sketch of a program (strider.program.sketch) costs what the program costs: the
+vector search estimates its candidates from sketches and emits only the winner, so on
+random hardware and tensors the sketch's estimate must equal the emitted program's,
+bit for bit, and the sketch must hold the program's structures, deps and engines."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from strategies import examples, outcome
+from strider import Hardware, PermuteRequest
+from strider.hardware.sampling import random_hardware, random_permutation
+from strider.planners._working import Working, declare_tensors
+from strider.planners.vector.pipeline import emit_sbuf
+from strider.planners.vector.ranking import rank_tilings
+from strider.program import Program
+from strider.program.sketch import Sketch
+from strider.sim.estimate import estimate, estimate_sketch
+from strider.sim.lower import structures
+
+
+@settings(max_examples=examples(25), deadline=None)
+@given(st.integers(0, 10**6), st.integers(0, 3), st.booleans())
+def test_a_sketch_estimates_as_its_program(seed, pick, variant):
+    rng = random.Random(seed)
+    hw = random_hardware(rng.choice) if seed % 3 else Hardware.preset("trn1-like")
+    shape, perm, dtype = random_permutation(rng.choice, max_side=40, max_size=60_000)
+    w = Working.of(PermuteRequest(shape, perm, dtype), hw)
+    tilings = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4) if len(w.shape) > 1 else []
+    if not tilings:
+        outcome("no tiling")
+        return
+    tiling = tilings[pick % len(tilings)]
+    if variant:   # the search's variants: drained by the stores, finer slices
+        tiling = replace(tiling, drain_by_stores=True, fine_slices=True)
+    program, sketch = Program("p"), Sketch()
+    declare_tensors(program, w)
+    counts = emit_sbuf(program, w, hw, tiling)
+    assert emit_sbuf(sketch, w, hw, tiling) == counts
+    outcome(f"{len(program.instructions)} instructions" if len(program.instructions) < 100
+            else "100+ instructions")
+    # the same program, column for column
+    found = structures(program.instructions)
+    assert len(sketch) == len(program.instructions)
+    assert sketch.deps == [i.deps for i in program.instructions]
+    assert [sketch.engine_of(k) for k in range(len(sketch))] == [
+        i.engine for i in program.instructions]
+    # a structure of the program is never split across two of the sketch's that price
+    # differently (and the reverse): the representatives stand for the same instructions
+    pairs = set(zip(found.ent, sketch.ent))
+    assert len({a for a, _ in pairs}) == len(found.first)
+    assert estimate_sketch(sketch, hw) == estimate(program, hw)
