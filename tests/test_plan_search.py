@@ -9,6 +9,8 @@ ranked and emitted. How close its plans are to the exhaustive search's is held b
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -122,9 +124,10 @@ def test_cli_search_flag(capsys):
     # the vector plan leads; the PE search's own period estimate is more than the
     # margin slower, so its whole program is never emitted
     (TINY, (2, 40, 120), (0, 2, 1), "int8", "pe", "the PE search's best tiling"),
-    # the PE plan leads by far more than the score's margin: no vector program is costed
+    # the PE plan leads by far more than the score's margin: no vector program is
+    # costed, and no tiling even scored (each one's floor is above the margin)
     (Hardware.preset("trn1-like"), (1, 64, 56, 56), (0, 2, 3, 1), "float32", "vector",
-     "analytic score of the vector search's best tiling"),
+     "a floor under the analytic score of every vector tiling"),
 ])
 def test_ranked_auto_stops_a_strategy_before_emitting_a_losing_program(hw, shape, perm, dtype,
                                                                       skipped, why):
@@ -136,8 +139,8 @@ def test_ranked_auto_stops_a_strategy_before_emitting_a_losing_program(hw, shape
     request = PermuteRequest(shape, perm, dtype)
     found = candidates(request, hw, fastest_only=True)
     reason = dict(found)[skipped]
-    assert isinstance(reason, str) and reason.startswith("not planned whole: needs about") \
-        and why in reason, reason
+    assert isinstance(reason, str) and re.match("not planned whole: needs (about|at least) ",
+                                                reason) and why in reason, reason
     chosen = choose(found, request, hw)
     assert chosen.strategy != skipped
     assert chosen.predicted_cycles == estimate(chosen.program, hw).cycles

@@ -46,3 +46,31 @@ def test_tilings_left_unscored_never_change_the_shortlist(seed, keep):
     every = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep, bound=False)
     assert bounded == every
     assert stats["ranked"] == stats["scored"] + stats["bounded"]
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(st.integers(0, 10**6), st.sampled_from([1, 4, 16]), st.sampled_from([0.8, 1.0, 1.1, 1.5]))
+def test_a_limit_leaves_the_shortlist_or_proves_every_tiling_above_it(seed, keep, factor):
+    """``above``: tilings whose floor is above the limit go unscored; where some tiling
+    scores within the limit the shortlist is the same, else whatever is returned scores
+    above it and ``least`` is a lower bound on the best score."""
+    w, hw = _working(seed)
+    if len(w.shape) < 2:
+        return
+    every = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep, bound=False)
+    if not every:
+        return
+    best = every[0].estimate["cycles"]
+    above = best * factor
+    stats: dict = {}
+    limited = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep, stats=stats,
+                           above=above)
+    if best <= above:
+        assert limited == every
+        assert "least" not in stats
+    else:
+        assert all(t.estimate["cycles"] > above for t in limited)
+        if "least" in stats:
+            assert stats["least"] <= best * (1 + 1e-12)
+        else:
+            assert limited == every

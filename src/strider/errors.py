@@ -64,11 +64,12 @@ class Outpaced(PlanError):
     """A strategy's ranked search stopped before emitting its best program whole: costed by
     one period of its pipeline, that program is slower than the plan it had to beat (the
     ``outpace`` cycles that :func:`strider.strategy.candidates` passes). ``cycles``: its
-    period estimate; ``why``: what was estimated."""
+    period estimate, or (``at_least``) a lower bound; ``why``: what was estimated."""
 
-    def __init__(self, cycles: float, why: str):
-        super().__init__(f"needs about {cycles:,.0f} cycles ({why})")
-        self.cycles, self.why = cycles, why
+    def __init__(self, cycles: float, why: str, at_least: bool = False):
+        super().__init__(f"needs {'at least' if at_least else 'about'} {cycles:,.0f} cycles "
+                         f"({why})")
+        self.cycles, self.why, self.at_least = cycles, why, at_least
 
 
 class SimulationError(StriderError):

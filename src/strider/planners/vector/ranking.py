@@ -82,13 +82,17 @@ class _Shortlist:
     with its first score (a later, better one of the same tile only makes the test
     stricter than needed)."""
 
-    def __init__(self, hw: Hardware, total_bytes: int, keep: int):
-        self.hw, self.total_bytes, self.keep = hw, total_bytes, keep
+    def __init__(self, hw: Hardware, total_bytes: int, keep: int, bound: bool = True,
+                 above: float | None = None):
+        self.hw, self.total_bytes, self.keep, self.above = hw, total_bytes, keep, above
+        self.bound = bound
         self.worst_kept: list[float] = []     # a max-heap (negated) of the keep best
         self.counted: set[tuple] = set()
         self.best_of_kind: dict[tuple, float] = {}
         self._kinds_sorted: list[tuple[float, tuple]] | None = None
         self.bounded = 0
+        self.over = 0                  # tilings whose floor is above `above`
+        self.lowest_over = math.inf    # the lowest of those floors
 
     def _kind_threshold(self, k: tuple) -> float:
         """The score above which a tiling of kind ``k`` cannot be kept for its kind."""
@@ -99,12 +103,21 @@ class _Shortlist:
         return min(own, others[self.keep - 1]) if len(others) >= self.keep else own
 
     def hopeless(self, t: VectorTiling) -> bool:
-        """Whether ``t`` can be neither among the best ``keep`` nor kept for its kind."""
-        if len(self.worst_kept) < self.keep:
+        """Whether ``t`` can be neither among the best ``keep`` nor kept for its kind,
+        or (with ``above``) scores above ``above`` for certain."""
+        floor = None
+        if self.above is not None:
+            floor = score_floor(t, self.hw, self.total_bytes)
+            if floor > self.above * (1 + ROUNDING):
+                self.over += 1
+                self.lowest_over = min(self.lowest_over, floor)
+                return True
+        if not self.bound or len(self.worst_kept) < self.keep:
             return False
         threshold = max(-self.worst_kept[0], self._kind_threshold(kind(t)))
-        if threshold == math.inf or score_floor(t, self.hw, self.total_bytes) <= (
-                threshold * (1 + ROUNDING)):
+        if floor is None and threshold != math.inf:
+            floor = score_floor(t, self.hw, self.total_bytes)
+        if threshold == math.inf or floor is None or floor <= threshold * (1 + ROUNDING):
             return False
         self.bounded += 1
         return True
@@ -126,12 +139,20 @@ class _Shortlist:
 
 def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
                  hw: Hardware, keep: int = 4, stats: dict | None = None,
-                 bound: bool = True) -> list[VectorTiling]:
+                 bound: bool = True, above: float | None = None) -> list[VectorTiling]:
     """The ``keep`` cheapest distinct tilings by :func:`~.tiling.score`, over every split
     of one dim by a divisor (and no split), the best of each :func:`kind` among them;
     ``stats``: ``"ranked"``, how many were considered, ``"scored"`` and ``"bounded"``
     (left unscored by :func:`score_floor`; ``bound=False`` scores every one, the same
-    shortlist slower)."""
+    shortlist slower).
+
+    ``above`` (a caller that needs the shortlist only where some tiling scores at most
+    that): tilings whose floor is above it are not scored either (``stats["over"]``).
+    The shortlist is the same, or -- where every tiling scores above ``above`` -- it
+    holds only tilings that do, or none (``stats["least"]``: a lower bound on every
+    tiling's score). Where the tilings left unscored could have been kept, the ranking
+    runs again without ``above``.
+    """
     total_bytes = math.prod(shape) * item
     options: list[tuple] = [(shape, perm, (), frozenset())]
     for d, n in enumerate(shape):
@@ -142,25 +163,49 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     options += run_splits(shape, perm, item, hw)
     found: dict[tuple, VectorTiling] = {}
     seen: set[tuple] = set()
-    shortlist = _Shortlist(hw, total_bytes, keep)
+    shortlist = _Shortlist(hw, total_bytes, keep, bound, above)
     for s, p, split, keep_free, *ragged in options + ragged_splits(shape, perm, hw):
         for cand in candidates_for(s, p, split, item, hw, total_bytes, seen, keep_free,
                                    tuple(ragged[0]) if ragged else (),
-                                   shortlist.hopeless if bound else None):
+                                   shortlist.hopeless if bound or above is not None
+                                   else None):
             key = (cand.shape, cand.perm, cand.part, cand.tile, cand.slots, cand.pieces,
                    cand.ragged)
             found.setdefault(key, cand)
             shortlist.record(cand)
     ranked = sorted(found.values(), key=lambda t: t.estimate["cycles"])
     if stats is not None:
-        stats.update(ranked=len(ranked) + shortlist.bounded, scored=len(ranked),
-                     bounded=shortlist.bounded)
+        stats.update(ranked=len(ranked) + shortlist.bounded + shortlist.over,
+                     scored=len(ranked), bounded=shortlist.bounded, over=shortlist.over)
     best_of_tile: dict[tuple, VectorTiling] = {}   # the best slice count of each tile only
     for t in ranked:
         best_of_tile.setdefault(tile_key(t), t)
     ranked = list(best_of_tile.values())
-    # the analytic score is rough: besides the best few, keep the best of every kind
-    # so that the caller's finer model sees each kind
+    if not shortlist.over:
+        return _picked(ranked, keep)[0]
+    assert above is not None
+    # the tilings left unscored score above `above`: the shortlist of those that score
+    # at most that is the whole one's where it fills up with them alone
+    within = [t for t in ranked if t.estimate["cycles"] <= above]
+    if not within:
+        if stats is not None:
+            stats["least"] = min([shortlist.lowest_over] + [t.estimate["cycles"] for t in ranked])
+        return _picked(ranked, keep)[0]
+    picked, full = _picked(within, keep)
+    if full:
+        return picked
+    again: dict = {}
+    out = rank_tilings(shape, perm, item, hw, keep, again, bound)
+    if stats is not None:
+        stats.update(again, ranked=again["ranked"] + stats["ranked"])
+    return out
+
+
+def _picked(ranked: list[VectorTiling], keep: int) -> tuple[list[VectorTiling], bool]:
+    """The shortlist of ``ranked`` (distinct tiles in score order), and whether it
+    filled up to ``keep`` before the end of ``ranked`` decided anything: the analytic
+    score is rough, so besides the best few it keeps the best of every kind, so that the
+    caller's finer model sees each kind."""
     picked = ranked[: max(1, (keep * 2) // 3)]
     kinds = {kind(t) for t in picked}
     for t in ranked:
@@ -169,8 +214,9 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
         if kind(t) not in kinds:
             kinds.add(kind(t))
             picked.append(t)
+    full = len(picked) >= keep
     picked += [t for t in ranked if t not in picked][: keep - len(picked)]
-    return sorted(picked, key=lambda t: t.estimate["cycles"])
+    return sorted(picked, key=lambda t: t.estimate["cycles"]), full
 
 
 def tile_key(t: VectorTiling) -> tuple:

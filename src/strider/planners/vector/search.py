@@ -176,9 +176,13 @@ def shortlist_sbuf(w: Working, hw: Hardware, empty: Program, search: str = "rank
     tried = []
     clipped_of: dict[VectorTiling, VectorTiling] = {}   # each padded way's clipped twin
     scored: dict[str, int] = {}
-    shortlist = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep, stats=scored)
-    if outpace is not None and shortlist and (
-            shortlist[0].estimate["cycles"] > outpace * SCORE_MARGIN):
+    limit = outpace * SCORE_MARGIN if outpace is not None else None
+    shortlist = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep, stats=scored,
+                             above=limit)
+    if limit is not None and "least" in scored:   # every tiling scores above the limit
+        raise Outpaced(scored["least"], "a floor under the analytic score of every vector "
+                       "tiling; no program costed", at_least=True)
+    if limit is not None and shortlist and shortlist[0].estimate["cycles"] > limit:
         raise Outpaced(shortlist[0].estimate["cycles"], "the analytic score of the vector "
                        "search's best tiling; no program costed")
     for rank, tiling in enumerate(shortlist):
