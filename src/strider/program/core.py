@@ -318,6 +318,7 @@ def _field_spec(cls: type) -> tuple[tuple[str, str, int], ...]:
                  for name, (kind, _) in instruction_fields(cls).items())
 
 
+_INT_ONLY = {int}
 #: The plain Python type of each kind of field (the fast path: nothing to check further).
 _PLAIN = {"float": (int, float), "bool": (bool,), "str": (str,), "ref": (Ref,)}
 
@@ -333,7 +334,7 @@ def _checked_fields(instruction: Instruction, new_id: int) -> dict[str, Any]:
             if type(value) is not int or not low <= value <= INT_LIMIT:
                 changes[name] = _integer(value, instruction, new_id, name)
         elif kind == "int_list":
-            if type(value) is tuple and all(type(v) is int for v in value):
+            if type(value) is tuple and (not value or set(map(type, value)) == _INT_ONLY):
                 continue  # their range: add() checks that they name earlier instructions
             if isinstance(value, (str, bytes)) or not isinstance(value, abc.Iterable):
                 raise ProgramError(f"{_head(instruction, new_id)}: {name} must be a list of "
