@@ -32,7 +32,7 @@ from .errors import ArgumentError, Outpaced, PlanError
 from .hardware.description import Hardware
 from .limits import check_extents
 from .plan import PermuteRequest, Plan, Predicted
-from .planners._period import finish_staged, with_margin
+from .planners._period import Staged, with_margin
 from .program.collector import collector_paused
 
 
@@ -105,7 +105,7 @@ def check_fits_dram(request: PermuteRequest, hw: Hardware) -> None:
 
 @collector_paused()
 def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = False,
-               **options: Any) -> list[tuple[str, Plan | str]]:
+               **options: Any) -> list[tuple[str, Plan | Predicted | str]]:
     """Every strategy's plan, or the reason it does not apply, in name order.
 
     ``fastest_only`` (what ``auto`` needs): strategies with a cheap lower bound on their
@@ -121,11 +121,13 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
     beat (``outpace``): where its best candidate, costed by one period of its pipeline,
     is clearly slower (:func:`~strider.planners._period.check_outpaced`), it stops before
     emitting that candidate's whole program, and its entry says so. A strategy stopped
-    by another's period estimate that then proves low is planned after all.
+    by another's period estimate that then proves low is planned after all. A staged
+    strategy (``plan_staged``) whose whole program's estimate loses to another plan is
+    never emitted: its entry is that estimate (:class:`~strider.plan.Predicted`).
     """
     check_options(options)
     check_fits_dram(request, hw)
-    found: dict[str, Plan | str] = {}
+    found: dict[str, Plan | Predicted | str] = {}
     applicable: list[tuple[tuple[float, str] | None, str, Strategy]] = []
     for name, strategy in strategies().items():
         reason = strategy.why_not(request, hw, **options)
@@ -136,7 +138,7 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
         bound = bound_of(request, hw, **options) if bound_of else None
         applicable.append((bound, name, strategy))
     best: tuple[float, str] | None = None      # the fastest whole plan: (cycles, name)
-    staged: list[tuple[float, str, Any]] = []  # (estimate, name, generator), to finish
+    staged: list[tuple[Staged, str, Any]] = []  # (estimate, name, generator), to finish
     stopped: list[tuple[float, str, Strategy]] = []  # by a staged estimate: (figure, ...)
     ranked = options.get("search", SEARCHES[0]) == "ranked"
 
@@ -177,18 +179,14 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
         except PlanError as exc:
             found[name] = str(exc)
     # the staged strategies, fastest estimate first: each emits its whole program only
-    # where its estimate is near the best whole plan's prediction
-    for estimate, name, generator in sorted(staged, key=lambda s: s[0]):
-        if best is not None and estimate > with_margin(best[0]):
-            generator.close()
-            found[name] = (f"not planned whole: needs about {estimate:,.0f} cycles (its best "
-                           f"candidate, costed by one period of its pipeline), more than "
-                           f"{best[1]}'s predicted {best[0]:,.0f}")
-            continue
+    # where its whole program's estimate beats the best plan's prediction
+    for first, name, generator in sorted(staged, key=lambda s: s[0].cycles):
         try:
-            finished(name, finish_staged(generator))
+            found[name] = finish_or_lose(first, name, generator, best, hw)
         except PlanError as exc:
             found[name] = str(exc)
+        if isinstance(found[name], Plan):
+            finished(name, found[name])  # type: ignore[arg-type]
     # a staged estimate that proved low stopped others on a false premise: plan them
     for figure, name, strategy in stopped:
         if best is None or figure <= with_margin(best[0]):
@@ -199,17 +197,20 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
     return [(name, found[name]) for name in strategies()]
 
 
-def _leader(best: tuple[float, str] | None, staged: list[tuple[float, str, Any]]
+def _leader(best: tuple[float, str] | None, staged: list[tuple[Staged, str, Any]]
             ) -> tuple[float, str, str] | None:
-    """``(cycles, name, what)`` of the plan to beat: the fastest whole plan (``what``:
-    "predicted") or a staged strategy's period estimate with its margin ("estimate with its margin"),
-    whichever is lower; None before any."""
+    """``(cycles, name, what)`` of the plan to beat: the fastest whole plan or a staged
+    strategy's whole-program estimate (``what``: "predicted"), or a staged strategy's
+    period estimate with its margin ("estimate with its margin"), whichever is lower;
+    None before any."""
     leads = [(best[0], best[1], "predicted")] if best else []
-    leads += [(with_margin(e), n, "estimate with its margin") for e, n, _ in staged]
+    leads += [(e.cycles, n, "predicted") if e.exact else
+              (with_margin(e.cycles), n, "estimate with its margin") for e, n, _ in staged]
     return min(leads, default=None)
 
 
-def choose(found: list[tuple[str, Plan | str]], request: PermuteRequest, hw: Hardware,
+def choose(found: list[tuple[str, Plan | Predicted | str]], request: PermuteRequest,
+           hw: Hardware,
            strategy: str = "auto") -> Plan:
     """The plan of ``strategy`` among :func:`candidates`' ``found`` -- for ``"auto"`` the
     fastest predicted, with every candidate's prediction in ``details["candidates"]`` --
@@ -234,12 +235,13 @@ def choose(found: list[tuple[str, Plan | str]], request: PermuteRequest, hw: Har
     plans = [p for _, p in found if isinstance(p, Plan)]
     if not plans:
         refused = set(by_name)
-        reasons = "; ".join(f"{n}: {without_dead_advice(r, refused)}" for n, r in found
+        reasons = "; ".join(f"{n}: {without_dead_advice(str(r), refused)}" for n, r in found
                             if not isinstance(r, Plan))  # every one: no plan was found
         raise PlanError(f"no strategy can plan {request.describe()} on {hw.name}: {reasons}")
     best = min(plans, key=lambda p: p.predicted_cycles)
     best.details["candidates"] = {
-        n: (p.predicted_cycles if isinstance(p, Plan) else f"n/a: {p}") for n, p in found
+        n: (p.predicted_cycles if isinstance(p, (Plan, Predicted)) else f"n/a: {p}")
+        for n, p in found
     }
     return best
 
@@ -254,7 +256,7 @@ def _advised(reason: str) -> list[str]:
     return [n for m in _ADVICE.finditer(reason) for n in _NAMES.findall(m.group())]
 
 
-def released(found: list[tuple[str, Plan | str]], keep: Plan
+def released(found: list[tuple[str, Plan | Predicted | str]], keep: Plan
              ) -> list[tuple[str, Plan | Predicted | str]]:
     """``found`` (as :func:`candidates` returns it) with every plan but ``keep`` reduced
     to its :class:`~strider.plan.Predicted` figures, so that the programs not chosen (a
@@ -262,6 +264,29 @@ def released(found: list[tuple[str, Plan | str]], keep: Plan
     simulated; a report shows the same candidates."""
     return [(name, Predicted.of(item) if isinstance(item, Plan) and item is not keep
              else item) for name, item in found]
+
+
+def finish_or_lose(estimate: Staged, name: str, generator: Any,
+                   best: tuple[float, str] | None, hw: Hardware) -> Plan | Predicted | str:
+    """A staged strategy's plan (its generator resumed with ``best``, the prediction to
+    beat), or -- where its estimate shows that it loses -- why not: its whole program's
+    estimate (:class:`~strider.plan.Predicted`, nothing emitted), or a period's estimate
+    more than the margin above ``best``."""
+    try:
+        while True:
+            if best is not None and not estimate.exact and estimate.cycles > with_margin(best[0]):
+                generator.close()
+                return (f"not planned whole: needs about {estimate.cycles:,.0f} cycles (its "
+                        f"best candidate, costed by one period of its pipeline), more than "
+                        f"{best[1]}'s predicted {best[0]:,.0f}")
+            # (a tie goes to the earlier name, as choose() breaks it)
+            if best is not None and estimate.exact and (
+                    estimate.cycles, name) > (best[0], best[1]):
+                generator.close()
+                return Predicted(estimate.cycles, hw.seconds(estimate.cycles))
+            estimate = generator.send(best[0] if best is not None else None)
+    except StopIteration as stop:
+        return stop.value
 
 
 def without_dead_advice(reason: str, refused: set[str]) -> str:

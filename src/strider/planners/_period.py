@@ -32,7 +32,7 @@ True
 
 from __future__ import annotations
 
-from typing import Callable, Generator
+from typing import Callable, Generator, NamedTuple
 
 from ..errors import Outpaced
 from ..hardware.description import Hardware
@@ -93,12 +93,23 @@ def check_outpaced(cycles: float, outpace: float | None, what: str) -> None:
         raise Outpaced(cycles, what)
 
 
-def finish_staged(staged: Generator[float, None, Plan]) -> Plan:
-    """The plan a strategy's ``plan_staged`` generator returns, past the estimate it may
-    yield first (see :func:`strider.strategy.candidates`)."""
+class Staged(NamedTuple):
+    """What a strategy's ``plan_staged`` generator yields before its plan: its winner's
+    estimate, ``exact`` when it is the whole program's (sketched, no program emitted
+    yet) rather than one period's scaled. Resumed with the prediction to beat (or None),
+    it may yield again (exact, where there is one to beat) before its plan; closed, it
+    emits nothing (see :func:`strider.strategy.candidates`)."""
+
+    cycles: float
+    exact: bool
+
+
+def finish_staged(staged: Generator[Staged, float | None, Plan]) -> Plan:
+    """The plan a strategy's ``plan_staged`` generator returns, past the estimates it
+    yields (with nothing to beat)."""
     try:
         while True:
-            next(staged)
+            staged.send(None)
     except StopIteration as stop:
         return stop.value
 
@@ -122,4 +133,5 @@ def search_line(searched: dict, how: str) -> str:
 
 
 __all__ = ["period_cycles", "with_margin", "check_outpaced", "finish_staged", "search_line",
+           "Staged",
            "CROSS_MARGIN", "PERIOD_STEPS", "PERIOD", "PERIOD_MARGIN"]

@@ -147,9 +147,17 @@ class Shortlisted:
 
     @property
     def whole(self) -> bool:
-        """Whether the winner's whole program is already emitted (and :attr:`cycles` its
-        full estimate)."""
+        """Whether the winner's whole program is costed (emitted or sketched: :attr:`cycles`
+        is its full estimate)."""
         return self.best[2] is not None
+
+    def sketch(self) -> None:
+        """Cost the winner's whole program from a sketch (no program emitted): after it,
+        :attr:`cycles` is its full estimate."""
+        if not self.whole:
+            tiling = self.best[1]
+            made = self.costs.found[tiling] = self.costs._sketched(tiling)
+            self.best = (made[0], tiling, made[1], made[2])
 
     def finish(self):
         """``(tiling, program, counts, summary)``: the winner's whole program (after

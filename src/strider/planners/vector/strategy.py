@@ -41,7 +41,7 @@ from ...hardware.description import Hardware
 from ...plan import PermuteRequest, Plan
 from ...program.core import Program
 from .._groups import Groups, carrier_why_not
-from .._period import finish_staged, search_line
+from .._period import Staged, finish_staged, search_line
 from .._working import Working, declare_tensors, direct_is_fine, emit_direct, make_plan
 from ..inbuffer import in_buffer_steps
 from .boxes import tile_boxes
@@ -80,11 +80,13 @@ class VectorStrategy:
         return finish_staged(self.plan_staged(request, hw, **options))
 
     def plan_staged(self, request: PermuteRequest, hw: Hardware, **options: Any
-                    ) -> Generator[float, None, Plan]:
-        """:meth:`plan` in two stages, for ``auto`` to weigh strategies before any emits
-        a whole program it may not need: where the winning tiling was costed by one
-        period of its pipeline, this yields that estimate first; the plan is its return
-        value (:func:`~strider.planners._period.finish_staged`)."""
+                    ) -> Generator[Staged, float | None, Plan]:
+        """:meth:`plan` in stages, for ``auto`` to weigh strategies before any emits a
+        whole program it may not need: this yields the winning tiling's estimate first
+        (:class:`~strider.planners._period.Staged`: its whole program's, or one period's
+        scaled); resumed with a prediction to beat, a period's estimate is followed by
+        the whole program's (sketched, not emitted); the plan, emitted once resumed
+        again, is its return value (:func:`~strider.planners._period.finish_staged`)."""
         w = Working.of(request, hw)
         search = options.get("search", "ranked")
         program = Program(f"vector-permute {request.describe()}")
@@ -122,8 +124,10 @@ class VectorStrategy:
                            chunk_out_bytes=run)
             return make_plan(request, hw, program, self.name, lines, details, search)
         chosen = shortlist_sbuf(w, hw, program, search, options.get("outpace"))
-        if not chosen.whole:
-            yield chosen.cycles
+        beat = yield Staged(chosen.cycles, chosen.whole)
+        if beat is not None and not chosen.whole:   # a plan to beat: the exact estimate
+            chosen.sketch()                         # first, its program only if it wins
+            yield Staged(chosen.cycles, True)
         tiling, program, counts, searched = chosen.finish()
         lines += explain_tiling(tiling, w, hw, counts)
         lines.append(search_line(searched, "by the pipeline model"))
