@@ -129,10 +129,9 @@ class Placed(NamedTuple):
     nbytes: int
 
     def structure(self) -> tuple:
-        """Equal for descriptors whose Refs differ in offsets only (the forms are
-        cached per layout: one object each)."""
-        return (self.src_form, self.src_tensor, self.src_pstart, self.dst_form,
-                self.dst_tensor, self.dst_pstart, self.dtype)
+        """Equal for descriptors that cost alike: whose Refs differ in offsets, first
+        partitions and tensors only (the forms, cached per layout, are one object each)."""
+        return self.src_form, self.dst_form, self.dtype
 
     def refs(self) -> tuple[Ref, Ref]:
         return (self.src_form.ref(self.src_tensor, self.src_offset, self.src_pstart, self.dtype),

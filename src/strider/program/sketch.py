@@ -30,8 +30,9 @@ from .structure import structure_key
 
 
 class PlacedDescriptor(Protocol):
-    """A DMA descriptor whose Refs are not built yet: its structure key (equal for
-    descriptors of equal structure) and its operands on demand."""
+    """A DMA descriptor whose Refs are not built yet: a key equal for descriptors that
+    cost alike (on one queue: the same bytes, runs and memories) and its operands on
+    demand."""
 
     def structure(self) -> tuple: ...
 
@@ -39,9 +40,10 @@ class PlacedDescriptor(Protocol):
 
 
 class Sketch:
-    """Columns of a program: per instruction ``ent`` (its structure), ``deps``, and its
-    engine (:meth:`engine_of`); ``sync`` (Signal / Wait by id); ``reps``: the first
-    instruction of each structure."""
+    """Columns of a program: per instruction ``ent`` (its structure -- or, for a placed
+    DMA descriptor, its cost class: coarser, as only the cost matters here), ``deps``,
+    and its engine (:meth:`engine_of`); ``sync`` (Signal / Wait by id); ``reps``: the
+    first instruction of each."""
 
     def __init__(self) -> None:
         self.ent: list[int] = []
