@@ -1,4 +1,5 @@
-"""Output files: checked before the work starts, written whole or not at all.
+"""Output files: checked before the work starts, written whole or not at all -- and the
+package's own compiled kernels, found beside its modules (:func:`load_library`).
 
 :func:`check_writable` refuses an output path that cannot be written (an empty path, a
 missing folder, no permission, a folder, device, FIFO or socket in its place, a suffix
@@ -40,6 +41,7 @@ strider.errors.ArgumentError: --plot: ... is the same file as --trace; give each
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import secrets
 import stat
@@ -171,4 +173,25 @@ def _samefile(a: str, b: str) -> bool:
         return False
 
 
-__all__ = ["check_writable", "check_distinct", "atomic_path"]
+def load_library(beside: str, name: str, switch: str) -> tuple[ctypes.CDLL | None, str]:
+    """``(library, "")``: the compiled kernel ``name`` (a plain shared library that the
+    package's build makes where it finds a C compiler) in the folder of the module file
+    ``beside``; or ``(None, why)`` where it is off (``switch=0`` in the environment),
+    not built or not loadable -- its caller then takes its Python or NumPy path.
+
+    >>> load_library(__file__, "_none.native.so", "STRIDER_NONE")[1].endswith("not built "
+    ...     "(no C compiler at install time?)")
+    True
+    """
+    if os.environ.get(switch, "1") == "0":
+        return None, f"disabled by {switch}=0"
+    path = Path(beside).with_name(name)
+    if not path.exists():
+        return None, f"{path} not built (no C compiler at install time?)"
+    try:
+        return ctypes.CDLL(str(path)), ""
+    except OSError as exc:
+        return None, f"cannot load {path}: {exc}"
+
+
+__all__ = ["check_writable", "check_distinct", "atomic_path", "load_library"]

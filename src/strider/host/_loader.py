@@ -19,8 +19,9 @@ from __future__ import annotations
 import ctypes
 import os
 import warnings
-from pathlib import Path
 from typing import Any
+
+from ..files import load_library
 
 #: File name the build gives the library (see setup.py); not an importable module.
 LIBRARY_NAME = "_kernel.native.so"
@@ -35,20 +36,13 @@ ARGTYPES: list[type[ctypes._SimpleCData[Any]] | type[ctypes._Pointer[Any]]] = [
 
 
 def _load() -> tuple[ctypes.CDLL | None, str]:
-    if os.environ.get("STRIDER_HOST_KERNEL", "1") == "0":
-        return None, "disabled by STRIDER_HOST_KERNEL=0"
-    path = Path(__file__).with_name(LIBRARY_NAME)
-    if not path.exists():
-        return None, f"{path} not built (no C compiler at install time?)"
-    try:
-        lib = ctypes.CDLL(str(path))
-    except OSError as exc:
-        return None, f"cannot load {path}: {exc}"
-    lib.strider_permute.restype = ctypes.c_int
-    lib.strider_permute.argtypes = ARGTYPES
-    lib.strider_simd_level.restype = ctypes.c_int
-    lib.strider_simd_level.argtypes = []
-    return lib, ""
+    lib, why = load_library(__file__, LIBRARY_NAME, "STRIDER_HOST_KERNEL")
+    if lib is not None:
+        lib.strider_permute.restype = ctypes.c_int
+        lib.strider_permute.argtypes = ARGTYPES
+        lib.strider_simd_level.restype = ctypes.c_int
+        lib.strider_simd_level.argtypes = []
+    return lib, why
 
 
 #: ``STRIDER_SIMD`` values and the level each names.

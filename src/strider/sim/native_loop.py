@@ -15,11 +15,11 @@ True
 from __future__ import annotations
 
 import ctypes
-import os
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
+
+from ..files import load_library
 
 #: File name the build gives the library (see setup.py); not an importable module.
 LIBRARY_NAME = "_scheduler.native.so"
@@ -32,18 +32,11 @@ ARGTYPES: list[Any] = [_I64, _I32, _I32, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P,
 
 
 def _load() -> tuple[ctypes.CDLL | None, str]:
-    if os.environ.get("STRIDER_SIM_KERNEL", "1") == "0":
-        return None, "disabled by STRIDER_SIM_KERNEL=0"
-    path = Path(__file__).with_name(LIBRARY_NAME)
-    if not path.exists():
-        return None, f"{path} not built (no C compiler at install time?)"
-    try:
-        lib = ctypes.CDLL(str(path))
-    except OSError as exc:
-        return None, f"cannot load {path}: {exc}"
-    lib.strider_run_in_order.restype = ctypes.c_int64
-    lib.strider_run_in_order.argtypes = ARGTYPES
-    return lib, ""
+    lib, why = load_library(__file__, LIBRARY_NAME, "STRIDER_SIM_KERNEL")
+    if lib is not None:
+        lib.strider_run_in_order.restype = ctypes.c_int64
+        lib.strider_run_in_order.argtypes = ARGTYPES
+    return lib, why
 
 
 LOOP, LOAD_ERROR = _load()
