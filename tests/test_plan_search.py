@@ -168,3 +168,31 @@ def test_a_float_pass_that_cannot_beat_the_exact_plan_keeps_it():
                              search="exhaustive")
     assert (ranked.strategy, ranked.predicted_cycles) == (reference.strategy,
                                                           reference.predicted_cycles)
+
+
+@pytest.mark.parametrize("shape", [(3, 30, 100), (3, 60, 200)])
+def test_a_staged_strategy_that_loses_is_costed_but_never_emitted(shape, monkeypatch):
+    """On tiny the vector search is staged first and then loses to the PE plan: its entry
+    is its whole program's estimate (the same figure as planning it by name), and no
+    whole vector program is emitted (only sketched; a period's programs are short)."""
+    from strider.plan import Predicted
+    from strider.planners.vector import search
+    from strider.strategy import candidates, choose
+    request = PermuteRequest(shape, (0, 2, 1), "float32")
+    emitted: list = []
+    real_emit = search.emit_sbuf
+
+    def counting(program, w, hw, tiling, limit=None):
+        if limit is None:
+            emitted.append(type(program).__name__)
+        return real_emit(program, w, hw, tiling, limit)
+
+    monkeypatch.setattr(search, "emit_sbuf", counting)
+    found = dict(candidates(request, TINY, fastest_only=True))
+    assert isinstance(found["vector"], Predicted)
+    assert "Program" not in emitted and "Sketch" in emitted
+    by_name = plan_permute(shape, (0, 2, 1), "float32", TINY, strategy="vector")
+    assert found["vector"].predicted_cycles == by_name.predicted_cycles
+    chosen = choose(list(found.items()), request, TINY)
+    assert chosen.strategy == "pe" and chosen.predicted_cycles < by_name.predicted_cycles
+    assert chosen.details["candidates"]["vector"] == by_name.predicted_cycles

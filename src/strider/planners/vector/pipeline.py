@@ -71,7 +71,9 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
         ids = [program.dma_placed(balancer.pick_for(queues, p.chunk, p.nbytes), p, deps, label)
                for transfer in transfers
                for p in placed_descriptors(transfer, hw, _pieces(transfer, hw, t))]
-        hazards.record(lo, hi, ids, write=on_chip_write)
+        # (the latest on each queue stands for them all: every wait goes through
+        # latest_per_engine, and the latest of the latest is the latest)
+        hazards.record(lo, hi, latest_per_engine(ids, engine_of), write=on_chip_write)
         counts["dma_" + way] += len(ids)
 
     def moves(way: str, dims, origin, ext, slot: int):
