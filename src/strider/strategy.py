@@ -210,8 +210,7 @@ def _leader(best: tuple[float, str] | None, staged: list[tuple[Staged, str, Any]
 
 
 def choose(found: list[tuple[str, Plan | Predicted | str]], request: PermuteRequest,
-           hw: Hardware,
-           strategy: str = "auto") -> Plan:
+           hw: Hardware, strategy: str = "auto") -> Plan:
     """The plan of ``strategy`` among :func:`candidates`' ``found`` -- for ``"auto"`` the
     fastest predicted, with every candidate's prediction in ``details["candidates"]`` --
     so that a caller that reports the candidates plans each strategy once.
