@@ -27,26 +27,29 @@ from __future__ import annotations
 import heapq
 import math
 
-from ...cost.engines import descriptor_issue_cycles, engine_scale
+from ...cost.engines import chunk_efficiency, descriptor_issue_cycles, engine_scale
 from ...hardware.description import Hardware
 from .._copy_engines import copy_engines
 from .._groups import divisors, split_dim
 from .._splits import double_splits, ragged_splits, run_splits
-from .tiling import FEW_TILES, VectorTiling, _sliced_queue_cycles, candidates_for, copy_stride_bytes
+from .tiling import FEW_TILES, VectorTiling, candidates_for, copy_stride_bytes
 
 #: A floor above a threshold by less than this share is not trusted to exclude (float
 #: rounding between the floor's sums and the score's).
 ROUNDING = 1e-9
 
 
-def score_floor(t: VectorTiling, hw: Hardware, total_bytes: int) -> float:
+def score_floor(t: VectorTiling, hw: Hardware, total_bytes: int,
+                enough: float | None = None) -> float:
     """A lower bound on ``t``'s score (:func:`~.tiling.score`) at every slice count.
 
     Each tile's steady step is at least its DRAM traffic, its queues' work at one slice
     (the longest runs; slicing only shortens them) with one descriptor's fixed cost each
     way, and its copy spread over both copy engines at their full rate with no fixed
     cost; the fill and the drain, which replace one tile's step, add at least nothing
-    but that step. A single tile is bounded by the DRAM alone.
+    but that step. A single tile is bounded by the DRAM alone. ``enough``: where the
+    DRAM and queues alone already bound it above that, that bound is returned (still
+    below the score) without pricing the copies.
     """
     dram = hw.dram_bytes_per_cycle
     dram_cycles = 2 * total_bytes / dram
@@ -60,14 +63,20 @@ def score_floor(t: VectorTiling, hw: Hardware, total_bytes: int) -> float:
         classes.append((ext, count, block, math.prod(ext[d] for d in t.part) * block * t.itemsize))
     # the score's first tile: the one of the most bytes (the first of equals)
     first = max(range(len(classes)), key=lambda k: (classes[k][3], -k))
+    steps = []
+    rate, item = hw.dma.bytes_per_cycle, t.itemsize
+    for ext, _, block, nbytes in classes:
+        # each side's queue cycles in one slice (as _sliced_queue_cycles prices them)
+        q_in, q_out = (nbytes / (rate * chunk_efficiency(
+            min(t.run_elements(side, ext), block) * item, hw)) * scale for side in ("in", "out"))
+        steps.append(max(2 * nbytes / dram, (q_in + q_out + 2 * dc) / queues))
+    total = sum((c[1] - (k == first)) * step for k, (c, step) in enumerate(zip(classes, steps)))
+    if not t.needs_vector or (enough is not None and total > enough):
+        return max(total, dram_cycles)
     total = 0.0
-    for k, (ext, count, block, nbytes) in enumerate(classes):
-        q_in, q_out, _, _ = _sliced_queue_cycles(t, hw, ext, nbytes, 1, scale, {})
-        step = max(2 * nbytes / dram, (q_in + q_out + 2 * dc) / queues)
-        if t.needs_vector:
-            engines = copy_engines(hw, t.partitions, copy_stride_bytes(t, ext, hw))
-            step = max(step, block / sum(1 / per for _, per, _ in engines))
-        total += (count - (k == first)) * step
+    for k, ((ext, count, block, _), step) in enumerate(zip(classes, steps)):
+        engines = copy_engines(hw, t.partitions, copy_stride_bytes(t, ext, hw))
+        total += (count - (k == first)) * max(step, block / sum(1 / per for _, per, _ in engines))
     return max(total, dram_cycles)
 
 
@@ -107,7 +116,7 @@ class _Shortlist:
         or (with ``above``) scores above ``above`` for certain."""
         floor = None
         if self.above is not None:
-            floor = score_floor(t, self.hw, self.total_bytes)
+            floor = score_floor(t, self.hw, self.total_bytes, self.above * (1 + ROUNDING))
             if floor > self.above * (1 + ROUNDING):
                 self.over += 1
                 self.lowest_over = min(self.lowest_over, floor)
@@ -116,7 +125,7 @@ class _Shortlist:
             return False
         threshold = max(-self.worst_kept[0], self._kind_threshold(kind(t)))
         if floor is None and threshold != math.inf:
-            floor = score_floor(t, self.hw, self.total_bytes)
+            floor = score_floor(t, self.hw, self.total_bytes, threshold * (1 + ROUNDING))
         if threshold == math.inf or floor is None or floor <= threshold * (1 + ROUNDING):
             return False
         self.bounded += 1

@@ -4,8 +4,9 @@ copies, descriptor shares, neighbouring and fewer slice counts), and the cost mo
 keeps the fastest program (:func:`shortlist_sbuf`). Each tiling is costed once per
 planning.
 
-Two searches (``search=``): ``"exhaustive"`` emits every candidate's whole program and
-estimates it (the reference); ``"ranked"`` (the default) costs the same shortlist of the
+Two searches (``search=``): ``"exhaustive"`` emits every candidate's whole program (as
+a :class:`~strider.program.sketch.Sketch`, whose estimate is the program's bit for bit)
+and estimates it (the reference); ``"ranked"`` (the default) costs the same shortlist of the
 score, the variants of its best :data:`RANKED_VARIANTS` only, and a tiling of more
 than ``PERIOD_STEPS`` tiles by one period of its pipeline
 (:func:`~strider.planners._period.period_cycles`: the programs of its first few tiles,
