@@ -110,7 +110,7 @@ def _estimate(ent_list: list[int], reps: list[Instruction], deps: list[tuple[int
                  list(index))
     # whole bytes: their sum is exact
     dram_bytes = float(int(np.bincount(ent, minlength=len(reps)) @ moved) if n else 0)
-    schedule = max(run.end, default=0.0)
+    schedule = float(np.max(run.end)) if n else 0.0
     return Estimate(float(max(schedule, dram_bytes / hw.dram_bytes_per_cycle)), busy,
                     float(schedule))
 

@@ -56,8 +56,8 @@ def run_compiled(occupancy: np.ndarray, latency: np.ndarray, engine: np.ndarray,
                  on_finish: Callable[[int], None] | None) -> tuple:
     """The loop over prepared arrays (as :func:`~strider.sim.scheduler.run_in_order`
     prepares them; ``pos`` and ``ndeps`` change in place). Returns ``(start, end, hold,
-    frees, ends, finished, done, semaphore counts by name)``, the float results as
-    lists."""
+    frees, ends, finished, done, semaphore counts by name)``, the per-instruction results
+    as NumPy arrays (8 bytes an instruction each, where a list of floats takes 32)."""
     n = engine.size
     assert LOOP is not None
     names = sorted({s for s, _ in sync.values()})
@@ -100,8 +100,7 @@ def run_compiled(occupancy: np.ndarray, latency: np.ndarray, engine: np.ndarray,
             elif on_finish is not None:
                 on_finish(-1 - k)
     semaphores = {s: int(c) for s, c in zip(names, sem.tolist()) if c}
-    return (start.tolist(), end.tolist(), hold.tolist(), frees.tolist(), ends.tolist(),
-            finished.astype(bool).tolist(), int(done), semaphores)
+    return start, end, hold, frees, ends, finished.astype(bool), int(done), semaphores
 
 
 __all__ = ["LOOP", "LOAD_ERROR", "run_compiled"]

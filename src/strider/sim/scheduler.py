@@ -89,18 +89,19 @@ class Work:
 
 @dataclass
 class Run:
-    """The core's result per instruction: ``start`` and ``end`` (results ready), ``hold``
+    """The core's result per instruction (lists by id; NumPy arrays from the compiled
+    loop): ``start`` and ``end`` (results ready), ``hold``
     (the issue interval of a pipelined instruction as run), ``frees`` and ``ends`` (when,
     after its start, its engine took the next one and its results were ready), whether
     it ``finished``; and, for a deadlock report, each engine's next instruction
     (``heads``) and the semaphore counts."""
 
-    start: list[float]
-    end: list[float]
-    hold: list[float]
-    frees: list[float]
-    ends: list[float]
-    finished: list[bool]
+    start: Sequence[float]
+    end: Sequence[float]
+    hold: Sequence[float]
+    frees: Sequence[float]
+    ends: Sequence[float]
+    finished: Sequence[bool]
     done: int
     heads: dict[str, int]
     semaphores: dict[str, int]
