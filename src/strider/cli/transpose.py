@@ -79,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {**pe_options(args), "search": args.search}
     request = PermuteRequest(shape, perm, dtype_arg(args.dtype))
     check_request(request, "the tensor of --batch and --shape")   # before planning
+    progress(args, f"planning {request.describe()} on {hw.name} ...")
     found = candidates(request, hw, fastest_only=args.strategy == "auto" and not args.compare,
                        **options)  # every strategy planned once (that could win)
     plan = choose(found, request, hw, args.strategy)
