@@ -25,7 +25,7 @@ Examples
 >>> work = Work(["dma0", "pe"], engine=[0, 1, 1], occupancy=[10.0, 4.0, 4.0],
 ...             latency=[10.0, 6.0, 6.0], deps=[(), (0,), ()], sync={})
 >>> run = run_in_order(work)
->>> run.start, run.end                       # the pe's second waits in order for its first
+>>> [float(t) for t in run.start], [float(t) for t in run.end]   # the pe's second waits
 ([0.0, 10.0, 14.0], [10.0, 16.0, 20.0])
 """
 
