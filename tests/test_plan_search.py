@@ -196,3 +196,25 @@ def test_a_staged_strategy_that_loses_is_costed_but_never_emitted(shape, monkeyp
     chosen = choose(list(found.items()), request, TINY)
     assert chosen.strategy == "pe" and chosen.predicted_cycles < by_name.predicted_cycles
     assert chosen.details["candidates"]["vector"] == by_name.predicted_cycles
+
+
+def test_a_strategy_stopped_by_a_staged_figure_is_planned_if_that_one_fails(monkeypatch):
+    """The vector search's whole-program estimate leads and spares the dma strategy; if
+    the vector plan then cannot be made after all, dma is planned instead of ``auto``
+    finding nothing (found in review)."""
+    from strider.errors import PlanError
+    from strider.planners.vector import search
+    from strider.strategy import candidates
+    hw = Hardware.preset("trn1-like")
+    request = PermuteRequest((8, 512, 12, 64), (0, 2, 1, 3), "bfloat16")
+    spared = dict(candidates(request, hw, fastest_only=True))["dma"]
+    assert isinstance(spared, str) and "vector's predicted" in spared
+
+    def fails(self):
+        raise PlanError("the vector plan failed its post-condition")
+
+    monkeypatch.setattr(search.Shortlisted, "finish", fails)
+    found = dict(candidates(request, hw, fastest_only=True))
+    assert "post-condition" in found["vector"]
+    assert found["dma"].strategy == "dma"
+    assert plan_permute(request.shape, request.perm, request.dtype, hw).strategy == "dma"

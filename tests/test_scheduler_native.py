@@ -96,3 +96,17 @@ def test_simulated_suite_case_is_the_same_without_the_compiled_loop(monkeypatch)
     np.testing.assert_array_equal(compiled.schedule.end, python.schedule.end)
     for out in plan.program.role("output"):
         np.testing.assert_array_equal(compiled.outputs[out], python.outputs[out])
+
+
+@needs_loop
+def test_times_given_as_views_or_float32_are_read_alike():
+    """Strided views and float32 times go through either loop as float64 (a strided
+    view was once read as if contiguous by the compiled one)."""
+    occ = (np.arange(8.0) + 1)[::2]
+    for times in (occ, occ.astype(np.float32)):
+        work = core.Work(["e"], [0] * 4, times, times.copy(), [()] * 4, {})
+        compiled = core.run_in_order(work)
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(core, "LOOP", None)
+            python = core.run_in_order(work)
+        assert list(compiled.end) == list(python.end) == [1.0, 4.0, 9.0, 16.0]

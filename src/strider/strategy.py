@@ -139,7 +139,7 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
         applicable.append((bound, name, strategy))
     best: tuple[float, str] | None = None      # the fastest whole plan: (cycles, name)
     staged: list[tuple[Staged, str, Any]] = []  # (estimate, name, generator), to finish
-    stopped: list[tuple[float, str, Strategy]] = []  # by a staged estimate: (figure, ...)
+    stopped: list[tuple] = []   # by a staged strategy's figure: (figure, name, strategy, lead)
     ranked = options.get("search", SEARCHES[0]) == "ranked"
 
     def finished(name: str, plan: Plan) -> None:
@@ -157,8 +157,8 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
             found[name] = (f"not planned: needs at least {bound[0]:,.0f} cycles ({bound[1]}), "
                            f"{'more than' if not tie else 'as many as'} {lead[1]}'s "
                            f"{lead[2]} {lead[0]:,.0f}{tie}")
-            if lead[2] != "predicted":
-                stopped.append((bound[0], name, strategy))
+            if lead[3]:   # a staged strategy's figure: checked once it is finished
+                stopped.append((bound[0], name, strategy, lead))
             continue
         try:
             beat = {"outpace": lead[0]} if ranked and fastest_only and lead else {}
@@ -174,8 +174,8 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
         except Outpaced as exc:
             assert lead is not None   # (only raised with a plan to beat)
             found[name] = f"not planned whole: {exc}, more than {lead[1]}'s {lead[2]} {lead[0]:,.0f}"
-            if lead[2] != "predicted":
-                stopped.append((exc.cycles, name, strategy))
+            if lead[3]:
+                stopped.append((exc.cycles, name, strategy, lead))
         except PlanError as exc:
             found[name] = str(exc)
     # the staged strategies, fastest estimate first: each emits its whole program only
@@ -187,9 +187,11 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
             found[name] = str(exc)
         if isinstance(found[name], Plan):
             finished(name, found[name])  # type: ignore[arg-type]
-    # a staged estimate that proved low stopped others on a false premise: plan them
-    for figure, name, strategy in stopped:
-        if best is None or figure <= with_margin(best[0]):
+    # a staged estimate that proved low (a period's), or a staged strategy that could not
+    # be planned after all, stopped others on a false premise: plan them
+    for figure, name, strategy, lead in stopped:
+        if best is None or (figure <= with_margin(best[0]) if lead[2] != "predicted"
+                            else not isinstance(found[lead[1]], (Plan, Predicted))):
             try:
                 finished(name, strategy.plan(request, hw, **options))
             except PlanError as exc:
@@ -198,14 +200,15 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
 
 
 def _leader(best: tuple[float, str] | None, staged: list[tuple[Staged, str, Any]]
-            ) -> tuple[float, str, str] | None:
-    """``(cycles, name, what)`` of the plan to beat: the fastest whole plan or a staged
-    strategy's whole-program estimate (``what``: "predicted"), or a staged strategy's
-    period estimate with its margin ("estimate with its margin"), whichever is lower;
-    None before any."""
-    leads = [(best[0], best[1], "predicted")] if best else []
-    leads += [(e.cycles, n, "predicted") if e.exact else
-              (with_margin(e.cycles), n, "estimate with its margin") for e, n, _ in staged]
+            ) -> tuple[float, str, str, bool] | None:
+    """``(cycles, name, what, staged)`` of the plan to beat: the fastest whole plan or a
+    staged strategy's whole-program estimate (``what``: "predicted"), or a staged
+    strategy's period estimate with its margin ("estimate with its margin"), whichever
+    is lower (``staged``: a staged strategy's, not yet planned); None before any."""
+    leads = [(best[0], best[1], "predicted", False)] if best else []
+    leads += [(e.cycles, n, "predicted", True) if e.exact else
+              (with_margin(e.cycles), n, "estimate with its margin", True)
+              for e, n, _ in staged]
     return min(leads, default=None)
 
 

@@ -43,7 +43,10 @@ LOOP, LOAD_ERROR = _load()
 
 
 def _ptr(a: np.ndarray | None) -> int | None:
-    return None if a is None else a.ctypes.data
+    if a is None:
+        return None
+    assert a.flags.c_contiguous, "the compiled loop reads contiguous arrays only"
+    return a.ctypes.data
 
 
 def run_compiled(occupancy: np.ndarray, latency: np.ndarray, engine: np.ndarray,

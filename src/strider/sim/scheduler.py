@@ -117,7 +117,11 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
     never start are left unfinished (``Run.done`` below their count): the caller names
     the deadlock.
     """
-    engines, lat, occ = work.engines, work.latency, work.occupancy
+    # the times as float64, contiguous (whatever was given: lists, views, float32), for
+    # the compiled loop and for the Python one alike
+    occ_a = np.ascontiguousarray(work.occupancy, dtype=np.float64)
+    lat_a = np.ascontiguousarray(work.latency, dtype=np.float64)
+    engines = work.engines
     deps, sync, window = work.deps, work.sync, work.window
     eng_a = np.asarray(work.engine, dtype=np.int64)
     n = eng_a.size
@@ -139,19 +143,19 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
     demand_a = None
     if dram is not None and work.dram_bytes is not None:
         moved = np.asarray(work.dram_bytes, dtype=np.float64)
-        o = np.asarray(occ, dtype=np.float64)
         # the bytes move while the DMA holds its queue
-        demand_a = np.divide(moved, o, out=np.zeros(n), where=moved != 0)
+        demand_a = np.divide(moved, occ_a, out=np.zeros(n), where=moved != 0)
     if LOOP is not None and (dram is None or not dram.heap):   # the compiled loop: a fresh
         pos_c = pos_a.astype(np.int64)                          # DRAM only (its capacity)
         start, end, hold, frees, ends, finished, done, counts_c = run_compiled(
-            np.asarray(occ, np.float64), np.asarray(lat, np.float64), eng_a.astype(np.int32),
+            occ_a, lat_a, eng_a.astype(np.int32),
             E, queue_a, pos_c, dep_at_a.astype(np.int64), dependents_a,
             np.append(nd, 1), sync, window, demand_a,   # (the sentinel's 1: never ready)
             dram.capacity if dram is not None else 0.0, on_start, on_finish)
         pos_l, queue = pos_c.tolist(), queue_a.tolist()
         heads = {engines[e]: queue[pos_l[e]] for e in range(E) if queue[pos_l[e]] < n}
         return Run(start, end, hold, frees, ends, finished, done, heads, counts_c)
+    occ, lat = occ_a.tolist(), lat_a.tolist()
     eng = eng_a.tolist()
     queue = queue_a.tolist()
     pos = pos_a.tolist()
