@@ -121,9 +121,10 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
     beat (``outpace``): where its best candidate, costed by one period of its pipeline,
     is clearly slower (:func:`~strider.planners._period.check_outpaced`), it stops before
     emitting that candidate's whole program, and its entry says so. A strategy stopped
-    by another's period estimate that then proves low is planned after all. A staged
-    strategy (``plan_staged``) whose whole program's estimate loses to another plan is
-    never emitted: its entry is that estimate (:class:`~strider.plan.Predicted`).
+    by another's period estimate that then proves low, or by a staged strategy that then
+    fails, is planned after all. A staged strategy (``plan_staged``) whose whole
+    program's estimate loses to another plan is never emitted: its entry is that
+    estimate (:class:`~strider.plan.Predicted`).
     """
     check_options(options)
     check_fits_dram(request, hw)
