@@ -79,11 +79,7 @@ class Sketch:
             self.sync[k] = sync
         return k
 
-    # the builders the planners call, as Program's
-    def dma(self, queue: int, src: Ref, dst: Ref, deps: Iterable[int] = (),
-            label: str = "") -> int:
-        return self.add(DmaCopy(queue=queue, src=src, dst=dst, deps=tuple(deps)))
-
+    # the builders the vector pipeline calls, as Program's
     def dma_placed(self, queue: int, placed: PlacedDescriptor, deps: Iterable[int] = (),
                    label: str = "") -> int:
         """A DMA descriptor on ``queue`` whose Refs are built only when it is the first
