@@ -183,3 +183,27 @@ def test_numpy_integers_are_plain_ints_in_the_program(tmp_path):
     x = np.random.default_rng(3).integers(-2**15, 2**15, size=(4, 8), dtype=np.int16)
     y = Machine(Hardware.preset("tiny")).run(p, {"x": x}).outputs["y"]
     assert np.array_equal(y, x)  # the copy is NumPy's
+
+
+_ODD = st.sampled_from([0, 1, 3, -1, 2**70, True, False, 1.5, float("nan"), np.int64(2),
+                        np.float32(1.0), np.bool_(True), "1", None, (), (0,), (0, 1),
+                        (np.int64(0),), (1.5,), [0], (True,)])
+
+
+@given(st.sampled_from(["DmaCopy", "VectorFill", "Wait", "MatMul"]), st.data())
+def test_the_quick_field_check_never_passes_what_the_full_one_would_change(name, data):
+    """``Program.add`` skips the field-by-field check for an instruction whose fields
+    already have their plain types and ranges (what planners build): whatever that quick
+    test passes, the full check leaves unchanged and accepts."""
+    from strider.program.core import _checked_fields, _field_spec, _plain
+    cls = INSTRUCTION_TYPES[name]
+    ref = Ref.sbuf(0, 1, AP.contiguous((4,)), "float32")
+    plain = {"int": 1, "int_list": (0, 1), "float": 1.5, "str": "x", "bool": True, "ref": ref}
+    # each field plain half the time, so that whole instructions often are
+    values = {field: (ref if kind == "ref" else data.draw(st.one_of(st.just(plain[kind]), _ODD)))
+              for field, kind, _ in _field_spec(cls)}
+    instruction = cls(**values)
+    if _plain(cls)(instruction):
+        assert _checked_fields(instruction, 10**6) == {}
+    else:   # (a plain instruction is always recognised as one)
+        assert any(values[f] is not plain[k] for f, k, _ in _field_spec(cls) if k != "ref")

@@ -39,10 +39,11 @@ import functools
 import json
 import math
 import numbers
+import operator
 from collections import abc
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -150,7 +151,8 @@ class Program:
             raise ProgramError(f"Program.add takes an instruction (DmaCopy, MatMul, ...), got "
                                f"{type(instruction).__name__}")
         new_id = len(self.instructions)
-        changes = _checked_fields(instruction, new_id)
+        plain = _plain(type(instruction))  # type: ignore[arg-type]  # mypy#11470
+        changes = {} if plain(instruction) else _checked_fields(instruction, new_id)
         if changes:
             instruction = replace(instruction, **changes)
         deps = instruction.deps
@@ -321,6 +323,33 @@ def _field_spec(cls: type) -> tuple[tuple[str, str, int], ...]:
 _INT_ONLY = {int}
 #: The plain Python type of each kind of field (the fast path: nothing to check further).
 _PLAIN = {"float": (int, float), "bool": (bool,), "str": (str,), "ref": (Ref,)}
+
+
+#: The exact types a field of each kind may already have (anything else: checked in full).
+_PLAIN_TYPES = {"int": frozenset({int}), "int_list": frozenset({tuple}),
+                **{kind: frozenset(types) for kind, types in _PLAIN.items()}}
+
+
+@functools.cache
+def _plain(cls: type) -> Callable[[Instruction], bool]:
+    """A quick test of an instruction of ``cls``: whether every field already has its
+    plain type and an integer its range, so that :func:`_checked_fields` would change
+    and refuse nothing (what planners build; anything else is checked in full)."""
+    spec = _field_spec(cls)
+    fetch = operator.attrgetter(*(name for name, _, _ in spec))
+    types = tuple(_PLAIN_TYPES[kind] for _, kind, _ in spec)
+    ints = tuple((k, low) for k, (_, kind, low) in enumerate(spec) if kind == "int")
+    lists = tuple(k for k, (_, kind, _) in enumerate(spec) if kind == "int_list")
+
+    def plain(instruction: Instruction) -> bool:
+        values = fetch(instruction)
+        if len(spec) == 1:
+            values = (values,)
+        return (all(map(frozenset.__contains__, types, map(type, values)))
+                and all(low <= values[k] <= INT_LIMIT for k, low in ints)
+                and all(not values[k] or set(map(type, values[k])) == _INT_ONLY for k in lists))
+
+    return plain
 
 
 def _checked_fields(instruction: Instruction, new_id: int) -> dict[str, Any]:
