@@ -90,7 +90,8 @@ class Costs:
     empty: Program
     exact: bool
     found: dict = field(default_factory=dict)
-    emitted: int = 0     # whole programs costed
+    sketched: int = 0    # whole programs costed from a sketch
+    emitted: int = 0     # whole programs emitted (the winner's)
     periods: int = 0     # tilings costed by a period
 
     def __call__(self, tiling: VectorTiling) -> tuple:
@@ -105,7 +106,7 @@ class Costs:
         """``tiling``'s whole program, emitted (once), and its full estimate."""
         program = self.found.get(tiling, (None, None))[1]
         if not isinstance(program, Program):
-            self.emitted += program is None   # (a sketched one was counted)
+            self.emitted += 1
             program, counts = self._emit(tiling)
             est = estimate(program, self.hw)
             self.found[tiling] = ((est.cycles, est.schedule_cycles), program, counts)
@@ -120,7 +121,7 @@ class Costs:
         sketch = Sketch()
         counts = emit_sbuf(sketch, self.w, self.hw, tiling)
         est = estimate_sketch(sketch, self.hw)
-        self.emitted += 1
+        self.sketched += 1
         return (est.cycles, est.schedule_cycles), Sketched(len(sketch)), counts
 
     def _period(self, tiling: VectorTiling) -> tuple:
@@ -169,7 +170,7 @@ class Shortlisted:
         made, program, counts = self.costs.whole(tiling)
         self.best = (made, tiling, program, counts)
         summary = {"search": self.search, "ranked": self.ranked, "emitted": self.costs.emitted,
-                   "periods": self.costs.periods}
+                   "sketched": self.costs.sketched, "periods": self.costs.periods}
         return tiling, program, counts, summary
 
 
