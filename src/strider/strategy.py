@@ -183,11 +183,12 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
     # where its whole program's estimate beats the best plan's prediction
     for first, name, generator in sorted(staged, key=lambda s: s[0].cycles):
         try:
-            found[name] = finish_or_lose(first, name, generator, best, hw)
+            outcome = finish_or_lose(first, name, generator, best, hw)
         except PlanError as exc:
-            found[name] = str(exc)
-        if isinstance(found[name], Plan):
-            finished(name, found[name])  # type: ignore[arg-type]
+            outcome = str(exc)
+        found[name] = outcome
+        if isinstance(outcome, Plan):
+            finished(name, outcome)
     # a staged estimate that proved low (a period's), or a staged strategy that could not
     # be planned after all, stopped others on a false premise: plan them
     for figure, name, strategy, lead in stopped:

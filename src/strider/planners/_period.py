@@ -139,5 +139,4 @@ def search_line(searched: dict, how: str) -> str:
 
 
 __all__ = ["period_cycles", "with_margin", "check_outpaced", "finish_staged", "search_line",
-           "Staged",
-           "CROSS_MARGIN", "PERIOD_STEPS", "PERIOD", "PERIOD_MARGIN"]
+           "Staged", "CROSS_MARGIN", "PERIOD_STEPS", "PERIOD", "PERIOD_MARGIN"]

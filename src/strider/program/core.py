@@ -320,11 +320,11 @@ def _field_spec(cls: type) -> tuple[tuple[str, str, int], ...]:
                  for name, (kind, _) in instruction_fields(cls).items())
 
 
-_INT_ONLY = {int}
 #: The plain Python type of each kind of field (the fast path: nothing to check further).
 _PLAIN = {"float": (int, float), "bool": (bool,), "str": (str,), "ref": (Ref,)}
 
 
+_INT_ONLY = {int}   # the types in a list of plain ints
 #: The exact types a field of each kind may already have (anything else: checked in full).
 _PLAIN_TYPES = {"int": frozenset({int}), "int_list": frozenset({tuple}),
                 **{kind: frozenset(types) for kind, types in _PLAIN.items()}}

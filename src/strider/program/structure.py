@@ -45,20 +45,26 @@ def layout(cls: type[Instruction]) -> tuple[int, Callable, Callable, bool]:
 
 def structure_key(instr: Instruction) -> tuple:
     """A hashable key equal for two instructions exactly when their structures are."""
+    return structure_and_offsets(instr)[0]
+
+
+def structure_and_offsets(instr: Instruction) -> tuple[tuple, int, int]:
+    """``(structure key, offset of the first operand, of the second)``: what tells an
+    instruction from others of its structure (offsets 0 where there is no operand)."""
     t = type(instr)
     count, refs_of, scalars_of, _ = layout(t)  # type: ignore[arg-type]  # mypy#11470
     if count == 2:
         a, b = refs_of(instr)
         pa, pb = a.pattern, b.pattern
-        return (t, scalars_of(instr), a.memory, a.tensor, a.partition_start, a.partitions,
-                pa.shape, pa.strides, a.dtype, b.memory, b.tensor, b.partition_start,
-                b.partitions, pb.shape, pb.strides, b.dtype)
+        return ((t, scalars_of(instr), a.memory, a.tensor, a.partition_start, a.partitions,
+                 pa.shape, pa.strides, a.dtype, b.memory, b.tensor, b.partition_start,
+                 b.partitions, pb.shape, pb.strides, b.dtype), pa.offset, pb.offset)
     if count == 1:
         a = refs_of(instr)
         pa = a.pattern
-        return (t, scalars_of(instr), a.memory, a.tensor, a.partition_start, a.partitions,
-                pa.shape, pa.strides, a.dtype)
-    return (t, scalars_of(instr))
+        return ((t, scalars_of(instr), a.memory, a.tensor, a.partition_start, a.partitions,
+                 pa.shape, pa.strides, a.dtype), pa.offset, 0)
+    return (t, scalars_of(instr)), 0, 0
 
 
-__all__ = ["layout", "structure_key"]
+__all__ = ["layout", "structure_key", "structure_and_offsets"]

@@ -98,8 +98,7 @@ def _estimate(ent_list: list[int], reps: list[Instruction], deps: list[tuple[int
     ent = np.array(ent_list, np.int64)
     engine = engine_of[ent]
     window = [windows[e] for e in ent_list] if any(windows) else None
-    work = Work(list(index), engine.tolist(), timing[ent, 0].tolist(), timing[ent, 1].tolist(),
-                deps, sync, window)
+    work = Work(list(index), engine, timing[ent, 0], timing[ent, 1], deps, sync, window)
     run = run_in_order(work)
     if run.done < n:
         blocked = [f"{e}: instruction {k} ({type(reps[ent_list[k]]).__name__})"

@@ -43,7 +43,7 @@ from ..operands import Ref
 from ..program.core import Program
 from ..program.descriptor_fit import ttu_problem
 from ..program.instructions import Instruction
-from ..program.structure import layout, structure_key
+from ..program.structure import layout, structure_and_offsets
 
 
 @dataclass(frozen=True)
@@ -241,17 +241,11 @@ def structures(instrs: Sequence[Instruction]) -> Structures:
     deps: list[tuple[int, ...]] = [()] * n
     sync: dict[int, tuple[str, int]] = {}
     for k, instr in enumerate(instrs):
-        count, refs_of, _, syncs = layout(type(instr))  # type: ignore[arg-type]  # mypy#11470
-        if count == 2:
-            a, b = refs_of(instr)
-            off0[k], off1[k] = a.pattern.offset, b.pattern.offset
-        elif count == 1:
-            off0[k] = refs_of(instr).pattern.offset
-        if syncs:
+        key, off0[k], off1[k] = structure_and_offsets(instr)
+        if layout(type(instr))[3]:  # type: ignore[arg-type]  # mypy#11470 (it synchronises)
             s = instr.sync()
             assert s is not None  # its class overrides sync() to name a semaphore
             sync[k] = s
-        key = structure_key(instr)
         e = cache.get(key)
         if e is None:
             e = cache[key] = len(first)

@@ -88,8 +88,8 @@ def run_compiled(occupancy: np.ndarray, latency: np.ndarray, engine: np.ndarray,
     done = LOOP.strider_run_in_order(
         n, n_engines, len(names), _ptr(engine), _ptr(occupancy), _ptr(latency), _ptr(queue),
         _ptr(pos), _ptr(dep_at), _ptr(dependents), _ptr(ndeps), _ptr(wait_sem),
-        _ptr(wait_count), _ptr(signal_sem), int(bool(wait_sem.size and (wait_sem >= 0).any())),
-        int(bool((signal_sem >= 0).any())), _ptr(lead_interval), _ptr(has_window),
+        _ptr(wait_count), _ptr(signal_sem), int((wait_sem >= 0).any()),
+        int((signal_sem >= 0).any()), _ptr(lead_interval), _ptr(has_window),
         _ptr(demand), float(capacity), _ptr(start), _ptr(end), _ptr(hold), _ptr(frees),
         _ptr(ends), _ptr(finished), _ptr(sem), _ptr(events) if callbacks else None,
         ctypes.byref(n_events))

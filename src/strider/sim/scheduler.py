@@ -71,16 +71,16 @@ def take_moving_path(window: tuple[float, float], start: float, path_free: float
 
 @dataclass
 class Work:
-    """What the core schedules, per instruction (lists by id): its ``engine`` (an index
+    """What the core schedules, per instruction (lists or arrays by id): its ``engine`` (an index
     into ``engines``), uncontended ``occupancy`` and ``latency`` in top-level cycles,
     ``deps``, ``sync`` (Signal / Wait by id: ``(semaphore, count)``, count 0 for a
     Signal), ``window`` (moving-path windows, or None) and the DRAM bytes each moves
     (``dram_bytes``; only a run with a shared DRAM reads them)."""
 
     engines: list[str]
-    engine: list[int]
-    occupancy: list[float]
-    latency: list[float]
+    engine: Sequence[int] | np.ndarray
+    occupancy: Sequence[float] | np.ndarray
+    latency: Sequence[float] | np.ndarray
     deps: Sequence[tuple[int, ...]]
     sync: dict[int, tuple[str, int]]
     window: Sequence[tuple[float, float] | None] | None = None

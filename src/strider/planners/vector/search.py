@@ -97,7 +97,7 @@ class Costs:
     def __call__(self, tiling: VectorTiling) -> tuple:
         if tiling not in self.found:
             if self.exact or tiling.tiles <= PERIOD_STEPS:
-                self.found[tiling] = self._sketched(tiling)
+                self.sketch(tiling)
             else:
                 self.found[tiling] = self._period(tiling)
         return self.found[tiling]
@@ -117,12 +117,15 @@ class Costs:
         counts = emit_sbuf(program, self.w, self.hw, tiling, limit)
         return program, counts
 
-    def _sketched(self, tiling: VectorTiling) -> tuple:
+    def sketch(self, tiling: VectorTiling) -> tuple:
+        """``tiling`` costed by its whole program's sketch (kept, and returned)."""
         sketch = Sketch()
         counts = emit_sbuf(sketch, self.w, self.hw, tiling)
         est = estimate_sketch(sketch, self.hw)
         self.sketched += 1
-        return (est.cycles, est.schedule_cycles), Sketched(len(sketch)), counts
+        made = self.found[tiling] = ((est.cycles, est.schedule_cycles), Sketched(len(sketch)),
+                                     counts)
+        return made
 
     def _period(self, tiling: VectorTiling) -> tuple:
         self.periods += 1
@@ -158,7 +161,7 @@ class Shortlisted:
         :attr:`cycles` is its full estimate."""
         if not self.whole:
             tiling = self.best[1]
-            made = self.costs.found[tiling] = self.costs._sketched(tiling)
+            made = self.costs.sketch(tiling)
             self.best = (made[0], tiling, made[1], made[2])
 
     def finish(self):
