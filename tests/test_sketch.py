@@ -1,5 +1,5 @@
 """A sketch of a program (strider.program.sketch) costs what the program costs: the
-vector search estimates its candidates from sketches and emits only the winner, so on
+vector and PE searches estimate their candidates from sketches and emit only the winner, so on
 random hardware and tensors the sketch's estimate must equal the emitted program's,
 bit for bit, and the sketch must hold the program's structures, deps and engines."""
 
@@ -15,6 +15,10 @@ from strategies import examples, outcome
 from strider import Hardware, PermuteRequest
 from strider.hardware.sampling import random_hardware, random_permutation
 from strider.planners._working import Working, declare_tensors
+from strider.planners.pe.candidates import Refusal
+from strider.planners.pe.candidates import candidates as pe_candidates
+from strider.planners.pe.emit import Emitter
+from strider.planners.pe.strategy import pe_traffic
 from strider.planners.vector.pipeline import emit_sbuf
 from strider.planners.vector.ranking import rank_tilings
 from strider.program import Program
@@ -54,3 +58,28 @@ def test_a_sketch_estimates_as_its_program(seed, pick, variant):
     pairs = set(zip(found.ent, sketch.ent))
     assert len({a for a, _ in pairs}) == len(found.first)
     assert estimate_sketch(sketch, hw) == estimate(program, hw)
+
+
+@settings(max_examples=examples(25), deadline=None)
+@given(st.integers(0, 10**6), st.integers(0, 7), st.sampled_from([None, 1, 3]))
+def test_a_pe_sketch_estimates_as_its_program(seed, pick, limit):
+    """The PE search sketches its candidates too (and the period's first blocks)."""
+    rng = random.Random(seed)
+    hw = random_hardware(rng.choice) if seed % 3 else Hardware.preset("trn1-like")
+    shape, perm, dtype = random_permutation(rng.choice, max_side=40, max_size=60_000)
+    request = PermuteRequest(shape, perm, dtype)
+    found = pe_candidates(request, hw, {})
+    if isinstance(found, Refusal) or not found.tilings:
+        outcome("the pe strategy refuses")
+        return
+    view, tiling = found.tilings[pick % len(found.tilings)]
+    program = Emitter(request, view, tiling, hw).emit(limit)
+    sketch = Emitter(request, view, tiling, hw).sketch(limit)
+    outcome(f"{'whole' if limit is None else 'first blocks'}, "
+            + ("<100" if len(sketch) < 100 else "100+") + " instructions")
+    assert len(sketch) == len(program.instructions)
+    assert sketch.deps == [i.deps for i in program.instructions]
+    assert [sketch.engine_of(k) for k in range(len(sketch))] == [
+        i.engine for i in program.instructions]
+    assert estimate_sketch(sketch, hw) == estimate(program, hw)
+    assert pe_traffic(sketch) == pe_traffic(program)

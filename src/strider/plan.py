@@ -118,7 +118,7 @@ class Plan:
     def explain(self) -> str:
         """Readable text: what the plan does and why."""
         head = (f"strategy {self.strategy} on {self.hardware.name}: "
-                f"{len(self.program.instructions)} instructions, predicted "
+                f"{self.program.length} instructions, predicted "
                 f"{self.predicted_cycles:,.0f} cycles ({self.predicted_seconds * 1e6:,.1f} us)")
         return "\n".join([head, *self.explanation])
 

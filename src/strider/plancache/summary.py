@@ -71,7 +71,7 @@ class PlanSummary:
         io = sum(t.nbytes for t in plan.program.tensors.values()
                  if t.role in ("input", "output"))
         sbuf = plan.details.get("sbuf_bytes")
-        return cls(plan.strategy, float(plan.predicted_cycles), len(plan.program.instructions),
+        return cls(plan.strategy, float(plan.predicted_cycles), plan.program.length,
                    int(io), roofline_cycles(io, 0, plan.hardware),
                    None if sbuf is None else int(sbuf), plan.explain())
 

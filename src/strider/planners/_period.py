@@ -38,7 +38,8 @@ from ..errors import Outpaced
 from ..hardware.description import Hardware
 from ..plan import Plan
 from ..program.core import Program
-from ..sim.estimate import estimate
+from ..program.sketch import Sketch
+from ..sim.estimate import estimate, estimate_sketch
 
 #: Programs of more steps than PERIOD_STEPS are costed by a period when ranking.
 PERIOD_STEPS = 16
@@ -49,13 +50,17 @@ PERIOD = 8
 PERIOD_MARGIN = 0.05
 
 
-def period_cycles(emit: Callable[[int], Program], steps: int, dram_bytes: int,
+def period_cycles(emit: Callable[[int], Program | Sketch], steps: int, dram_bytes: int,
                   hw: Hardware) -> tuple[float, float]:
     """``(cycles, schedule end)`` of a program of ``steps`` pipeline steps, from the
-    programs ``emit(PERIOD // 2)`` and ``emit(PERIOD)`` of its first steps; ``dram_bytes``:
-    the whole program's DRAM traffic (the cap)."""
+    programs ``emit(PERIOD // 2)`` and ``emit(PERIOD)`` of its first steps (or their
+    sketches); ``dram_bytes``: the whole program's DRAM traffic (the cap)."""
+    def end(made: Program | Sketch) -> float:
+        found = estimate_sketch(made, hw) if isinstance(made, Sketch) else estimate(made, hw)
+        return found.schedule_cycles
+
     half = PERIOD // 2
-    ends = [estimate(emit(n), hw).schedule_cycles for n in (half, PERIOD)]
+    ends = [end(emit(n)) for n in (half, PERIOD)]
     schedule = ends[1] + (steps - PERIOD) * (ends[1] - ends[0]) / (PERIOD - half)
     return max(schedule, dram_bytes / hw.dram_bytes_per_cycle), schedule
 

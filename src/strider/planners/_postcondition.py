@@ -18,12 +18,18 @@ from __future__ import annotations
 from ..errors import PlanError, StriderError
 from ..hardware.description import Hardware
 from ..program.core import Program
+from ..program.deferred import DeferredProgram
 from ..sim.lower import lower
 
 
 def check_program(program: Program, hw: Hardware, strategy: str) -> None:
     """Raise :class:`~strider.errors.PlanError` unless ``program`` passes every rule of
-    the simulator's lowering (:func:`strider.sim.lower.lower`) on ``hw``."""
+    the simulator's lowering (:func:`strider.sim.lower.lower`) on ``hw``; a
+    :class:`~strider.program.deferred.DeferredProgram` when it is emitted (before any
+    reader sees an instruction)."""
+    if isinstance(program, DeferredProgram):
+        program.on_emission(lambda made: check_program(made, hw, strategy))
+        return
     try:
         lower(program, hw)
     except StriderError as exc:

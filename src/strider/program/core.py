@@ -229,6 +229,12 @@ class Program:
                              label=label))
 
     # queries
+    @property
+    def length(self) -> int:
+        """How many instructions it has (known before a
+        :class:`~strider.program.deferred.DeferredProgram` is emitted)."""
+        return len(self.instructions)
+
     def engines(self) -> list[str]:
         """Engines used, in first-use order."""
         return list(dict.fromkeys(i.engine for i in self.instructions))

@@ -25,7 +25,17 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Protocol
 
-from .instructions import ActCopy, DmaCopy, Instruction, Ref, VectorCopy
+from .instructions import (
+    ActCopy,
+    DmaCopy,
+    Instruction,
+    LoadWeights,
+    MatMul,
+    PeTranspose,
+    Ref,
+    VectorCopy,
+    VectorIdentity,
+)
 from .structure import structure_key
 
 
@@ -79,7 +89,11 @@ class Sketch:
             self.sync[k] = sync
         return k
 
-    # the builders the vector pipeline calls, as Program's
+    # the builders the planners call, as Program's (labels are not kept)
+    def dma(self, queue: int, src: Ref, dst: Ref, deps: Iterable[int] = (),
+            label: str = "") -> int:
+        return self.add(DmaCopy(queue=queue, src=src, dst=dst, deps=tuple(deps)))
+
     def dma_placed(self, queue: int, placed: PlacedDescriptor, deps: Iterable[int] = (),
                    label: str = "") -> int:
         """A DMA descriptor on ``queue`` whose Refs are built only when it is the first
@@ -95,6 +109,21 @@ class Sketch:
 
     def act_copy(self, src: Ref, dst: Ref, deps: Iterable[int] = (), label: str = "") -> int:
         return self.add(ActCopy(src=src, dst=dst, deps=tuple(deps)))
+
+    def vector_identity(self, dst: Ref, deps: Iterable[int] = (), label: str = "") -> int:
+        return self.add(VectorIdentity(dst=dst, deps=tuple(deps)))
+
+    def load_weights(self, src: Ref, deps: Iterable[int] = (), label: str = "") -> int:
+        return self.add(LoadWeights(src=src, deps=tuple(deps)))
+
+    def matmul(self, moving: Ref, dst: Ref, accumulate: bool = False,
+               deps: Iterable[int] = (), label: str = "") -> int:
+        return self.add(MatMul(moving=moving, dst=dst, accumulate=accumulate,
+                               deps=tuple(deps)))
+
+    def pe_transpose(self, src: Ref, dst: Ref, deps: Iterable[int] = (),
+                     label: str = "") -> int:
+        return self.add(PeTranspose(src=src, dst=dst, deps=tuple(deps)))
 
 
 __all__ = ["Sketch", "PlacedDescriptor"]

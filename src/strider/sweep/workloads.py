@@ -135,7 +135,7 @@ def _permute(hw: Hardware, workload: Workload, predict: bool,
                    dram_roofline_ratio=cycles / bound if bound else 1.0)
         return row
     plan = plan_permute(shape, perm, dtype, hw, "auto", search=search)
-    row.update(strategy=plan.strategy, instructions=len(plan.program.instructions))
+    row.update(strategy=plan.strategy, instructions=plan.program.length)
     inputs = random_inputs(plan, 0)  # seed 0, as `strider permute` by default
     result = simulate(plan, inputs)
     s = result.stats

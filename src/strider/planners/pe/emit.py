@@ -14,6 +14,7 @@ from ...dtypes import dtype_of
 from ...hardware.description import Hardware
 from ...plan import PermuteRequest
 from ...program.core import Program, Ref
+from ...program.sketch import Sketch
 from .._copy_engines import CopyBalancer
 from .._descriptors import QueueBalancer, element_values, fitted_pairs
 from .batch_runs import batch_runs
@@ -31,11 +32,12 @@ from .tiling import (
 
 
 class Emitter:
-    """Builds the program for one tiling: addresses, queues and dependencies."""
+    """Builds the program for one tiling (once: :meth:`emit`, or :meth:`sketch` for
+    costing): addresses, queues and dependencies."""
 
     def __init__(self, request: PermuteRequest, view: TransposeView, t: PeTiling, hw: Hardware):
         self.request, self.view, self.tiling, self.hw = request, view, t, hw
-        self.program = Program(f"pe-transpose {request.describe()}")
+        self.program: Program | Sketch = Program(f"pe-transpose {request.describe()}")
         self.program.tensor("x", request.shape, request.dtype, role="input")
         self.program.tensor("y", request.out_shape, request.dtype, role="output")
         self.item = t.elem_bytes
@@ -428,9 +430,22 @@ class Emitter:
         """The program; ``limit``: of the first ``limit`` blocks only (a period of the
         pipeline, which the ranked search costs and scales), the last of them drained as
         the last block is."""
+        assert isinstance(self.program, Program)
+        self._emit(limit)
+        return self.program
+
+    def sketch(self, limit: int | None = None) -> Sketch:
+        """:meth:`emit` into a :class:`~strider.program.sketch.Sketch` instead: the same
+        instructions, kept only as far as the cost model reads them (its estimate is
+        the program's, bit for bit)."""
+        self.program = Sketch()
+        self._emit(limit)
+        return self.program
+
+    def _emit(self, limit: int | None) -> None:
         blocks = self.blocks(limit)
         if not blocks:
-            return self.program
+            return
         if self.tiling.mode == "mac":
             self.build_identity()
         nbuf = self.tiling.buffers
@@ -461,7 +476,6 @@ class Emitter:
                     out_readers.update({(slot, c): ids for c in range(ci - k + 1, ci + 1)})
                     pending = []
             in_readers[slot].update(readers)
-        return self.program
 
 
 __all__ = ["Emitter"]

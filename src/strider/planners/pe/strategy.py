@@ -71,13 +71,17 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from ...cost.engines import chunk_efficiency, descriptor_issue_cycles, engine_scale
 from ...errors import Outpaced, PlanError
 from ...hardware.description import Hardware
 from ...hardware.pe import input_kind
 from ...plan import PermuteRequest, Plan
 from ...program.core import Program
-from ...sim.estimate import Estimate, estimate
+from ...program.deferred import DeferredProgram
+from ...program.sketch import Sketch
+from ...sim.estimate import Estimate, estimate, estimate_sketch
 from .._period import PERIOD_MARGIN, PERIOD_STEPS, check_outpaced, period_cycles, search_line
 from .._postcondition import check_program
 from .batch_runs import load_count
@@ -97,29 +101,33 @@ from .tiling import (
 
 
 class Emitted(NamedTuple):
-    """One tiling's program and its prediction (with the view the tiling cuts); the
-    program is None where the ranked search costed the tiling by a period."""
+    """One tiling's costing and its prediction (with the view the tiling cuts): its whole
+    program's :class:`~strider.program.sketch.Sketch` (or, costed alone, the program
+    itself), or None where the ranked search costed the tiling by a period. Only the
+    winner's program is emitted."""
 
     view: TransposeView
     tiling: PeTiling
-    program: Program | None
+    program: Program | Sketch | None
     predicted: Estimate
 
 
 @dataclass
 class _Search:
     """Which search runs (``search=``) and what it costed: tilings ranked (by
-    :func:`pass_floor`), whole programs emitted, tilings costed by a period."""
+    :func:`pass_floor`), whole programs sketched and emitted (the winner's), tilings
+    costed by a period."""
 
     name: str
     ranked: int = 0
+    sketched: int = 0
     emitted: int = 0
     periods: int = 0
     outpace: float | None = None   # another strategy's prediction, to beat (Outpaced)
 
     def summary(self) -> dict[str, Any]:
         return {"search": self.name, "ranked": self.ranked, "emitted": self.emitted,
-                "periods": self.periods}
+                "sketched": self.sketched, "periods": self.periods}
 
     def text(self) -> str:
         return search_line(self.summary(), "by PE passes")
@@ -176,7 +184,9 @@ class PeStrategy:
                 if best is None or cycles < best.predicted.cycles:
                     best = Emitted(v, tiling, None, Estimate(cycles, {}, schedule))
                 continue
-            best = self._emitted(request, v, tiling, hw, best, search)
+            # a tiling costed alone is the winner: its program is emitted (not sketched)
+            alone = best is None and len(tilings) == 1
+            best = self._emitted(request, v, tiling, hw, best, search, alone)
         assert best is not None
         if best.program is None:
             check_outpaced(best.predicted.cycles, search.outpace, "the PE search's best "
@@ -186,19 +196,27 @@ class PeStrategy:
         # best are emitted whole, and the cost model keeps what ends first
         bound = best.predicted.cycles * (1 + PERIOD_MARGIN)
         whole = best if best.program is not None else None
-        for cycles, v, tiling in sorted(by_period, key=lambda c: c[0]):
-            if cycles > bound:
-                break
-            whole = self._emitted(request, v, tiling, hw, whole, search)
+        near = [c for c in sorted(by_period, key=lambda c: c[0]) if c[0] <= bound]
+        for _, v, tiling in near:
+            whole = self._emitted(request, v, tiling, hw, whole, search,
+                                  whole is None and len(near) == 1)
         assert whole is not None  # the best itself is within the bound
         return whole
 
     def _emitted(self, request: PermuteRequest, v: TransposeView, tiling: PeTiling,
-                 hw: Hardware, best: Emitted | None, search: _Search) -> Emitted:
-        """The faster of ``best`` and ``tiling``'s whole program, emitted and estimated."""
-        program = Emitter(request, v, tiling, hw).emit()
-        search.emitted += 1
-        predicted = estimate(program, hw)
+                 hw: Hardware, best: Emitted | None, search: _Search,
+                 alone: bool = False) -> Emitted:
+        """The faster of ``best`` and ``tiling``'s whole program, sketched and estimated
+        -- ``alone`` (nothing else to weigh it against): emitted, as the plan's."""
+        program: Program | Sketch
+        if alone:
+            program = Emitter(request, v, tiling, hw).emit()
+            search.emitted += 1
+            predicted = estimate(program, hw)
+        else:
+            program = Emitter(request, v, tiling, hw).sketch()
+            search.sketched += 1
+            predicted = estimate_sketch(program, hw)
         if best is None or predicted.cycles < best.predicted.cycles:
             return Emitted(v, tiling, program, predicted)
         return best
@@ -242,8 +260,17 @@ class PeStrategy:
     def _plan_of(self, request: PermuteRequest, found: Candidates, best: Emitted,
                  hw: Hardware, search: _Search) -> Plan:
         mode, engine, note = found.mode, found.engine, found.note
-        view, tiling, program, predicted = best
-        assert program is not None  # _fastest emits the winner whole
+        view, tiling, costed, predicted = best
+        assert costed is not None  # _fastest costs the winner whole
+        program: Program
+        if isinstance(costed, Program):
+            program = costed
+        else:   # emitted when first read (a prediction alone never reads it)
+            emitter = Emitter(request, view, tiling, hw)
+            assert isinstance(emitter.program, Program)
+            program = DeferredProgram(emitter.program.name, dict(emitter.program.tensors),
+                                      len(costed), emitter.emit)
+            search.emitted += 1
         check_program(program, hw, self.name)   # (the winner's only: the others are dropped)
         k = tiling.blocks(view)
         exact = mode == "passthrough" or input_kind(engine) == "int"
@@ -251,7 +278,7 @@ class PeStrategy:
             "mode": mode, "engine_dtype": engine,
             "bit_exact": exact,
             "exactness": "bit-exact" if exact else "finite values",
-            **pe_traffic(program),
+            **pe_traffic(costed),
             "view": (view.batch, view.m, view.n), "blocks": k,
             "block_shape": (tiling.block_rows, tiling.block_cols),
             "sub_block_shape": (tiling.group_rows, tiling.chunk_cols),
@@ -284,11 +311,11 @@ def period_estimate(request: PermuteRequest, view: TransposeView, tiling: PeTili
     """``(cycles, schedule end)`` of ``tiling``'s whole program, from one period of its
     pipeline (:func:`~strider.planners._period.period_cycles`): the programs of its
     first blocks, each from a fresh emitter (an emitter adds to the program it holds)."""
-    return period_cycles(lambda n: Emitter(request, view, tiling, hw).emit(n),
+    return period_cycles(lambda n: Emitter(request, view, tiling, hw).sketch(n),
                          tiling.blocks(view), 2 * request.nbytes, hw)
 
 
-def pe_traffic(program: Program) -> dict[str, int]:
+def pe_traffic(program: Program | Sketch) -> dict[str, int]:
     """What a PE plan writes to PSUM and copies back out: ``psum_bytes`` (every MatMul's
     or PeTranspose's result), ``copies_out`` (the copies from PSUM to SBUF) and
     ``copied_out_bytes`` (their SBUF writes). An integer carrier's byte planes write an
@@ -302,15 +329,17 @@ def pe_traffic(program: Program) -> dict[str, int]:
     (8, 2)
     """
     psum = copies = copied = 0
-    for instr in program.instructions:
+    counted = (zip(program.reps, np.bincount(program.ent, minlength=len(program.reps)).tolist())
+               if isinstance(program, Sketch) else ((i, 1) for i in program.instructions))
+    for instr, n in counted:   # (a sketch: each structure's, its bytes alike)
         dst = getattr(instr, "dst", None)
         if dst is None:
             continue
         if instr.engine_kind == "pe":
-            psum += dst.nbytes
+            psum += n * dst.nbytes
         elif getattr(getattr(instr, "src", None), "memory", None) == "psum":
-            copies += 1
-            copied += dst.nbytes
+            copies += n
+            copied += n * dst.nbytes
     return {"psum_bytes": psum, "copies_out": copies, "copied_out_bytes": copied}
 
 

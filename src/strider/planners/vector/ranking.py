@@ -51,33 +51,79 @@ def score_floor(t: VectorTiling, hw: Hardware, total_bytes: int,
     DRAM and queues alone already bound it above that, that bound is returned (still
     below the score) without pricing the copies.
     """
-    dram = hw.dram_bytes_per_cycle
-    dram_cycles = 2 * total_bytes / dram
-    if t.tiles == 1:
-        return dram_cycles
-    scale = engine_scale("dma", hw)
-    dc, queues = descriptor_issue_cycles(hw) * scale, hw.dma.queues
-    classes = []
-    for ext, count in t.tile_classes():
-        block = math.prod(ext[d] for d in t.free)
-        classes.append((ext, count, block, math.prod(ext[d] for d in t.part) * block * t.itemsize))
-    # the score's first tile: the one of the most bytes (the first of equals)
-    first = max(range(len(classes)), key=lambda k: (classes[k][3], -k))
-    steps = []
-    rate, item = hw.dma.bytes_per_cycle, t.itemsize
-    for ext, _, block, nbytes in classes:
-        # each side's queue cycles in one slice (as _sliced_queue_cycles prices them)
-        q_in, q_out = (nbytes / (rate * chunk_efficiency(
-            min(t.run_elements(side, ext), block) * item, hw)) * scale for side in ("in", "out"))
-        steps.append(max(2 * nbytes / dram, (q_in + q_out + 2 * dc) / queues))
-    total = sum((c[1] - (k == first)) * step for k, (c, step) in enumerate(zip(classes, steps)))
-    if not t.needs_vector or (enough is not None and total > enough):
-        return max(total, dram_cycles)
-    total = 0.0
-    for k, ((ext, count, block, _), step) in enumerate(zip(classes, steps)):
-        engines = copy_engines(hw, t.partitions, copy_stride_bytes(t, ext, hw))
-        total += (count - (k == first)) * max(step, block / sum(1 / per for _, per, _ in engines))
-    return max(total, dram_cycles)
+    return TileFloor(t, hw, total_bytes).at(enough)
+
+
+class TileFloor:
+    """:func:`score_floor` of one tile, its two parts each priced once, when first
+    needed: the DRAM and queues' bound, then the copies'. It depends on the tile alone
+    (:func:`floor_key`), never on the slots or the slice count, so the ranking prices
+    each tile's floor once for all its tilings."""
+
+    def __init__(self, t: VectorTiling, hw: Hardware, total_bytes: int) -> None:
+        self.t, self.hw = t, hw
+        self.dram_cycles = 2 * total_bytes / hw.dram_bytes_per_cycle
+        self._whole: float | None = None
+        # the DRAM and queues' bound, the tile classes and their steady steps
+        self._steps: tuple | None = None
+
+    def at(self, enough: float | None = None) -> float:
+        """The floor, or (``enough``) the DRAM and queues' bound where that is above it."""
+        if self._whole is not None:
+            return self._whole
+        if self.t.tiles == 1:
+            self._whole = self.dram_cycles
+            return self._whole
+        if self._steps is None:
+            self._steps = self._queue_bound()
+        total = self._steps[0]
+        if not self.t.needs_vector:
+            self._whole = max(total, self.dram_cycles)
+        elif enough is not None and total > enough:
+            return max(total, self.dram_cycles)
+        else:
+            self._whole = self._copy_bound()
+        return self._whole
+
+    def _queue_bound(self) -> tuple:
+        t, hw = self.t, self.hw
+        dram, scale = hw.dram_bytes_per_cycle, engine_scale("dma", hw)
+        dc, queues = descriptor_issue_cycles(hw) * scale, hw.dma.queues
+        classes = []
+        for ext, count in t.tile_classes():
+            block = math.prod(ext[d] for d in t.free)
+            classes.append((ext, count, block,
+                            math.prod(ext[d] for d in t.part) * block * t.itemsize))
+        # the score's first tile: the one of the most bytes (the first of equals)
+        first = max(range(len(classes)), key=lambda k: (classes[k][3], -k))
+        steps = []
+        rate, item = hw.dma.bytes_per_cycle, t.itemsize
+        for ext, _, block, nbytes in classes:
+            # each side's queue cycles in one slice (as _sliced_queue_cycles prices them)
+            q_in, q_out = (nbytes / (rate * chunk_efficiency(
+                min(t.run_elements(side, ext), block) * item, hw)) * scale
+                for side in ("in", "out"))
+            steps.append(max(2 * nbytes / dram, (q_in + q_out + 2 * dc) / queues))
+        total = sum((c[1] - (k == first)) * step
+                    for k, (c, step) in enumerate(zip(classes, steps)))
+        return total, classes, (steps, first)
+
+    def _copy_bound(self) -> float:
+        t, hw = self.t, self.hw
+        assert self._steps is not None
+        _, classes, (steps, first) = self._steps
+        total = 0.0
+        for k, ((ext, count, block, _), step) in enumerate(zip(classes, steps)):
+            engines = copy_engines(hw, t.partitions, copy_stride_bytes(t, ext, hw))
+            total += (count - (k == first)) * max(step, block / sum(1 / per
+                                                                   for _, per, _ in engines))
+        return max(total, self.dram_cycles)
+
+
+def floor_key(t: VectorTiling) -> tuple:
+    """What a tiling's :func:`score_floor` depends on: its tile (the slots and slice
+    count aside)."""
+    return t.shape, t.perm, t.part, t.tile, t.ragged
 
 
 class _Shortlist:
@@ -99,6 +145,7 @@ class _Shortlist:
         self.counted: set[tuple] = set()
         self.best_of_kind: dict[tuple, float] = {}
         self._kinds_sorted: list[tuple[float, tuple]] | None = None
+        self.floors: dict[tuple, TileFloor] = {}   # by floor_key
         self.bounded = 0
         self.over = 0                  # tilings whose floor is above `above`
         self.lowest_over = math.inf    # the lowest of those floors
@@ -115,8 +162,11 @@ class _Shortlist:
         """Whether ``t`` can be neither among the best ``keep`` nor kept for its kind,
         or (with ``above``) scores above ``above`` for certain."""
         floor = None
+        bound = self.floors.get(floor_key(t))
+        if bound is None:
+            bound = self.floors[floor_key(t)] = TileFloor(t, self.hw, self.total_bytes)
         if self.above is not None:
-            floor = score_floor(t, self.hw, self.total_bytes, self.above * (1 + ROUNDING))
+            floor = bound.at(self.above * (1 + ROUNDING))
             if floor > self.above * (1 + ROUNDING):
                 self.over += 1
                 self.lowest_over = min(self.lowest_over, floor)
@@ -125,7 +175,7 @@ class _Shortlist:
             return False
         threshold = max(-self.worst_kept[0], self._kind_threshold(kind(t)))
         if floor is None and threshold != math.inf:
-            floor = score_floor(t, self.hw, self.total_bytes, threshold * (1 + ROUNDING))
+            floor = bound.at(threshold * (1 + ROUNDING))
         if threshold == math.inf or floor is None or floor <= threshold * (1 + ROUNDING):
             return False
         self.bounded += 1
@@ -224,7 +274,8 @@ def _picked(ranked: list[VectorTiling], keep: int) -> tuple[list[VectorTiling], 
             kinds.add(kind(t))
             picked.append(t)
     full = len(picked) >= keep
-    picked += [t for t in ranked if t not in picked][: keep - len(picked)]
+    chosen = {id(t) for t in picked}
+    picked += [t for t in ranked if id(t) not in chosen][: keep - len(picked)]
     return sorted(picked, key=lambda t: t.estimate["cycles"]), full
 
 
@@ -241,4 +292,4 @@ def kind(t: VectorTiling) -> tuple[int, int, bool, int]:
     return t.slots, t.partitions, t.tiles <= FEW_TILES, len(t.split)
 
 
-__all__ = ["rank_tilings", "score_floor", "kind", "tile_key", "ROUNDING"]
+__all__ = ["rank_tilings", "score_floor", "TileFloor", "floor_key", "kind", "tile_key", "ROUNDING"]

@@ -22,6 +22,7 @@ from typing import NamedTuple
 from ...errors import Outpaced, PlanError
 from ...hardware.description import Hardware
 from ...program.core import Program
+from ...program.deferred import DeferredProgram
 from ...program.sketch import Sketch
 from ...sim.estimate import estimate, estimate_sketch
 from .._period import PERIOD_STEPS, period_cycles
@@ -107,15 +108,22 @@ class Costs:
         program = self.found.get(tiling, (None, None))[1]
         if not isinstance(program, Program):
             self.emitted += 1
-            program, counts = self._emit(tiling)
+            program, counts = self.emit(tiling)
             est = estimate(program, self.hw)
             self.found[tiling] = ((est.cycles, est.schedule_cycles), program, counts)
         return self.found[tiling]
 
-    def _emit(self, tiling: VectorTiling, limit: int | None = None):
+    def emit(self, tiling: VectorTiling) -> tuple[Program, dict]:
+        """``tiling``'s whole program and its counts."""
         program = Program(self.empty.name, dict(self.empty.tensors), [])
-        counts = emit_sbuf(program, self.w, self.hw, tiling, limit)
+        counts = emit_sbuf(program, self.w, self.hw, tiling)
         return program, counts
+
+    def _sketch(self, tiling: VectorTiling, limit: int) -> Sketch:
+        """The sketch of ``tiling``'s program of its first ``limit`` tiles."""
+        sketch = Sketch()
+        emit_sbuf(sketch, self.w, self.hw, tiling, limit)
+        return sketch
 
     def sketch(self, tiling: VectorTiling) -> tuple:
         """``tiling`` costed by its whole program's sketch (kept, and returned)."""
@@ -129,7 +137,7 @@ class Costs:
 
     def _period(self, tiling: VectorTiling) -> tuple:
         self.periods += 1
-        cycles = period_cycles(lambda n: self._emit(tiling, n)[0], tiling.tiles,
+        cycles = period_cycles(lambda n: self._sketch(tiling, n), tiling.tiles,
                                2 * self.w.size * self.w.itemsize, self.hw)
         return cycles, None, None
 
@@ -166,12 +174,21 @@ class Shortlisted:
 
     def finish(self):
         """``(tiling, program, counts, summary)``: the winner's whole program (after
-        which :attr:`cycles` is its full estimate), its counts, and the summary: which
-        search ran, how many tilings the score ranked, how many whole programs were
-        emitted and how many tilings were costed by a period."""
-        tiling = self.best[1]
-        made, program, counts = self.costs.whole(tiling)
-        self.best = (made, tiling, program, counts)
+        which :attr:`cycles` is its full estimate; a
+        :class:`~strider.program.deferred.DeferredProgram` where a sketch costed it), its
+        counts, and the summary: which search ran, how many tilings the score ranked, how
+        many whole programs were sketched and emitted and how many tilings were costed by
+        a period."""
+        tiling, costed, counts = self.best[1], self.best[2], self.best[3]
+        program: Program
+        if isinstance(costed, Sketched):   # emitted when first read
+            empty = self.costs.empty
+            program = DeferredProgram(empty.name, dict(empty.tensors), costed.length,
+                                      lambda: self.costs.emit(tiling)[0])
+            self.costs.emitted += 1
+        else:
+            made, program, counts = self.costs.whole(tiling)
+            self.best = (made, tiling, program, counts)
         summary = {"search": self.search, "ranked": self.ranked, "emitted": self.costs.emitted,
                    "sketched": self.costs.sketched, "periods": self.costs.periods}
         return tiling, program, counts, summary
