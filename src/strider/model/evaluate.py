@@ -67,8 +67,12 @@ def _random(graph: Graph, tensor: str, seed: int, key: str | None = None) -> np.
     if known is None:
         return None
     rng = _seeded(key or tensor, seed)
-    if known[1] in ("float32", "float64"):  # 5x faster than random_array's float64 draws
-        return (rng.standard_normal(known[0], dtype=np.float32) * 100).astype(known[1])
+    if known[1] in ("float32", "float64"):  # uniform float32 draws in [-100, 100): 6x
+        # faster than normal ones, which took 0.55 s of ResNet-50's 1.2 s check
+        data = rng.random(known[0], dtype=np.float32)
+        data *= 200
+        data -= 100
+        return data.astype(known[1], copy=False)
     return random_array(*known, rng)
 
 
