@@ -11,7 +11,10 @@ cost estimate read it. The modules, bottom up:
 - :mod:`~strider.program.core`: :class:`Program` itself -- tensors, instructions,
   listing, saving and loading;
 - :mod:`~strider.program.descriptor_fit`: cutting an access pattern into DMA
-  descriptors that fit a queue's traversal unit.
+  descriptors that fit a queue's traversal unit;
+- :mod:`~strider.program.structure` and :mod:`~strider.program.sketch`: what the cost
+  model reads of a program, and a program kept only that far, for costing;
+- :mod:`~strider.program.deferred`: a planner's chosen program, emitted when first read.
 
 Examples
 --------
