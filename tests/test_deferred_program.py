@@ -108,3 +108,14 @@ def test_deferred_plans_run_correctly_on_random_data(data):
     _, report = run_plan(plan, seed=11)   # random data, poisoned outputs, vs NumPy
     assert report["verified"]
     assert estimate(plan.program, TINY).cycles == predicted
+
+
+def test_a_failed_emission_fails_alike_on_every_read():
+    """A planner's program that the hardware rejects is refused on every read, with the
+    same error (a fresh emission each time: nothing is added twice)."""
+    plan = plan_permute((7, 36), (1, 0), "bfloat16", TRN1, "pe")
+    assert isinstance(plan.program, DeferredProgram)
+    plan.program.on_emission(lambda made: check_program(made, TINY, "pe"))   # the wrong core
+    for _ in range(2):
+        with pytest.raises(PlanError, match="rejects"):
+            _ = plan.program.instructions

@@ -33,7 +33,7 @@ from .instructions import Instruction
 
 class DeferredProgram(Program):
     """A :class:`~strider.program.core.Program` whose instructions ``emit()`` makes when
-    first read (the program it returns must have ``length`` instructions)."""
+    first read (a fresh program each call, of ``length`` instructions)."""
 
     # (Program.__init__ is not called: the instructions are not there yet)
     def __init__(self, name: str, tensors: dict[str, TensorDecl], length: int,
@@ -47,12 +47,12 @@ class DeferredProgram(Program):
     def instructions(self) -> list[Instruction]:
         if self._instructions is None:
             assert self._emit is not None
-            made, self._emit = self._emit(), None
+            made = self._emit()   # (raising, it is kept: a second read raises alike)
             if len(made.instructions) != self._length:
                 raise PlanError(f"internal: program {self.name!r} was costed with "
                                 f"{self._length} instructions but emitted with "
                                 f"{len(made.instructions)}; please report this")
-            self._instructions = made.instructions
+            self._instructions, self._emit = made.instructions, None
         return self._instructions
 
     @instructions.setter

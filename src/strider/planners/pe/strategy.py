@@ -266,10 +266,10 @@ class PeStrategy:
         if isinstance(costed, Program):
             program = costed
         else:   # emitted when first read (a prediction alone never reads it)
-            emitter = Emitter(request, view, tiling, hw)
-            assert isinstance(emitter.program, Program)
-            program = DeferredProgram(emitter.program.name, dict(emitter.program.tensors),
-                                      len(costed), emitter.emit)
+            shell = Emitter(request, view, tiling, hw).program   # (its name and tensors)
+            assert isinstance(shell, Program)
+            program = DeferredProgram(shell.name, dict(shell.tensors), len(costed),
+                                      lambda: Emitter(request, view, tiling, hw).emit())
             search.emitted += 1
         check_program(program, hw, self.name)   # (the winner's only: the others are dropped)
         k = tiling.blocks(view)
