@@ -255,3 +255,21 @@ def test_a_bad_x_shape_is_refused_naming_both_forms(capsys, calls, spec):
     line = error_line(capsys)
     assert f"--stream {spec!r}" in line and "8,512,12,64 or 8x512x12x64" in line
     assert calls == []
+
+
+@pytest.mark.parametrize("key", ["65057083e3936608", "1234567890abcdef", "0012", "true"])
+def test_a_csv_row_key_stays_the_key_whatever_it_looks_like(tmp_path, key):
+    """A row's key is a hex digest; one of digits around an 'e' read back as a number
+    (6.5e3936615: Infinity), so a resumed or merged sweep no longer matched its row and
+    wrote it twice. Values keep their types; text that looks like a number stays text."""
+    from strider.sweep.output import save_rows
+    out = tmp_path / "rows.csv"
+    row = {"key": key, "workload": "w", "hw": {"name": "trn1-like", "dma.queues": 4},
+           "cycles": 12.5, "verified": True, "refused": "", "version": "1e5"}
+    save_rows(out, [row])
+    save_rows(out, [dict(row, cycles=13.5)])     # a resumed run's row of the same key
+    rows = read_rows(out)
+    assert [r["key"] for r in rows] == [key]
+    assert rows[0]["cycles"] == 13.5 and rows[0]["verified"] is True
+    assert rows[0]["hw"] == {"name": "trn1-like", "dma.queues": 4}
+    assert rows[0]["version"] == "1e5"

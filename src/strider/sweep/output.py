@@ -215,7 +215,9 @@ def _read(path: Path) -> list[dict[str, Any]]:
     for n, r in enumerate(rows, start=2):
         if None in r or not r.get("key"):
             raise _Foreign(f"line {n} is not a sweep row")
-    return [_unflat({k: _cell(v) for k, v in r.items()}) for r in rows]
+    # a key is a hex digest, text whatever it looks like ("6505e3936608" reads as a
+    # number): a resumed or merged sweep matches rows by it
+    return [_unflat({k: v if k == "key" else _cell(v) for k, v in r.items()}) for r in rows]
 
 
 def _read_jsonl(text: str) -> list[dict[str, Any]]:
@@ -238,12 +240,15 @@ def _read_jsonl(text: str) -> list[dict[str, Any]]:
 
 
 def _cell(text: str | None) -> Any:
+    """A CSV cell's value: JSON where the writer wrote JSON (a value that writes back
+    as the same text), else the text itself."""
     if text in (None, ""):
         return None
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except (json.JSONDecodeError, TypeError):
         return text
+    return value if json.dumps(value) == text else text
 
 
 def _csv_text(rows: list[dict[str, Any]]) -> str:
