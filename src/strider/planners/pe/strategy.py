@@ -166,8 +166,8 @@ class PeStrategy:
         take longer than the best prediction so far is not costed (it cannot win). The
         ranked search costs a tiling of many blocks by one period of its pipeline
         (:func:`~strider.planners._period.period_cycles`); those within
-        :data:`PERIOD_MARGIN` of the best are then emitted whole, so the winner's
-        prediction is its own program's."""
+        :data:`PERIOD_MARGIN` of the best are then costed whole (sketched), so the
+        winner's prediction is its own program's."""
         search.ranked += len(tilings)
         by_period = []
         for v, tiling in sorted(tilings, key=lambda vt: pass_floor(vt[0], vt[1], hw)):
