@@ -13,20 +13,20 @@ Examples
 --------
 >>> from strider import Hardware
 >>> from strider.access_pattern import AccessPattern
->>> from strider.program import Program, Ref
+>>> from strider.program import Ref
+>>> from strider.program.sketch import Sketch
 >>> hw = Hardware.preset("tiny")
 >>> def emit(steps):            # one DMA per step, each waiting for the one before
-...     p = Program()
-...     _ = p.tensor("x", (160, 16), "float32", role="input")
+...     p = Sketch()
 ...     last = []
 ...     for s in range(steps):
 ...         tile = Ref.sbuf(0, 8, AccessPattern.contiguous((16,)), "float32")
 ...         src = Ref.dram("x", AccessPattern((8, 16), (16, 1), 128 * s), "float32")
 ...         last = [p.dma(0, src, tile, deps=last)]
 ...     return p
->>> from strider.sim.estimate import estimate
+>>> from strider.sim.estimate import estimate_sketch
 >>> scaled = period_cycles(emit, 20, 0, hw)   # from the programs of 4 and 8 steps
->>> scaled[1] == estimate(emit(20), hw).schedule_cycles   # exact for a uniform pipeline
+>>> scaled[1] == estimate_sketch(emit(20), hw).schedule_cycles   # exact, uniform
 True
 """
 
@@ -37,9 +37,8 @@ from typing import Callable, Generator, NamedTuple
 from ..errors import Outpaced
 from ..hardware.description import Hardware
 from ..plan import Plan
-from ..program.core import Program
 from ..program.sketch import Sketch
-from ..sim.estimate import estimate, estimate_sketch
+from ..sim.estimate import estimate_sketch
 
 #: Programs of more steps than PERIOD_STEPS are costed by a period when ranking.
 PERIOD_STEPS = 16
@@ -50,17 +49,13 @@ PERIOD = 8
 PERIOD_MARGIN = 0.05
 
 
-def period_cycles(emit: Callable[[int], Program | Sketch], steps: int, dram_bytes: int,
+def period_cycles(emit: Callable[[int], Sketch], steps: int, dram_bytes: int,
                   hw: Hardware) -> tuple[float, float]:
     """``(cycles, schedule end)`` of a program of ``steps`` pipeline steps, from the
-    programs ``emit(PERIOD // 2)`` and ``emit(PERIOD)`` of its first steps (or their
-    sketches); ``dram_bytes``: the whole program's DRAM traffic (the cap)."""
-    def end(made: Program | Sketch) -> float:
-        found = estimate_sketch(made, hw) if isinstance(made, Sketch) else estimate(made, hw)
-        return found.schedule_cycles
-
+    sketches ``emit(PERIOD // 2)`` and ``emit(PERIOD)`` of its programs of its first
+    steps; ``dram_bytes``: the whole program's DRAM traffic (the cap)."""
     half = PERIOD // 2
-    ends = [end(emit(n)) for n in (half, PERIOD)]
+    ends = [estimate_sketch(emit(n), hw).schedule_cycles for n in (half, PERIOD)]
     schedule = ends[1] + (steps - PERIOD) * (ends[1] - ends[0]) / (PERIOD - half)
     return max(schedule, dram_bytes / hw.dram_bytes_per_cycle), schedule
 

@@ -31,15 +31,22 @@ from .tiling import (
 )
 
 
+def empty_program(request: PermuteRequest) -> Program:
+    """A PE plan's program before its instructions: its name and its tensors ``x`` and
+    ``y``."""
+    program = Program(f"pe-transpose {request.describe()}")
+    program.tensor("x", request.shape, request.dtype, role="input")
+    program.tensor("y", request.out_shape, request.dtype, role="output")
+    return program
+
+
 class Emitter:
     """Builds the program for one tiling (once: :meth:`emit`, or :meth:`sketch` for
     costing): addresses, queues and dependencies."""
 
     def __init__(self, request: PermuteRequest, view: TransposeView, t: PeTiling, hw: Hardware):
         self.request, self.view, self.tiling, self.hw = request, view, t, hw
-        self.program: Program | Sketch = Program(f"pe-transpose {request.describe()}")
-        self.program.tensor("x", request.shape, request.dtype, role="input")
-        self.program.tensor("y", request.out_shape, request.dtype, role="output")
+        self.program: Program | Sketch = empty_program(request)
         self.item = t.elem_bytes
         self.queues, self.all_queues = QueueBalancer(hw), range(hw.dma.queues)
         # PSUM -> SBUF copies go to whichever of the activation and vector engines is free
@@ -478,4 +485,4 @@ class Emitter:
             in_readers[slot].update(readers)
 
 
-__all__ = ["Emitter"]
+__all__ = ["Emitter", "empty_program"]

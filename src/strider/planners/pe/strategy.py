@@ -86,7 +86,7 @@ from .._period import PERIOD_MARGIN, PERIOD_STEPS, check_outpaced, period_cycles
 from .._postcondition import check_program
 from .batch_runs import load_count
 from .candidates import Candidates, Refusal, candidates
-from .emit import Emitter
+from .emit import Emitter, empty_program
 from .explain import explain
 from .modes import carrier_option, choose_mode
 from .tiling import (
@@ -266,9 +266,8 @@ class PeStrategy:
         if isinstance(costed, Program):
             program = costed
         else:   # emitted when first read (a prediction alone never reads it)
-            shell = Emitter(request, view, tiling, hw).program   # (its name and tensors)
-            assert isinstance(shell, Program)
-            program = DeferredProgram(shell.name, dict(shell.tensors), len(costed),
+            shell = empty_program(request)
+            program = DeferredProgram(shell.name, shell.tensors, len(costed),
                                       lambda: Emitter(request, view, tiling, hw).emit())
             search.emitted += 1
         check_program(program, hw, self.name)   # (the winner's only: the others are dropped)

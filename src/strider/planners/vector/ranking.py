@@ -63,9 +63,13 @@ class TileFloor:
     def __init__(self, t: VectorTiling, hw: Hardware, total_bytes: int) -> None:
         self.t, self.hw = t, hw
         self.dram_cycles = 2 * total_bytes / hw.dram_bytes_per_cycle
-        self._whole: float | None = None
-        # the DRAM and queues' bound, the tile classes and their steady steps
-        self._steps: tuple | None = None
+        self._whole: float | None = None    # the floor, copies included
+        self._queues: float | None = None   # the DRAM and queues' bound
+        # per tile class (extents, count, block elements, bytes) and its steady step;
+        # the first tile's class (the score's fill and drain replace its step)
+        self._classes: list[tuple] = []
+        self._steps: list[float] = []
+        self._first = 0
 
     def at(self, enough: float | None = None) -> float:
         """The floor, or (``enough``) the DRAM and queues' bound where that is above it."""
@@ -74,9 +78,9 @@ class TileFloor:
         if self.t.tiles == 1:
             self._whole = self.dram_cycles
             return self._whole
-        if self._steps is None:
-            self._steps = self._queue_bound()
-        total = self._steps[0]
+        if self._queues is None:
+            self._queues = self._queue_bound()
+        total = self._queues
         if not self.t.needs_vector:
             self._whole = max(total, self.dram_cycles)
         elif enough is not None and total > enough:
@@ -85,7 +89,7 @@ class TileFloor:
             self._whole = self._copy_bound()
         return self._whole
 
-    def _queue_bound(self) -> tuple:
+    def _queue_bound(self) -> float:
         t, hw = self.t, self.hw
         dram, scale = hw.dram_bytes_per_cycle, engine_scale("dma", hw)
         dc, queues = descriptor_issue_cycles(hw) * scale, hw.dma.queues
@@ -104,16 +108,13 @@ class TileFloor:
                 min(t.run_elements(side, ext), block) * item, hw)) * scale
                 for side in ("in", "out"))
             steps.append(max(2 * nbytes / dram, (q_in + q_out + 2 * dc) / queues))
-        total = sum((c[1] - (k == first)) * step
-                    for k, (c, step) in enumerate(zip(classes, steps)))
-        return total, classes, (steps, first)
+        self._classes, self._steps, self._first = classes, steps, first
+        return sum((c[1] - (k == first)) * step for k, (c, step) in enumerate(zip(classes, steps)))
 
     def _copy_bound(self) -> float:
-        t, hw = self.t, self.hw
-        assert self._steps is not None
-        _, classes, (steps, first) = self._steps
+        t, hw, first = self.t, self.hw, self._first
         total = 0.0
-        for k, ((ext, count, block, _), step) in enumerate(zip(classes, steps)):
+        for k, ((ext, count, block, _), step) in enumerate(zip(self._classes, self._steps)):
             engines = copy_engines(hw, t.partitions, copy_stride_bytes(t, ext, hw))
             total += (count - (k == first)) * max(step, block / sum(1 / per
                                                                    for _, per, _ in engines))
@@ -162,9 +163,10 @@ class _Shortlist:
         """Whether ``t`` can be neither among the best ``keep`` nor kept for its kind,
         or (with ``above``) scores above ``above`` for certain."""
         floor = None
-        bound = self.floors.get(floor_key(t))
+        key = floor_key(t)
+        bound = self.floors.get(key)
         if bound is None:
-            bound = self.floors[floor_key(t)] = TileFloor(t, self.hw, self.total_bytes)
+            bound = self.floors[key] = TileFloor(t, self.hw, self.total_bytes)
         if self.above is not None:
             floor = bound.at(self.above * (1 + ROUNDING))
             if floor > self.above * (1 + ROUNDING):

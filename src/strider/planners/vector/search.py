@@ -119,16 +119,15 @@ class Costs:
         counts = emit_sbuf(program, self.w, self.hw, tiling)
         return program, counts
 
-    def _sketch(self, tiling: VectorTiling, limit: int) -> Sketch:
-        """The sketch of ``tiling``'s program of its first ``limit`` tiles."""
+    def _sketch(self, tiling: VectorTiling, limit: int | None = None) -> tuple[Sketch, dict]:
+        """The sketch of ``tiling``'s program (of its first ``limit`` tiles), and its
+        counts."""
         sketch = Sketch()
-        emit_sbuf(sketch, self.w, self.hw, tiling, limit)
-        return sketch
+        return sketch, emit_sbuf(sketch, self.w, self.hw, tiling, limit)
 
     def sketch(self, tiling: VectorTiling) -> tuple:
         """``tiling`` costed by its whole program's sketch (kept, and returned)."""
-        sketch = Sketch()
-        counts = emit_sbuf(sketch, self.w, self.hw, tiling)
+        sketch, counts = self._sketch(tiling)
         est = estimate_sketch(sketch, self.hw)
         self.sketched += 1
         made = self.found[tiling] = ((est.cycles, est.schedule_cycles), Sketched(len(sketch)),
@@ -137,7 +136,7 @@ class Costs:
 
     def _period(self, tiling: VectorTiling) -> tuple:
         self.periods += 1
-        cycles = period_cycles(lambda n: self._sketch(tiling, n), tiling.tiles,
+        cycles = period_cycles(lambda n: self._sketch(tiling, n)[0], tiling.tiles,
                                2 * self.w.size * self.w.itemsize, self.hw)
         return cycles, None, None
 
