@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from strategies import outcome, permutations_of, refused, shapes
 from strider import AccessPattern, Hardware
 from strider.api import run_plan
 from strider.errors import PlanError
@@ -95,15 +96,16 @@ def test_strategies_auto_weighs_and_does_not_choose_never_emit():
 @settings(max_examples=8, deadline=None)
 @given(st.data())
 def test_deferred_plans_run_correctly_on_random_data(data):
-    ndim = data.draw(st.integers(2, 4))
-    shape = tuple(data.draw(st.lists(st.integers(2, 20), min_size=ndim, max_size=ndim)))
-    perm = tuple(data.draw(st.permutations(range(ndim))))
+    shape = data.draw(shapes(min_dims=2, max_dims=4, min_side=2, max_side=20,
+                             max_size=20_000))
+    perm = data.draw(permutations_of(len(shape)))
     dtype = data.draw(st.sampled_from(["float32", "int8", "bfloat16"]))
     strategy = data.draw(st.sampled_from(["pe", "vector"]))
     try:
         plan = plan_permute(shape, perm, dtype, TINY, strategy)
     except PlanError:
-        return   # (a strategy that cannot plan this case)
+        refused(f"{strategy} cannot plan this case")
+    outcome(f"{strategy}, {'deferred' if isinstance(plan.program, DeferredProgram) else 'emitted'}")
     predicted = plan.predicted_cycles
     _, report = run_plan(plan, seed=11)   # random data, poisoned outputs, vs NumPy
     assert report["verified"]
