@@ -106,7 +106,6 @@ import math
 from functools import lru_cache
 from typing import NamedTuple, Protocol
 
-from ..access_pattern import coalesced_dims
 from ..hardware.description import ActivationSpec, Hardware, VectorSpec
 from ..operands import Ref
 from .dma import (
@@ -154,7 +153,9 @@ def innermost_stride(shape: tuple[int, ...], strides: tuple[int, ...]) -> int:
     """
     if math.prod(shape) <= 1:
         return 0
-    return abs(coalesced_dims(shape, strides)[1][-1])
+    # the innermost dim longer than 1: coalescing (merge_groups) keeps its stride as its
+    # group's (asked for every copy block the planners price: no need to coalesce)
+    return next(abs(s) for n, s in zip(reversed(shape), reversed(strides)) if n != 1)
 
 
 def access_rate(spec: VectorSpec | ActivationSpec, *refs: Ref) -> float:

@@ -27,12 +27,11 @@ from __future__ import annotations
 import heapq
 import math
 
-from ...cost.engines import chunk_efficiency, descriptor_issue_cycles, engine_scale
 from ...hardware.description import Hardware
 from .._copy_engines import copy_engines
 from .._groups import divisors, split_dim
 from .._splits import double_splits, ragged_splits, run_splits
-from .tiling import FEW_TILES, VectorTiling, candidates_for, copy_stride_bytes
+from .tiling import FEW_TILES, TileSpace, VectorTiling, candidates_for
 
 #: A floor above a threshold by less than this share is not trusted to exclude (float
 #: rounding between the floor's sums and the score's).
@@ -51,80 +50,69 @@ def score_floor(t: VectorTiling, hw: Hardware, total_bytes: int,
     DRAM and queues alone already bound it above that, that bound is returned (still
     below the score) without pricing the copies.
     """
-    return TileFloor(t, hw, total_bytes).at(enough)
+    return TileFloor(TileSpace(t, hw, total_bytes), t.tile).at(enough)
 
 
 class TileFloor:
-    """:func:`score_floor` of one tile, its two parts each priced once, when first
-    needed: the DRAM and queues' bound, then the copies'. It depends on the tile alone
-    (:func:`floor_key`), never on the slots or the slice count, so the ranking prices
-    each tile's floor once for all its tilings."""
+    """:func:`score_floor` of the tiles of extents ``tile`` in ``space``, its two parts
+    each priced once, when first needed: the DRAM and queues' bound, then the copies'.
+    It depends on the tile alone (``space.key`` and ``tile``), never on the slots or the
+    slice count, so the ranking prices each tile's floor once for all its tilings."""
 
-    def __init__(self, t: VectorTiling, hw: Hardware, total_bytes: int) -> None:
-        self.t, self.hw = t, hw
-        self.dram_cycles = 2 * total_bytes / hw.dram_bytes_per_cycle
+    __slots__ = ("space", "tile", "tiles", "_whole", "_queues", "_steps")
+
+    def __init__(self, space: TileSpace, tile: tuple[int, ...]) -> None:
+        self.space, self.tile = space, tile
+        self.tiles = space.tile_count(tile)
         self._whole: float | None = None    # the floor, copies included
         self._queues: float | None = None   # the DRAM and queues' bound
-        # per tile class (extents, count, block elements, bytes) and its steady step;
-        # the first tile's class (the score's fill and drain replace its step)
-        self._classes: list[tuple] = []
+        # each tile class's steady step (classes: space.classes)
         self._steps: list[float] = []
-        self._first = 0
 
     def at(self, enough: float | None = None) -> float:
         """The floor, or (``enough``) the DRAM and queues' bound where that is above it."""
         if self._whole is not None:
             return self._whole
-        if self.t.tiles == 1:
-            self._whole = self.dram_cycles
+        dram_cycles = self.space.dram_cycles
+        if self.tiles == 1:
+            self._whole = dram_cycles
             return self._whole
         if self._queues is None:
             self._queues = self._queue_bound()
         total = self._queues
-        if not self.t.needs_vector:
-            self._whole = max(total, self.dram_cycles)
+        if not self.space.needs_vector:
+            self._whole = max(total, dram_cycles)
         elif enough is not None and total > enough:
-            return max(total, self.dram_cycles)
+            return max(total, dram_cycles)
         else:
             self._whole = self._copy_bound()
         return self._whole
 
     def _queue_bound(self) -> float:
-        t, hw = self.t, self.hw
-        dram, scale = hw.dram_bytes_per_cycle, engine_scale("dma", hw)
-        dc, queues = descriptor_issue_cycles(hw) * scale, hw.dma.queues
-        classes = []
-        for ext, count in t.tile_classes():
-            block = math.prod(ext[d] for d in t.free)
-            classes.append((ext, count, block,
-                            math.prod(ext[d] for d in t.part) * block * t.itemsize))
-        # the score's first tile: the one of the most bytes (the first of equals)
-        first = max(range(len(classes)), key=lambda k: (classes[k][3], -k))
+        space = self.space
+        classes = space.classes(self.tile)
+        dram, dc, queues = space.dram, space.issue, space.queues
+        queue_cycles = space.queue_cycles
         steps = []
-        rate, item = hw.dma.bytes_per_cycle, t.itemsize
         for ext, _, block, nbytes in classes:
             # each side's queue cycles in one slice (as _sliced_queue_cycles prices them)
-            q_in, q_out = (nbytes / (rate * chunk_efficiency(
-                min(t.run_elements(side, ext), block) * item, hw)) * scale
-                for side in ("in", "out"))
+            q_in = queue_cycles("in", ext, block, nbytes)[0]
+            q_out = queue_cycles("out", ext, block, nbytes)[0]
             steps.append(max(2 * nbytes / dram, (q_in + q_out + 2 * dc) / queues))
-        self._classes, self._steps, self._first = classes, steps, first
-        return sum((c[1] - (k == first)) * step for k, (c, step) in enumerate(zip(classes, steps)))
+        self._steps = steps
+        # the score's fill and drain replace the first tile's step (the first class's)
+        return sum([(c[1] - (k == 0)) * step for k, (c, step) in enumerate(zip(classes, steps))])
 
     def _copy_bound(self) -> float:
-        t, hw, first = self.t, self.hw, self._first
+        space = self.space
+        classes = space.classes(self.tile)
+        partitions = space.partitions(self.tile)
         total = 0.0
-        for k, ((ext, count, block, _), step) in enumerate(zip(self._classes, self._steps)):
-            engines = copy_engines(hw, t.partitions, copy_stride_bytes(t, ext, hw))
-            total += (count - (k == first)) * max(step, block / sum(1 / per
+        for k, ((ext, count, block, _), step) in enumerate(zip(classes, self._steps)):
+            engines = copy_engines(space.hw, partitions, space.copy_stride(ext))
+            total += (count - (k == 0)) * max(step, block / sum(1 / per
                                                                    for _, per, _ in engines))
-        return max(total, self.dram_cycles)
-
-
-def floor_key(t: VectorTiling) -> tuple:
-    """What a tiling's :func:`score_floor` depends on: its tile (the slots and slice
-    count aside)."""
-    return t.shape, t.perm, t.part, t.tile, t.ragged
+        return max(total, space.dram_cycles)
 
 
 class _Shortlist:
@@ -146,7 +134,10 @@ class _Shortlist:
         self.counted: set[tuple] = set()
         self.best_of_kind: dict[tuple, float] = {}
         self._kinds_sorted: list[tuple[float, tuple]] | None = None
-        self.floors: dict[tuple, TileFloor] = {}   # by floor_key
+        # by TileSpace.key, then tile
+        self.floors: dict[tuple, dict[tuple[int, ...], TileFloor]] = {}
+        self._space: TileSpace | None = None        # the last asked about, its floors
+        self._floors: dict[tuple[int, ...], TileFloor] = {}
         self.bounded = 0
         self.over = 0                  # tilings whose floor is above `above`
         self.lowest_over = math.inf    # the lowest of those floors
@@ -159,14 +150,16 @@ class _Shortlist:
         own = self.best_of_kind.get(k, math.inf)
         return min(own, others[self.keep - 1]) if len(others) >= self.keep else own
 
-    def hopeless(self, t: VectorTiling) -> bool:
-        """Whether ``t`` can be neither among the best ``keep`` nor kept for its kind,
-        or (with ``above``) scores above ``above`` for certain."""
+    def hopeless(self, space: TileSpace, tile: tuple[int, ...], slots: int) -> bool:
+        """Whether the tiling of ``space`` with ``tile`` and ``slots`` can be neither
+        among the best ``keep`` nor kept for its kind, or (with ``above``) scores above
+        ``above`` for certain."""
         floor = None
-        key = floor_key(t)
-        bound = self.floors.get(key)
+        if space is not self._space:   # the floors of the same tiles in another space
+            self._space, self._floors = space, self.floors.setdefault(space.key, {})
+        bound = self._floors.get(tile)
         if bound is None:
-            bound = self.floors[key] = TileFloor(t, self.hw, self.total_bytes)
+            bound = self._floors[tile] = TileFloor(space, tile)
         if self.above is not None:
             floor = bound.at(self.above * (1 + ROUNDING))
             if floor > self.above * (1 + ROUNDING):
@@ -175,7 +168,8 @@ class _Shortlist:
                 return True
         if not self.bound or len(self.worst_kept) < self.keep:
             return False
-        threshold = max(-self.worst_kept[0], self._kind_threshold(kind(t)))
+        k = _kind(slots, space.partitions(tile), bound.tiles, len(space.split))
+        threshold = max(-self.worst_kept[0], self._kind_threshold(k))
         if floor is None and threshold != math.inf:
             floor = bound.at(threshold * (1 + ROUNDING))
         if threshold == math.inf or floor is None or floor <= threshold * (1 + ROUNDING):
@@ -223,7 +217,7 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     options += double_splits(shape, perm, item, hw)
     options += run_splits(shape, perm, item, hw)
     found: dict[tuple, VectorTiling] = {}
-    seen: set[tuple] = set()
+    seen: dict[tuple, set] = {}
     shortlist = _Shortlist(hw, total_bytes, keep, bound, above)
     for s, p, split, keep_free, *ragged in options + ragged_splits(shape, perm, hw):
         for cand in candidates_for(s, p, split, item, hw, total_bytes, seen, keep_free,
@@ -291,7 +285,11 @@ def kind(t: VectorTiling) -> tuple[int, int, bool, int]:
     whether tiles are few and large (queues in order make many small tiles wait on
     each other, which the score's fluid DMA model does not see) and how many dims are
     split (two splits make deeper walks and strided copies than the score sees)."""
-    return t.slots, t.partitions, t.tiles <= FEW_TILES, len(t.split)
+    return _kind(t.slots, t.partitions, t.tiles, len(t.split))
 
 
-__all__ = ["rank_tilings", "score_floor", "TileFloor", "floor_key", "kind", "tile_key", "ROUNDING"]
+def _kind(slots: int, partitions: int, tiles: int, splits: int) -> tuple[int, int, bool, int]:
+    return slots, partitions, tiles <= FEW_TILES, splits
+
+
+__all__ = ["rank_tilings", "score_floor", "TileFloor", "kind", "tile_key", "ROUNDING"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Callable, Sequence
 
@@ -155,35 +155,119 @@ class VectorTiling:
         """Stride in the target of each working (source) dim."""
         return self._strides[1]
 
-    def run_elements(self, side: str, extents: Sequence[int] | None = None) -> int:
-        """Contiguous DRAM run of one partition's block on the way in or out (of a tile
-        of ``extents``; a full tile by default)."""
-        ext = self.tile if extents is None else extents
-        dims = self.free if side == "in" else self.free_target
-        strides = self.source_strides() if side == "in" else self.target_strides()
-        run = 1
-        for d in reversed(dims):
-            if ext[d] == 1:
-                continue
-            if strides[d] != run:
-                break
-            run *= ext[d]
-        return run
 
-    def tile_classes(self) -> list[tuple[tuple[int, ...], int]]:
-        """Distinct tile extents (full tiles and the edge tiles) with their counts. A
-        ragged split's tiles are priced padded: pricing its clipped boxes exactly ranked
-        more ragged tilings among the few the cost model sees, and lost better ones."""
-        per_dim = []
-        for n, t in zip(self.shape, self.tile):
-            opts = [(t, n // t)] if n // t else []
-            if n % t:
-                opts.append((n % t, 1))
-            per_dim.append(opts)
-        out = []
-        for combo in itertools.product(*per_dim):
-            out.append((tuple(e for e, _ in combo), math.prod(c for _, c in combo)))
-        return out
+def _new_memo(hw: Hardware) -> dict:
+    return {}
+
+
+class TileSpace:
+    """What every tiling of one working shape with the same partition dims shares, for
+    scoring them (:func:`score`) and bounding their scores (:mod:`.ranking`): each
+    side's run dims, the hardware's DMA figures, each tile's classes, worked out once.
+    The ranking bounds tens of thousands of tiles and scores a few thousand; a tile is
+    just its extents here, and a :class:`VectorTiling` is built only for one scored.
+
+    ``proto``: a tiling of the working shape and partition dims (its tile, slots, slice
+    count and variant flags aside: the candidates made from it take the defaults);
+    ``total_bytes``: the tensor's.
+
+    >>> from strider import Hardware
+    >>> t = VectorTiling((64, 32), (1, 0), (), (), (0, 1), (64, 32), 3, 4)
+    >>> space = TileSpace(t, Hardware.preset("trn1-like"), 64 * 32 * 4)
+    >>> space.classes((48, 32))     # (extents, count, block elements, bytes): full, edge
+    [((48, 32), 1, 1536, 6144), ((16, 32), 1, 512, 2048)]
+    >>> [space.queue_cycles(side, (48, 32), 1536, 6144)[1] for side in ("in", "out")]
+    [6144, 192]
+    """
+
+    def __init__(self, proto: VectorTiling, hw: Hardware, total_bytes: int) -> None:
+        self.proto, self.hw = proto, hw
+        self.shape, self.split, self.part, self.free = proto.shape, proto.split, proto.part, proto.free
+        self.free_target, self.item = proto.free_target, proto.itemsize
+        self.needs_vector = proto.needs_vector
+        #: what a tile's score and floor depend on besides its extents and slots
+        self.key = (proto.shape, proto.perm, proto.part, proto.ragged)
+        # each side's free dims, innermost first, with their DRAM strides
+        src, dst = proto.source_strides(), proto.target_strides()
+        self._runs = {"in": tuple((d, src[d]) for d in reversed(self.free)),
+                      "out": tuple((d, dst[d]) for d in reversed(self.free_target))}
+        self.dram = hw.dram_bytes_per_cycle
+        self.rate, self.queues = hw.dma.bytes_per_cycle, hw.dma.queues
+        self.scale = engine_scale("dma", hw)   # the queues' cycles in top-level cycles
+        self.issue = descriptor_issue_cycles(hw) * self.scale   # a descriptor's fixed cost
+        self.dram_cycles = 2 * total_bytes / self.dram   # the DRAM roofline
+        self.latency = hidden_latency_cycles(hw) * self.scale  # the first load, last store
+        self._worth = {few: descriptor_worth(hw, 1 if few else FEW_TILES + 1)
+                       for few in (False, True)}
+        self._efficiency: dict[int, float] = hw.derived("chunk efficiencies", _new_memo)
+        self._classes: dict[tuple[int, ...], list[tuple[tuple[int, ...], int, int, int]]] = {}
+        self._strides: dict[tuple[int, ...], int] = {}
+
+    def worth(self, tiles: int) -> int:
+        """:func:`descriptor_worth` of a tiling of ``tiles`` tiles."""
+        return self._worth[tiles <= FEW_TILES]
+
+    def tile_count(self, tile: Sequence[int]) -> int:
+        return math.prod(-(-n // t) for n, t in zip(self.shape, tile))
+
+    def partitions(self, tile: Sequence[int]) -> int:
+        return math.prod([tile[d] for d in self.part])
+
+    def classes(self, tile: tuple[int, ...]) -> list[tuple[tuple[int, ...], int, int, int]]:
+        """The distinct tile extents (full tiles and the edge tiles) as ``(extents,
+        count, block elements, bytes)``, the full tiles' first: each of their extents is
+        at least any other class's, so they hold the most bytes (the score's fill and
+        drain replace one of their steps). A ragged split's tiles are priced padded:
+        pricing its clipped boxes exactly ranked more ragged tilings among the few the
+        cost model sees, and lost better ones."""
+        known = self._classes.get(tile)
+        if known is None:
+            per_dim = []   # each dim's (extent, count) options
+            for n, t in zip(self.shape, tile):
+                whole, edge = divmod(n, t)
+                per_dim.append(((t, whole), (edge, 1)) if whole and edge
+                               else ((t, whole),) if whole else ((edge, 1),))
+            combos: list = ([zip(*combo) for combo in itertools.product(*per_dim)]
+                            if any(len(opts) > 1 for opts in per_dim)
+                            else [(tile, [opts[0][1] for opts in per_dim])])   # whole tiles only
+            free, part, item = self.free, self.part, self.item
+            known = self._classes[tile] = []
+            for ext, counts in combos:
+                ext = tuple(ext)
+                block = math.prod([ext[d] for d in free])
+                known.append((ext, math.prod(counts), block,
+                              math.prod([ext[d] for d in part]) * block * item))
+        return known
+
+    def queue_cycles(self, side: str, ext: Sequence[int], block: int,
+                     nbytes: float) -> tuple[float, int]:
+        """(queue-cycles, run bytes) of moving ``nbytes`` as partitions' blocks of
+        extents ``ext`` (``block`` elements) on the way ``"in"`` or ``"out"``: the
+        block's contiguous DRAM run (its dims inside the first that breaks it) gets its
+        share of a queue's rate (:func:`~strider.cost.chunk_efficiency`); no fixed costs."""
+        run = 1
+        for d, stride in self._runs[side]:
+            e = ext[d]
+            if e == 1:
+                continue
+            if stride != run:
+                break
+            run *= e
+        chunk = min(run, block) * self.item
+        efficiency = self._efficiency.get(chunk)
+        if efficiency is None:
+            efficiency = self._efficiency[chunk] = chunk_efficiency(chunk, self.hw)
+        return nbytes / (self.rate * efficiency) * self.scale, chunk
+
+    def copy_stride(self, ext: Sequence[int]) -> int:
+        """:func:`copy_stride_bytes` of a tile of extents ``ext``."""
+        block = tuple([ext[d] for d in self.free])
+        stride = self._strides.get(block)
+        if stride is None:
+            stride = self._strides[block] = _copy_stride_bytes(
+                self.free, self.free_target, block, self.item, self.hw)
+        return stride
+
 
 
 def copy_stride_bytes(t: VectorTiling, ext: Sequence[int], hw: Hardware) -> int:
@@ -207,37 +291,30 @@ def _copy_stride_bytes(free: tuple[int, ...], free_target: tuple[int, ...],
     return itemsize * fastest_walk(shape, src, dst, fast_stride_elements(hw, itemsize))[1]
 
 
-def _sliced_queue_cycles(t: VectorTiling, hw: Hardware, ext: Sequence[int], nbytes: float,
-                         m: int, dma_scale: float, memo: dict) -> tuple[float, float, int, int]:
-    """(read, write) queue-cycles and (read, write) DRAM run bytes of a tile moved in ``m``
-    slices: each side is cut along its outermost free dim, which shortens its runs when
-    that dim is part of them (``dma_scale``: :func:`~strider.cost.engine_scale` of the
-    queues). ``memo`` keeps each side's figures by cut, for the same tile and bytes: many
-    slice counts cut a short dim the same way."""
-    figures = []
-    for side, d in memo.get("cut dims") or _cut_dims(t, ext, memo):
-        c = -(-ext[d] // min(m, ext[d])) if d is not None else None
-        known = memo.get((side, c))
-        if known is None:
-            cut = list(ext)
-            if d is not None:
-                assert c is not None  # set whenever d is
-                cut[d] = c
-            block = math.prod(cut[k] for k in t.free)
-            chunk = min(t.run_elements(side, cut), block) * t.itemsize
-            q = nbytes / (hw.dma.bytes_per_cycle * chunk_efficiency(chunk, hw)) * dma_scale
-            known = memo[side, c] = (q, chunk)
-        figures.append(known)
-    (q_in, run_in), (q_out, run_out) = figures
-    return q_in, q_out, run_in, run_out
-
-
-def _cut_dims(t: VectorTiling, ext: Sequence[int], memo: dict) -> list[tuple[str, int | None]]:
-    """Each side with the dim its slices cut (its outermost free dim longer than 1),
-    kept in ``memo``: it does not depend on the slice count."""
-    memo["cut dims"] = [(side, next((d for d in dims if ext[d] > 1), None))
-                        for side, dims in (("in", t.free), ("out", t.free_target))]
-    return memo["cut dims"]
+def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], nbytes: float,
+                         pieces: Sequence[int]) -> list[tuple[float, float, int, int]]:
+    """(read, write) queue-cycles and (read, write) DRAM run bytes of a tile of extents
+    ``ext`` moved in each slice count of ``pieces``: each side is cut along its
+    outermost free dim longer than 1, which shortens its runs when that dim is part of
+    them (many slice counts cut a short dim the same way: each cut is priced once)."""
+    sides = []
+    for side, dims in (("in", space.free), ("out", space.free_target)):
+        d = next((d for d in dims if ext[d] > 1), None)
+        by_cut: dict[int | None, tuple[float, int]] = {}
+        figures = []
+        for m in pieces:
+            c = -(-ext[d] // min(m, ext[d])) if d is not None else None
+            known = by_cut.get(c)
+            if known is None:
+                cut = list(ext)
+                if d is not None:
+                    assert c is not None  # set whenever d is
+                    cut[d] = c
+                known = by_cut[c] = space.queue_cycles(
+                    side, cut, math.prod([cut[k] for k in space.free]), nbytes)
+            figures.append(known)
+        sides.append(figures)
+    return [(q_in, q_out, run_in, run_out) for (q_in, run_in), (q_out, run_out) in zip(*sides)]
 
 
 def score(t: VectorTiling, hw: Hardware, total_bytes: int) -> dict:
@@ -249,7 +326,8 @@ def score(t: VectorTiling, hw: Hardware, total_bytes: int) -> dict:
     slice by slice, for the previous tile's writes, and its vector step for them.
     Ragged edge tiles are priced with their own (shorter) runs.
     """
-    return _estimate(*_scores(t, hw, total_bytes, (t.pieces,))[0], hw)
+    space = TileSpace(t, hw, total_bytes)
+    return _estimate(*_scores(space, t.tile, t.slots, (t.pieces,))[0], hw)
 
 
 def _estimate(cycles: float, run_in: int, run_out: int, dram_cycles: float,
@@ -260,33 +338,27 @@ def _estimate(cycles: float, run_in: int, run_out: int, dram_cycles: float,
             "efficiency_out": chunk_efficiency(run_out, hw), "dram_cycles": dram_cycles}
 
 
-def _scores(t: VectorTiling, hw: Hardware, total_bytes: int,
+def _scores(space: TileSpace, tile: tuple[int, ...], slots: int,
             pieces: Sequence[int]) -> list[tuple[float, int, int, float]]:
-    """``(cycles, read run, write run, DRAM-bound cycles)`` of :func:`score` for ``t``
-    with each slice count of ``pieces`` (shared set-up)."""
-    item = t.itemsize
-    classes = []
-    for ext, count in t.tile_classes():
-        block = math.prod(ext[d] for d in t.free)
-        stride = copy_stride_bytes(t, ext, hw) if t.needs_vector else 0
-        classes.append((ext, count, block, math.prod(ext[d] for d in t.part) * block * item,
-                        stride))
-    queues = hw.dma.queues
-    scale = engine_scale("dma", hw)
-    dc, dram = descriptor_issue_cycles(hw) * scale, hw.dram_bytes_per_cycle
-    latency = hidden_latency_cycles(hw) * scale  # the first load, last store
-    needs_vector, tiles, partitions = t.needs_vector, t.tiles, t.partitions
-    two = t.slots == 2 and needs_vector and tiles > 1
-    dram_cycles = 2 * total_bytes / dram
-    worth = descriptor_worth(hw, tiles)
+    """``(cycles, read run, write run, DRAM-bound cycles)`` of :func:`score` for the
+    tiling of ``space`` with ``tile`` and ``slots``, with each slice count of ``pieces``
+    (shared set-up)."""
+    hw = space.hw
+    classes = space.classes(tile)
+    needs_vector, tiles, partitions = space.needs_vector, space.tile_count(tile), space.partitions(tile)
+    strides = [space.copy_stride(ext) if needs_vector else 0 for ext, *_ in classes]
+    queues, dc, dram = space.queues, space.issue, space.dram
+    latency = space.latency
+    two = slots == 2 and needs_vector and tiles > 1
+    dram_cycles = space.dram_cycles
+    worth = space.worth(tiles)
+    sliced = [_sliced_queue_cycles(space, ext, nbytes, pieces) for ext, _, _, nbytes in classes]
     out = []
-    memos: list[dict] = [{} for _ in classes]
-    for m in pieces:
+    for j, m in enumerate(pieces):
         total = 0.0
         first = None
-        for (ext, count, block, nbytes, stride), memo in zip(classes, memos):
-            q_in, q_out, run_in, run_out = _sliced_queue_cycles(t, hw, ext, nbytes, m, scale,
-                                                                memo)
+        for k, ((_, count, block, nbytes), stride, figures) in enumerate(zip(classes, strides, sliced)):
+            q_in, q_out, run_in, run_out = figures[j]
             per_piece = max(1, min(queues, int(nbytes // (m * worth))))
             over = m * per_piece * dc
             spread = min(queues, m * per_piece)
@@ -300,10 +372,10 @@ def _scores(t: VectorTiling, hw: Hardware, total_bytes: int,
             else:
                 step = max(mixed, vec)
             total += count * step
-            if first is None or nbytes > first[0]:
-                first = (nbytes, alone_in, alone_out, vec, last, step, run_in, run_out)
+            if k == 0:   # the first tile (the most bytes)
+                first = (alone_in, alone_out, vec, last, step, run_in, run_out)
         assert first is not None
-        nbytes, alone_in, alone_out, vec, last, step, run_in, run_out = first
+        alone_in, alone_out, vec, last, step, run_in, run_out = first
         if tiles == 1:
             total = max(alone_in, vec) + last + alone_out + 2 * latency
         else:  # one tile's steady step is replaced by the fill and the drain
@@ -318,31 +390,52 @@ def _outerness(shape: Sequence[int], perm: Sequence[int]) -> dict[int, int]:
     return {d: min(n - 1 - d, n - 1 - pos[d]) for d in range(n)}
 
 
+#: Rejects a tiling, unscored, given its :class:`TileSpace`, tile extents and slots.
+Hopeless = Callable[[TileSpace, tuple[int, ...], int], bool]
+
+
 def candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: int,
-                   hw: Hardware, total_bytes: int, seen: set | None = None,
+                   hw: Hardware, total_bytes: int, seen: dict | None = None,
                    keep_free: frozenset = frozenset(), ragged: tuple = (),
-                   hopeless: Callable[[VectorTiling], bool] | None = None
-                   ) -> list[VectorTiling]:
+                   hopeless: Hopeless | None = None) -> list[VectorTiling]:
     """Candidate tilings of one working shape, each with its best slice count by the
     score; ``seen`` collects the tilings (slice count aside) already offered, which are
-    not offered again; dims of ``keep_free`` never spread over partitions; a tiling
+    not offered again (by working shape, perm, partition dims and ragged split: their
+    tile extents and slots); dims of ``keep_free`` never spread over partitions; a tiling
     that ``hopeless`` rejects is neither scored nor offered."""
     out: list[VectorTiling] = []
-    seen = set() if seen is None else seen
+    seen = {} if seen is None else seen
+    spaces: dict[tuple[int, ...], TileSpace] = {}   # by partition dims
+    spread: set[tuple] = set()   # the partition dims and the tiles spreading them
     cap = hw.sbuf.partitions
     while cap >= 1:
-        out += _candidates_capped(shape, perm, split, item, hw, total_bytes, cap, seen,
-                                  keep_free, ragged, hopeless)
+        part, tile = _spread(shape, perm, keep_free, cap)
+        if (part, tile) not in spread:   # (else this cap offers what a larger one did)
+            spread.add((part, tile))
+            space = spaces.get(part)
+            if space is None:
+                free = tuple(d for d in range(len(shape)) if d not in part)
+                space = spaces[part] = TileSpace(
+                    VectorTiling(shape, perm, split, part, free, tile, PIPELINE_SLOTS, item,
+                                 ragged=ragged), hw, total_bytes)
+            out += _candidates_capped(space, tile, seen, hopeless)
         if cap <= hw.sbuf.partitions // 4:
             break
         cap //= 2
     return out
 
 
-def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes: int,
-                       cap: int, seen: set, keep_free: frozenset = frozenset(),
-                       ragged: tuple = (), hopeless: Callable[[VectorTiling], bool] | None = None
-                       ) -> list[VectorTiling]:
+def _even(n: int, e: int) -> int:
+    """The tile extent of ``n`` with as many tiles as extent ``e`` makes, all but the
+    last as long: n = 512 by 250 would leave a 12-wide edge tile with short runs."""
+    return -(-n // -(-n // e))
+
+
+def _spread(shape: tuple[int, ...], perm: tuple[int, ...], keep_free: frozenset,
+            cap: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``(partition dims, tile)``: the dims spread over at most ``cap`` partitions
+    (outermost on both sides first, greedily) and the tile that spreads them, its
+    other dims whole."""
     n = len(shape)
     a, b = n - 1, perm[-1]
     outer = _outerness(shape, perm)
@@ -361,9 +454,19 @@ def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes:
         tile[d] = take
         part.append(d)
         p *= take
-    part.sort()
-    free = [d for d in range(n) if d not in part]
-    part_t, free_t = tuple(part), tuple(free)
+    return tuple(sorted(part)), tuple(tile)
+
+
+def _candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict,
+                       hopeless: Hopeless | None = None) -> list[VectorTiling]:
+    """The candidates of ``space`` from its partition dims spread as ``tile`` (see
+    :func:`candidates_for`)."""
+    shape, perm, item, hw = space.shape, space.proto.perm, space.item, space.hw
+    n = len(shape)
+    a, b = n - 1, perm[-1]
+    outer = _outerness(shape, perm)
+    free = space.free
+    offered = seen.setdefault(space.key, set())
     out: list[VectorTiling] = []
     for slots in (PIPELINE_SLOTS, 2):
         budget = (hw.sbuf.bytes_per_partition // slots) // SLOT_ALIGN * SLOT_ALIGN // item
@@ -377,9 +480,9 @@ def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes:
             rest = size // t[d]
             t[d] = max(1, min(t[d], budget // rest))
             size = rest * t[d]
-        options: list[list[int]] = []
+        options: list[tuple[int, ...]] = []   # even tile extents (see _even)
         if size <= budget:
-            options.append(t)
+            options.append(tuple(map(_even, shape, t)))
             if all(t[d] == shape[d] for d in free):
                 # everything fits one tile: a few tiles instead let reads, copies and
                 # writes overlap (a small tensor's whole time is otherwise fill and drain).
@@ -389,51 +492,51 @@ def _candidates_capped(shape, perm, split, item: int, hw: Hardware, total_bytes:
                 for d in free:
                     for f in SMALL_TILE_CUTS:
                         if t[d] >= 2 * f or (d == first_out and t[d] >= f):
-                            options.append([-(-t[d] // f) if k == d else e
-                                            for k, e in enumerate(t)])
+                            options.append(tuple(_even(n, -(-t[d] // f)) if k == d else _even(n, e)
+                                                 for k, (n, e) in enumerate(zip(shape, t))))
         else:
             rest = size // (t[a] * (t[b] if b != a else 1))
             room = max(1, budget // rest)
             if a == b:
                 t2 = list(t)
                 t2[a] = min(shape[a], room)
-                options.append(t2)
+                options.append(tuple(map(_even, shape, t2)))
             else:
                 picks = {1, shape[a], room, int(math.isqrt(room))}
                 picks |= {2 ** k for k in range(int(math.log2(room)) + 1)}
                 picks |= {-(-shape[a] // k) for k in range(1, 65)}
                 picks |= {room // -(-shape[b] // k) for k in range(1, 65)}
-                for ta in sorted(picks):
-                    ta = max(1, min(ta, shape[a], room))
-                    tb = min(shape[b], room // ta)
-                    if tb < 1:
-                        continue
-                    t2 = list(t)
-                    t2[a], t2[b] = ta, tb
-                    options.append(t2)
-        for t2 in options:
-            # even tiles: n = 512 by 250 would leave a 12-wide edge tile with short runs
-            tile_t = tuple(-(-n // -(-n // e)) for n, e in zip(shape, t2))
-            key = (shape, perm, part_t, tile_t, slots, ragged)
-            if key in seen:  # the same tiling (another split may lead to it) scores the same
-                continue
-            seen.add(key)
-            base = VectorTiling(shape, perm, split, part_t, free_t, tile_t, slots, item,
-                          ragged=ragged)
-            if hopeless is not None and hopeless(base):
+                # picks beyond a's extent or the room (where b's is 1) make the same
+                # tile; so do neighbours (a's even extent grows with its pick, b's shrinks)
+                na, nb = shape[a], shape[b]
+                most = min(na, room)
+                even = list(map(_even, shape, t))
+                last = None
+                for ta in sorted({ta for ta in picks if 0 < ta < most} | {most}):
+                    pair = _even(na, ta), _even(nb, min(nb, room // ta))
+                    if pair != last:
+                        even[a], even[b] = last = pair
+                        options.append(tuple(even))
+        for tile_t in options:
+            if (tile_t, slots) in offered:  # the same tiling (another split, cap or pick
+                continue                    # may lead to it) scores the same
+            offered.add((tile_t, slots))
+            if hopeless is not None and hopeless(space, tile_t, slots):
                 continue
             # the best slice count only (the fewest slices among equals): the ranking
             # keeps no other
-            out.append(_best_pieces(base, hw, total_bytes))
+            out.append(_best_pieces(space, tile_t, slots))
     return out
 
 
-def _best_pieces(t: VectorTiling, hw: Hardware, total_bytes: int) -> VectorTiling:
-    """``t`` with its best slice count by the score, the fewest among equals (the
-    ranking keeps no other)."""
-    ests = _scores(t, hw, total_bytes, PIECES)
+def _best_pieces(space: TileSpace, tile: tuple[int, ...], slots: int) -> VectorTiling:
+    """The tiling of ``space`` with ``tile`` and ``slots`` at its best slice count by
+    the score, the fewest among equals (the ranking keeps no other)."""
+    ests = _scores(space, tile, slots, PIECES)
     best = min(range(len(PIECES)), key=lambda k: ests[k][0])
-    return replace(t, pieces=PIECES[best], estimate=_estimate(*ests[best], hw))
+    t = space.proto
+    return VectorTiling(t.shape, t.perm, t.split, t.part, t.free, tile, slots, t.itemsize,
+                        PIECES[best], _estimate(*ests[best], space.hw), t.ragged)
 
 
-__all__ = ["VectorTiling", "score", "candidates_for", "PIPELINE_SLOTS", "SLOT_ALIGN"]
+__all__ = ["VectorTiling", "TileSpace", "score", "candidates_for", "PIPELINE_SLOTS", "SLOT_ALIGN"]
