@@ -1,7 +1,11 @@
 """The cost model on hand-computed cases (tiny preset: 8 B/cycle per queue, 8 cycles per
 descriptor, full speed from 32-byte chunks, 16 B/cycle of DRAM)."""
 
+import math
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from strider import AccessPattern as AP
 from strider import Hardware
@@ -131,3 +135,15 @@ def test_estimate_deadlock():
     p.wait("pe", "never")
     with pytest.raises(DeadlockError, match="never|cannot finish"):
         estimate(p, HW)
+
+
+@given(st.lists(st.tuples(st.sampled_from([0, 1, 1, 2, 3, 5]), st.integers(-40, 40)),
+                max_size=5))
+def test_the_innermost_stride_is_the_coalesced_patterns(dims):
+    """innermost_stride (the innermost dim longer than 1) is the innermost stride of the
+    pattern coalesced by the one merging rule (access_pattern.coalesced_dims)."""
+    from strider.access_pattern import coalesced_dims
+    from strider.cost import innermost_stride
+    shape, strides = tuple(n for n, _ in dims), tuple(s for _, s in dims)
+    want = abs(coalesced_dims(shape, strides)[1][-1]) if math.prod(shape) > 1 else 0
+    assert innermost_stride(shape, strides) == want

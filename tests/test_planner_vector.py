@@ -439,9 +439,10 @@ def test_a_copy_walks_a_dim_short_in_both_operands_where_there_is_one(shape, dat
         return max(innermost_stride(walk, tuple(src[d] for d in order)),
                    innermost_stride(walk, tuple(dst[d] for d in order)))
 
-    got, _ = fastest_walk(shape_t, src, dst, fast)
+    got, stride = fastest_walk(shape_t, src, dst, fast)
     n = len(shape_t)
     assert sorted(got) == list(range(n))
+    assert stride == widest(got)
     if widest(tuple(range(n))) <= fast:
         assert got == tuple(range(n))
     elif any(widest(tuple(d for d in range(n) if d != r) + (r,)) <= fast for r in range(n)):

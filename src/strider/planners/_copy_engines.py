@@ -77,13 +77,16 @@ def copy_cycles(hw: Hardware, partitions: int, block: int, pieces: int,
     """
     engines = copy_engines(hw, partitions, stride_bytes)
     load = [0.0] * len(engines)
-    cuts = [block * (j + 1) // pieces - block * j // pieces for j in range(pieces)]
-    for n in cuts:   # each slice to the engine that would end it first (CopyBalancer's rule)
-        ends = [busy + (fixed + per * n) for busy, (_, per, fixed) in zip(load, engines)]
+    cycles: dict[int, list[float]] = {}   # a slice's on each engine, by its elements
+    for j in range(pieces):   # each slice to the engine that would end it first
+        n = block * (j + 1) // pieces - block * j // pieces   # (CopyBalancer's rule)
+        on = cycles.get(n)
+        if on is None:
+            on = cycles[n] = [fixed + per * n for _, per, fixed in engines]
+        ends = [busy + c for busy, c in zip(load, on)]
         k = ends.index(min(ends))
         load[k] = ends[k]
-    last = min(fixed + per * cuts[-1] for _, per, fixed in engines)
-    return max(load), float(last)
+    return max(load), float(min(cycles[n]))   # the last slice alone
 
 
 def fast_stride_elements(hw: Hardware, itemsize: int) -> int:
@@ -113,19 +116,15 @@ def fastest_walk(shape: tuple[int, ...], src: tuple[int, ...], dst: tuple[int, .
     >>> fastest_walk((64, 32), (1, 64), (32, 1), 16)   # a plain transpose: no such dim
     ((0, 1), 64)
     """
-    def widest(order: tuple[int, ...]) -> int:
-        walk = tuple(shape[d] for d in order)
-        return max(innermost_stride(walk, tuple(src[d] for d in order)),
-                   innermost_stride(walk, tuple(dst[d] for d in order)))
-
     given = tuple(range(len(shape)))
-    stride = widest(given)
+    stride = max(innermost_stride(shape, src), innermost_stride(shape, dst))
     if stride <= fast:
         return given, stride
-    moved = [(widest(order), order) for order in
-             (given[:r] + given[r + 1:] + (r,) for r in given if shape[r] > 1)]
-    least, order = min(moved, key=lambda m: m[0], default=(stride, given))
-    return (order, least) if least <= fast else (given, stride)
+    # a dim longer than 1 moved innermost walks innermost (more than one element: the
+    # given order's stride would be 0 else)
+    moved = [(max(abs(src[r]), abs(dst[r])), r) for r in given if shape[r] > 1]
+    least, r = min(moved, key=lambda m: m[0], default=(stride, -1))
+    return (given[:r] + given[r + 1:] + (r,), least) if least <= fast else (given, stride)
 
 
 def block_copy(free: tuple[int, ...], free_target: tuple[int, ...], block: tuple[int, ...]
