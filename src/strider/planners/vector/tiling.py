@@ -230,13 +230,12 @@ class TileSpace:
             combos: list = ([zip(*combo) for combo in itertools.product(*per_dim)]
                             if any(len(opts) > 1 for opts in per_dim)
                             else [(tile, [opts[0][1] for opts in per_dim])])   # whole tiles only
-            free, part, item = self.free, self.part, self.item
+            free, item = self.free, self.item
             known = self._classes[tile] = []
             for ext, counts in combos:
                 ext = tuple(ext)
-                block = math.prod([ext[d] for d in free])
-                known.append((ext, math.prod(counts), block,
-                              math.prod([ext[d] for d in part]) * block * item))
+                known.append((ext, math.prod(counts), math.prod([ext[d] for d in free]),
+                              math.prod(ext) * item))   # every dim: the partitions' blocks
         return known
 
     def queue_cycles(self, side: str, ext: Sequence[int], block: int,
@@ -352,21 +351,24 @@ def _scores(space: TileSpace, tile: tuple[int, ...], slots: int,
     two = slots == 2 and needs_vector and tiles > 1
     dram_cycles = space.dram_cycles
     worth = space.worth(tiles)
-    sliced = [_sliced_queue_cycles(space, ext, nbytes, pieces) for ext, _, _, nbytes in classes]
+    # per class: its DRAM cycles one way and both ways, and its queue figures per slice count
+    priced = [(nbytes / dram, 2 * nbytes / dram, _sliced_queue_cycles(space, ext, nbytes, pieces))
+              for ext, _, _, nbytes in classes]
     out = []
     for j, m in enumerate(pieces):
         total = 0.0
         first = None
-        for k, ((_, count, block, nbytes), stride, figures) in enumerate(zip(classes, strides, sliced)):
+        for k, ((_, count, block, nbytes), stride, (one_way, both_ways, figures)) in enumerate(
+                zip(classes, strides, priced)):
             q_in, q_out, run_in, run_out = figures[j]
             per_piece = max(1, min(queues, int(nbytes // (m * worth))))
             over = m * per_piece * dc
             spread = min(queues, m * per_piece)
             vec, last = (copy_cycles(hw, partitions, block, m, stride)
                          if needs_vector else (0.0, 0.0))
-            alone_in = max(nbytes / dram, (q_in + over) / spread)
-            alone_out = max(nbytes / dram, (q_out + over) / spread)
-            mixed = max(2 * nbytes / dram, (q_in + q_out + 2 * over) / queues)
+            alone_in = max(one_way, (q_in + over) / spread)
+            alone_out = max(one_way, (q_out + over) / spread)
+            mixed = max(both_ways, (q_in + q_out + 2 * over) / queues)
             if two:
                 step = max(mixed, vec + (alone_in + alone_out) / m) + last
             else:
