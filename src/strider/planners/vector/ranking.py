@@ -95,7 +95,7 @@ class TileFloor:
         queue_cycles = space.queue_cycles
         steps = []
         for ext, _, block, nbytes in classes:
-            # each side's queue cycles in one slice (as _sliced_queue_cycles prices them)
+            # each side's queue cycles in one slice (its longest runs), as the score prices them
             q_in = queue_cycles("in", ext, block, nbytes)[0]
             q_out = queue_cycles("out", ext, block, nbytes)[0]
             steps.append(max(2 * nbytes / dram, (q_in + q_out + 2 * dc) / queues))
