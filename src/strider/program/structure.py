@@ -22,7 +22,7 @@ from dataclasses import fields
 from typing import Callable
 
 from ..errors import ProgramError
-from .instructions import Instruction
+from .instructions import Instruction, Ref
 
 
 @functools.cache
@@ -67,4 +67,30 @@ def structure_and_offsets(instr: Instruction) -> tuple[tuple, int, int]:
     return (t, scalars_of(instr)), 0, 0
 
 
-__all__ = ["layout", "structure_key", "structure_and_offsets"]
+def structure_of(cls: type[Instruction], scalars: object, *operands: tuple) -> tuple:
+    """:func:`structure_key` of an instruction of ``cls`` that is not built: ``scalars``
+    as its other fields give them (see :func:`layout`: ``()`` for none, the value of
+    one, a tuple of several in field order), each operand as :func:`operand_structure`.
+
+    >>> from strider import AccessPattern
+    >>> from strider.program import Ref, VectorCopy
+    >>> a = Ref.sbuf(0, 8, AccessPattern.contiguous((16,)), "float32")
+    >>> structure_of(VectorCopy, True, operand_structure(a), operand_structure(a)) == \\
+    ...     structure_key(VectorCopy(src=a, dst=a, cast=True))
+    True
+    """
+    if len(operands) == 2:
+        return (cls, scalars, *operands[0], *operands[1])
+    return (cls, scalars, *operands[0]) if operands else (cls, scalars)
+
+
+def operand_structure(ref: Ref) -> tuple:
+    """``(memory, tensor, partition_start, partitions, shape, strides, dtype)``: an
+    operand's part of a structure key (everything but its offset)."""
+    p = ref.pattern
+    return (ref.memory, ref.tensor, ref.partition_start, ref.partitions, p.shape, p.strides,
+            ref.dtype)
+
+
+__all__ = ["layout", "structure_key", "structure_and_offsets", "structure_of",
+           "operand_structure"]
