@@ -34,13 +34,26 @@ def layout(cls: type[Instruction]) -> tuple[int, Callable, Callable, bool]:
     if len(operands) > 2:
         raise ProgramError(f"{cls.__name__} has {len(operands)} operands; the simulator "
                            "takes instructions of at most 2")
-    scalars = tuple(f.name for f in fields(cls)
-                    if f.name not in operands and f.name not in ("deps", "label"))
+    scalars = scalar_names(cls)
     refs_of = operator.attrgetter(*operands) if operands else (lambda i: ())
     scalars_of = ((lambda i: ()) if not scalars else
                   operator.attrgetter(scalars[0]) if len(scalars) == 1 else
                   operator.attrgetter(*scalars))
     return len(operands), refs_of, scalars_of, cls.sync is not Instruction.sync
+
+
+@functools.cache
+def scalar_names(cls: type[Instruction]) -> tuple[str, ...]:
+    """The fields of ``cls`` that shape its structure besides its operands (all but
+    ``deps`` and ``label``), in field order.
+
+    >>> from strider.program import DmaCopy, LoadWeights
+    >>> scalar_names(DmaCopy), scalar_names(LoadWeights)
+    (('queue',), ())
+    """
+    operands = cls.operand_names()
+    return tuple(f.name for f in fields(cls)
+                 if f.name not in operands and f.name not in ("deps", "label"))
 
 
 def structure_key(instr: Instruction) -> tuple:
@@ -67,21 +80,21 @@ def structure_and_offsets(instr: Instruction) -> tuple[tuple, int, int]:
     return (t, scalars_of(instr)), 0, 0
 
 
-def structure_of(cls: type[Instruction], scalars: object, *operands: tuple) -> tuple:
+def structure_of(cls: type[Instruction], scalars: tuple, *operands: tuple) -> tuple:
     """:func:`structure_key` of an instruction of ``cls`` that is not built: ``scalars``
-    as its other fields give them (see :func:`layout`: ``()`` for none, the value of
-    one, a tuple of several in field order), each operand as :func:`operand_structure`.
+    the values of its :func:`scalar_names`, each operand as :func:`operand_structure`.
 
     >>> from strider import AccessPattern
     >>> from strider.program import Ref, VectorCopy
     >>> a = Ref.sbuf(0, 8, AccessPattern.contiguous((16,)), "float32")
-    >>> structure_of(VectorCopy, True, operand_structure(a), operand_structure(a)) == \\
+    >>> structure_of(VectorCopy, (True,), operand_structure(a), operand_structure(a)) == \\
     ...     structure_key(VectorCopy(src=a, dst=a, cast=True))
     True
     """
+    scalar = scalars[0] if len(scalars) == 1 else scalars   # (as layout reads them)
     if len(operands) == 2:
-        return (cls, scalars, *operands[0], *operands[1])
-    return (cls, scalars, *operands[0]) if operands else (cls, scalars)
+        return (cls, scalar, *operands[0], *operands[1])
+    return (cls, scalar, *operands[0]) if operands else (cls, scalar)
 
 
 def operand_structure(ref: Ref) -> tuple:
@@ -92,5 +105,5 @@ def operand_structure(ref: Ref) -> tuple:
             ref.dtype)
 
 
-__all__ = ["layout", "structure_key", "structure_and_offsets", "structure_of",
+__all__ = ["layout", "scalar_names", "structure_key", "structure_and_offsets", "structure_of",
            "operand_structure"]

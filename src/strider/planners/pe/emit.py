@@ -14,11 +14,19 @@ from ...dtypes import dtype_of
 from ...hardware.description import Hardware
 from ...plan import PermuteRequest
 from ...program.core import Program, Ref
-from ...program.instructions import ActCopy, Instruction, LoadWeights, MatMul, PeTranspose, VectorCopy
+from ...program.instructions import (
+    ActCopy,
+    DmaCopy,
+    Instruction,
+    LoadWeights,
+    MatMul,
+    PeTranspose,
+    VectorCopy,
+)
 from ...program.sketch import Sketch
-from ...program.structure import structure_of
+from ...program.structure import scalar_names, structure_of
 from .._copy_engines import CopyBalancer
-from .._descriptors import QueueBalancer, element_values, fitted_pairs
+from .._descriptors import QueueBalancer, element_values, fits_ttu, fitted_pairs
 from .batch_runs import batch_runs
 from .columns import Columns, aligned_ranges, by_turns
 from .layout import TurnedColumns, turned_columns
@@ -42,17 +50,6 @@ def empty_program(request: PermuteRequest) -> Program:
     return program
 
 
-def _instruction(cls: type[Instruction], fields: dict[str, Any], operands: tuple[tuple, ...],
-                 offsets: tuple[int, ...], deps: tuple[int, ...], label: str = "") -> Instruction:
-    """An instruction of ``cls`` from its scalar ``fields`` and its operands' structures
-    (:func:`~strider.program.structure.operand_structure`) at ``offsets``."""
-    refs = {name: Ref(memory, AccessPattern.unchecked(shape, strides, offset), dtype, tensor,
-                      start, partitions)
-            for name, (memory, tensor, start, partitions, shape, strides, dtype), offset
-            in zip(cls.operand_names(), operands, offsets)}
-    return cls(deps=deps, label=label, **fields, **refs)
-
-
 class Emitter:
     """Builds the program for one tiling (once: :meth:`emit`, or :meth:`sketch` for
     costing): addresses, queues and dependencies."""
@@ -61,6 +58,8 @@ class Emitter:
         self.request, self.view, self.tiling, self.hw = request, view, t, hw
         self.program: Program | Sketch = empty_program(request)
         self.keyed: Callable | None = None   # a sketch's add_keyed (see put)
+        self.refs: dict[tuple, Ref] = {}   # the on-chip operands made so far (see ref)
+        self.fits: dict[tuple, tuple[bool, int, int]] = {}   # DMAs' structures (see dma)
         self.item, self.parts = t.elem_bytes, t.parts
         self.queues, self.all_queues = QueueBalancer(hw), range(hw.dma.queues)
         # PSUM -> SBUF copies go to whichever of the activation and vector engines is free
@@ -125,18 +124,29 @@ class Emitter:
         first = f - f % fit
         return min(fit, k - first), f - first
 
-    def dma(self, src: Ref, dst: Ref, deps: list[int] | tuple[int, ...],
+    def dma(self, src: tuple, src_at: int, dst: tuple, dst_at: int, deps: tuple[int, ...],
             label: Callable[[], str]) -> list[int]:
-        """One DMA (patterns in elements), as several descriptors where one does not fit
-        the TTU; their ids (``label``: made for a program only)."""
-        ids = []
-        text = label() if self.keyed is None else ""
-        deps = tuple(deps)   # (one tuple for every descriptor)
+        """One DMA from operand ``src`` at ``src_at`` to ``dst`` at ``dst_at`` (structures,
+        as :meth:`put` takes them; patterns in elements), as several descriptors where
+        one does not fit the TTU; their ids (``label``: made for a program only)."""
+        fit = self.fits.get((src, dst))
+        if fit is None:   # (whether it fits, its bytes and runs: offsets aside)
+            if len(self.fits) >= 1 << 12:
+                self.fits.clear()
+            s, d = self.ref(src, src_at), self.ref(dst, dst_at)
+            one = self.tiling.group == 1 and fits_ttu(s, self.hw) and fits_ttu(d, self.hw)
+            fit = self.fits[src, dst] = one, min(s.run_bytes, d.run_bytes), s.nbytes
+        if fit[0]:   # one descriptor, as it is
+            q = self.queues.pick_for(self.all_queues, fit[1], fit[2])
+            return [self.put(DmaCopy, (q,), (src, dst), (src_at, dst_at), deps, label)]
+        s, d = self.ref(src, src_at), self.ref(dst, dst_at)
         if self.tiling.group > 1:  # an element is `group` values in a row: walk the values
-            src, dst = element_values(src, self.tiling.group), element_values(dst, self.tiling.group)
-        for s, d in fitted_pairs(src, dst, self.hw):
-            q = self.queues.pick(self.all_queues, s, d)
-            ids.append(self.program.dma(q, s, d, deps=deps, label=text))
+            s, d = element_values(s, self.tiling.group), element_values(d, self.tiling.group)
+        text = label() if self.keyed is None else ""
+        ids = []
+        for a, b in fitted_pairs(s, d, self.hw):
+            q = self.queues.pick(self.all_queues, a, b)
+            ids.append(self.program.dma(q, a, b, deps=deps, label=text))
         return ids
 
     def splits(self, nbytes: int, parts: int, eager: bool = False) -> int:
@@ -146,19 +156,46 @@ class Emitter:
         by_size = self.hw.dma.queues if eager else int(nbytes // self.min_desc_bytes)
         return max(1, min(parts, self.hw.dma.queues, by_size))
 
-    def put(self, cls: type[Instruction], fields: dict[str, Any], operands: tuple[tuple, ...],
+    def put(self, cls: type[Instruction], scalars: tuple, operands: tuple[tuple, ...],
             offsets: tuple[int, ...], deps: tuple[int, ...], label: Callable[[], str]) -> int:
-        """Add an instruction of ``cls``: its scalar ``fields`` (every one, in field
-        order), its operands' structures (:func:`~strider.program.structure.operand_structure`)
-        at ``offsets``; its id. A sketch takes its structure key, its Refs built only
-        for the first of a structure, and never its label."""
+        """Add an instruction of ``cls``: its ``scalars`` (the values of
+        :func:`~strider.program.structure.scalar_names`), its operands' structures
+        (:func:`~strider.program.structure.operand_structure`) at ``offsets``; its id. A
+        sketch takes its structure key, its Refs built only for the first of a
+        structure, and never its label."""
         if self.keyed is not None:
-            values = tuple(fields.values())
-            key = structure_of(cls, values[0] if len(values) == 1 else values, *operands)
-            return self.keyed(key, lambda: _instruction(cls, fields, operands, offsets, deps),
+            return self.keyed(structure_of(cls, scalars, *operands),
+                              lambda: self.instruction(cls, scalars, operands, offsets, deps),
                               deps)
         assert isinstance(self.program, Program)
-        return self.program.add(_instruction(cls, fields, operands, offsets, deps, label()))
+        return self.program.add(self.instruction(cls, scalars, operands, offsets, deps,
+                                                 label()))
+
+    def instruction(self, cls: type[Instruction], scalars: tuple, operands: tuple[tuple, ...],
+                    offsets: tuple[int, ...], deps: tuple[int, ...], label: str = ""
+                    ) -> Instruction:
+        """An instruction of ``cls`` (see :meth:`put`); its operands: :meth:`ref`."""
+        made = {name: self.ref(operand, offset)
+                for name, operand, offset in zip(cls.operand_names(), operands, offsets)}
+        return cls(deps=deps, label=label, **dict(zip(scalar_names(cls), scalars)), **made)
+
+    def ref(self, operand: tuple, offset: int) -> Ref:
+        """The Ref of ``operand`` (a structure) at ``offset``: on chip, the one made
+        before where there is one (the tiles rotate through the buffers, so a block's
+        on-chip operands recur; a Ref is immutable)."""
+        memory, tensor, start, partitions, shape, strides, dtype = operand
+        if memory == "dram":
+            return Ref(memory, AccessPattern.unchecked(shape, strides, offset), dtype, tensor,
+                       start, partitions)
+        refs = self.refs
+        ref = refs.get((operand, offset))
+        if ref is None:
+            if len(refs) >= 1 << 16:
+                refs.clear()
+            ref = refs[operand, offset] = Ref(
+                memory, AccessPattern.unchecked(shape, strides, offset), dtype, tensor, start,
+                partitions)
+        return ref
 
     # ---------------------------------------------------------------- instructions
     def build_identity(self) -> None:
@@ -183,20 +220,18 @@ class Emitter:
                 part0 = (gi % t.partition_slots) * t.group_rows
                 off = self.in_offset(slot, gi, bb0)
                 got: list[int] = []
+                deps = tuple(readers.get(gi, ()))
                 many = (nbm,) * (nbm > 1)   # a dim over the batches loaded together
                 for lo, hi, rows in self.load_ranges(row0, k, nbm * full, block["first"]):
                     run = rows * cols
+                    into = (many + (run,), (t.row_turns * t.block_cols,) * len(many) + (1,))
                     for first, ext, strides, offset in v.source_rows(b, row0 + lo, row0 + hi,
                                                                      t.row_turns):
-                        src = Ref.dram("x", AccessPattern.unchecked(
-                            ext + many + (run,), strides + (stride,) * len(many) + (1,),
-                            offset + block["j0"]), t.dtype)
-                        dst = Ref.sbuf(part0 + first - row0, math.prod(ext),
-                                       AccessPattern.unchecked(
-                                           many + (run,),
-                                           (t.row_turns * t.block_cols,) * len(many) + (1,),
-                                           off), t.dtype)
-                        got.extend(self.dma(src, dst, readers.get(gi, []), lambda: (
+                        src = ("dram", "x", 0, 1, ext + many + (run,),
+                               strides + (stride,) * len(many) + (1,), t.dtype)
+                        dst = ("sbuf", None, part0 + first - row0, math.prod(ext), *into,
+                               t.dtype)
+                        got.extend(self.dma(src, offset + block["j0"], dst, off, deps, lambda: (
                             f"load {block['name']} batch {b} rows {first}..")))
                 for bb in range(bb0, bb0 + nbm):
                     ids[gi, bb] = got
@@ -303,14 +338,14 @@ class Emitter:
                 f" turn {turn}" * (R > 1) + f" part {part}" * (parts > 1))
 
         if t.mode == "passthrough":
-            i = self.put(PeTranspose, {}, (src, dst), (at, psum_at), deps + war,
+            i = self.put(PeTranspose, (), (src, dst), (at, psum_at), deps + war,
                          label("transpose"))
             readers.setdefault(gi, []).append(i)
             return i
-        w = self.put(LoadWeights, {}, (src,), (at,), deps, label("weights"))
+        w = self.put(LoadWeights, (), (src,), (at,), deps, label("weights"))
         ident = ("sbuf", None, part0, k, (k,), (1,), t.pe_dtype)
         readers.setdefault(gi, []).append(w)
-        return self.put(MatMul, {"accumulate": False}, (ident, dst), (0, psum_at),
+        return self.put(MatMul, (False,), (ident, dst), (0, psum_at),
                         (w, self.identity[gi % t.partition_slots], *war), label("identity"))
 
     def pass_deps(self, block: dict, gi: int, chunk: tuple[int, int, int, int],
@@ -377,10 +412,10 @@ class Emitter:
             deps = tuple(self.shared["pe"] + self.shared["free"])
             label = lambda: f"psum->sbuf {block['name']} chunk {first}..{ci} rows {p0}.."  # noqa: E731
             if self.copies.pick(size * len(turns) * len(hs)) == "vector":
-                a = self.put(VectorCopy, {"cast": t.psum_dtype != t.pe_dtype}, (src, dst),
+                a = self.put(VectorCopy, (t.psum_dtype != t.pe_dtype,), (src, dst),
                              offsets, deps, label)
             else:
-                a = self.put(ActCopy, {}, (src, dst), offsets, deps, label)
+                a = self.put(ActCopy, (), (src, dst), offsets, deps, label)
             self.bank_reader[bank].append(a)
             ids.append(a)
         return ids
@@ -389,9 +424,9 @@ class Emitter:
                acts: list[int]) -> list[int]:
         t, v = self.tiling, self.view
         bb0, count, c0, width = chunk
+        deps = tuple(acts)
         m = v.source_count(t.row_turns)                          # in source rows
         rows = min(block["rows"] * t.row_turns, m - block["i0"] * t.row_turns)
-        src_pat = AccessPattern.unchecked((rows,), (1,), self.out_offset(slot, ci))
         base = (v.target_batch(block["b0"] + bb0, t.row_turns) + (block["j0"] + c0) * m
                 + block["i0"] * t.row_turns)
         nbytes = count * width * rows * self.item
@@ -408,41 +443,37 @@ class Emitter:
             else:
                 columns, first_col = v.columns, block["j0"] + c0
             strides = columns.strides(m)
-            src_pat = AccessPattern.unchecked((k * rows,), (1,),
-                                              self.out_offset(slot, ci - k + 1))
+            out = self.out_offset(slot, ci - k + 1)
             for bb in range(count):
                 # (R > 1 over a general layout: whole blocks, i0 = 0)
                 b_base = v.target_batch(block["b0"] + bb0 + bb) + block["i0"]
                 for lo, hi in aligned_ranges(first_col, width, self.splits(
                         k * nbytes // count, width, block["last"]), columns.shape):
                     for first, index, ext in columns.boxes(first_col + lo, first_col + hi):
-                        dst = AccessPattern.unchecked(
-                            ext + (k * rows,), strides + (1,),
-                            b_base + sum(i * st for i, st in zip(index, strides)))
+                        src = ("sbuf", None, bb * width + first - first_col, math.prod(ext),
+                               (k * rows,), (1,), t.dtype)
+                        dst = ("dram", "y", 0, 1, ext + (k * rows,), strides + (1,), t.dtype)
                         ids.extend(self.dma(
-                            Ref.sbuf(bb * width + first - first_col, math.prod(ext), src_pat,
-                                     t.dtype), Ref.dram("y", dst, t.dtype), acts,
-                            lambda: f"store {block['name']} chunk {ci} cols {first}.."))
+                            src, out, dst, b_base + sum(i * st for i, st in zip(index, strides)),
+                            deps, lambda: f"store {block['name']} chunk {ci} cols {first}.."))
         elif self.turns(block, chunk) > 1:  # chunks ci-K+1 .. ci (see tiling.interleave)
             k = self.turns(block, chunk)
-            src_pat = AccessPattern.unchecked((k * rows,), (1,),
-                                              self.out_offset(slot, ci - k + 1))
+            out = self.out_offset(slot, ci - k + 1)
             base -= (k - 1) * width * m
             for lo, hi in aligned_ranges(0, width, self.splits(k * nbytes, width,
                                                                block["last"])):
-                dst = AccessPattern.unchecked((hi - lo, k * rows), (k * m, 1),
-                                              base + lo * k * m)
-                ids.extend(self.dma(Ref.sbuf(lo, hi - lo, src_pat, t.dtype),
-                                    Ref.dram("y", dst, t.dtype), acts,
+                src = ("sbuf", None, lo, hi - lo, (k * rows,), (1,), t.dtype)
+                dst = ("dram", "y", 0, 1, (hi - lo, k * rows), (k * m, 1), t.dtype)
+                ids.extend(self.dma(src, out, dst, base + lo * k * m, deps,
                                     lambda: f"store {block['name']} chunks {ci - k + 1}..{ci}"))
         else:  # each batch matrix's columns, in pieces over the queues
             pieces = self.splits(nbytes // count, width, block["last"])
+            out = self.out_offset(slot, ci)
             for bb, (lo, hi) in itertools.product(range(count),
                                                   aligned_ranges(0, width, pieces)):
-                dst = AccessPattern.unchecked((hi - lo, rows), (m, 1),
-                                              base + bb * m * v.n + lo * m)
-                ids.extend(self.dma(Ref.sbuf(bb * width + lo, hi - lo, src_pat, t.dtype),
-                                    Ref.dram("y", dst, t.dtype), acts,
+                src = ("sbuf", None, bb * width + lo, hi - lo, (rows,), (1,), t.dtype)
+                dst = ("dram", "y", 0, 1, (hi - lo, rows), (m, 1), t.dtype)
+                ids.extend(self.dma(src, out, dst, base + bb * m * v.n + lo * m, deps,
                                     lambda: f"store {block['name']} chunk {ci} batch "
                                             f"{bb0 + bb} cols {c0 + lo}.."))
         return ids
