@@ -34,7 +34,7 @@ def layout(cls: type[Instruction]) -> tuple[int, Callable, Callable, bool]:
     if len(operands) > 2:
         raise ProgramError(f"{cls.__name__} has {len(operands)} operands; the simulator "
                            "takes instructions of at most 2")
-    scalars = scalar_names(cls)
+    scalars = scalar_names(cls)  # type: ignore[arg-type]  # mypy#11470
     refs_of = operator.attrgetter(*operands) if operands else (lambda i: ())
     scalars_of = ((lambda i: ()) if not scalars else
                   operator.attrgetter(scalars[0]) if len(scalars) == 1 else

@@ -177,7 +177,8 @@ class Emitter:
         """An instruction of ``cls`` (see :meth:`put`); its operands: :meth:`ref`."""
         made = {name: self.ref(operand, offset)
                 for name, operand, offset in zip(cls.operand_names(), operands, offsets)}
-        return cls(deps=deps, label=label, **dict(zip(scalar_names(cls), scalars)), **made)
+        named = zip(scalar_names(cls), scalars)  # type: ignore[arg-type]  # mypy#11470
+        return cls(deps=deps, label=label, **dict(named), **made)
 
     def ref(self, operand: tuple, offset: int) -> Ref:
         """The Ref of ``operand`` (a structure) at ``offset``: on chip, the one made
