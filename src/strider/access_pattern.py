@@ -72,13 +72,12 @@ def validate_perm(perm: Sequence[int], ndim: int) -> tuple[int, ...]:
 #: One tuple per distinct shape or strides that patterns hold (a program of a million
 #: instructions holds a few hundred): ~150 bytes an instruction; cleared at 65,536.
 _SHARED: dict[tuple[int, ...], tuple[int, ...]] = {}
-
-
+_SHARED_LIMIT = 1 << 16
 _new, _set = object.__new__, object.__setattr__
 
 
 def _shared(values: tuple[int, ...]) -> tuple[int, ...]:
-    if len(_SHARED) >= 1 << 16:
+    if len(_SHARED) >= _SHARED_LIMIT:
         _SHARED.clear()
     return _SHARED.setdefault(values, values)
 
@@ -139,7 +138,7 @@ class AccessPattern:
         """
         pattern = _new(cls)
         shared = _SHARED   # (_shared, inline: planners make millions)
-        if len(shared) >= 1 << 16:
+        if len(shared) >= _SHARED_LIMIT:
             shared.clear()
         _set(pattern, "shape", shared.setdefault(shape, shape))
         _set(pattern, "strides", shared.setdefault(strides, strides))

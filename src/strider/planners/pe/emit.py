@@ -175,10 +175,10 @@ class Emitter:
                     offsets: tuple[int, ...], deps: tuple[int, ...], label: str = ""
                     ) -> Instruction:
         """An instruction of ``cls`` (see :meth:`put`); its operands: :meth:`ref`."""
-        made = {name: self.ref(operand, offset)
-                for name, operand, offset in zip(cls.operand_names(), operands, offsets)}
-        named = zip(scalar_names(cls), scalars)  # type: ignore[arg-type]  # mypy#11470
-        return cls(deps=deps, label=label, **dict(named), **made)
+        fields = dict(zip(cls.operand_names(), map(self.ref, operands, offsets)))
+        if scalars:
+            fields.update(zip(scalar_names(cls), scalars))  # type: ignore[arg-type]  # mypy#11470
+        return cls(deps=deps, label=label, **fields)
 
     def ref(self, operand: tuple, offset: int) -> Ref:
         """The Ref of ``operand`` (a structure) at ``offset``: on chip, the one made
