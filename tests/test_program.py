@@ -93,6 +93,23 @@ def test_builder_rules():
     assert p.engines() == ["vector"] and p.role("input") == ["x"]
 
 
+def test_a_deps_tuple_checked_once_is_checked_again_in_another_program():
+    """Program.add remembers the deps tuple it saw last (planners share one among many
+    instructions): its ids must still be earlier ones in every program it goes into."""
+    tile = Ref.sbuf(0, 1, AP.contiguous((2,)), "int8")
+    deps = (0, 2)
+    p = Program()
+    for k in range(3):
+        p.vector_fill(tile, k)
+    assert p.vector_fill(tile, 1, deps=deps) == 3 and p.vector_fill(tile, 2, deps=deps) == 4
+    q = Program()
+    q.vector_fill(tile, 0)
+    with pytest.raises(ProgramError, match=r"depends on \[2\], which are not earlier"):
+        q.vector_fill(tile, 1, deps=deps)
+    with pytest.raises(ProgramError, match=r"deps\[1\] must be an integer"):
+        q.vector_fill(tile, 1, deps=(0, 1.5))
+
+
 @pytest.mark.parametrize("data, words", [
     ({"format": "other"}, "not a Strider program"),
     ({"format": "strider-program/1", "instructions": [{"op": "Jump"}]}, "unknown instruction"),

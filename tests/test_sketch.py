@@ -23,6 +23,7 @@ from strider.planners.vector.pipeline import emit_sbuf
 from strider.planners.vector.ranking import rank_tilings
 from strider.program import Program
 from strider.program.sketch import Sketch
+from strider.program.structure import structure_key
 from strider.sim.estimate import estimate, estimate_sketch
 from strider.sim.lower import structures
 
@@ -81,5 +82,8 @@ def test_a_pe_sketch_estimates_as_its_program(seed, pick, limit):
     assert sketch.deps == [i.deps for i in program.instructions]
     assert [sketch.engine_of(k) for k in range(len(sketch))] == [
         i.engine for i in program.instructions]
+    # each row's representative has the structure of the program's instruction there
+    assert [structure_key(sketch.reps[e]) for e in sketch.ent] == [
+        structure_key(i) for i in program.instructions]
     assert estimate_sketch(sketch, hw) == estimate(program, hw)
     assert pe_traffic(sketch) == pe_traffic(program)

@@ -72,10 +72,12 @@ def validate_perm(perm: Sequence[int], ndim: int) -> tuple[int, ...]:
 #: One tuple per distinct shape or strides that patterns hold (a program of a million
 #: instructions holds a few hundred): ~150 bytes an instruction; cleared at 65,536.
 _SHARED: dict[tuple[int, ...], tuple[int, ...]] = {}
+_SHARED_LIMIT = 1 << 16
+_new, _set = object.__new__, object.__setattr__
 
 
 def _shared(values: tuple[int, ...]) -> tuple[int, ...]:
-    if len(_SHARED) >= 1 << 16:
+    if len(_SHARED) >= _SHARED_LIMIT:
         _SHARED.clear()
     return _SHARED.setdefault(values, values)
 
@@ -134,10 +136,13 @@ class AccessPattern:
         >>> AccessPattern.unchecked((2, 3), (3, 1), 4) == AccessPattern((2, 3), (3, 1), 4)
         True
         """
-        pattern = object.__new__(cls)
-        object.__setattr__(pattern, "shape", _shared(shape))
-        object.__setattr__(pattern, "strides", _shared(strides))
-        object.__setattr__(pattern, "offset", offset)
+        pattern = _new(cls)
+        shared = _SHARED   # (_shared, inline: planners make millions)
+        if len(shared) >= _SHARED_LIMIT:
+            shared.clear()
+        _set(pattern, "shape", shared.setdefault(shape, shape))
+        _set(pattern, "strides", shared.setdefault(strides, strides))
+        _set(pattern, "offset", offset)
         return pattern
 
     @classmethod

@@ -151,19 +151,23 @@ class Program:
             raise ProgramError(f"Program.add takes an instruction (DmaCopy, MatMul, ...), got "
                                f"{type(instruction).__name__}")
         new_id = len(self.instructions)
-        plain = _plain(type(instruction))  # type: ignore[arg-type]  # mypy#11470
-        changes = {} if plain(instruction) else _checked_fields(instruction, new_id)
-        if changes:
-            instruction = replace(instruction, **changes)
+        cls = type(instruction)
+        if not _plain(cls)(instruction):  # type: ignore[arg-type]  # mypy#11470
+            changes = _checked_fields(instruction, new_id)
+            if changes:
+                instruction = replace(instruction, **changes)
         deps = instruction.deps
-        if deps and not (0 <= min(deps) and max(deps) < new_id):
+        seen = _DEPS_SEEN[0]
+        if deps and deps is not seen[0]:   # (ints by now)
+            seen = _DEPS_SEEN[0] = deps, min(deps), max(deps)
+        if deps and not (0 <= seen[1] and seen[2] < new_id):
             bad = [d for d in deps if not 0 <= d < new_id]
             raise ProgramError(
                 f"instruction {new_id} ({type(instruction).__name__}) depends on {bad}, which "
                 f"are not earlier instructions (ids 0..{new_id - 1})"
             )
-        for name in instruction.operand_names():
-            ref = getattr(instruction, name)
+        names, refs_of = _operands(cls)  # type: ignore[arg-type]  # mypy#11470
+        for name, ref in zip(names, refs_of(instruction)):
             if ref.memory == "dram" and ref.tensor not in self.tensors:
                 raise ProgramError(
                     f"instruction {new_id}: {name} names DRAM tensor {ref.tensor!r}, which is "
@@ -336,6 +340,12 @@ _PLAIN_TYPES = {"int": frozenset({int}), "int_list": frozenset({tuple}),
                 **{kind: frozenset(types) for kind, types in _PLAIN.items()}}
 
 
+#: ``(deps, lowest id, highest id)`` of the deps tuple Program.add checked last (replaced
+#: whole): a planner gives many instructions one deps tuple, and a tuple does not
+#: change, so its ids need not be looked at again.
+_DEPS_SEEN: list[tuple[tuple[int, ...], int, int]] = [((), 0, 0)]
+
+
 @functools.cache
 def _plain(cls: type) -> Callable[[Instruction], bool]:
     """A quick test of an instruction of ``cls``: whether every field already has its
@@ -346,16 +356,33 @@ def _plain(cls: type) -> Callable[[Instruction], bool]:
     types = tuple(_PLAIN_TYPES[kind] for _, kind, _ in spec)
     ints = tuple((k, low) for k, (_, kind, low) in enumerate(spec) if kind == "int")
     lists = tuple(k for k, (_, kind, _) in enumerate(spec) if kind == "int_list")
+    single = len(spec) == 1
+    seen = _DEPS_SEEN
 
     def plain(instruction: Instruction) -> bool:
         values = fetch(instruction)
-        if len(spec) == 1:
+        if single:
             values = (values,)
-        return (all(map(frozenset.__contains__, types, map(type, values)))
-                and all(low <= values[k] <= INT_LIMIT for k, low in ints)
-                and all(not values[k] or set(map(type, values[k])) == _INT_ONLY for k in lists))
+        if not all(map(frozenset.__contains__, types, map(type, values))):
+            return False
+        for k, low in ints:
+            if not low <= values[k] <= INT_LIMIT:
+                return False
+        for k in lists:
+            value = values[k]
+            if value and value is not seen[0][0] and not _INT_ONLY.issuperset(map(type, value)):
+                return False
+        return True
 
     return plain
+
+
+@functools.cache
+def _operands(cls: type) -> tuple[tuple[str, ...], Callable[[Instruction], tuple]]:
+    """The operand names of ``cls`` and a getter of its operands (a tuple)."""
+    names = cls.operand_names()  # type: ignore[attr-defined]
+    getter = operator.attrgetter(*names) if names else (lambda i: ())
+    return names, (lambda i: (getter(i),)) if len(names) == 1 else getter
 
 
 def _checked_fields(instruction: Instruction, new_id: int) -> dict[str, Any]:

@@ -23,7 +23,7 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Protocol
+from typing import Any, Callable, Iterable, Protocol
 
 from .instructions import (
     ActCopy,
@@ -74,6 +74,13 @@ class Sketch:
         """Append an instruction (its structure, deps and semaphore); returns its id."""
         return self._row(structure_key(instruction), lambda: instruction,
                          tuple(instruction.deps), instruction.sync())
+
+    def add_keyed(self, key: tuple, build: Callable[[], Instruction],
+                  deps: tuple[int, ...]) -> int:
+        """:meth:`add` of the instruction ``build()`` makes (one without a semaphore),
+        given its :func:`~strider.program.structure.structure_key` ``key`` and its deps:
+        built only when it is the first of its structure."""
+        return self._row(key, build, deps)
 
     def _row(self, key: tuple, rep: Any, deps: tuple[int, ...],
              sync: tuple[str, int] | None = None) -> int:

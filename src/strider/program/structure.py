@@ -22,7 +22,7 @@ from dataclasses import fields
 from typing import Callable
 
 from ..errors import ProgramError
-from .instructions import Instruction
+from .instructions import Instruction, Ref
 
 
 @functools.cache
@@ -34,13 +34,26 @@ def layout(cls: type[Instruction]) -> tuple[int, Callable, Callable, bool]:
     if len(operands) > 2:
         raise ProgramError(f"{cls.__name__} has {len(operands)} operands; the simulator "
                            "takes instructions of at most 2")
-    scalars = tuple(f.name for f in fields(cls)
-                    if f.name not in operands and f.name not in ("deps", "label"))
+    scalars = scalar_names(cls)  # type: ignore[arg-type]  # mypy#11470
     refs_of = operator.attrgetter(*operands) if operands else (lambda i: ())
     scalars_of = ((lambda i: ()) if not scalars else
                   operator.attrgetter(scalars[0]) if len(scalars) == 1 else
                   operator.attrgetter(*scalars))
     return len(operands), refs_of, scalars_of, cls.sync is not Instruction.sync
+
+
+@functools.cache
+def scalar_names(cls: type[Instruction]) -> tuple[str, ...]:
+    """The fields of ``cls`` that shape its structure besides its operands (all but
+    ``deps`` and ``label``), in field order.
+
+    >>> from strider.program import DmaCopy, LoadWeights
+    >>> scalar_names(DmaCopy), scalar_names(LoadWeights)
+    (('queue',), ())
+    """
+    operands = cls.operand_names()
+    return tuple(f.name for f in fields(cls)
+                 if f.name not in operands and f.name not in ("deps", "label"))
 
 
 def structure_key(instr: Instruction) -> tuple:
@@ -67,4 +80,30 @@ def structure_and_offsets(instr: Instruction) -> tuple[tuple, int, int]:
     return (t, scalars_of(instr)), 0, 0
 
 
-__all__ = ["layout", "structure_key", "structure_and_offsets"]
+def structure_of(cls: type[Instruction], scalars: tuple, *operands: tuple) -> tuple:
+    """:func:`structure_key` of an instruction of ``cls`` that is not built: ``scalars``
+    the values of its :func:`scalar_names`, each operand as :func:`operand_structure`.
+
+    >>> from strider import AccessPattern
+    >>> from strider.program import Ref, VectorCopy
+    >>> a = Ref.sbuf(0, 8, AccessPattern.contiguous((16,)), "float32")
+    >>> structure_of(VectorCopy, (True,), operand_structure(a), operand_structure(a)) == \\
+    ...     structure_key(VectorCopy(src=a, dst=a, cast=True))
+    True
+    """
+    scalar = scalars[0] if len(scalars) == 1 else scalars   # (as layout reads them)
+    if len(operands) == 2:
+        return (cls, scalar, *operands[0], *operands[1])
+    return (cls, scalar, *operands[0]) if operands else (cls, scalar)
+
+
+def operand_structure(ref: Ref) -> tuple:
+    """``(memory, tensor, partition_start, partitions, shape, strides, dtype)``: an
+    operand's part of a structure key (everything but its offset)."""
+    p = ref.pattern
+    return (ref.memory, ref.tensor, ref.partition_start, ref.partitions, p.shape, p.strides,
+            ref.dtype)
+
+
+__all__ = ["layout", "scalar_names", "structure_key", "structure_and_offsets", "structure_of",
+           "operand_structure"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from ...access_pattern import AccessPattern
 from ...cost.engines import descriptor_issue_cycles
@@ -14,9 +14,19 @@ from ...dtypes import dtype_of
 from ...hardware.description import Hardware
 from ...plan import PermuteRequest
 from ...program.core import Program, Ref
+from ...program.instructions import (
+    ActCopy,
+    DmaCopy,
+    Instruction,
+    LoadWeights,
+    MatMul,
+    PeTranspose,
+    VectorCopy,
+)
 from ...program.sketch import Sketch
+from ...program.structure import scalar_names, structure_of
 from .._copy_engines import CopyBalancer
-from .._descriptors import QueueBalancer, element_values, fitted_pairs
+from .._descriptors import QueueBalancer, element_values, fits_ttu, fitted_pairs
 from .batch_runs import batch_runs
 from .columns import Columns, aligned_ranges, by_turns
 from .layout import TurnedColumns, turned_columns
@@ -47,7 +57,10 @@ class Emitter:
     def __init__(self, request: PermuteRequest, view: TransposeView, t: PeTiling, hw: Hardware):
         self.request, self.view, self.tiling, self.hw = request, view, t, hw
         self.program: Program | Sketch = empty_program(request)
-        self.item = t.elem_bytes
+        self.keyed: Callable | None = None   # a sketch's add_keyed (see put)
+        self.refs: dict[tuple, Ref] = {}   # the on-chip operands made so far (see ref)
+        self.fits: dict[tuple, tuple[bool, int, int]] = {}   # DMAs' structures (see dma)
+        self.item, self.parts = t.elem_bytes, t.parts
         self.queues, self.all_queues = QueueBalancer(hw), range(hw.dma.queues)
         # PSUM -> SBUF copies go to whichever of the activation and vector engines is free
         self.copies = CopyBalancer(hw, min(hw.pe.cols, hw.psum.partitions))
@@ -104,22 +117,36 @@ class Emitter:
         -- their rows then follow each other in the output tile too -- as many as fit
         the bank (the last group of the turns may be smaller); else ``(1, 0)``."""
         t, k = self.tiling, self.turns(block, chunk)
-        if k == 1 or t.parts * t.row_turns > 1 or t.band_groups < len(block["groups"]):
+        if k == 1 or self.parts * t.row_turns > 1 or t.band_groups < len(block["groups"]):
             return 1, 0
         fit = max(1, min(k, self.bank_elems // self.row_step))
         f = chunk[2] // chunk[3] % k
         first = f - f % fit
         return min(fit, k - first), f - first
 
-    def dma(self, src: Ref, dst: Ref, deps: list[int], label: str) -> list[int]:
-        """One DMA (patterns in elements), as several descriptors where one does not fit
-        the TTU; their ids."""
-        ids = []
+    def dma(self, src: tuple, src_at: int, dst: tuple, dst_at: int, deps: tuple[int, ...],
+            label: Callable[[], str]) -> list[int]:
+        """One DMA from operand ``src`` at ``src_at`` to ``dst`` at ``dst_at`` (structures,
+        as :meth:`put` takes them; patterns in elements), as several descriptors where
+        one does not fit the TTU; their ids (``label``: made for a program only)."""
+        fit = self.fits.get((src, dst))
+        if fit is None:   # (whether it fits, its bytes and runs: offsets aside)
+            if len(self.fits) >= 1 << 12:
+                self.fits.clear()
+            s, d = self.ref(src, src_at), self.ref(dst, dst_at)
+            one = self.tiling.group == 1 and fits_ttu(s, self.hw) and fits_ttu(d, self.hw)
+            fit = self.fits[src, dst] = one, min(s.run_bytes, d.run_bytes), s.nbytes
+        if fit[0]:   # one descriptor, as it is
+            q = self.queues.pick_for(self.all_queues, fit[1], fit[2])
+            return [self.put(DmaCopy, (q,), (src, dst), (src_at, dst_at), deps, label)]
+        s, d = self.ref(src, src_at), self.ref(dst, dst_at)
         if self.tiling.group > 1:  # an element is `group` values in a row: walk the values
-            src, dst = element_values(src, self.tiling.group), element_values(dst, self.tiling.group)
-        for s, d in fitted_pairs(src, dst, self.hw):
-            q = self.queues.pick(self.all_queues, s, d)
-            ids.append(self.program.dma(q, s, d, deps=deps, label=label))
+            s, d = element_values(s, self.tiling.group), element_values(d, self.tiling.group)
+        text = label() if self.keyed is None else ""
+        ids = []
+        for a, b in fitted_pairs(s, d, self.hw):
+            q = self.queues.pick(self.all_queues, a, b)
+            ids.append(self.program.dma(q, a, b, deps=deps, label=text))
         return ids
 
     def splits(self, nbytes: int, parts: int, eager: bool = False) -> int:
@@ -128,6 +155,48 @@ class Emitter:
         where nothing else keeps the queues busy) one per queue."""
         by_size = self.hw.dma.queues if eager else int(nbytes // self.min_desc_bytes)
         return max(1, min(parts, self.hw.dma.queues, by_size))
+
+    def put(self, cls: type[Instruction], scalars: tuple, operands: tuple[tuple, ...],
+            offsets: tuple[int, ...], deps: tuple[int, ...], label: Callable[[], str]) -> int:
+        """Add an instruction of ``cls``: its ``scalars`` (the values of
+        :func:`~strider.program.structure.scalar_names`), its operands' structures
+        (:func:`~strider.program.structure.operand_structure`) at ``offsets``; its id. A
+        sketch takes its structure key, its Refs built only for the first of a
+        structure, and never its label."""
+        if self.keyed is not None:
+            return self.keyed(structure_of(cls, scalars, *operands),
+                              lambda: self.instruction(cls, scalars, operands, offsets, deps),
+                              deps)
+        assert isinstance(self.program, Program)
+        return self.program.add(self.instruction(cls, scalars, operands, offsets, deps,
+                                                 label()))
+
+    def instruction(self, cls: type[Instruction], scalars: tuple, operands: tuple[tuple, ...],
+                    offsets: tuple[int, ...], deps: tuple[int, ...], label: str = ""
+                    ) -> Instruction:
+        """An instruction of ``cls`` (see :meth:`put`); its operands: :meth:`ref`."""
+        fields = dict(zip(cls.operand_names(), map(self.ref, operands, offsets)))
+        if scalars:
+            fields.update(zip(scalar_names(cls), scalars))  # type: ignore[arg-type]  # mypy#11470
+        return cls(deps=deps, label=label, **fields)
+
+    def ref(self, operand: tuple, offset: int) -> Ref:
+        """The Ref of ``operand`` (a structure) at ``offset``: on chip, the one made
+        before where there is one (the tiles rotate through the buffers, so a block's
+        on-chip operands recur; a Ref is immutable)."""
+        memory, tensor, start, partitions, shape, strides, dtype = operand
+        if memory == "dram":
+            return Ref(memory, AccessPattern.unchecked(shape, strides, offset), dtype, tensor,
+                       start, partitions)
+        refs = self.refs
+        ref = refs.get((operand, offset))
+        if ref is None:
+            if len(refs) >= 1 << 16:
+                refs.clear()
+            ref = refs[operand, offset] = Ref(
+                memory, AccessPattern.unchecked(shape, strides, offset), dtype, tensor, start,
+                partitions)
+        return ref
 
     # ---------------------------------------------------------------- instructions
     def build_identity(self) -> None:
@@ -152,21 +221,19 @@ class Emitter:
                 part0 = (gi % t.partition_slots) * t.group_rows
                 off = self.in_offset(slot, gi, bb0)
                 got: list[int] = []
+                deps = tuple(readers.get(gi, ()))
                 many = (nbm,) * (nbm > 1)   # a dim over the batches loaded together
                 for lo, hi, rows in self.load_ranges(row0, k, nbm * full, block["first"]):
                     run = rows * cols
+                    into = (many + (run,), (t.row_turns * t.block_cols,) * len(many) + (1,))
                     for first, ext, strides, offset in v.source_rows(b, row0 + lo, row0 + hi,
                                                                      t.row_turns):
-                        src = Ref.dram("x", AccessPattern.unchecked(
-                            ext + many + (run,), strides + (stride,) * len(many) + (1,),
-                            offset + block["j0"]), t.dtype)
-                        dst = Ref.sbuf(part0 + first - row0, math.prod(ext),
-                                       AccessPattern.unchecked(
-                                           many + (run,),
-                                           (t.row_turns * t.block_cols,) * len(many) + (1,),
-                                           off), t.dtype)
-                        got.extend(self.dma(src, dst, readers.get(gi, []),
-                                            f"load {block['name']} batch {b} rows {first}.."))
+                        src = ("dram", "x", 0, 1, ext + many + (run,),
+                               strides + (stride,) * len(many) + (1,), t.dtype)
+                        dst = ("sbuf", None, part0 + first - row0, math.prod(ext), *into,
+                               t.dtype)
+                        got.extend(self.dma(src, offset + block["j0"], dst, off, deps, lambda: (
+                            f"load {block['name']} batch {b} rows {first}..")))
                 for bb in range(bb0, bb0 + nbm):
                     ids[gi, bb] = got
         return ids
@@ -200,6 +267,7 @@ class Emitter:
         elif turns > 1:
             f = c0 // width
             col = c0 - f % turns * width + f % turns
+        walk = self.pass_walk(block, chunk, turns)
         # each pass: one row of each partition (R > 1), one carrier part of its elements;
         # the passes of a group land side by side in one PSUM bank and leave in one copy
         for g0 in range(0, len(groups), t.band_groups):
@@ -209,7 +277,7 @@ class Emitter:
                 if at == 0:  # a fresh bank (the first of chunks that share one copy)
                     bank = self.bank
                     self.bank = (self.bank + 1) % self.hw.psum.banks
-                    war = list(self.bank_reader.get(bank, []))
+                    war = tuple(self.bank_reader.get(bank, ()))
                     self.shared = {"bank": bank, "war": war, "pe": [], "free": list(out_free),
                                    "ci": ci}
                 else:  # a later chunk in the shared bank (one band, one pass: once a chunk)
@@ -218,7 +286,7 @@ class Emitter:
                 base = bank * self.bank_elems + at * self.row_step  # the chunk's place
                 for n, (turn, part) in enumerate(itertools.product(*passes)):
                     for gi in band:
-                        i = self.pe_pass(block, slot, ci, chunk, gi, col, turn, part,
+                        i = self.pe_pass(block, slot, ci, chunk, gi, col, walk, turn, part,
                                          base + n * span + (gi - g0) * t.group_rows,
                                          loads, readers, war)
                         if i is not None:
@@ -228,55 +296,78 @@ class Emitter:
                                           share)
         return acts
 
+    def pass_walk(self, block: dict, chunk: tuple[int, int, int, int], turns: int
+                  ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """``(shape, strides)`` of what a PE pass of ``chunk`` reads in a row partition
+        (``turns``: :meth:`turns`)."""
+        t, parts = self.tiling, self.parts
+        count, width = chunk[1], chunk[3]
+        if block["turned"] is not None:   # the turn's columns (chunks by turns)
+            turned = block["turned"]
+            many = ((count,), (t.block_cols * parts * t.row_turns,)) if count > 1 else ((), ())
+            return (many[0] + turned.columns.shape,
+                    many[1] + tuple(s * parts for s in turned.tile))
+        if count == 1:
+            return (width,), (turns * parts,)
+        # the ragged column chunks of several batch matrices side by side
+        return (count, width), (t.block_cols * parts * t.row_turns, parts)
+
     def pe_pass(self, block: dict, slot: int, ci: int, chunk: tuple[int, int, int, int],
-                gi: int, col: int, turn: int, part: int, psum_at: int,
+                gi: int, col: int, walk: tuple[tuple[int, ...], tuple[int, ...]], turn: int,
+                part: int, psum_at: int,
                 loads: dict[tuple[int, int], list[int]], readers: dict[int, list[int]],
-                war: list[int]) -> int | None:
-        """Row group ``gi`` through the array for one pass (``turn``, carrier ``part``)
-        into PSUM at ``psum_at``; the id of the instruction whose end the copy waits for
-        (None: a ragged last partition alone has no row this turn)."""
-        t, p, v = self.tiling, self.program, self.view
+                war: tuple[int, ...]) -> int | None:
+        """Row group ``gi`` through the array for one pass (``turn``, carrier ``part``;
+        ``walk`` from column ``col``) into PSUM at ``psum_at``; the id of the instruction
+        whose end the copy waits for (None: a ragged last partition alone has no row
+        this turn)."""
+        t, v = self.tiling, self.view
         bb0, count, _, width = chunk
         row0, k = block["groups"][gi]
         k -= v.short(row0, row0 + k, turn)   # a ragged last partition's missing row
         if k == 0:
             return None
-        parts, R = t.parts, t.row_turns
+        parts, R = self.parts, t.row_turns
         part0 = (gi % t.partition_slots) * t.group_rows
         at = (self.in_offset(slot, gi, bb0) + col) * parts + turn * t.block_cols * parts + part
-        if block["turned"] is not None:   # the turn's columns (chunks by turns)
-            turned = block["turned"]
-            many = ((count,), (t.block_cols * parts * R,)) if count > 1 else ((), ())
-            pat = AccessPattern.unchecked(many[0] + turned.columns.shape,
-                                          many[1] + tuple(s * parts for s in turned.tile), at)
-        elif count == 1:
-            pat = AccessPattern.unchecked((width,), (self.turns(block, chunk) * parts,), at)
-        else:   # the ragged column chunks of several batch matrices side by side
-            pat = AccessPattern.unchecked((count, width), (t.block_cols * parts * R, parts), at)
-        src = Ref.sbuf(part0, k, pat, t.pe_dtype)
-        dst = Ref.psum(0, count * width, AccessPattern.unchecked((k,), (1,), psum_at),
-                       t.psum_dtype)
-        matrices = (range(block["nb"]) if t.batch_turns and block["turned"] is not None
-                    else range(bb0, bb0 + count))   # by turns over all the block's
-        deps = list(dict.fromkeys(d for bb in matrices for d in loads[gi, bb]))  # (shared)
-        label = f"{block['name']} chunk {ci} rows {row0}.." + (
-            f" turn {turn}" * (R > 1) + f" part {part}" * (parts > 1))
+        src = ("sbuf", None, part0, k, *walk, t.pe_dtype)
+        dst = ("psum", None, 0, count * width, (k,), (1,), t.psum_dtype)
+        deps = self.pass_deps(block, gi, chunk, loads)
+
+        def label(what: str) -> Callable[[], str]:
+            return lambda: f"{what} {block['name']} chunk {ci} rows {row0}.." + (
+                f" turn {turn}" * (R > 1) + f" part {part}" * (parts > 1))
+
         if t.mode == "passthrough":
-            i = p.pe_transpose(src, dst, deps=deps + war, label=f"transpose {label}")
+            i = self.put(PeTranspose, (), (src, dst), (at, psum_at), deps + war,
+                         label("transpose"))
             readers.setdefault(gi, []).append(i)
             return i
-        w = p.load_weights(src, deps=deps, label=f"weights {label}")
-        ident = Ref.sbuf(part0, k, AccessPattern.unchecked((k,), (1,), 0), t.pe_dtype)
+        w = self.put(LoadWeights, (), (src,), (at,), deps, label("weights"))
+        ident = ("sbuf", None, part0, k, (k,), (1,), t.pe_dtype)
         readers.setdefault(gi, []).append(w)
-        return p.matmul(ident, dst, deps=[w, self.identity[gi % t.partition_slots]] + war,
-                        label=f"identity {label}")
+        return self.put(MatMul, (False,), (ident, dst), (0, psum_at),
+                        (w, self.identity[gi % t.partition_slots], *war), label("identity"))
+
+    def pass_deps(self, block: dict, gi: int, chunk: tuple[int, int, int, int],
+                  loads: dict[tuple[int, int], list[int]]) -> tuple[int, ...]:
+        """The loads a pass of row group ``gi`` of ``chunk`` waits for: its matrices' (by
+        turns over all the block's; a run of batches loaded together shares them), once
+        per block."""
+        whole = self.tiling.batch_turns and block["turned"] is not None
+        key = (gi, 0, block["nb"]) if whole else (gi, chunk[0], chunk[1])
+        deps = block["pass_deps"].get(key)
+        if deps is None:
+            deps = block["pass_deps"][key] = tuple(dict.fromkeys(
+                d for bb in range(key[1], key[1] + key[2]) for d in loads[gi, bb]))
+        return deps
 
     def pass_groups(self, first: int, span: int) -> list[tuple[range, range]]:
         """The PE passes of a band (its first partition ``first``, ``span`` rows) in
         groups that share a PSUM bank and one copy: ``(turns, parts)``. As many whole
         turns as the bank holds, a ragged last partition's short turns apart (their
         copies have a row fewer); one pass each where the bank holds less than a turn."""
-        R, parts = self.tiling.row_turns, self.tiling.parts
+        R, parts = self.tiling.row_turns, self.parts
         short = self.view.last_rows if self.view.short(first, first + span, R) else R
         end = short if span == 1 else R   # a band of the ragged partition alone: its turns
         per = self.bank_elems // span // parts
@@ -295,8 +386,8 @@ class Emitter:
         """Copies of a PSUM bank's passes (and chunks that share it) to the output tile:
         every (parts R)-th element of the output rows; rows by turns over a general
         layout a box of partitions at a time, each turn a row step further."""
-        t, v, p = self.tiling, self.view, self.program
-        count, width, R, parts = chunk[1], chunk[3], t.row_turns, t.parts
+        t, v = self.tiling, self.view
+        count, width, R, parts = chunk[1], chunk[3], t.row_turns, self.parts
         turns, hs = passes
         first = self.shared["ci"]
         bank = self.shared["bank"]
@@ -312,20 +403,20 @@ class Emitter:
             # (turns, parts) dims of the group: their PSUM stride, their output stride
             outer = [(n, a, b) for n, a, b in ((len(turns), parts * span, step * parts),
                                                (len(hs), span, 1)) if n > 1]
-            src = Ref.psum(0, count * width, AccessPattern.unchecked(
-                tuple(n for n, _, _ in outer) + (size,), tuple(a for _, a, _ in outer) + (1,),
-                bank * self.bank_elems + p0 - first_row), t.psum_dtype)
-            dst = Ref.sbuf(0, count * width, AccessPattern.unchecked(
-                tuple(n for n, _, _ in outer) + ext,
-                tuple(b for _, _, b in outer) + tuple(s * parts for s in strides),
-                (out + place + turns[0] * step) * parts + hs[0]), t.pe_dtype)
-            label = f"psum->sbuf {block['name']} chunk {first}..{ci} rows {p0}.."
-            deps = self.shared["pe"] + self.shared["free"]
+            dims = tuple(n for n, _, _ in outer)
+            src = ("psum", None, 0, count * width, dims + (size,),
+                   tuple(a for _, a, _ in outer) + (1,), t.psum_dtype)
+            dst = ("sbuf", None, 0, count * width, dims + ext,
+                   tuple(b for _, _, b in outer) + tuple(s * parts for s in strides), t.pe_dtype)
+            offsets = (bank * self.bank_elems + p0 - first_row,
+                       (out + place + turns[0] * step) * parts + hs[0])
+            deps = tuple(self.shared["pe"] + self.shared["free"])
+            label = lambda: f"psum->sbuf {block['name']} chunk {first}..{ci} rows {p0}.."  # noqa: E731
             if self.copies.pick(size * len(turns) * len(hs)) == "vector":
-                a = p.vector_copy(src, dst, deps=deps, label=label,
-                                  cast=t.psum_dtype != t.pe_dtype)
+                a = self.put(VectorCopy, (t.psum_dtype != t.pe_dtype,), (src, dst),
+                             offsets, deps, label)
             else:
-                a = p.act_copy(src, dst, deps=deps, label=label)
+                a = self.put(ActCopy, (), (src, dst), offsets, deps, label)
             self.bank_reader[bank].append(a)
             ids.append(a)
         return ids
@@ -334,9 +425,9 @@ class Emitter:
                acts: list[int]) -> list[int]:
         t, v = self.tiling, self.view
         bb0, count, c0, width = chunk
+        deps = tuple(acts)
         m = v.source_count(t.row_turns)                          # in source rows
         rows = min(block["rows"] * t.row_turns, m - block["i0"] * t.row_turns)
-        src_pat = AccessPattern.unchecked((rows,), (1,), self.out_offset(slot, ci))
         base = (v.target_batch(block["b0"] + bb0, t.row_turns) + (block["j0"] + c0) * m
                 + block["i0"] * t.row_turns)
         nbytes = count * width * rows * self.item
@@ -353,43 +444,39 @@ class Emitter:
             else:
                 columns, first_col = v.columns, block["j0"] + c0
             strides = columns.strides(m)
-            src_pat = AccessPattern.unchecked((k * rows,), (1,),
-                                              self.out_offset(slot, ci - k + 1))
+            out = self.out_offset(slot, ci - k + 1)
             for bb in range(count):
                 # (R > 1 over a general layout: whole blocks, i0 = 0)
                 b_base = v.target_batch(block["b0"] + bb0 + bb) + block["i0"]
                 for lo, hi in aligned_ranges(first_col, width, self.splits(
                         k * nbytes // count, width, block["last"]), columns.shape):
                     for first, index, ext in columns.boxes(first_col + lo, first_col + hi):
-                        dst = AccessPattern.unchecked(
-                            ext + (k * rows,), strides + (1,),
-                            b_base + sum(i * st for i, st in zip(index, strides)))
+                        src = ("sbuf", None, bb * width + first - first_col, math.prod(ext),
+                               (k * rows,), (1,), t.dtype)
+                        dst = ("dram", "y", 0, 1, ext + (k * rows,), strides + (1,), t.dtype)
                         ids.extend(self.dma(
-                            Ref.sbuf(bb * width + first - first_col, math.prod(ext), src_pat,
-                                     t.dtype), Ref.dram("y", dst, t.dtype), acts,
-                            f"store {block['name']} chunk {ci} cols {first}.."))
+                            src, out, dst, b_base + sum(i * st for i, st in zip(index, strides)),
+                            deps, lambda: f"store {block['name']} chunk {ci} cols {first}.."))
         elif self.turns(block, chunk) > 1:  # chunks ci-K+1 .. ci (see tiling.interleave)
             k = self.turns(block, chunk)
-            src_pat = AccessPattern.unchecked((k * rows,), (1,),
-                                              self.out_offset(slot, ci - k + 1))
+            out = self.out_offset(slot, ci - k + 1)
             base -= (k - 1) * width * m
             for lo, hi in aligned_ranges(0, width, self.splits(k * nbytes, width,
                                                                block["last"])):
-                dst = AccessPattern.unchecked((hi - lo, k * rows), (k * m, 1),
-                                              base + lo * k * m)
-                ids.extend(self.dma(Ref.sbuf(lo, hi - lo, src_pat, t.dtype),
-                                    Ref.dram("y", dst, t.dtype), acts,
-                                    f"store {block['name']} chunks {ci - k + 1}..{ci}"))
+                src = ("sbuf", None, lo, hi - lo, (k * rows,), (1,), t.dtype)
+                dst = ("dram", "y", 0, 1, (hi - lo, k * rows), (k * m, 1), t.dtype)
+                ids.extend(self.dma(src, out, dst, base + lo * k * m, deps,
+                                    lambda: f"store {block['name']} chunks {ci - k + 1}..{ci}"))
         else:  # each batch matrix's columns, in pieces over the queues
             pieces = self.splits(nbytes // count, width, block["last"])
+            out = self.out_offset(slot, ci)
             for bb, (lo, hi) in itertools.product(range(count),
                                                   aligned_ranges(0, width, pieces)):
-                dst = AccessPattern.unchecked((hi - lo, rows), (m, 1),
-                                              base + bb * m * v.n + lo * m)
-                ids.extend(self.dma(Ref.sbuf(bb * width + lo, hi - lo, src_pat, t.dtype),
-                                    Ref.dram("y", dst, t.dtype), acts,
-                                    f"store {block['name']} chunk {ci} batch {bb0 + bb} "
-                                    f"cols {c0 + lo}.."))
+                src = ("sbuf", None, bb * width + lo, hi - lo, (rows,), (1,), t.dtype)
+                dst = ("dram", "y", 0, 1, (hi - lo, rows), (m, 1), t.dtype)
+                ids.extend(self.dma(src, out, dst, base + bb * m * v.n + lo * m, deps,
+                                    lambda: f"store {block['name']} chunk {ci} batch "
+                                            f"{bb0 + bb} cols {c0 + lo}.."))
         return ids
 
     # ---------------------------------------------------------------- the schedule
@@ -430,7 +517,7 @@ class Emitter:
                     yield {"b0": b0, "nb": nb, "i0": i0, "rows": rows, "j0": j0,
                            "cols": cols, "groups": groups, "interleave": k,
                            "chunks": chunks, "turned": turned, "name": f"block {n}",
-                           "first": n == 0, "last": False}
+                           "first": n == 0, "last": False, "pass_deps": {}}
                     n += 1
 
     def emit(self, limit: int | None = None) -> Program:
@@ -446,6 +533,7 @@ class Emitter:
         instructions, kept only as far as the cost model reads them (its estimate is
         the program's, bit for bit)."""
         self.program = Sketch()
+        self.keyed = self.program.add_keyed
         self._emit(limit)
         return self.program
 

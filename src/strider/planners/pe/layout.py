@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import NamedTuple
 
 from ...access_pattern import row_major_strides
@@ -64,24 +65,25 @@ class Layout:
         return src, tgt
 
     def row_boxes(self, start: int, stop: int
-                  ) -> list[tuple[int, tuple[int, ...], tuple[int, ...], int]]:
+                  ) -> tuple[tuple[int, tuple[int, ...], tuple[int, ...], int], ...]:
         """Rows ``[start, stop)`` as source boxes: ``(first row, extents, strides,
         offset)``, the offset relative to the batch's."""
         return _boxes_at(start, stop, self.row_shape, self.row_source)
 
     def row_places(self, start: int, stop: int
-                   ) -> list[tuple[int, tuple[int, ...], tuple[int, ...], int]]:
+                   ) -> tuple[tuple[int, tuple[int, ...], tuple[int, ...], int], ...]:
         """Partitions ``[start, stop)`` as boxes of their first row's place in the
         target's row block: ``(first partition, extents, strides, place)``."""
         return _boxes_at(start, stop, self.row_shape, self.row_target)
 
 
+@lru_cache(maxsize=1 << 12)   # every block's row groups ask for the same few ranges
 def _boxes_at(start: int, stop: int, shape: tuple[int, ...], strides: tuple[int, ...]
-              ) -> list[tuple[int, tuple[int, ...], tuple[int, ...], int]]:
+              ) -> tuple[tuple[int, tuple[int, ...], tuple[int, ...], int], ...]:
     """The flat range ``[start, stop)`` of ``shape`` as boxes walked at ``strides``:
     ``(first index, extents, strides, offset of the first)``."""
-    return [(first, ext, strides, sum(i * s for i, s in zip(index, strides)))
-            for first, index, ext in boxes(start, stop, shape)]
+    return tuple((first, ext, strides, sum(i * s for i, s in zip(index, strides)))
+                 for first, index, ext in boxes(start, stop, shape))
 
 
 def general_layout(shape: tuple[int, ...], perm: tuple[int, ...], item: int) -> Layout | None:
