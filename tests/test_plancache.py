@@ -323,6 +323,23 @@ def test_a_warm_model_starts_no_process_pool(cache, monkeypatch):
     assert again.to_dict() == first.to_dict() and len(cache) == planned == 2
 
 
+def test_a_failed_model_check_ends_the_analysis_while_the_pool_plans(cache, monkeypatch):
+    """The equivalence check runs in the main process while the pool plans; a rewrite
+    that changed the results still ends the analysis with the internal error."""
+    from strider.errors import StriderError
+    from strider.model import Graph, Node, analyse
+
+    g = Graph("m", inputs=["x"], outputs=["y"])
+    g.add_tensor("x", (16, 8), "float32")
+    g.add_tensor("y", (8, 16), "float32")
+    g.add(Node("t", "Transpose", ["x"], ["y"], {"perm": (1, 0)}))
+    module = importlib.import_module("strider.model.analyse")
+    monkeypatch.setattr(module, "POOL_MIN_OPS", 1)
+    monkeypatch.setattr(module, "check_equivalent", lambda *a: ["y differs at (0, 0)"])
+    with pytest.raises(StriderError, match="simplification changed the graph's results"):
+        analyse(g, "tiny", predict=True, workers=2, cache=False)
+
+
 def test_a_predicted_sweep_row_is_the_same_from_the_cache(cache):
     w = parse_permute("24,40:1,0:bfloat16")
     cold = sweep_workloads.evaluate(TINY, w, True, False)

@@ -131,10 +131,13 @@ def _time_one(task: tuple) -> dict[str, Any]:
 
 def _time_all(ops: list[LayoutOp], hw: Hardware, predict: bool, seed: int,
               workers: int | None, progress: Progress | None,
-              cache: bool | None = None, search: str = "ranked") -> list[dict[str, Any]]:
+              cache: bool | None = None, search: str = "ranked",
+              meanwhile: Callable[[], None] | None = None) -> list[dict[str, Any]]:
     """Each distinct op planned and simulated (or predicted), over ``workers`` processes
     (default: every core) when there are enough of them; results in ``ops`` order.
-    Predicted ops the plan cache answers are taken here, before any pool starts."""
+    Predicted ops the plan cache answers are taken here, before any pool starts.
+    ``meanwhile`` runs in this process while the pool works (before the ops, without
+    one); if it raises, the ops not started are cancelled."""
     verb = "predicting" if predict else "simulating"
     workers = workers or os.cpu_count() or 1
     known = ([_time_op(op, hw, True, seed, cache, True, search) for op in ops]
@@ -145,8 +148,17 @@ def _time_all(ops: list[LayoutOp], hw: Hardware, predict: bool, seed: int,
         if progress:
             progress(f"{verb} {len(todo)} distinct layout ops on {workers} processes")
         with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
-            fresh = iter(list(pool.map(_time_one, tasks)))
+            pending = pool.map(_time_one, tasks)   # every task submitted here
+            try:
+                if meanwhile:
+                    meanwhile()
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            fresh = iter(list(pending))
     else:
+        if meanwhile:
+            meanwhile()
         rows = []
         for task in tasks:
             op = task[0]
@@ -220,15 +232,18 @@ def analyse(graph: Graph, hw: Hardware | str = "trn1-like", *, predict: bool = F
     ops = find_layout_ops(graph)
     simple, removed, kept_alive = simplify_explained(graph)
     check_fits(graph, simple)  # before any random data is made
-    problems = check_equivalent(graph, simple, seed)
-    if problems:  # never report a rewrite that changed the results
-        raise StriderError(f"internal: simplification changed the graph's results: "
-                           f"{problems[:3]}; please report it")
+
+    def check() -> None:   # while the pool plans (its data is this process's own)
+        problems = check_equivalent(graph, simple, seed)
+        if problems:  # never report a rewrite that changed the results
+            raise StriderError(f"internal: simplification changed the graph's results: "
+                               f"{problems[:3]}; please report it")
+
     kept = find_layout_ops(simple)
     distinct = list({op.key: op for op in ops + kept}.values())
     timed = dict(zip((op.key for op in distinct),
                      _time_all(distinct, hw, predict, seed, workers, progress,
-                               cache, search)))
+                               cache, search, meanwhile=check)))
     act = _rows([o for o in ops if not o.constant], timed, hw)
     const = _rows([o for o in ops if o.constant], timed, hw)
     after = _rows([o for o in kept if not o.constant], timed, hw)
