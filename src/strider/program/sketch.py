@@ -23,7 +23,7 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Protocol
+from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from .instructions import (
     ActCopy,
@@ -62,13 +62,13 @@ class Sketch:
         self.reps: list[Instruction] = []
         self._engine: list[str] = []
         self._of: dict[tuple, int] = {}
+        self._refs: dict[tuple, tuple[Ref, Ref]] = {}   # a placed descriptor's, by structure
+        self._rep_engine: list[str] = []                # the engine of each of reps
+        #: The engine of instruction ``i`` (the planners ask for every dependency).
+        self.engine_of: Callable[[int], str] = self._engine.__getitem__
 
     def __len__(self) -> int:
         return len(self.ent)
-
-    def engine_of(self, i: int) -> str:
-        """The engine of instruction ``i``."""
-        return self._engine[i]
 
     def add(self, instruction: Instruction) -> int:
         """Append an instruction (its structure, deps and semaphore); returns its id."""
@@ -82,9 +82,10 @@ class Sketch:
         if e is None:
             e = self._of[key] = len(self.reps)
             self.reps.append(rep())
+            self._rep_engine.append(self.reps[e].engine)
         self.ent.append(e)
         self.deps.append(deps)
-        self._engine.append(self.reps[e].engine)
+        self._engine.append(self._rep_engine[e])
         if sync is not None:
             self.sync[k] = sync
         return k
@@ -98,10 +99,40 @@ class Sketch:
                    label: str = "") -> int:
         """A DMA descriptor on ``queue`` whose Refs are built only when it is the first
         of its structure."""
-        def rep() -> DmaCopy:
-            src, dst = placed.refs()
-            return DmaCopy(queue=queue, src=src, dst=dst)
-        return self._row((DmaCopy, queue, *placed.structure()), rep, tuple(deps))
+        return self.dma_keyed([queue], [placed.structure()], lambda _: placed, deps)[0]
+
+    def dma_keyed(self, queues: Sequence[int], structures: Sequence[tuple],
+                  placing: Callable[[int], PlacedDescriptor], deps: Iterable[int] = ()
+                  ) -> range:
+        """DMA descriptors with the same ``deps``, descriptor ``k`` (placed by
+        ``placing(k)``, whose :meth:`~PlacedDescriptor.structure` is ``structures[k]``) on
+        ``queues[k]``: placed only where it is the first of its structure; their ids."""
+        deps = tuple(deps)
+        first = len(self.ent)
+        of, reps, refs, engines = self._of, self.reps, self._refs, self._rep_engine
+        ent_append = self.ent.append
+        for k, (queue, structure) in enumerate(zip(queues, structures)):
+            key = (queue, structure)   # (add's keys lead with a class)
+            e = of.get(key)
+            if e is None:
+                pair = refs.get(structure)   # as placed on another queue: costs alike
+                if pair is None:
+                    pair = refs[structure] = placing(k).refs()
+                e = of[key] = len(reps)
+                reps.append(DmaCopy(queue=queue, src=pair[0], dst=pair[1]))
+                engines.append(reps[e].engine)
+            ent_append(e)
+            self._engine.append(engines[e])
+        n = len(self.ent) - first
+        self.deps.extend([deps] * n)
+        return range(first, first + n)
+
+    def add_keyed(self, key: tuple, make: Callable[[], Instruction],
+                  deps: Iterable[int] = ()) -> int:
+        """:meth:`add` of the instruction ``make()`` builds, whose
+        :func:`~strider.program.structure.structure_key` is ``key`` (and which has no
+        semaphore): built only when it is the first of its structure."""
+        return self._row(key, make, tuple(deps))
 
     def vector_copy(self, src: Ref, dst: Ref, deps: Iterable[int] = (), label: str = "",
                     cast: bool = False) -> int:

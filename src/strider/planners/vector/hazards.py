@@ -50,6 +50,8 @@ class Hazards:
         log = self.log
         if disjoint in self.groups:   # a later slice of a group: what it forgot too
             log = log + self.groups[disjoint][2]
+        if disjoint is None and write:   # waits for every access it overlaps
+            return sorted({i for a, b, ids, _, _, _ in log if a < hi and lo < b for i in ids})
         return sorted({i for a, b, ids, w, key, _ in log
                        if a < hi and lo < b and (write or w)
                        and (disjoint is None or key != disjoint) for i in ids})
@@ -57,19 +59,26 @@ class Hazards:
     def record(self, lo: int, hi: int, ids: list[int], write: bool,
                disjoint: object = None) -> None:
         """Log an access of ``[lo, hi)`` by ``ids`` (after asking :meth:`before`)."""
+        log = self.log
         if write and disjoint is None:  # accesses inside a new write are ordered before it
-            self.log = [e for e in self.log if not (lo <= e[0] and e[1] <= hi)]
+            self.log = log = [e for e in log if not (lo <= e[0] and e[1] <= hi)]
         elif write:
             first, spans, forgotten = self.groups.get(disjoint, (self.seq, [], []))
             spans = _merged(spans + [(lo, hi)])
-            keep: list[tuple[int, int, list[int], bool, object, int]] = []
-            for e in self.log:
-                forget = e[5] < first and e[4] != disjoint and _inside(e, spans)
-                (forgotten if forget else keep).append(e)
-            self.log = keep
+            # the log runs in sequence order: the accesses before the group's first slice
+            # lead it
+            hull_lo, hull_hi, one = spans[0][0], spans[-1][1], len(spans) == 1
+            gone = [k for k, e in enumerate(log)
+                    if hull_lo <= e[0] and e[1] <= hull_hi and e[5] < first
+                    and e[4] != disjoint and (one or any(a <= e[0] and e[1] <= b
+                                                         for a, b in spans))]
+            if gone:
+                forgotten += [log[k] for k in gone]
+                dropped = set(gone)
+                self.log = log = [e for k, e in enumerate(log) if k not in dropped]
             self.groups[disjoint] = (first, spans, forgotten)
         if ids:
-            self.log.append((lo, hi, list(ids), write, disjoint, self.seq))
+            log.append((lo, hi, list(ids), write, disjoint, self.seq))
             self.seq += 1
 
 
@@ -84,11 +93,7 @@ def latest_per_engine(ids: Iterable[int], engine_of: Callable[[int], str]) -> li
     >>> latest_per_engine([3, 7, 4, 9], {3: "dma0", 7: "dma0", 4: "act", 9: "act"}.get)
     [7, 9]
     """
-    last: dict[str, int] = {}
-    for i in ids:
-        e = engine_of(i)
-        if i > last.get(e, -1):
-            last[e] = i
+    last = {engine_of(i): i for i in sorted(ids)}   # the latest stays
     return sorted(last.values())
 
 
@@ -105,11 +110,6 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             out.append((lo, hi))
     return out
-
-
-def _inside(entry: tuple, spans: list[tuple[int, int]]) -> bool:
-    """Whether a log entry's range lies inside one of the merged ``spans``."""
-    return any(lo <= entry[0] and entry[1] <= hi for lo, hi in spans)
 
 
 __all__ = ["Hazards", "latest_per_engine"]
