@@ -110,19 +110,19 @@ class Sketch:
         deps = tuple(deps)
         first = len(self.ent)
         of, reps, refs, engines = self._of, self.reps, self._refs, self._rep_engine
-        ent_append = self.ent.append
-        for k, (queue, structure) in enumerate(zip(queues, structures)):
-            key = (queue, structure)   # (add's keys lead with a class)
+        ent, engine = self.ent, self._engine
+        for k, key in enumerate(zip(queues, structures)):   # (add's keys lead with a class)
             e = of.get(key)
             if e is None:
+                queue, structure = key
                 pair = refs.get(structure)   # as placed on another queue: costs alike
                 if pair is None:
                     pair = refs[structure] = placing(k).refs()
                 e = of[key] = len(reps)
                 reps.append(DmaCopy(queue=queue, src=pair[0], dst=pair[1]))
                 engines.append(reps[e].engine)
-            ent_append(e)
-            self._engine.append(engines[e])
+            ent.append(e)
+            engine.append(engines[e])
         n = len(self.ent) - first
         self.deps.extend([deps] * n)
         return range(first, first + n)

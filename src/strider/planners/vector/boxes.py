@@ -111,6 +111,8 @@ def restrict(cuts: tuple[tuple[int, int, int], ...],
     >>> restrict(((0, 0, 2),), ((1, 0, 3),)), restrict(((1, 2, 5),), ((1, 0, 2),))
     (((0, 0, 2), (1, 0, 3)), None)
     """
+    if not region:   # the whole box
+        return tuple(cuts)
     ranges = {d: (a, b) for d, a, b in cuts}
     for d, a, b in region:
         lo, hi = ranges.get(d, (a, b))

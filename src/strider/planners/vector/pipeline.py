@@ -60,7 +60,7 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
     t = tiling
     free_t = t.free_target
     slot_elems = t.slot_bytes // t.itemsize
-    hazards = Hazards()
+    hazards = Hazards(slot_elems)   # (a slot per bucket)
     balancer = QueueBalancer(hw)
     # two_pass: copies made in two passes; carrier_width: elements per carrier they used
     counts = {"dma_in": 0, "vector": 0, "dma_out": 0, "two_pass": 0, "carrier_width": 0}
