@@ -442,11 +442,8 @@ class QueueBalancer:
         load = self.load
         out = []
         start, stop = queues.start, queues.stop
-        every = queues.step == 1 and start == 0 and stop == len(load)
         for c in cycles:
-            if every:
-                q = load.index(min(load))
-            elif queues.step == 1:  # the first of the least-loaded queues
+            if queues.step == 1:  # the first of the least-loaded queues
                 window = load[start:stop]
                 q = start + window.index(min(window))
             else:

@@ -52,8 +52,12 @@ class PlacedDescriptor(Protocol):
 class Sketch:
     """Columns of a program: per instruction ``ent`` (its structure -- or, for a placed
     DMA descriptor, its cost class: coarser, as only the cost matters here), ``deps``,
-    and its engine (:meth:`engine_of`); ``sync`` (Signal / Wait by id); ``reps``: the
-    first instruction of each."""
+    and its engine (:attr:`engine_of`); ``sync`` (Signal / Wait by id); ``reps``: the
+    first instruction of each (a placed descriptor's: on its queue, with the Refs of
+    the first of its cost class on any queue).
+
+    A planner that knows an instruction's structure without building it sketches it
+    with :meth:`add_keyed`, and descriptors of one slice with :meth:`dma_keyed`."""
 
     def __init__(self) -> None:
         self.ent: list[int] = []

@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 from functools import lru_cache
-from typing import TYPE_CHECKING, Iterable, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ...access_pattern import AccessPattern, row_major_strides
 from ...cost.engines import innermost_stride_bytes
@@ -76,22 +76,18 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
         """The descriptors of a slice's ``parts``; ``label()`` their label."""
         on_chip_write = way == "in"
         deps = tuple(latest_per_engine(hazards.before(lo, hi, write=on_chip_write), engine_of))
-        last: dict[int, int] = {}   # queue -> its latest descriptor of the slice
-        n = 0
+        ids: list[int] = []
         for placing in parts:
             on = balancer.pick_each(queues, placing.layout.cycles)
             if sketch is not None:
-                ids: Iterable[int] = sketch.dma_keyed(on, placing.layout.structures,
-                                                      placing.at, deps)
+                ids += sketch.dma_keyed(on, placing.layout.structures, placing.at, deps)
             else:
                 text = label()
-                ids = [program.dma_placed(q, p, deps, text) for q, p in zip(on, placing.all())]
-            last.update(zip(on, ids))
-            n += len(on)
+                ids += [program.dma_placed(q, p, deps, text) for q, p in zip(on, placing.all())]
         # (the latest on each queue stands for them all: every wait goes through
         # latest_per_engine, and the latest of the latest is the latest)
-        hazards.record(lo, hi, sorted(last.values()), write=on_chip_write)
-        counts["dma_" + way] += n
+        hazards.record(lo, hi, latest_per_engine(ids, engine_of), write=on_chip_write)
+        counts["dma_" + way] += len(ids)
 
     def moves(way: str, free, origin, ext, slot: int):
         """The DMA slices of a tile one way (the parts of each that hold data, placed),
@@ -130,9 +126,8 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
         if sketch is not None:
             vid = sketch.add_keyed(step.structure(engine), step.maker(engine, deps), deps)
         else:
-            emit = program.vector_copy if engine == "vector" else program.act_copy
-            vid = emit(step.src, step.dst, deps, f"permute t{k}" + (
-                f" ({step.src.dtype} carriers)" if step.width > 1 else ""))
+            vid = program.add(step.instruction(engine, deps, f"permute t{k}" + (
+                f" ({step.src.dtype} carriers)" if step.width > 1 else "")))
         hazards.record(*step.reads, [vid], write=False)
         hazards.record(*step.writes, [vid], write=True, disjoint=key)
         counts["vector"] += 1
@@ -234,17 +229,20 @@ class _Step(NamedTuple):
     writes: tuple[int, int]
     keys: dict[str, tuple]
 
-    def instruction(self, engine: str, deps=()) -> Instruction:
+    def instruction(self, engine: str, deps=(), label: str = "") -> Instruction:
+        """The copy on ``engine`` (``vector`` or ``act``)."""
         cls = VectorCopy if engine == "vector" else ActCopy
-        return cls(src=self.src, dst=self.dst, deps=tuple(deps))
+        return cls(src=self.src, dst=self.dst, deps=tuple(deps), label=label)
 
     def structure(self, engine: str) -> tuple:
+        """The :func:`~strider.program.structure.structure_key` of :meth:`instruction`."""
         key = self.keys.get(engine)
         if key is None:
             key = self.keys[engine] = structure_key(self.instruction(engine))
         return key
 
     def maker(self, engine: str, deps):
+        """:meth:`instruction`, when called."""
         return lambda: self.instruction(engine, deps)
 
 
