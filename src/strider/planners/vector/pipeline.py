@@ -258,8 +258,10 @@ class _Copy(NamedTuple):
 
 
 #: Tiles of one extent move and copy alike across the candidates of a search: their
-#: slices, descriptors' layouts and copies are kept (a search's few hundred of each).
-_KEPT = 1 << 12
+#: slices, descriptors' layouts and copies are kept (a search's few hundred of each; a
+#: layout holds its descriptors' plan, as the descriptors' cut cache does, which keeps
+#: as many).
+_KEPT = 1 << 10
 
 
 @lru_cache(maxsize=_KEPT)
