@@ -28,6 +28,7 @@ def test_every_conflict_is_ordered(accesses):
     random: each later access reaches every earlier one it conflicts with through the
     dependencies."""
     hazards, made, group = Hazards(), [], 0
+    bucketed = [Hazards(bucket) for bucket in (1, 7, 16)]   # answer as one log does
     for kind, lo, length in accesses:
         if kind == "new group":
             group += 1
@@ -35,6 +36,9 @@ def test_every_conflict_is_ordered(accesses):
         write = kind != "read"
         key = {"slice": group, "slice of the one before": group - 1}.get(kind)
         deps = hazards.before(lo, lo + length, write, key)
+        for other in bucketed:
+            assert other.before(lo, lo + length, write, key) == deps
+            other.record(lo, lo + length, [len(made)], write, key)
         hazards.record(lo, lo + length, [len(made)], write, key)
         made.append((lo, lo + length, write, key, set(deps)))
     reach: list[set[int]] = []

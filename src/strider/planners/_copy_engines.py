@@ -102,6 +102,7 @@ def fast_stride_elements(hw: Hardware, itemsize: int) -> int:
     return min(limits) // itemsize if limits else 1 << 62
 
 
+@lru_cache(maxsize=1 << 14)   # asked for every copy a planner emits or sketches
 def fastest_walk(shape: tuple[int, ...], src: tuple[int, ...], dst: tuple[int, ...],
                  fast: int) -> tuple[tuple[int, ...], int]:
     """``(order, stride)``: the order in which to walk a copy of ``shape`` with element
@@ -127,6 +128,7 @@ def fastest_walk(shape: tuple[int, ...], src: tuple[int, ...], dst: tuple[int, .
     return (given[:r] + given[r + 1:] + (r,), least) if least <= fast else (given, stride)
 
 
+@lru_cache(maxsize=1 << 12)
 def block_copy(free: tuple[int, ...], free_target: tuple[int, ...], block: tuple[int, ...]
                ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     """``(shape, source strides, target strides)`` of the copy that re-orders a block

@@ -130,7 +130,8 @@ class Placed(NamedTuple):
 
     def structure(self) -> tuple:
         """Equal for descriptors that cost alike: whose Refs differ in offsets, first
-        partitions and tensors only (the forms, cached per layout, are one object each)."""
+        partitions and tensors only (the forms, cached per layout, are one object each;
+        :meth:`_Cut.costs` gives it too)."""
         return self.src_form, self.dst_form, self.dtype
 
     def refs(self) -> tuple[Ref, Ref]:
@@ -157,8 +158,13 @@ def placed(transfer: Transfer, plan: Sequence[tuple]) -> list[Placed]:
     d_off, d_pst = int(dst.offset), int(dst.pstart)
     dtype, s_name, d_name = transfer.dtype, src.tensor, dst.tensor
     return [Placed(fs, s_name, s_off + so, s_pst + sp, fd, d_name, d_off + do, d_pst + dp,
-                   dtype, min(fs.run, fd.run) * item, fs.size * item)
+                   dtype, _chunk(fs, fd, item), fs.size * item)
             for so, sp, fs, do, dp, fd in plan]
+
+
+def _chunk(src: _Form, dst: _Form, item: int) -> int:
+    """:attr:`Placed.chunk` of a descriptor of these forms and ``item``-byte elements."""
+    return min(src.run, dst.run) * item
 
 
 class _Form:
@@ -220,6 +226,7 @@ class _Cut:
         self.row, self.max_dims, self.width_bits = row, max_dims, width_bits
         self._forms: dict[tuple[int, int, int], _Form | None] = {}
         self._plans: dict[int, list] = {}
+        self._costs: dict[tuple[int, str], tuple[list[tuple], list[float]]] = {}
 
     def form(self, side: int, outer: int, length: int) -> _Form | None:
         """The form of side ``side`` (0: src, 1: dst) with the dims before ``outer`` fixed
@@ -272,6 +279,19 @@ class _Cut:
                     sum(i * st for i, st in zip(index, pstrides)) + start * pstrides[depth],
                     self.form(side, depth, stop - start)]
         return tuple(out)
+
+    def costs(self, pieces: int, hw: Hardware, dtype: str) -> tuple[list[tuple], list[float]]:
+        """Per descriptor of :meth:`plan` (of ``dtype`` elements): its
+        :meth:`Placed.structure` and the cycles it keeps a queue
+        (:meth:`QueueBalancer.cycles`) -- what costing it needs, its offsets aside."""
+        key = (pieces, dtype)
+        if key not in self._costs:
+            item = dtype_of(dtype).itemsize
+            self._costs[key] = (
+                [(fs, fd, dtype) for _, _, fs, _, _, fd in self.plan(pieces, hw)],
+                [QueueBalancer.cycles(hw, _chunk(fs, fd, item), fs.size * item)
+                 for _, _, fs, _, _, fd in self.plan(pieces, hw)])
+        return self._costs[key]
 
     def plan(self, pieces: int, hw: Hardware) -> list:
         """``(src offset, src partition, src form, dst offset, dst partition, dst form)``
@@ -405,14 +425,32 @@ class QueueBalancer:
     def pick_for(self, queues: range, chunk: int, nbytes: int) -> int:
         """:meth:`pick` for a descriptor of ``nbytes`` whose shorter side run is ``chunk``
         bytes (as :func:`~._descriptors.costed_descriptors` gives them)."""
+        return self.pick_cycles(queues, self.cycles(self.hw, chunk, nbytes))
+
+    @staticmethod
+    @lru_cache(maxsize=1 << 14)
+    def cycles(hw: Hardware, chunk: int, nbytes: int) -> float:
+        """The busy cycles :meth:`pick_for` counts for such a descriptor."""
+        return transfer_timing(nbytes, max(1, chunk), hw, dram=True)[0]
+
+    def pick_cycles(self, queues: range, cycles: float) -> int:
+        """:meth:`pick_for` of a descriptor that keeps its queue ``cycles`` (:meth:`cycles`)."""
+        return self.pick_each(queues, (cycles,))[0]
+
+    def pick_each(self, queues: range, cycles: Sequence[float]) -> list[int]:
+        """:meth:`pick_cycles` of descriptors in turn."""
         load = self.load
-        if queues.step == 1:  # the first of the least-loaded queues
-            window = load[queues.start:queues.stop]
-            q = queues.start + window.index(min(window))
-        else:
-            q = min(queues, key=lambda k: (load[k], k))
-        load[q] += transfer_timing(nbytes, max(1, chunk), self.hw, dram=True)[0]
-        return q
+        out = []
+        start, stop = queues.start, queues.stop
+        for c in cycles:
+            if queues.step == 1:  # the first of the least-loaded queues
+                window = load[start:stop]
+                q = start + window.index(min(window))
+            else:
+                q = min(queues, key=lambda k: (load[k], k))
+            load[q] += c
+            out.append(q)
+        return out
 
 
 def element_values(ref: Ref, group: int) -> Ref:

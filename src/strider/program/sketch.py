@@ -23,7 +23,7 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from .instructions import (
     ActCopy,
@@ -52,8 +52,12 @@ class PlacedDescriptor(Protocol):
 class Sketch:
     """Columns of a program: per instruction ``ent`` (its structure -- or, for a placed
     DMA descriptor, its cost class: coarser, as only the cost matters here), ``deps``,
-    and its engine (:meth:`engine_of`); ``sync`` (Signal / Wait by id); ``reps``: the
-    first instruction of each."""
+    and its engine (:attr:`engine_of`); ``sync`` (Signal / Wait by id); ``reps``: the
+    first instruction of each (a placed descriptor's: on its queue, with the Refs of
+    the first of its cost class on any queue).
+
+    A planner that knows an instruction's structure without building it sketches it
+    with :meth:`add_keyed`, and descriptors of one slice with :meth:`dma_keyed`."""
 
     def __init__(self) -> None:
         self.ent: list[int] = []
@@ -62,25 +66,18 @@ class Sketch:
         self.reps: list[Instruction] = []
         self._engine: list[str] = []
         self._of: dict[tuple, int] = {}
+        self._refs: dict[tuple, tuple[Ref, Ref]] = {}   # a placed descriptor's, by structure
+        self._rep_engine: list[str] = []                # the engine of each of reps
+        #: The engine of instruction ``i`` (the planners ask for every dependency).
+        self.engine_of: Callable[[int], str] = self._engine.__getitem__
 
     def __len__(self) -> int:
         return len(self.ent)
-
-    def engine_of(self, i: int) -> str:
-        """The engine of instruction ``i``."""
-        return self._engine[i]
 
     def add(self, instruction: Instruction) -> int:
         """Append an instruction (its structure, deps and semaphore); returns its id."""
         return self._row(structure_key(instruction), lambda: instruction,
                          tuple(instruction.deps), instruction.sync())
-
-    def add_keyed(self, key: tuple, build: Callable[[], Instruction],
-                  deps: tuple[int, ...]) -> int:
-        """:meth:`add` of the instruction ``build()`` makes (one without a semaphore),
-        given its :func:`~strider.program.structure.structure_key` ``key`` and its deps:
-        built only when it is the first of its structure."""
-        return self._row(key, build, deps)
 
     def _row(self, key: tuple, rep: Any, deps: tuple[int, ...],
              sync: tuple[str, int] | None = None) -> int:
@@ -89,9 +86,10 @@ class Sketch:
         if e is None:
             e = self._of[key] = len(self.reps)
             self.reps.append(rep())
+            self._rep_engine.append(self.reps[e].engine)
         self.ent.append(e)
         self.deps.append(deps)
-        self._engine.append(self.reps[e].engine)
+        self._engine.append(self._rep_engine[e])
         if sync is not None:
             self.sync[k] = sync
         return k
@@ -105,10 +103,40 @@ class Sketch:
                    label: str = "") -> int:
         """A DMA descriptor on ``queue`` whose Refs are built only when it is the first
         of its structure."""
-        def rep() -> DmaCopy:
-            src, dst = placed.refs()
-            return DmaCopy(queue=queue, src=src, dst=dst)
-        return self._row((DmaCopy, queue, *placed.structure()), rep, tuple(deps))
+        return self.dma_keyed([queue], [placed.structure()], lambda _: placed, deps)[0]
+
+    def dma_keyed(self, queues: Sequence[int], structures: Sequence[tuple],
+                  placing: Callable[[int], PlacedDescriptor], deps: Iterable[int] = ()
+                  ) -> range:
+        """DMA descriptors with the same ``deps``, descriptor ``k`` (placed by
+        ``placing(k)``, whose :meth:`~PlacedDescriptor.structure` is ``structures[k]``) on
+        ``queues[k]``: placed only where it is the first of its structure; their ids."""
+        deps = tuple(deps)
+        first = len(self.ent)
+        of, reps, refs, engines = self._of, self.reps, self._refs, self._rep_engine
+        ent, engine = self.ent, self._engine
+        for k, key in enumerate(zip(queues, structures)):   # (add's keys lead with a class)
+            e = of.get(key)
+            if e is None:
+                queue, structure = key
+                pair = refs.get(structure)   # as placed on another queue: costs alike
+                if pair is None:
+                    pair = refs[structure] = placing(k).refs()
+                e = of[key] = len(reps)
+                reps.append(DmaCopy(queue=queue, src=pair[0], dst=pair[1]))
+                engines.append(reps[e].engine)
+            ent.append(e)
+            engine.append(engines[e])
+        n = len(self.ent) - first
+        self.deps.extend([deps] * n)
+        return range(first, first + n)
+
+    def add_keyed(self, key: tuple, make: Callable[[], Instruction],
+                  deps: Iterable[int] = ()) -> int:
+        """:meth:`add` of the instruction ``make()`` builds, whose
+        :func:`~strider.program.structure.structure_key` is ``key`` (and which has no
+        semaphore): built only when it is the first of its structure."""
+        return self._row(key, make, tuple(deps))
 
     def vector_copy(self, src: Ref, dst: Ref, deps: Iterable[int] = (), label: str = "",
                     cast: bool = False) -> int:

@@ -11,9 +11,8 @@ shape (:func:`padded_variant`), its DMAs and copies taking only the parts that h
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
-
-import numpy as np
 
 from .tiling import VectorTiling
 
@@ -54,8 +53,7 @@ def tile_boxes(t: VectorTiling):
     [((0, 0), (3, 2)), ((0, 2), (3, 2))]
     """
     grids = [range(0, n, step) for n, step in zip(t.shape, t.tile)]
-    for origin in np.ndindex(*[len(g) for g in grids]):
-        o = tuple(g[i] for g, i in zip(grids, origin))
+    for o in itertools.product(*grids):
         e = tuple(min(step, n - oo) for oo, step, n in zip(o, t.tile, t.shape))
         parts = _parts(t, o, e, "outer")
         if t.pads_ragged:
@@ -113,6 +111,8 @@ def restrict(cuts: tuple[tuple[int, int, int], ...],
     >>> restrict(((0, 0, 2),), ((1, 0, 3),)), restrict(((1, 2, 5),), ((1, 0, 2),))
     (((0, 0, 2), (1, 0, 3)), None)
     """
+    if not region:   # the whole box
+        return tuple(cuts)
     ranges = {d: (a, b) for d, a, b in cuts}
     for d, a, b in region:
         lo, hi = ranges.get(d, (a, b))

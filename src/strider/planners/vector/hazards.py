@@ -35,41 +35,67 @@ from typing import Callable, Iterable
 
 
 class Hazards:
-    """The log of accesses still to be waited for (see the module docstring)."""
+    """The log of accesses still to be waited for (see the module docstring), kept per
+    ``bucket`` elements of the address range (an access in every bucket it touches:
+    queries look at the accesses near theirs only; 0: one bucket). The answers do not
+    depend on it."""
 
-    def __init__(self) -> None:
-        # (lo, hi, instructions, is_write, disjoint key, sequence number) per access
-        self.log: list[tuple[int, int, list[int], bool, object, int]] = []
+    def __init__(self, bucket: int = 0) -> None:
+        self.bucket = bucket
+        # bucket -> (lo, hi, instructions, is_write, disjoint key, sequence number) per
+        # access, in sequence order
+        self.logs: dict[int, list[tuple[int, int, list[int], bool, object, int]]] = {}
         # disjoint key -> (sequence number of its first slice, union of its ranges, the
         # accesses it made the log forget)
         self.groups: dict[object, tuple[int, list[tuple[int, int]], list[tuple]]] = {}
         self.seq = 0
 
+    def _buckets(self, lo: int, hi: int) -> range:
+        """The buckets an access of ``[lo, hi)`` touches (an empty range: its bucket)."""
+        b = self.bucket
+        return range(lo // b, max(lo, hi - 1) // b + 1) if b else range(1)
+
     def before(self, lo: int, hi: int, write: bool, disjoint: object = None) -> list[int]:
         """The instructions an access of ``[lo, hi)`` must wait for."""
-        log = self.log
+        logs = [self.logs.get(k, ()) for k in self._buckets(lo, hi)]
         if disjoint in self.groups:   # a later slice of a group: what it forgot too
-            log = log + self.groups[disjoint][2]
-        return sorted({i for a, b, ids, w, key, _ in log
+            logs.append(self.groups[disjoint][2])
+        if disjoint is None and write:   # waits for every access it overlaps
+            return sorted({i for log in logs for a, b, ids, _, _, _ in log
+                           if a < hi and lo < b for i in ids})
+        return sorted({i for log in logs for a, b, ids, w, key, _ in log
                        if a < hi and lo < b and (write or w)
                        and (disjoint is None or key != disjoint) for i in ids})
 
     def record(self, lo: int, hi: int, ids: list[int], write: bool,
                disjoint: object = None) -> None:
         """Log an access of ``[lo, hi)`` by ``ids`` (after asking :meth:`before`)."""
+        logs = self.logs
         if write and disjoint is None:  # accesses inside a new write are ordered before it
-            self.log = [e for e in self.log if not (lo <= e[0] and e[1] <= hi)]
+            for k in self._buckets(lo, hi):   # (all of such an access's buckets)
+                if k in logs:
+                    logs[k] = [e for e in logs[k] if not (lo <= e[0] and e[1] <= hi)]
         elif write:
             first, spans, forgotten = self.groups.get(disjoint, (self.seq, [], []))
             spans = _merged(spans + [(lo, hi)])
-            keep: list[tuple[int, int, list[int], bool, object, int]] = []
-            for e in self.log:
-                forget = e[5] < first and e[4] != disjoint and _inside(e, spans)
-                (forgotten if forget else keep).append(e)
-            self.log = keep
+            hull_lo, hull_hi, one = spans[0][0], spans[-1][1], len(spans) == 1
+            touched = self._buckets(hull_lo, hull_hi)   # (all of a forgotten access's)
+            gone: dict[int, tuple] = {}   # by sequence number
+            for k in touched:
+                gone.update((e[5], e) for e in logs.get(k, ())
+                            if hull_lo <= e[0] and e[1] <= hull_hi and e[5] < first
+                            and e[4] != disjoint and (one or any(a <= e[0] and e[1] <= b
+                                                                 for a, b in spans)))
+            if gone:
+                forgotten += gone.values()
+                for k in touched:
+                    if k in logs:
+                        logs[k] = [e for e in logs[k] if e[5] not in gone]
             self.groups[disjoint] = (first, spans, forgotten)
         if ids:
-            self.log.append((lo, hi, list(ids), write, disjoint, self.seq))
+            entry = (lo, hi, list(ids), write, disjoint, self.seq)
+            for k in self._buckets(lo, hi):
+                logs.setdefault(k, []).append(entry)
             self.seq += 1
 
 
@@ -84,11 +110,7 @@ def latest_per_engine(ids: Iterable[int], engine_of: Callable[[int], str]) -> li
     >>> latest_per_engine([3, 7, 4, 9], {3: "dma0", 7: "dma0", 4: "act", 9: "act"}.get)
     [7, 9]
     """
-    last: dict[str, int] = {}
-    for i in ids:
-        e = engine_of(i)
-        if i > last.get(e, -1):
-            last[e] = i
+    last = {engine_of(i): i for i in sorted(ids)}   # the latest stays
     return sorted(last.values())
 
 
@@ -105,11 +127,6 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             out.append((lo, hi))
     return out
-
-
-def _inside(entry: tuple, spans: list[tuple[int, int]]) -> bool:
-    """Whether a log entry's range lies inside one of the merged ``spans``."""
-    return any(lo <= entry[0] and entry[1] <= hi for lo, hi in spans)
 
 
 __all__ = ["Hazards", "latest_per_engine"]

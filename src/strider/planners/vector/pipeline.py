@@ -7,17 +7,19 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from functools import lru_cache
+from typing import TYPE_CHECKING, NamedTuple
 
 from ...access_pattern import AccessPattern, row_major_strides
 from ...cost.engines import innermost_stride_bytes
 from ...dtypes import dtype_of
 from ...hardware.description import Hardware
 from ...program.core import Program, Ref
+from ...program.instructions import ActCopy, Instruction, VectorCopy
 from ...program.sketch import Sketch
+from ...program.structure import structure_key
 from .._copy_engines import CopyBalancer, block_copy
-from .._descriptors import QueueBalancer, Side, Transfer, placed_descriptors
+from .._descriptors import Placed, QueueBalancer, Side, Transfer, cut_of, placed
 from .boxes import existing_regions, restrict, tile_boxes
 from .hazards import Hazards, latest_per_engine
 from .slicing import slices_of, span_of
@@ -50,94 +52,84 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
     dims (:func:`~.slicing.slices_of`), the vector step re-orders each slice as soon as it has
     arrived, and the tile is written in slices of its outermost target-order dims once
     re-ordered (or, draining by the stores, the last tile's copy slice by slice).
+
+    Tiles of one extent move alike but for their offsets: their slices, descriptors'
+    layouts and copies are worked out once (:class:`_Layout`, :class:`_Copy`). A Sketch
+    takes each instruction by its structure, built only where it is the first of it.
     """
     t = tiling
     free_t = t.free_target
     slot_elems = t.slot_bytes // t.itemsize
-    hazards = Hazards()
+    hazards = Hazards(slot_elems)   # (a slot per bucket)
     balancer = QueueBalancer(hw)
     # two_pass: copies made in two passes; carrier_width: elements per carrier they used
     counts = {"dma_in": 0, "vector": 0, "dma_out": 0, "two_pass": 0, "carrier_width": 0}
     queues = range(hw.dma.queues)
-    pos = {d: i for i, d in enumerate(t.free)}
     engines = CopyBalancer(hw, t.partitions)
     ring = scratch_ring(t, hw) if t.two_pass else None
-
+    sketch = program if isinstance(program, Sketch) else None
     engine_of = program.engine_of
+    source_strides, target_strides = t.source_strides(), t.target_strides()
+    worth = descriptor_worth(hw, t.tiles, t.descriptor_share)
 
-    def dma(transfers: list[Transfer], lo: int, hi: int, way: str, label: str) -> None:
+    def dma(parts: list[_Placing], lo: int, hi: int, way: str, label) -> None:
+        """The descriptors of a slice's ``parts``; ``label()`` their label."""
         on_chip_write = way == "in"
-        deps = latest_per_engine(hazards.before(lo, hi, write=on_chip_write), engine_of)
-        ids = [program.dma_placed(balancer.pick_for(queues, p.chunk, p.nbytes), p, deps, label)
-               for transfer in transfers
-               for p in placed_descriptors(transfer, hw, _pieces(transfer, hw, t))]
+        deps = tuple(latest_per_engine(hazards.before(lo, hi, write=on_chip_write), engine_of))
+        ids: list[int] = []
+        for placing in parts:
+            on = balancer.pick_each(queues, placing.layout.cycles)
+            if sketch is not None:
+                ids += sketch.dma_keyed(on, placing.layout.structures, placing.at, deps)
+            else:
+                text = label()
+                ids += [program.dma_placed(q, p, deps, text) for q, p in zip(on, placing.all())]
         # (the latest on each queue stands for them all: every wait goes through
         # latest_per_engine, and the latest of the latest is the latest)
         hazards.record(lo, hi, latest_per_engine(ids, engine_of), write=on_chip_write)
         counts["dma_" + way] += len(ids)
 
-    def moves(way: str, dims, origin, ext, slot: int):
-        """The DMA slices of a tile one way (a transfer per part of the slice that holds
-        data), with their cuts and slot ranges."""
+    def moves(way: str, free, origin, ext, slot: int):
+        """The DMA slices of a tile one way (the parts of each that hold data, placed),
+        with their cuts and slot ranges."""
         base = slot * slot_elems
-        block = tuple(ext[d] for d in dims)
-        strides_of = dict(zip(dims, row_major_strides(block)))
-        regions = existing_regions(t, origin, ext, by="outer")   # the longest runs
-        for cuts in slices_of(dims, ext, t.pieces, t.fine_slices):
-            lo, hi = span_of(cuts, strides_of) if cuts else (0, math.prod(block))
-            transfers = [_tile_transfer(t, w, origin, ext, base, way, part)
-                         for part in (restrict(cuts, r) for r in regions) if part is not None]
-            if transfers:
-                yield transfers, base + lo, base + hi, cuts
+        regions = tuple(existing_regions(t, origin, ext, by="outer"))   # the longest runs
+        strides = source_strides if way == "in" else target_strides
+        dram_base = sum(o * s for o, s in zip(origin, strides))
+        for parts, lo, hi, cuts in _slices(hw, w.dtype, way, t.part, free, ext, strides, regions,
+                                           t.pieces, t.fine_slices, worth):
+            yield ([_Placing(layout, dram_base + dram, base + chip, pstart)
+                    for layout, dram, chip, pstart in parts], base + lo, base + hi, cuts)
 
     def vector_piece(k: int, origin, ext, s_in: int, s_out: int, cut) -> None:
-        partitions = math.prod(ext[d] for d in t.part)
-        # the fused copy reads the source-order block in target order (the in-buffer
-        # steps' source pattern) and writes it contiguously
-        ft, src_strides, dst_strides = block_copy(t.free, free_t, tuple(ext[d] for d in t.free))
-        whole_src = AccessPattern.unchecked(ft, src_strides, s_in * slot_elems)
-        whole_dst = AccessPattern.unchecked(ft, dst_strides, s_out * slot_elems)
         regions = existing_regions(t, origin, ext)
         # the slices (and parts) of one tile's copy write disjoint elements of the out-slot
         key = ("copy", k) if cut or len(regions) > 1 else None
         for part in (restrict(cut or (), r) for r in regions):
             if part is None:
                 continue
-            src, dst, rows = whole_src, whole_dst, partitions
-            for d, a, b in part:
-                if d in pos:
-                    at = free_t.index(d)
-                    src, dst = src.slice(at, a, b), dst.slice(at, a, b)
-                else:   # the outermost partition dim (VectorTiling.pads_ragged): a prefix
-                    rows = b * partitions // ext[d]
             scratch = (ring[0] + counts["two_pass"] % ring[2] * ring[1]) if ring else None
-            steps = copy_chain(Ref.sbuf(0, rows, src, w.dtype), dst, hw, scratch)
-            if len(steps) > 1:
+            chain = _copy(hw, w.dtype, t.free, free_t, t.part, ext, s_in * slot_elems,
+                          s_out * slot_elems, part, scratch)
+            if len(chain.steps) > 1:
                 counts["two_pass"] += 1
-                counts["carrier_width"] = max(width for *_, width in steps)
-            engine = engines.pick_chain([(s.pattern.size, innermost_stride_bytes(s))
-                                         for s, *_ in steps])
-            for j, (s_ref, d_pattern, width) in enumerate(steps):
-                last = j == len(steps) - 1
-                copy(engine, s_ref, d_pattern, width, f"permute t{k}" + (
-                    f" ({s_ref.dtype} carriers)" if width > 1 else ""), key if last else None)
+                counts["carrier_width"] = chain.carrier_width
+            engine = engines.pick_chain(chain.costs)
+            last_step = len(chain.steps) - 1
+            for j, step in enumerate(chain.steps):
+                copy(engine, step, k, key if j == last_step else None)
 
-    def copy(engine: str, src: Ref, dst: AccessPattern, width: int, label: str,
-             key: object) -> None:
-        """One copy on ``engine``; ``width``: narrow elements per element of ``src``'s
-        dtype (the hazards count narrow ones)."""
-        src_lo, src_hi = src.pattern.min_address, src.pattern.max_address
-        dst_lo, dst_hi = dst.min_address, dst.max_address
-        assert src_lo is not None and src_hi is not None  # a tile's copy is never empty
-        assert dst_lo is not None and dst_hi is not None
-        reads = (src_lo * width, (src_hi + 1) * width)
-        writes = (dst_lo * width, (dst_hi + 1) * width)
-        deps = latest_per_engine(hazards.before(*reads, False)
-                                 + hazards.before(*writes, True, key), engine_of)
-        emit = program.vector_copy if engine == "vector" else program.act_copy
-        vid = emit(src, replace(src, pattern=dst), deps, label)
-        hazards.record(*reads, [vid], write=False)
-        hazards.record(*writes, [vid], write=True, disjoint=key)
+    def copy(engine: str, step: _Step, k: int, key: object) -> None:
+        """One copy on ``engine`` (the hazards count narrow elements)."""
+        deps = latest_per_engine(hazards.before(*step.reads, False)
+                                 + hazards.before(*step.writes, True, key), engine_of)
+        if sketch is not None:
+            vid = sketch.add_keyed(step.structure(engine), step.maker(engine, deps), deps)
+        else:
+            vid = program.add(step.instruction(engine, deps, f"permute t{k}" + (
+                f" ({step.src.dtype} carriers)" if step.width > 1 else "")))
+        hazards.record(*step.reads, [vid], write=False)
+        hazards.record(*step.writes, [vid], write=True, disjoint=key)
         counts["vector"] += 1
 
     boxes = list(itertools.islice(tile_boxes(t), limit))
@@ -169,11 +161,11 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
             steps = [("in", item) for item in ins]
             steps += [("out", o) for o in outs]
         drains = draining and k == len(boxes) - 1   # this tile's copies follow its stores
-        for way, (transfers, lo, hi, cuts) in steps:
+        for way, (parts, lo, hi, cuts) in steps:
             if way == "out":
-                dma(transfers, lo, hi, "out", f"out t{k - 1}")
+                dma(parts, lo, hi, "out", lambda: f"out t{k - 1}")
                 continue
-            dma(transfers, lo, hi, "in", f"in t{k}")
+            dma(parts, lo, hi, "in", lambda: f"in t{k}")
             if t.needs_vector and not drains:
                 vector_piece(k, origin, ext, s_in, s_out, cuts)
         if drains:
@@ -183,39 +175,190 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
     return counts
 
 
-def _tile_transfer(t: VectorTiling, w: Working, origin, ext, slot_offset: int, way: str,
-                   cuts: tuple[tuple[int, int, int], ...] = ()) -> Transfer:
-    """One tile's DMA: partition dims first, then the free dims in source order (in) or
-    target order (out); the slot holds the block contiguously in that order. Each of
-    ``cuts`` ``(dim, start, stop)`` restricts a free dim to a slice of the tile."""
-    free = t.free if way == "in" else t.free_target
-    dims = t.part + free
-    zeros = (0,) * len(t.part)
-    chip_strides = zeros + row_major_strides(tuple(ext[d] for d in free))
-    chip_pstrides = (row_major_strides(tuple(ext[d] for d in t.part)) if t.part else ()) \
+class _Layout(NamedTuple):
+    """A DMA slice of a tile one way, offsets aside (every tile of its extent alike; see
+    :func:`_slices`): its shape and each side's strides, its descriptors
+    (:meth:`~strider.planners._descriptors._Cut.plan`), each one's structure
+    (:meth:`~strider.planners._descriptors.Placed.structure`) and the cycles it keeps a
+    queue (:meth:`~strider.planners._descriptors.QueueBalancer.cycles`)."""
+
+    way: str
+    dtype: str
+    shape: tuple[int, ...]
+    chip_strides: tuple[int, ...]
+    chip_pstrides: tuple[int, ...]
+    dram_strides: tuple[int, ...]
+    plan: list
+    structures: list[tuple]
+    cycles: list[float]
+
+    def transfer(self, dram_offset: int, chip_offset: int, pstart: int) -> Transfer:
+        """The slice at these DRAM and slot offsets, from partition ``pstart``."""
+        chip = Side.sbuf(self.chip_strides, chip_offset, self.chip_pstrides, pstart)
+        dram = Side.dram("x" if self.way == "in" else "y", self.dram_strides, dram_offset)
+        src, dst = (dram, chip) if self.way == "in" else (chip, dram)
+        return Transfer(self.shape, self.dtype, src, dst)
+
+
+class _Placing(NamedTuple):
+    """A layout's descriptors at its offsets, each placed when asked (a Sketch asks for
+    the first of each structure only)."""
+
+    layout: _Layout
+    dram_offset: int
+    chip_offset: int
+    pstart: int
+
+    def at(self, index: int) -> Placed:
+        return self.all(slice(index, index + 1))[0]
+
+    def all(self, which: slice = slice(None)) -> list[Placed]:
+        transfer = self.layout.transfer(self.dram_offset, self.chip_offset, self.pstart)
+        return placed(transfer, self.layout.plan[which])
+
+
+class _Step(NamedTuple):
+    """One pass of a copy: its operands, narrow elements per element (``width``) and the
+    ranges it reads and writes in narrow elements; its structure on each engine
+    (``keys``, filled as asked)."""
+
+    src: Ref
+    dst: Ref
+    width: int
+    reads: tuple[int, int]
+    writes: tuple[int, int]
+    keys: dict[str, tuple]
+
+    def instruction(self, engine: str, deps=(), label: str = "") -> Instruction:
+        """The copy on ``engine`` (``vector`` or ``act``)."""
+        cls = VectorCopy if engine == "vector" else ActCopy
+        return cls(src=self.src, dst=self.dst, deps=tuple(deps), label=label)
+
+    def structure(self, engine: str) -> tuple:
+        """The :func:`~strider.program.structure.structure_key` of :meth:`instruction`."""
+        key = self.keys.get(engine)
+        if key is None:
+            key = self.keys[engine] = structure_key(self.instruction(engine))
+        return key
+
+    def maker(self, engine: str, deps):
+        """:meth:`instruction`, when called."""
+        return lambda: self.instruction(engine, deps)
+
+
+class _Copy(NamedTuple):
+    """A tile's re-ordering copy of one slice part, from in-slot to out-slot (the same
+    for every tile of its extent at those slots): its passes (:func:`~.two_pass.copy_chain`),
+    their ``(elements, innermost stride bytes)`` for the engine balance, and the carrier
+    width of a two-pass copy."""
+
+    steps: list[_Step]
+    costs: list[tuple[int, int]]
+    carrier_width: int
+
+
+#: Tiles of one extent move and copy alike across the candidates of a search: their
+#: slices, descriptors' layouts and copies are kept (a search's few hundred of each; a
+#: layout holds its descriptors' plan, as the descriptors' cut cache does, which keeps
+#: as many).
+_KEPT = 1 << 10
+
+
+@lru_cache(maxsize=_KEPT)
+def _slices(hw: Hardware, dtype: str, way: str, part: tuple[int, ...], free: tuple[int, ...],
+            ext: tuple[int, ...], strides: tuple[int, ...],
+            regions: tuple[tuple[tuple[int, int, int], ...], ...], pieces: int, fine: bool,
+            worth: int) -> list[tuple[list[tuple[_Layout, int, int, int]], int, int, tuple]]:
+    """The DMA slices of a tile of extents ``ext`` one way (``free``: its free dims in
+    that way's order; ``strides``: the DRAM's per working dim) whose parts holding data
+    are ``regions``: per slice its parts (a transfer per part that holds data: its
+    layout and where it starts in the tile's DRAM, slot and partitions), its range in
+    the slot and its cuts. ``worth``: bytes a descriptor should carry
+    (:func:`~.tiling.descriptor_worth`).
+
+    The DMA's dims: partition dims first, then the free dims in source order (in) or
+    target order (out); the slot holds the block contiguously in that order. Each cut
+    ``(dim, start, stop)`` of a part restricts a free dim to a slice of the tile."""
+    dims = part + free
+    chip_strides = (0,) * len(part) + row_major_strides(tuple(ext[d] for d in free))
+    chip_pstrides = (row_major_strides(tuple(ext[d] for d in part)) if part else ()) \
         + (0,) * len(free)
-    strides = t.source_strides() if way == "in" else t.target_strides()
     dram_strides = tuple(strides[d] for d in dims)
-    chip_offset, pstart = slot_offset, 0
-    dram_offset = sum(o * s for o, s in zip(origin, strides))
-    shape = [ext[d] for d in dims]
-    for d, a, b in cuts:  # both sides start at index a of dim d
-        k = dims.index(d)
-        chip_offset += a * chip_strides[k]
-        pstart += a * chip_pstrides[k]
-        dram_offset += a * dram_strides[k]
-        shape[k] = b - a
-    chip = Side.sbuf(chip_strides, chip_offset, chip_pstrides, pstart)
-    dram = Side.dram("x" if way == "in" else "y", dram_strides, dram_offset)
-    src, dst = (dram, chip) if way == "in" else (chip, dram)
-    return Transfer(tuple(shape), w.dtype, src, dst)
+    item = dtype_of(dtype).itemsize
+    block = tuple(ext[d] for d in free)
+    strides_of = dict(zip(free, row_major_strides(block)))
+    out = []
+    for cuts in slices_of(free, ext, pieces, fine):
+        lo, hi = span_of(cuts, strides_of) if cuts else (0, math.prod(block))
+        parts = []
+        for p in (restrict(cuts, r) for r in regions):
+            if p is None:
+                continue
+            chip_delta = pstart = dram_delta = 0
+            shape = [ext[d] for d in dims]
+            for d, a, b in p:  # both sides start at index a of dim d
+                k = dims.index(d)
+                chip_delta += a * chip_strides[k]
+                pstart += a * chip_pstrides[k]
+                dram_delta += a * dram_strides[k]
+                shape[k] = b - a
+            # descriptors per transfer: a share for every queue, each worth its overhead
+            count = int(max(1, min(hw.dma.queues, math.prod(shape) * item // worth)))
+            parts.append((_layout(hw, dtype, way, tuple(shape), chip_strides, chip_pstrides,
+                                  dram_strides, count), dram_delta, chip_delta, pstart))
+        if parts:
+            out.append((parts, lo, hi, cuts))
+    return out
 
 
-def _pieces(transfer: Transfer, hw: Hardware, t: VectorTiling) -> int:
-    """Descriptors per transfer: a share for every queue, each worth its overhead."""
-    nbytes = transfer.size * dtype_of(transfer.dtype).itemsize
-    worth = descriptor_worth(hw, t.tiles, t.descriptor_share)
-    return int(max(1, min(hw.dma.queues, nbytes // worth)))
+@lru_cache(maxsize=_KEPT)
+def _layout(hw: Hardware, dtype: str, way: str, shape: tuple[int, ...],
+            chip_strides: tuple[int, ...], chip_pstrides: tuple[int, ...],
+            dram_strides: tuple[int, ...], pieces: int) -> _Layout:
+    """The :class:`_Layout` of a DMA slice one way, cut into about ``pieces``
+    descriptors."""
+    layout = _Layout(way, dtype, shape, chip_strides, chip_pstrides, dram_strides, [], [], [])
+    transfer = layout.transfer(0, 0, 0)
+    if not transfer.size:
+        return layout
+    cut = cut_of(transfer, hw)
+    structures, cycles = cut.costs(pieces, hw, dtype)
+    return layout._replace(plan=cut.plan(pieces, hw), structures=structures, cycles=cycles)
+
+
+@lru_cache(maxsize=_KEPT)
+def _copy(hw: Hardware, dtype: str, free: tuple[int, ...], free_t: tuple[int, ...],
+          part_dims: tuple[int, ...], ext: tuple[int, ...], src_base: int, dst_base: int,
+          part: tuple[tuple[int, int, int], ...], scratch: int | None) -> _Copy:
+    """The :class:`_Copy` of slice part ``part`` of a tile of extents ``ext`` from the
+    in-slot at element ``src_base`` to the out-slot at ``dst_base``."""
+    pos = {d: i for i, d in enumerate(free)}
+    partitions = math.prod(ext[d] for d in part_dims)
+    # the fused copy reads the source-order block in target order (the in-buffer
+    # steps' source pattern) and writes it contiguously
+    ft, src_strides, dst_strides = block_copy(free, free_t, tuple(ext[d] for d in free))
+    src = AccessPattern.unchecked(ft, src_strides, src_base)
+    dst = AccessPattern.unchecked(ft, dst_strides, dst_base)
+    rows = partitions
+    for d, a, b in part:
+        if d in pos:
+            at = free_t.index(d)
+            src, dst = src.slice(at, a, b), dst.slice(at, a, b)
+        else:   # the outermost partition dim (VectorTiling.pads_ragged): a prefix
+            rows = b * partitions // ext[d]
+    chain = copy_chain(Ref.sbuf(0, rows, src, dtype), dst, hw, scratch)
+    steps = []
+    for s_ref, d_pattern, width in chain:
+        src_lo, src_hi = s_ref.pattern.min_address, s_ref.pattern.max_address
+        dst_lo, dst_hi = d_pattern.min_address, d_pattern.max_address
+        assert src_lo is not None and src_hi is not None  # a tile's copy is never empty
+        assert dst_lo is not None and dst_hi is not None
+        steps.append(_Step(s_ref, Ref.sbuf(s_ref.partition_start, s_ref.partitions, d_pattern,
+                                    s_ref.dtype), width,
+                           (src_lo * width, (src_hi + 1) * width),
+                           (dst_lo * width, (dst_hi + 1) * width), {}))
+    return _Copy(steps, [(s.pattern.size, innermost_stride_bytes(s)) for s, *_ in chain],
+                 max(width for *_, width in chain))
 
 
 __all__ = ["slot_pair", "emit_sbuf"]

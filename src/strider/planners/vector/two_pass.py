@@ -85,6 +85,8 @@ def _walked(src: Ref, dst: AccessPattern, hw: Hardware) -> tuple[Ref, AccessPatt
     stride it walks at (:func:`~._copy_engines.fastest_walk`)."""
     fast = fast_stride_elements(hw, src.itemsize)
     walk, stride = fastest_walk(src.pattern.shape, src.pattern.strides, dst.strides, fast)
+    if walk == tuple(range(len(walk))):   # as given
+        return src, dst, stride
     return replace(src, pattern=src.pattern.permute(walk)), dst.permute(walk), stride
 
 
