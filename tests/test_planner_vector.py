@@ -360,7 +360,8 @@ def test_ragged_splits_move_every_element_once(data, shape, dtype, seed):
     element once, from the right source element, and reads no padding."""
     from strider.planners._splits import ragged_splits
     from strider.planners.vector.boxes import padded_variant
-    from strider.planners.vector.tiling import PIECES, candidates_for
+    from strider.planners.vector.candidates import candidates_for
+    from strider.planners.vector.tiling import PIECES
     hw, request, w, x = _random_request(data, shape, dtype, seed)
     checked = 0
     for s, p, split, keep_free, ragged in ragged_splits(w.shape, w.perm, hw)[:3]:
@@ -555,8 +556,8 @@ def test_with_few_tiles_the_cost_model_also_sees_half_and_twice_the_slices():
     faster (1.28x; 1.34x at the documented 27.2 GB/s DMA queues). The neighbours carry
     their own score (runs in the explanation)."""
     from strider.planners.vector.ranking import rank_tilings
+    from strider.planners.vector.score import score
     from strider.planners.vector.search import Working, _neighbour_pieces
-    from strider.planners.vector.tiling import score
     hw = HW["trn1-like"]
     plan, result = _check((46114, 32), (1, 0), "bfloat16", hw, seed=6)
     assert plan.details["tiles"] <= 2 and plan.details["pieces"] == 4

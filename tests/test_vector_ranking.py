@@ -13,8 +13,8 @@ from strategies import examples
 from strider import Hardware, PermuteRequest
 from strider.hardware.sampling import random_hardware, random_permutation
 from strider.planners._working import Working
+from strider.planners.vector.candidates import candidates_for
 from strider.planners.vector.ranking import rank_tilings, score_floor
-from strider.planners.vector.tiling import candidates_for
 
 
 def _working(seed: int) -> tuple[Working, Hardware]:

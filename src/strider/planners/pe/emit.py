@@ -16,18 +16,15 @@ from ...plan import PermuteRequest
 from ...program.core import Program, Ref
 from ...program.instructions import (
     ActCopy,
-    DmaCopy,
-    Instruction,
     LoadWeights,
     MatMul,
     PeTranspose,
     VectorCopy,
 )
 from ...program.sketch import Sketch
-from ...program.structure import scalar_names, structure_of
 from .._copy_engines import CopyBalancer
-from .._descriptors import QueueBalancer, element_values, fits_ttu, fitted_pairs
 from .batch_runs import batch_runs
+from .builder import InstructionBuilder
 from .columns import Columns, aligned_ranges, by_turns
 from .layout import TurnedColumns, turned_columns
 from .tiling import (
@@ -50,18 +47,14 @@ def empty_program(request: PermuteRequest) -> Program:
     return program
 
 
-class Emitter:
+class Emitter(InstructionBuilder):
     """Builds the program for one tiling (once: :meth:`emit`, or :meth:`sketch` for
     costing): addresses, queues and dependencies."""
 
     def __init__(self, request: PermuteRequest, view: TransposeView, t: PeTiling, hw: Hardware):
-        self.request, self.view, self.tiling, self.hw = request, view, t, hw
-        self.program: Program | Sketch = empty_program(request)
-        self.keyed: Callable | None = None   # a sketch's add_keyed (see put)
-        self.refs: dict[tuple, Ref] = {}   # the on-chip operands made so far (see ref)
-        self.fits: dict[tuple, tuple[bool, int, int]] = {}   # DMAs' structures (see dma)
+        super().__init__(empty_program(request), hw, t.group)
+        self.request, self.view, self.tiling = request, view, t
         self.item, self.parts = t.elem_bytes, t.parts
-        self.queues, self.all_queues = QueueBalancer(hw), range(hw.dma.queues)
         # PSUM -> SBUF copies go to whichever of the activation and vector engines is free
         self.copies = CopyBalancer(hw, min(hw.pe.cols, hw.psum.partitions))
         self.bank_elems = hw.psum.bank_bytes // dtype_of(t.psum_dtype).itemsize
@@ -124,79 +117,11 @@ class Emitter:
         first = f - f % fit
         return min(fit, k - first), f - first
 
-    def dma(self, src: tuple, src_at: int, dst: tuple, dst_at: int, deps: tuple[int, ...],
-            label: Callable[[], str]) -> list[int]:
-        """One DMA from operand ``src`` at ``src_at`` to ``dst`` at ``dst_at`` (structures,
-        as :meth:`put` takes them; patterns in elements), as several descriptors where
-        one does not fit the TTU; their ids (``label``: made for a program only)."""
-        fit = self.fits.get((src, dst))
-        if fit is None:   # (whether it fits, its bytes and runs: offsets aside)
-            if len(self.fits) >= 1 << 12:
-                self.fits.clear()
-            s, d = self.ref(src, src_at), self.ref(dst, dst_at)
-            one = self.tiling.group == 1 and fits_ttu(s, self.hw) and fits_ttu(d, self.hw)
-            fit = self.fits[src, dst] = one, min(s.run_bytes, d.run_bytes), s.nbytes
-        if fit[0]:   # one descriptor, as it is
-            q = self.queues.pick_for(self.all_queues, fit[1], fit[2])
-            return [self.put(DmaCopy, (q,), (src, dst), (src_at, dst_at), deps, label)]
-        s, d = self.ref(src, src_at), self.ref(dst, dst_at)
-        if self.tiling.group > 1:  # an element is `group` values in a row: walk the values
-            s, d = element_values(s, self.tiling.group), element_values(d, self.tiling.group)
-        text = label() if self.keyed is None else ""
-        ids = []
-        for a, b in fitted_pairs(s, d, self.hw):
-            q = self.queues.pick(self.all_queues, a, b)
-            ids.append(self.program.dma(q, a, b, deps=deps, label=text))
-        return ids
-
     def splits(self, nbytes: int, parts: int, eager: bool = False) -> int:
-        """How many descriptors to cut ``parts`` partitions (or batches) into: enough to
-        amortise each one's fixed cost, or (``eager``: the pipeline's fill and drain,
-        where nothing else keeps the queues busy) one per queue."""
+        """Descriptors to cut ``parts`` partitions (or batches) into: enough to amortise
+        their fixed costs, or (``eager``: the fill and drain) one per queue."""
         by_size = self.hw.dma.queues if eager else int(nbytes // self.min_desc_bytes)
         return max(1, min(parts, self.hw.dma.queues, by_size))
-
-    def put(self, cls: type[Instruction], scalars: tuple, operands: tuple[tuple, ...],
-            offsets: tuple[int, ...], deps: tuple[int, ...], label: Callable[[], str]) -> int:
-        """Add an instruction of ``cls``: its ``scalars`` (the values of
-        :func:`~strider.program.structure.scalar_names`), its operands' structures
-        (:func:`~strider.program.structure.operand_structure`) at ``offsets``; its id. A
-        sketch takes its structure key, its Refs built only for the first of a
-        structure, and never its label."""
-        if self.keyed is not None:
-            return self.keyed(structure_of(cls, scalars, *operands),
-                              lambda: self.instruction(cls, scalars, operands, offsets, deps),
-                              deps)
-        assert isinstance(self.program, Program)
-        return self.program.add(self.instruction(cls, scalars, operands, offsets, deps,
-                                                 label()))
-
-    def instruction(self, cls: type[Instruction], scalars: tuple, operands: tuple[tuple, ...],
-                    offsets: tuple[int, ...], deps: tuple[int, ...], label: str = ""
-                    ) -> Instruction:
-        """An instruction of ``cls`` (see :meth:`put`); its operands: :meth:`ref`."""
-        fields = dict(zip(cls.operand_names(), map(self.ref, operands, offsets)))
-        if scalars:
-            fields.update(zip(scalar_names(cls), scalars))  # type: ignore[arg-type]  # mypy#11470
-        return cls(deps=deps, label=label, **fields)
-
-    def ref(self, operand: tuple, offset: int) -> Ref:
-        """The Ref of ``operand`` (a structure) at ``offset``: on chip, the one made
-        before where there is one (the tiles rotate through the buffers, so a block's
-        on-chip operands recur; a Ref is immutable)."""
-        memory, tensor, start, partitions, shape, strides, dtype = operand
-        if memory == "dram":
-            return Ref(memory, AccessPattern.unchecked(shape, strides, offset), dtype, tensor,
-                       start, partitions)
-        refs = self.refs
-        ref = refs.get((operand, offset))
-        if ref is None:
-            if len(refs) >= 1 << 16:
-                refs.clear()
-            ref = refs[operand, offset] = Ref(
-                memory, AccessPattern.unchecked(shape, strides, offset), dtype, tensor, start,
-                partitions)
-        return ref
 
     # ---------------------------------------------------------------- instructions
     def build_identity(self) -> None:
@@ -532,10 +457,9 @@ class Emitter:
         """:meth:`emit` into a :class:`~strider.program.sketch.Sketch` instead: the same
         instructions, kept only as far as the cost model reads them (its estimate is
         the program's, bit for bit)."""
-        self.program = Sketch()
-        self.keyed = self.program.add_keyed
+        sketch = self.into_sketch()
         self._emit(limit)
-        return self.program
+        return sketch
 
     def _emit(self, limit: int | None) -> None:
         blocks = self.blocks(limit)

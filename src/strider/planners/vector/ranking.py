@@ -31,7 +31,9 @@ from ...hardware.description import Hardware
 from .._copy_engines import copy_engines
 from .._groups import divisors, split_dim
 from .._splits import double_splits, ragged_splits, run_splits
-from .tiling import FEW_TILES, TileSpace, VectorTiling, candidates_for
+from .candidates import candidates_for
+from .score import TileSpace
+from .tiling import FEW_TILES, VectorTiling
 
 #: A floor above a threshold by less than this share is not trusted to exclude (float
 #: rounding between the floor's sums and the score's).
@@ -40,7 +42,7 @@ ROUNDING = 1e-9
 
 def score_floor(t: VectorTiling, hw: Hardware, total_bytes: int,
                 enough: float | None = None) -> float:
-    """A lower bound on ``t``'s score (:func:`~.tiling.score`) at every slice count.
+    """A lower bound on ``t``'s score (:func:`~.score.score`) at every slice count.
 
     Each tile's steady step is at least its DRAM traffic, its queues' work at one slice
     (the longest runs; slicing only shortens them) with one descriptor's fixed cost each
@@ -195,7 +197,7 @@ class _Shortlist:
 def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
                  hw: Hardware, keep: int = 4, stats: dict | None = None,
                  bound: bool = True, above: float | None = None) -> list[VectorTiling]:
-    """The ``keep`` cheapest distinct tilings by :func:`~.tiling.score`, over every split
+    """The ``keep`` cheapest distinct tilings by :func:`~.score.score`, over every split
     of one dim by a divisor (and no split), the best of each :func:`kind` among them;
     ``stats``: ``"ranked"``, how many were considered, ``"scored"`` and ``"bounded"``
     (left unscored by :func:`score_floor`; ``bound=False`` scores every one, the same

@@ -30,8 +30,9 @@ from .._working import Working
 from .boxes import padded_variant, tile_boxes
 from .pipeline import emit_sbuf
 from .ranking import rank_tilings
+from .score import score
 from .slicing import slices_of
-from .tiling import FEW_TILES, PIECES, SLOT_ALIGN, VectorTiling, score
+from .tiling import FEW_TILES, PIECES, SLOT_ALIGN, VectorTiling
 from .two_pass import carrier_widths, scratch_ring
 
 #: Tilings the cost model compares (the analytic score's best): more for small tensors

@@ -1,0 +1,106 @@
+"""How the ``pe`` strategy's emitter adds an instruction (:class:`InstructionBuilder`): to
+a :class:`~strider.program.core.Program`, or to a
+:class:`~strider.program.sketch.Sketch` by its structure key, its Refs built only for
+the first of a structure and its label never made; on-chip Refs shared, a DMA's fit
+and cost class worked out once per structure."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ...access_pattern import AccessPattern
+from ...hardware.description import Hardware
+from ...program.core import Program, Ref
+from ...program.instructions import DmaCopy, Instruction
+from ...program.sketch import Sketch
+from ...program.structure import scalar_names, structure_of
+from .._descriptors import QueueBalancer, element_values, fits_ttu, fitted_pairs
+
+
+class InstructionBuilder:
+    """Adds instructions to ``program`` (or, after :meth:`into_sketch`, to a sketch) on
+    ``hw``; ``group``: values per element a DMA walks (a tiling's ``group``)."""
+
+    def __init__(self, program: Program, hw: Hardware, group: int) -> None:
+        self.program: Program | Sketch = program
+        self.hw, self.group = hw, group
+        self.keyed: Callable | None = None   # a sketch's add_keyed (see put)
+        self.refs: dict[tuple, Ref] = {}   # the on-chip operands made so far (see ref)
+        self.fits: dict[tuple, tuple[bool, int, int]] = {}   # DMAs' structures (see dma)
+        self.queues, self.all_queues = QueueBalancer(hw), range(hw.dma.queues)
+
+    def into_sketch(self) -> Sketch:
+        """Add to a new :class:`~strider.program.sketch.Sketch` from now on; it."""
+        sketch = self.program = Sketch()
+        self.keyed = sketch.add_keyed
+        return sketch
+
+    def dma(self, src: tuple, src_at: int, dst: tuple, dst_at: int, deps: tuple[int, ...],
+            label: Callable[[], str]) -> list[int]:
+        """One DMA from operand ``src`` at ``src_at`` to ``dst`` at ``dst_at`` (structures,
+        as :meth:`put` takes them; patterns in elements), as several descriptors where
+        one does not fit the TTU; their ids (``label``: made for a program only)."""
+        fit = self.fits.get((src, dst))
+        if fit is None:   # (whether it fits, its bytes and runs: offsets aside)
+            if len(self.fits) >= 1 << 12:
+                self.fits.clear()
+            s, d = self.ref(src, src_at), self.ref(dst, dst_at)
+            one = self.group == 1 and fits_ttu(s, self.hw) and fits_ttu(d, self.hw)
+            fit = self.fits[src, dst] = one, min(s.run_bytes, d.run_bytes), s.nbytes
+        if fit[0]:   # one descriptor, as it is
+            q = self.queues.pick_for(self.all_queues, fit[1], fit[2])
+            return [self.put(DmaCopy, (q,), (src, dst), (src_at, dst_at), deps, label)]
+        s, d = self.ref(src, src_at), self.ref(dst, dst_at)
+        if self.group > 1:  # an element is `group` values in a row: walk the values
+            s, d = element_values(s, self.group), element_values(d, self.group)
+        text = label() if self.keyed is None else ""
+        ids = []
+        for a, b in fitted_pairs(s, d, self.hw):
+            q = self.queues.pick(self.all_queues, a, b)
+            ids.append(self.program.dma(q, a, b, deps=deps, label=text))
+        return ids
+
+    def put(self, cls: type[Instruction], scalars: tuple, operands: tuple[tuple, ...],
+            offsets: tuple[int, ...], deps: tuple[int, ...], label: Callable[[], str]) -> int:
+        """Add an instruction of ``cls``: its ``scalars`` (the values of
+        :func:`~strider.program.structure.scalar_names`), its operands' structures
+        (:func:`~strider.program.structure.operand_structure`) at ``offsets``; its id. A
+        sketch takes its structure key, its Refs built only for the first of a
+        structure, and never its label."""
+        if self.keyed is not None:
+            return self.keyed(structure_of(cls, scalars, *operands),
+                              lambda: self.instruction(cls, scalars, operands, offsets, deps),
+                              deps)
+        assert isinstance(self.program, Program)
+        return self.program.add(self.instruction(cls, scalars, operands, offsets, deps,
+                                                 label()))
+
+    def instruction(self, cls: type[Instruction], scalars: tuple, operands: tuple[tuple, ...],
+                    offsets: tuple[int, ...], deps: tuple[int, ...], label: str = ""
+                    ) -> Instruction:
+        """An instruction of ``cls`` (see :meth:`put`); its operands: :meth:`ref`."""
+        fields = dict(zip(cls.operand_names(), map(self.ref, operands, offsets)))
+        if scalars:
+            fields.update(zip(scalar_names(cls), scalars))  # type: ignore[arg-type]  # mypy#11470
+        return cls(deps=deps, label=label, **fields)
+
+    def ref(self, operand: tuple, offset: int) -> Ref:
+        """The Ref of ``operand`` (a structure) at ``offset``: on chip, the one made
+        before where there is one (the tiles rotate through the buffers, so a block's
+        on-chip operands recur; a Ref is immutable)."""
+        memory, tensor, start, partitions, shape, strides, dtype = operand
+        if memory == "dram":
+            return Ref(memory, AccessPattern.unchecked(shape, strides, offset), dtype, tensor,
+                       start, partitions)
+        refs = self.refs
+        ref = refs.get((operand, offset))
+        if ref is None:
+            if len(refs) >= 1 << 16:
+                refs.clear()
+            ref = refs[operand, offset] = Ref(
+                memory, AccessPattern.unchecked(shape, strides, offset), dtype, tensor, start,
+                partitions)
+        return ref
+
+
+__all__ = ["InstructionBuilder"]

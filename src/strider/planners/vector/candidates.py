@@ -1,0 +1,161 @@
+"""The vector strategy's candidate tilings of one working shape (:func:`candidates_for`):
+partition dims spread greedily under a few partition caps, each side's innermost dims
+balanced in the slot, small tensors also cut into a few tiles; each priced at its
+best slice count by :mod:`.score`."""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Sequence
+
+from ...hardware.description import Hardware
+from .score import TileSpace, best_pieces
+from .tiling import PIPELINE_SLOTS, SLOT_ALIGN, SMALL_TILE_CUTS, VectorTiling
+
+
+def _outerness(shape: Sequence[int], perm: Sequence[int]) -> dict[int, int]:
+    n = len(shape)
+    pos = {d: k for k, d in enumerate(perm)}
+    return {d: min(n - 1 - d, n - 1 - pos[d]) for d in range(n)}
+
+
+#: Rejects a tiling, unscored, given its :class:`TileSpace`, tile extents and slots.
+Hopeless = Callable[[TileSpace, tuple[int, ...], int], bool]
+
+
+def candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: int,
+                   hw: Hardware, total_bytes: int, seen: dict | None = None,
+                   keep_free: frozenset = frozenset(), ragged: tuple = (),
+                   hopeless: Hopeless | None = None) -> list[VectorTiling]:
+    """Candidate tilings of one working shape, each with its best slice count by the
+    score; ``seen`` collects the tilings (slice count aside) already offered, which are
+    not offered again (by working shape, perm, partition dims and ragged split: their
+    tile extents and slots); dims of ``keep_free`` never spread over partitions; a tiling
+    that ``hopeless`` rejects is neither scored nor offered."""
+    out: list[VectorTiling] = []
+    seen = {} if seen is None else seen
+    spaces: dict[tuple[int, ...], TileSpace] = {}   # by partition dims
+    spread: set[tuple] = set()   # the partition dims and the tiles spreading them
+    cap = hw.sbuf.partitions
+    while cap >= 1:
+        part, tile = _spread(shape, perm, keep_free, cap)
+        if (part, tile) not in spread:   # (else this cap offers what a larger one did)
+            spread.add((part, tile))
+            space = spaces.get(part)
+            if space is None:
+                free = tuple(d for d in range(len(shape)) if d not in part)
+                space = spaces[part] = TileSpace(
+                    VectorTiling(shape, perm, split, part, free, tile, PIPELINE_SLOTS, item,
+                                 ragged=ragged), hw, total_bytes)
+            out += _candidates_capped(space, tile, seen, hopeless)
+        if cap <= hw.sbuf.partitions // 4:
+            break
+        cap //= 2
+    return out
+
+
+def _even(n: int, e: int) -> int:
+    """The tile extent of ``n`` with as many tiles as extent ``e`` makes, all but the
+    last as long: n = 512 by 250 would leave a 12-wide edge tile with short runs."""
+    return -(-n // -(-n // e))
+
+
+def _spread(shape: tuple[int, ...], perm: tuple[int, ...], keep_free: frozenset,
+            cap: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``(partition dims, tile)``: the dims spread over at most ``cap`` partitions
+    (outermost on both sides first, greedily) and the tile that spreads them, its
+    other dims whole."""
+    n = len(shape)
+    a, b = n - 1, perm[-1]
+    outer = _outerness(shape, perm)
+    order = sorted((d for d in range(n)
+                    if d not in (a, b) and d not in keep_free and shape[d] > 1),
+                   key=lambda d: (-outer[d], -shape[d], d))
+    tile = list(shape)
+    part: list[int] = []
+    p = 1
+    for d in order:
+        if p >= cap:
+            break
+        take = min(shape[d], cap // p)
+        if take <= 1:
+            break
+        tile[d] = take
+        part.append(d)
+        p *= take
+    return tuple(sorted(part)), tuple(tile)
+
+
+def _candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict,
+                       hopeless: Hopeless | None = None) -> list[VectorTiling]:
+    """The candidates of ``space`` from its partition dims spread as ``tile`` (see
+    :func:`candidates_for`)."""
+    shape, perm, item, hw = space.shape, space.proto.perm, space.item, space.hw
+    n = len(shape)
+    a, b = n - 1, perm[-1]
+    outer = _outerness(shape, perm)
+    free = space.free
+    offered = seen.setdefault(space.key, set())
+    out: list[VectorTiling] = []
+    for slots in (PIPELINE_SLOTS, 2):
+        budget = (hw.sbuf.bytes_per_partition // slots) // SLOT_ALIGN * SLOT_ALIGN // item
+        if budget < 1:
+            continue
+        t = list(tile)
+        size = math.prod(t[d] for d in free)
+        for d in sorted((d for d in free if d not in (a, b)), key=lambda d: (-outer[d], d)):
+            if size <= budget:
+                break
+            rest = size // t[d]
+            t[d] = max(1, min(t[d], budget // rest))
+            size = rest * t[d]
+        options: list[tuple[int, ...]] = []   # even tile extents (see _even)
+        if size <= budget:
+            options.append(tuple(map(_even, shape, t)))
+            if all(t[d] == shape[d] for d in free):
+                # everything fits one tile: a few tiles instead let reads, copies and
+                # writes overlap (a small tensor's whole time is otherwise fill and drain).
+                # The outermost dim in target order may be cut to single indices: no
+                # store can start before the tile's last read where it is not cut
+                first_out = next((d for d in perm if d in free and t[d] > 1), None)
+                for d in free:
+                    for f in SMALL_TILE_CUTS:
+                        if t[d] >= 2 * f or (d == first_out and t[d] >= f):
+                            options.append(tuple(_even(n, -(-t[d] // f)) if k == d else _even(n, e)
+                                                 for k, (n, e) in enumerate(zip(shape, t))))
+        else:
+            rest = size // (t[a] * (t[b] if b != a else 1))
+            room = max(1, budget // rest)
+            if a == b:
+                t2 = list(t)
+                t2[a] = min(shape[a], room)
+                options.append(tuple(map(_even, shape, t2)))
+            else:
+                picks = {1, shape[a], room, int(math.isqrt(room))}
+                picks |= {2 ** k for k in range(int(math.log2(room)) + 1)}
+                picks |= {-(-shape[a] // k) for k in range(1, 65)}
+                picks |= {room // -(-shape[b] // k) for k in range(1, 65)}
+                # picks beyond a's extent or the room (where b's is 1) make the same
+                # tile; so do neighbours (a's even extent grows with its pick, b's shrinks)
+                na, nb = shape[a], shape[b]
+                most = min(na, room)
+                even = list(map(_even, shape, t))
+                last = None
+                for ta in sorted({ta for ta in picks if 0 < ta < most} | {most}):
+                    pair = _even(na, ta), _even(nb, min(nb, room // ta))
+                    if pair != last:
+                        even[a], even[b] = last = pair
+                        options.append(tuple(even))
+        for tile_t in options:
+            if (tile_t, slots) in offered:  # the same tiling (another split, cap or pick
+                continue                    # may lead to it) scores the same
+            offered.add((tile_t, slots))
+            if hopeless is not None and hopeless(space, tile_t, slots):
+                continue
+            # the best slice count only (the fewest slices among equals): the ranking
+            # keeps no other
+            out.append(best_pieces(space, tile_t, slots))
+    return out
+
+
+__all__ = ["candidates_for", "Hopeless"]
