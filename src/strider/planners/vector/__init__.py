@@ -3,9 +3,11 @@ engine (seed 003, "Method and apparatus for tensor dimension transformation").
 
 A request passes through these modules in order:
 
-- :mod:`~strider.planners.vector.tiling` ranks the ways the coalesced permutation can
-  go through the partitioned state buffer (:class:`~.tiling.VectorTiling`), with an
-  analytic score;
+- :mod:`~strider.planners.vector.tiling` says what a way through the partitioned state
+  buffer is (:class:`~.tiling.VectorTiling`); :mod:`~strider.planners.vector.candidates`
+  offers a working shape's tilings, :mod:`~strider.planners.vector.score` prices them
+  with an analytic score and :mod:`~strider.planners.vector.ranking` keeps the best few,
+  leaving unscored those whose floor shows they cannot be kept;
 - :mod:`~strider.planners.vector.boxes` and :mod:`~strider.planners.vector.slicing` say
   which boxes each tile moves and how it is cut into slices;
 - :mod:`~strider.planners.vector.pipeline` emits the overlapped pipeline (DMA in,
