@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-LAZY = ["strider", "strider.ttu", "strider.sim"]
+LAZY = ["strider", "strider.ttu", "strider.sim", "strider.sweep"]
 
 
 def _checked_imports(package: str) -> dict[str, tuple[str, str]]:
