@@ -8,7 +8,7 @@ import pytest
 
 from strider import Hardware
 from strider.cli import main
-from strider.cli.stream import default_shape
+from strider.stream.program import default_shape
 
 
 def test_default_tensor_is_eight_sbufs(capsys, tmp_path):

@@ -22,21 +22,74 @@ True
 [[0, 3], [1, 4], [2, 5]]
 """
 
-from . import errors, ttu
-from .access_pattern import AccessPattern
-from .api import run_plan, simulate, verify
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+from . import errors
 from .errors import StriderError
-from .hardware import Hardware
-from .host import permute
-from .plan import PermuteRequest, Plan
-from .program import Program, Ref
-from .sim import Machine, SimResult, SimStats
-from .strategy import plan_permute
-from .stream import stream  # the builder; import submodules with `from strider.stream import ...`
-from .version import __version__
+
+if TYPE_CHECKING:  # the names below load on first use (PEP 562), so the CLI starts fast
+    from . import ttu
+    from .access_pattern import AccessPattern
+    from .api import run_plan, simulate, verify
+    from .hardware import Hardware
+    from .host import permute
+    from .plan import PermuteRequest, Plan
+    from .program import Program, Ref
+    from .sim import Machine, SimResult, SimStats
+    from .strategy import plan_permute
+    from .stream import stream  # the builder; import submodules with `from strider.stream import ...`
+    from .version import __version__
 
 __all__ = [
     "AccessPattern", "Hardware", "Machine", "Plan", "PermuteRequest", "Program", "Ref",
     "SimResult", "SimStats", "StriderError", "errors", "permute", "plan_permute", "run_plan",
     "simulate", "stream", "ttu", "verify", "__version__",
 ]
+
+#: Where each name of ``__all__`` not bound above lives (a submodule of this package).
+_LAZY = {
+    "AccessPattern": "access_pattern", "run_plan": "api", "simulate": "api", "verify": "api",
+    "Hardware": "hardware", "permute": "host", "PermuteRequest": "plan", "Plan": "plan",
+    "Program": "program", "Ref": "program", "Machine": "sim", "SimResult": "sim",
+    "SimStats": "sim", "plan_permute": "strategy", "stream": "stream", "__version__": "version",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name on first use, or a submodule (``strider.api``, ``strider.ttu``):
+    importing ``strider`` used to load them all, and code may still reach them that way."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    elif name.startswith("_"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    else:
+        try:
+            value = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """This package's module: importing the ``strider.stream`` subpackage binds the
+    attribute ``stream`` to the subpackage; keep it the builder, as ``__all__`` says."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "stream" and isinstance(value, types.ModuleType):
+            value = value.stream
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -24,7 +24,6 @@ from ..data import random_array
 from ..dtypes import dtype_of
 from ..errors import ArgumentError, CapacityError, ResourceError, VerificationError
 from ..hardware.description import Hardware
-from ..stream.program import default_shape
 from ..text import format_bytes
 from ._common import IntsAction, check_output_paths, dtype_arg, non_negative_int, print_json
 
@@ -95,6 +94,7 @@ _ADVICE = re.compile(r"\b(pages >= |segment_rows=)(\d+)")
 
 def run(args: argparse.Namespace) -> int:
     from ..stream import build_report, format_report, stream
+    from ..stream.program import default_shape
 
     check_output_paths(args)  # --trace / --plot paths, before any work
     hw = Hardware.load(args.hw)

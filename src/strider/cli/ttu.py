@@ -15,15 +15,17 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..access_pattern import AccessPattern
 from ..errors import ArgumentError, ConfigError, LayoutError
 from ..limits import check_host_memory
 from ..text import format_table
-from ..ttu import TTUConfig, TTUProgram, compile_program
-from ..ttu.program import AddressStream
+from ..ttu import TTUConfig
 from ._common import non_negative_int, parse_ints, print_json
+
+if TYPE_CHECKING:
+    from ..ttu import AddressStream, TTUProgram
 
 _SPEC = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*([^@]+?)\s*(?:@\s*(-?\d+))?\s*$")
 _DIRECTIVE = re.compile(r"^\s*#\s*array:\s*(.+?)\s*$")
@@ -102,6 +104,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..ttu import compile_program
+
     try:
         source = args.program.read_text()
     except OSError as exc:

@@ -90,7 +90,6 @@ def _time_op(op: LayoutOp, hw: Hardware, predict: bool, seed: int, cache: bool |
     """One op's row, planned by the planners' ``search``; with ``cached_only``
     (``predict`` only), None unless the plan cache (:mod:`strider.plancache`) has its
     answer."""
-    from ..api import run_plan
     from ..plancache import lookup, plan_summary
     from ..strategy import plan_permute
 
@@ -108,6 +107,8 @@ def _time_op(op: LayoutOp, hw: Hardware, predict: bool, seed: int, cache: bool |
                 return None
             row["strategy"], row["cycles"] = found.strategy, found.predicted_cycles
         else:
+            from ..api import run_plan  # the simulator: only when not predicting
+
             plan = plan_permute(op.input_shape, op.perm, op.dtype, hw, "auto", search=search)
             row["strategy"] = plan.strategy
             result, report = run_plan(plan, seed)

@@ -23,6 +23,25 @@ Examples
 'tiny'
 """
 
-from .machine import Machine, SimResult, SimStats, Timeline, TimelineEntry
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # loaded on first use (PEP 562): the planners need only the estimator
+    from .machine import Machine, SimResult, SimStats, Timeline, TimelineEntry
 
 __all__ = ["Machine", "SimResult", "SimStats", "Timeline", "TimelineEntry"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import machine
+
+    value = getattr(machine, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -17,23 +17,51 @@ Examples
 (True, '')
 """
 
-from .engines import ENGINES, open_engine
-from .output import read_rows, write_rows
-from .plot import pareto_front, plot_sweep
-from .runner import row_key, run, terminal_progress
-from .space import apply, grid, hardware_axis, parse_vary, sample
-from .workloads import (
-    KINDS,
-    Workload,
-    evaluate,
-    parse_model,
-    parse_permute,
-    parse_stream,
-    suite_workloads,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # loaded on first use (PEP 562): `strider model` needs only .space
+    from .engines import ENGINES, open_engine
+    from .output import read_rows, write_rows
+    from .plot import pareto_front, plot_sweep
+    from .runner import row_key, run, terminal_progress
+    from .space import apply, grid, hardware_axis, parse_vary, sample
+    from .workloads import (
+        KINDS,
+        Workload,
+        evaluate,
+        parse_model,
+        parse_permute,
+        parse_stream,
+        suite_workloads,
+    )
 
 __all__ = [
     "run", "Workload", "KINDS", "parse_model", "parse_permute", "parse_stream", "suite_workloads", "evaluate",
     "parse_vary", "grid", "sample", "apply", "hardware_axis", "ENGINES", "open_engine", "read_rows",
     "write_rows", "plot_sweep", "pareto_front", "row_key", "terminal_progress",
 ]
+
+#: The submodule that defines each name of ``__all__``.
+_WHERE = {
+    "ENGINES": "engines", "open_engine": "engines", "read_rows": "output",
+    "write_rows": "output", "pareto_front": "plot", "plot_sweep": "plot", "row_key": "runner",
+    "run": "runner", "terminal_progress": "runner", "apply": "space", "grid": "space",
+    "hardware_axis": "space", "parse_vary": "space", "sample": "space", "KINDS": "workloads",
+    "Workload": "workloads", "evaluate": "workloads", "parse_model": "workloads",
+    "parse_permute": "workloads", "parse_stream": "workloads", "suite_workloads": "workloads",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -16,14 +16,42 @@ Examples
 [3, 2, 1, 0]
 """
 
-from .compiler import compile_program, layout_of
-from .config import TTUConfig
-from .program import Access, AddressStream, Loop, LoopGroup, TTUProgram
-from .registers import TTU, OpCounts, RegisterFile
-from .rows import RowProgram, check_fits, coalesce_loops, ttu_row_for
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names below load on first use (PEP 562): the hardware needs only
+    # TTUConfig, and the compiler and the address streams cost every command start-up time
+    from .compiler import compile_program, layout_of
+    from .config import TTUConfig
+    from .program import Access, AddressStream, Loop, LoopGroup, TTUProgram
+    from .registers import TTU, OpCounts, RegisterFile
+    from .rows import RowProgram, check_fits, coalesce_loops, ttu_row_for
 
 __all__ = [
     "TTU", "TTUConfig", "TTUProgram", "AddressStream", "compile_program", "layout_of",
     "RowProgram", "ttu_row_for", "check_fits", "coalesce_loops", "OpCounts", "RegisterFile",
     "Access", "Loop", "LoopGroup",
 ]
+
+#: The submodule that defines each name of ``__all__``.
+_WHERE = {
+    "compile_program": "compiler", "layout_of": "compiler", "TTUConfig": "config",
+    "Access": "program", "AddressStream": "program", "Loop": "program", "LoopGroup": "program",
+    "TTUProgram": "program", "TTU": "registers", "OpCounts": "registers",
+    "RegisterFile": "registers", "RowProgram": "rows", "check_fits": "rows",
+    "coalesce_loops": "rows", "ttu_row_for": "rows",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

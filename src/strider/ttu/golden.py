@@ -13,12 +13,13 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from ..access_pattern import AccessPattern
-from .compiler import compile_program
 from .config import TTUConfig
-from .program import TTUProgram
+
+if TYPE_CHECKING:
+    from .program import TTUProgram
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,8 @@ class GoldenExample:
 
     def compile(self) -> TTUProgram:
         """The compiled program."""
+        from .compiler import compile_program  # the compiler loads with the first example run
+
         return compile_program(self.source, self.arrays, self.config)
 
 
