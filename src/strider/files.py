@@ -1,5 +1,7 @@
 """Output files: checked before the work starts, written whole or not at all -- and the
-package's own compiled kernels, found beside its modules (:func:`load_library`).
+package's own parts: its compiled kernels, found beside its modules
+(:func:`load_library`), and its subpackages' public names, loaded on first use
+(:func:`lazy_exports`).
 
 :func:`check_writable` refuses an output path that cannot be written (an empty path, a
 missing folder, no permission, a folder, device, FIFO or socket in its place, a suffix
@@ -42,11 +44,13 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib
 import os
 import secrets
 import stat
+import sys
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from .errors import ArgumentError
 
@@ -194,4 +198,30 @@ def load_library(beside: str, name: str, switch: str) -> tuple[ctypes.CDLL | Non
         return None, f"cannot load {path}: {exc}"
 
 
-__all__ = ["check_writable", "check_distinct", "atomic_path", "load_library"]
+
+
+def lazy_exports(package: str, where: Mapping[str, str]
+                 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A package's module-level ``__getattr__`` and ``__dir__`` (PEP 562): each name of
+    ``where`` loads from its submodule (``where[name]``) on first use and stays bound,
+    so that importing the package costs nothing until a name is used.
+
+    >>> sim = importlib.import_module("strider.sim")
+    >>> sim.Machine is importlib.import_module("strider.sim.machine").Machine
+    True
+    """
+    def getattr_(name: str) -> Any:
+        if name not in where:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{package}.{where[name]}"), name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    def dir_() -> list[str]:
+        module = sys.modules[package]
+        return sorted(set(vars(module)) | set(getattr(module, "__all__", ())))
+
+    return getattr_, dir_
+
+
+__all__ = ["check_writable", "check_distinct", "atomic_path", "load_library", "lazy_exports"]

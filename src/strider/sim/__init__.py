@@ -25,7 +25,9 @@ Examples
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..files import lazy_exports
 
 if TYPE_CHECKING:  # loaded on first use (PEP 562): the planners need only the estimator
     from .machine import Machine, SimResult, SimStats, Timeline, TimelineEntry
@@ -33,15 +35,4 @@ if TYPE_CHECKING:  # loaded on first use (PEP 562): the planners need only the e
 __all__ = ["Machine", "SimResult", "SimStats", "Timeline", "TimelineEntry"]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import machine
-
-    value = getattr(machine, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, dict.fromkeys(__all__, "machine"))

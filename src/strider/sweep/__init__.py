@@ -19,8 +19,9 @@ Examples
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..files import lazy_exports
 
 if TYPE_CHECKING:  # loaded on first use (PEP 562): `strider model` needs only .space
     from .engines import ENGINES, open_engine
@@ -55,13 +56,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
