@@ -584,3 +584,36 @@ def test_a_partition_too_small_for_two_slots_is_a_plan_error_naming_the_field(sb
     x = random_array(np.random.default_rng(1), (16, 16), dtype_of("float32"))
     assert plan.strategy != "vector"
     assert same_bits(simulate(plan, x).outputs["y"], x.T)
+
+
+def test_a_plan_does_not_depend_on_the_hardware_planned_before_it():
+    """The descriptor cuts are shared by every hardware of the same TTU and SBUF row;
+    their queue cycles are not (B differs from A in DMA timing only). Once priced on
+    the first hardware to make a cut, they changed B's queue picks (seed 61 of
+    random_hardware: a different program, 2,538 predicted cycles instead of 2,565)."""
+    import random
+
+    from strider.hardware.sampling import random_hardware, random_permutation
+    from strider.planners import _descriptors
+    from strider.planners.vector import pipeline
+    from strider.strategy import candidates
+
+    rng = random.Random(61)
+    a = random_hardware(rng.choice)
+    request = PermuteRequest(*random_permutation(rng.choice, max_side=40, max_size=30_000))
+    b = a.with_changes(dma={"packet_overhead_bytes": a.dma.packet_overhead_bytes + 64,
+                            "efficient_chunk_bytes": a.dma.efficient_chunk_bytes * 4})
+
+    def fresh() -> None:   # what a new process starts with
+        for cached in (_descriptors._cut, pipeline._slices, pipeline._layout, pipeline._copy):
+            cached.cache_clear()
+
+    def vector(hw):
+        plan = dict(candidates(request, hw, search="ranked"))["vector"]
+        return plan.program.to_json(), plan.predicted_cycles
+
+    fresh()
+    alone = vector(b)
+    fresh()
+    vector(a)
+    assert vector(b) == alone

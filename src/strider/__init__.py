@@ -24,13 +24,13 @@ True
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
 
 from . import errors
 from .errors import StriderError
+from .files import lazy_exports
 
 if TYPE_CHECKING:  # the names below load on first use (PEP 562), so the CLI starts fast
     from . import ttu
@@ -60,26 +60,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name on first use, or a submodule (``strider.api``, ``strider.ttu``):
-    importing ``strider`` used to load them all, and code may still reach them that way."""
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    elif name.startswith("_"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    else:
-        try:
-            value = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{name}":
-                raise
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 
 class _Package(types.ModuleType):

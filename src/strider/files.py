@@ -198,22 +198,31 @@ def load_library(beside: str, name: str, switch: str) -> tuple[ctypes.CDLL | Non
         return None, f"cannot load {path}: {exc}"
 
 
-
-
 def lazy_exports(package: str, where: Mapping[str, str]
                  ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """A package's module-level ``__getattr__`` and ``__dir__`` (PEP 562): each name of
     ``where`` loads from its submodule (``where[name]``) on first use and stays bound,
-    so that importing the package costs nothing until a name is used.
+    so that importing the package costs nothing until a name is used; any other public
+    name is a submodule, imported then (as an eager import used to bind them).
 
     >>> sim = importlib.import_module("strider.sim")
     >>> sim.Machine is importlib.import_module("strider.sim.machine").Machine
     True
+    >>> sim.timing is importlib.import_module("strider.sim.timing")
+    True
     """
     def getattr_(name: str) -> Any:
-        if name not in where:
+        if name in where:
+            value = getattr(importlib.import_module(f"{package}.{where[name]}"), name)
+        elif name.startswith("_"):
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{package}.{where[name]}"), name)
+        else:
+            try:
+                value = importlib.import_module(f"{package}.{name}")
+            except ModuleNotFoundError as exc:
+                if exc.name != f"{package}.{name}":
+                    raise
+                raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
         setattr(sys.modules[package], name, value)
         return value
 

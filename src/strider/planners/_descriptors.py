@@ -113,8 +113,9 @@ class Placed(NamedTuple):
     """One descriptor of a transfer with its Refs not built yet: each side's
     :class:`_Form` (its coalesced walk, offsets open) and where it is placed; ``chunk``
     and ``nbytes`` as :func:`costed_descriptors` gives them. A planner costing many
-    candidates sketches it (:meth:`strider.program.sketch.Sketch.dma_placed`: only
-    :meth:`structure`); the Refs are built for the program it keeps (:meth:`refs`)."""
+    candidates sketches it by :meth:`structure` only
+    (:meth:`strider.program.sketch.Sketch.dma_keyed`); the Refs are built for the
+    program it keeps (:meth:`refs`) and a sketch's first of each structure."""
 
     src_form: _Form
     src_tensor: str | None
@@ -226,7 +227,7 @@ class _Cut:
         self.row, self.max_dims, self.width_bits = row, max_dims, width_bits
         self._forms: dict[tuple[int, int, int], _Form | None] = {}
         self._plans: dict[int, list] = {}
-        self._costs: dict[tuple[int, str], tuple[list[tuple], list[float]]] = {}
+        self._structures: dict[tuple[int, str], list[tuple]] = {}   # by (pieces, dtype)
 
     def form(self, side: int, outer: int, length: int) -> _Form | None:
         """The form of side ``side`` (0: src, 1: dst) with the dims before ``outer`` fixed
@@ -282,16 +283,18 @@ class _Cut:
 
     def costs(self, pieces: int, hw: Hardware, dtype: str) -> tuple[list[tuple], list[float]]:
         """Per descriptor of :meth:`plan` (of ``dtype`` elements): its
-        :meth:`Placed.structure` and the cycles it keeps a queue
-        (:meth:`QueueBalancer.cycles`) -- what costing it needs, its offsets aside."""
+        :meth:`Placed.structure` and the cycles it keeps a queue of ``hw``
+        (:meth:`QueueBalancer.cycles`) -- what costing it needs, its offsets aside. The
+        structures are kept; the cycles are priced on every call (a cut is shared by
+        every hardware of the same TTU and SBUF row: its caller keeps them by hardware)."""
         key = (pieces, dtype)
-        if key not in self._costs:
-            item = dtype_of(dtype).itemsize
-            self._costs[key] = (
-                [(fs, fd, dtype) for _, _, fs, _, _, fd in self.plan(pieces, hw)],
-                [QueueBalancer.cycles(hw, _chunk(fs, fd, item), fs.size * item)
-                 for _, _, fs, _, _, fd in self.plan(pieces, hw)])
-        return self._costs[key]
+        plan = self.plan(pieces, hw)
+        if key not in self._structures:
+            self._structures[key] = [(fs, fd, dtype) for _, _, fs, _, _, fd in plan]
+        item = dtype_of(dtype).itemsize
+        return self._structures[key], [QueueBalancer.cycles(hw, _chunk(fs, fd, item),
+                                                            fs.size * item)
+                                        for _, _, fs, _, _, fd in plan]
 
     def plan(self, pieces: int, hw: Hardware) -> list:
         """``(src offset, src partition, src form, dst offset, dst partition, dst form)``

@@ -114,32 +114,28 @@ class TileSpace:
         chunk = min(run, block) * self.item
         efficiency = self._efficiency.get(chunk)
         if efficiency is None:
+            if len(self._efficiency) >= 1 << 16:   # (kept with the hardware: bounded)
+                self._efficiency.clear()
             efficiency = self._efficiency[chunk] = chunk_efficiency(chunk, self.hw)
         return nbytes / (self.rate * efficiency) * self.scale, chunk
 
     def copy_stride(self, ext: Sequence[int]) -> int:
-        """:func:`copy_stride_bytes` of a tile of extents ``ext``."""
+        """The wider innermost stride (bytes) of the re-ordering copy of a tile of
+        extents ``ext``: it reads the source-order block and writes it in target order,
+        walked as :func:`~._copy_engines.fastest_walk` orders it (as the vector planner
+        emits it).
+
+        >>> from strider import Hardware
+        >>> t = VectorTiling((64, 32), (1, 0), (), (), (0, 1), (64, 32), 3, 4)
+        >>> TileSpace(t, Hardware.preset("trn1-like"), 0).copy_stride(t.tile)   # 32 floats a row
+        128
+        """
         block = tuple([ext[d] for d in self.free])
         stride = self._strides.get(block)
         if stride is None:
             stride = self._strides[block] = _copy_stride_bytes(
                 self.free, self.free_target, block, self.item, self.hw)
         return stride
-
-
-
-def copy_stride_bytes(t: VectorTiling, ext: Sequence[int], hw: Hardware) -> int:
-    """The wider innermost stride (bytes) of a tile's re-ordering copy: it reads the
-    source-order block and writes it in target order, walked as
-    :func:`~._copy_engines.fastest_walk` orders it (as the vector planner emits it).
-
-    >>> from strider import Hardware
-    >>> t = VectorTiling((64, 32), (1, 0), (), (), (0, 1), (64, 32), 3, 4)
-    >>> copy_stride_bytes(t, t.tile, Hardware.preset("trn1-like"))   # 32 floats a row
-    128
-    """
-    return _copy_stride_bytes(t.free, t.free_target, tuple(ext[d] for d in t.free),
-                              t.itemsize, hw)
 
 
 @lru_cache(maxsize=4096)   # the score asks again for every tiling of the same free block
@@ -255,4 +251,4 @@ def best_pieces(space: TileSpace, tile: tuple[int, ...], slots: int) -> VectorTi
                         PIECES[best], _estimate(*ests[best], space.hw), t.ragged)
 
 
-__all__ = ["TileSpace", "score", "best_pieces", "copy_stride_bytes"]
+__all__ = ["TileSpace", "score", "best_pieces"]
