@@ -61,11 +61,25 @@ class TileFloor:
     It depends on the tile alone (``space.key`` and ``tile``), never on the slots or the
     slice count, so the ranking prices each tile's floor once for all its tilings."""
 
-    __slots__ = ("space", "tile", "tiles", "_whole", "_queues", "_steps")
+    __slots__ = ("space", "tile", "tiles", "least", "_classes", "_whole", "_queues", "_steps")
 
     def __init__(self, space: TileSpace, tile: tuple[int, ...]) -> None:
         self.space, self.tile = space, tile
-        self.tiles = space.tile_count(tile)
+        tiles = full = 1
+        for n, t in zip(space.shape, tile):
+            tiles *= -(-n // t)
+            full *= n // t
+        self.tiles = tiles
+        #: below :meth:`at` (whatever ``enough``), for a fraction of its cost: the full
+        #: tiles' steps alone (the first class's; every other class only adds to the sum),
+        #: less a rounding share (the sums' rounding)
+        self.least = 0.0
+        if tiles > 1 and full > 1:
+            prod = math.prod
+            step = space.floor_steps([(tile, full, prod([tile[d] for d in space.free]),
+                                       prod(tile) * space.item)])[0]
+            self.least = (full - 1) * step * (1 - ROUNDING)
+        self._classes: list | None = None
         self._whole: float | None = None    # the floor, copies included
         self._queues: float | None = None   # the DRAM and queues' bound
         # each tile class's steady step (classes: space.classes)
@@ -79,9 +93,14 @@ class TileFloor:
         if self.tiles == 1:
             self._whole = dram_cycles
             return self._whole
-        if self._queues is None:
-            self._queues = self._queue_bound()
         total = self._queues
+        if total is None:
+            self._classes = classes = self.space.classes(self.tile)
+            self._steps = steps = self.space.floor_steps(classes)
+            # the score's fill and drain replace the first tile's step (the first class's)
+            terms = [c[1] * step for c, step in zip(classes, steps)]
+            terms[0] = (classes[0][1] - 1) * steps[0]
+            total = self._queues = sum(terms)
         if not self.space.needs_vector:
             self._whole = max(total, dram_cycles)
         elif enough is not None and total > enough:
@@ -90,27 +109,12 @@ class TileFloor:
             self._whole = self._copy_bound()
         return self._whole
 
-    def _queue_bound(self) -> float:
-        space = self.space
-        classes = space.classes(self.tile)
-        dram, dc, queues = space.dram, space.issue, space.queues
-        queue_cycles = space.queue_cycles
-        steps = []
-        for ext, _, block, nbytes in classes:
-            # each side's queue cycles in one slice (its longest runs), as the score prices them
-            q_in = queue_cycles("in", ext, block, nbytes)[0]
-            q_out = queue_cycles("out", ext, block, nbytes)[0]
-            steps.append(max(2 * nbytes / dram, (q_in + q_out + 2 * dc) / queues))
-        self._steps = steps
-        # the score's fill and drain replace the first tile's step (the first class's)
-        return sum([(c[1] - (k == 0)) * step for k, (c, step) in enumerate(zip(classes, steps))])
-
     def _copy_bound(self) -> float:
         space = self.space
-        classes = space.classes(self.tile)
         partitions = space.partitions(self.tile)
         total = 0.0
-        for k, ((ext, count, block, _), step) in enumerate(zip(classes, self._steps)):
+        assert self._classes is not None   # (set with the steps)
+        for k, ((ext, count, block, _), step) in enumerate(zip(self._classes, self._steps)):
             engines = copy_engines(space.hw, partitions, space.copy_stride(ext))
             total += (count - (k == 0)) * max(step, block / sum(1 / per
                                                                    for _, per, _ in engines))
@@ -142,7 +146,8 @@ class _Shortlist:
         self._floors: dict[tuple[int, ...], TileFloor] = {}
         self.bounded = 0
         self.over = 0                  # tilings whose floor is above `above`
-        self.lowest_over = math.inf    # the lowest of those floors
+        self._lowest_over = math.inf   # the lowest of those floors priced
+        self._unpriced: list[TileFloor] = []   # the others (TileFloor.least is above)
 
     def _kind_threshold(self, k: tuple) -> float:
         """The score above which a tiling of kind ``k`` cannot be kept for its kind."""
@@ -163,21 +168,41 @@ class _Shortlist:
         if bound is None:
             bound = self._floors[tile] = TileFloor(space, tile)
         if self.above is not None:
-            floor = bound.at(self.above * (1 + ROUNDING))
-            if floor > self.above * (1 + ROUNDING):
+            limit = self.above * (1 + ROUNDING)
+            if bound.least > limit:   # (its floor is priced only if it may be the lowest)
                 self.over += 1
-                self.lowest_over = min(self.lowest_over, floor)
+                self._unpriced.append(bound)
+                return True
+            floor = bound.at(limit)
+            if floor > limit:
+                self.over += 1
+                self._lowest_over = min(self._lowest_over, floor)
                 return True
         if not self.bound or len(self.worst_kept) < self.keep:
             return False
         k = _kind(slots, space.partitions(tile), bound.tiles, len(space.split))
         threshold = max(-self.worst_kept[0], self._kind_threshold(k))
         if floor is None and threshold != math.inf:
+            if bound.least > threshold * (1 + ROUNDING):
+                self.bounded += 1
+                return True
             floor = bound.at(threshold * (1 + ROUNDING))
         if threshold == math.inf or floor is None or floor <= threshold * (1 + ROUNDING):
             return False
         self.bounded += 1
         return True
+
+    def lowest_over(self) -> float:
+        """The lowest floor of the tilings above ``above`` (those left unpriced priced
+        now, where their :attr:`TileFloor.least` is below the lowest so far)."""
+        assert self.above is not None
+        limit = self.above * (1 + ROUNDING)
+        for bound in sorted(self._unpriced, key=lambda b: b.least):
+            if bound.least >= self._lowest_over:
+                break
+            self._lowest_over = min(self._lowest_over, bound.at(limit))
+        self._unpriced = []
+        return self._lowest_over
 
     def record(self, t: VectorTiling) -> None:
         cycles = t.estimate["cycles"]
@@ -246,7 +271,7 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     within = [t for t in ranked if t.estimate["cycles"] <= above]
     if not within:
         if stats is not None:
-            stats["least"] = min([shortlist.lowest_over] + [t.estimate["cycles"] for t in ranked])
+            stats["least"] = min([shortlist.lowest_over()] + [t.estimate["cycles"] for t in ranked])
         return _picked(ranked, keep)[0]
     picked, full = _picked(within, keep)
     if full:
