@@ -28,7 +28,6 @@ import heapq
 import math
 
 from ...hardware.description import Hardware
-from .._copy_engines import copy_engines
 from .._groups import divisors, split_dim
 from .._splits import double_splits, ragged_splits, run_splits
 from .candidates import candidates_for
@@ -115,9 +114,8 @@ class TileFloor:
         total = 0.0
         assert self._classes is not None   # (set with the steps)
         for k, ((ext, count, block, _), step) in enumerate(zip(self._classes, self._steps)):
-            engines = copy_engines(space.hw, partitions, space.copy_stride(ext))
-            total += (count - (k == 0)) * max(step, block / sum(1 / per
-                                                                   for _, per, _ in engines))
+            total += (count - (k == 0)) * max(step, block / space.copy_rate(
+                partitions, space.copy_stride(ext)))
         return max(total, space.dram_cycles)
 
 

@@ -11,7 +11,7 @@ from typing import Sequence
 
 from ...cost.engines import chunk_efficiency, descriptor_issue_cycles, engine_scale, hidden_latency_cycles
 from ...hardware.description import Hardware
-from .._copy_engines import block_copy, copy_cycles, fast_stride_elements, fastest_walk
+from .._copy_engines import block_copy, copy_cycles, copy_engines, fast_stride_elements, fastest_walk
 from .tiling import FEW_TILES, PIECES, VectorTiling, descriptor_worth
 
 
@@ -66,6 +66,7 @@ class TileSpace:
         self._floor_steps: dict[tuple[int, ...], float] = {}
         self._priced: dict[tuple, list[tuple]] = {}
         self._copies: dict[tuple[int, int, int, int], tuple[float, float]] = {}
+        self._rates: dict[tuple[int, int], float] = {}
 
     def worth(self, tiles: int) -> int:
         """:func:`descriptor_worth` of a tiling of ``tiles`` tiles."""
@@ -110,6 +111,16 @@ class TileSpace:
                                                itertools.product(*counts))]
             self._classes[tile] = known
         return known
+
+    def copy_rate(self, partitions: int, stride: int) -> float:
+        """Elements per cycle per partition of both copy engines together at their full
+        rate, for a copy of ``partitions`` whose innermost stride is ``stride`` bytes."""
+        key = (partitions, stride)
+        rate = self._rates.get(key)
+        if rate is None:
+            rate = self._rates[key] = sum(1 / per for _, per, _ in copy_engines(
+                self.hw, partitions, stride))
+        return rate
 
     def floor_steps(self, classes: list[tuple[tuple[int, ...], int, int, int]]) -> list[float]:
         """Each of ``classes``' steady step at least (:class:`~.ranking.TileFloor`): its
