@@ -60,7 +60,8 @@ class TileFloor:
     It depends on the tile alone (``space.key`` and ``tile``), never on the slots or the
     slice count, so the ranking prices each tile's floor once for all its tilings."""
 
-    __slots__ = ("space", "tile", "tiles", "least", "_classes", "_whole", "_queues", "_steps")
+    __slots__ = ("space", "tile", "tiles", "_full", "_least", "_classes", "_whole", "_queues",
+                 "_steps")
 
     def __init__(self, space: TileSpace, tile: tuple[int, ...]) -> None:
         self.space, self.tile = space, tile
@@ -68,21 +69,28 @@ class TileFloor:
         for n, t in zip(space.shape, tile):
             tiles *= -(-n // t)
             full *= n // t
-        self.tiles = tiles
-        #: below :meth:`at` (whatever ``enough``), for a fraction of its cost: the full
-        #: tiles' steps alone (the first class's; every other class only adds to the sum),
-        #: less a rounding share (the sums' rounding)
-        self.least = 0.0
-        if tiles > 1 and full > 1:
-            prod = math.prod
-            step = space.floor_steps([(tile, full, prod([tile[d] for d in space.free]),
-                                       prod(tile) * space.item)])[0]
-            self.least = (full - 1) * step * (1 - ROUNDING)
+        self.tiles, self._full = tiles, full
+        self._least: float | None = None
         self._classes: list | None = None
         self._whole: float | None = None    # the floor, copies included
         self._queues: float | None = None   # the DRAM and queues' bound
         # each tile class's steady step (classes: space.classes)
         self._steps: list[float] = []
+
+    @property
+    def least(self) -> float:
+        """Below :meth:`at` (whatever ``enough``), for a fraction of its cost: the full
+        tiles' steps alone (the first class's; every other class only adds to the sum),
+        less a rounding share (the sums' rounding)."""
+        if self._least is None:
+            self._least = 0.0
+            space, tile, full = self.space, self.tile, self._full
+            if self.tiles > 1 and full > 1:
+                prod = math.prod
+                step = space.floor_steps([(tile, full, prod([tile[d] for d in space.free]),
+                                           prod(tile) * space.item)])[0]
+                self._least = (full - 1) * step * (1 - ROUNDING)
+        return self._least
 
     def at(self, enough: float | None = None) -> float:
         """The floor, or (``enough``) the DRAM and queues' bound where that is above it."""

@@ -198,20 +198,24 @@ def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], nbytes: float,
     outermost free dim longer than 1, which shortens its runs when that dim is part of
     them (many slice counts cut a short dim the same way: each cut is priced once)."""
     sides = []
-    for side, dims in (("in", space.free), ("out", space.free_target)):
+    free, queue_cycles = space.free, space.queue_cycles
+    for side, dims in (("in", free), ("out", space.free_target)):
         d = next((d for d in dims if ext[d] > 1), None)
-        by_cut: dict[int | None, tuple[float, int]] = {}
+        if d is None:   # a single element: no cut
+            sides.append([queue_cycles(side, ext, math.prod([ext[k] for k in free]), nbytes)]
+                         * len(pieces))
+            continue
+        e = ext[d]
+        by_cut: dict[int, tuple[float, int]] = {}
         figures = []
         for m in pieces:
-            c = -(-ext[d] // min(m, ext[d])) if d is not None else None
+            c = -(-e // min(m, e))
             known = by_cut.get(c)
             if known is None:
                 cut = list(ext)
-                if d is not None:
-                    assert c is not None  # set whenever d is
-                    cut[d] = c
-                known = by_cut[c] = space.queue_cycles(
-                    side, cut, math.prod([cut[k] for k in space.free]), nbytes)
+                cut[d] = c
+                known = by_cut[c] = queue_cycles(side, cut, math.prod([cut[k] for k in free]),
+                                                 nbytes)
             figures.append(known)
         sides.append(figures)
     return [(q_in, q_out, run_in, run_out) for (q_in, run_in), (q_out, run_out) in zip(*sides)]
@@ -280,7 +284,8 @@ def _priced(space: TileSpace, ext: tuple[int, ...], block: int, nbytes: int, par
         return known
     queues, dc, dram = space.queues, space.issue, space.dram
     one_way, both_ways = nbytes / dram, 2 * nbytes / dram
-    stride = space.copy_stride(ext) if space.needs_vector else 0
+    needs_vector = space.needs_vector
+    stride = space.copy_stride(ext) if needs_vector else 0
     copies = space._copies
     known = space._priced[key] = []
     for m, (q_in, q_out, run_in, run_out) in zip(
@@ -288,7 +293,7 @@ def _priced(space: TileSpace, ext: tuple[int, ...], block: int, nbytes: int, par
         per_piece = max(1, min(queues, int(nbytes // (m * worth))))
         over = m * per_piece * dc
         spread = min(queues, m * per_piece)
-        if space.needs_vector:
+        if needs_vector:
             copy_key = (partitions, block, m, stride)
             vec, last = copies.get(copy_key) or copies.setdefault(
                 copy_key, copy_cycles(space.hw, partitions, block, m, stride))
