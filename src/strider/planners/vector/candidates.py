@@ -152,7 +152,8 @@ def _candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict,
                 options.append(tuple(map(_even, shape, t2)))
             else:
                 even = list(map(_even, shape, t))
-                for even[a], even[b] in _pairs(shape[a], shape[b], room):
+                for pair in _pairs(shape[a], shape[b], room):
+                    even[a], even[b] = pair
                     options.append(tuple(even))
         for tile_t in options:
             if (tile_t, slots) in offered:  # the same tiling (another split, cap or pick

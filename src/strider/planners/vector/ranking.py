@@ -145,7 +145,7 @@ class _Shortlist:
         self.worst_kept: list[float] = []     # a max-heap (negated) of the keep best
         self.counted: set[tuple] = set()
         self.best_of_kind: dict[tuple, float] = {}
-        self._kinds_sorted: list[tuple[float, tuple]] | None = None
+        self._thresholds: dict[tuple, float] = {}   # _kind_threshold's, by kind
         # by TileSpace.key, then tile
         self.floors: dict[tuple, dict[tuple[int, ...], TileFloor]] = {}
         self._space: TileSpace | None = None        # the last asked about, its floors
@@ -157,11 +157,13 @@ class _Shortlist:
 
     def _kind_threshold(self, k: tuple) -> float:
         """The score above which a tiling of kind ``k`` cannot be kept for its kind."""
-        if self._kinds_sorted is None:
-            self._kinds_sorted = sorted((v, kk) for kk, v in self.best_of_kind.items())
-        others = [v for v, kk in self._kinds_sorted if kk != k]
-        own = self.best_of_kind.get(k, math.inf)
-        return min(own, others[self.keep - 1]) if len(others) >= self.keep else own
+        threshold = self._thresholds.get(k)
+        if threshold is None:
+            others = sorted(v for kk, v in self.best_of_kind.items() if kk != k)
+            own = self.best_of_kind.get(k, math.inf)
+            threshold = self._thresholds[k] = (min(own, others[self.keep - 1])
+                                               if len(others) >= self.keep else own)
+        return threshold
 
     def hopeless(self, space: TileSpace, tile: tuple[int, ...], slots: int) -> bool:
         """Whether the tiling of ``space`` with ``tile`` and ``slots`` can be neither
@@ -215,7 +217,7 @@ class _Shortlist:
         k = kind(t)
         if cycles < self.best_of_kind.get(k, math.inf):
             self.best_of_kind[k] = cycles
-            self._kinds_sorted = None
+            self._thresholds.clear()
         key = tile_key(t)
         if key in self.counted:
             return

@@ -87,7 +87,9 @@ class TileSpace:
         cost model sees, and lost better ones."""
         known = self._classes.get(tile)
         if known is None:
-            exts, counts = [], []   # each dim's extent and count options
+            # each dim's extent and count options
+            exts: list[tuple[int, ...]] = []
+            counts: list[tuple[int, ...]] = []
             edges = False
             for n, t in zip(self.shape, tile):
                 whole, edge = divmod(n, t)
@@ -103,7 +105,7 @@ class TileSpace:
                     counts.append((1,))
             free, item, prod = self.free, self.item, math.prod
             if not edges:   # whole tiles only
-                known = [(tile, prod([c for c, in counts]), prod([tile[d] for d in free]),
+                known = [(tile, prod([c[0] for c in counts]), prod([tile[d] for d in free]),
                           prod(tile) * item)]
             else:   # every dim: the partitions' blocks
                 known = [(ext, prod(count), prod([ext[d] for d in free]), prod(ext) * item)
