@@ -87,8 +87,8 @@ class TileFloor:
             space, tile, full = self.space, self.tile, self._full
             if self.tiles > 1 and full > 1:
                 prod = math.prod
-                step = space.floor_steps([(tile, full, prod([tile[d] for d in space.free]),
-                                           prod(tile) * space.item)])[0]
+                step = space.floor_step(tile, prod([tile[d] for d in space.free]),
+                                        prod(tile) * space.item)
                 self._least = (full - 1) * step * (1 - ROUNDING)
         return self._least
 

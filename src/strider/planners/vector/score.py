@@ -127,19 +127,21 @@ class TileSpace:
     def floor_steps(self, classes: list[tuple[tuple[int, ...], int, int, int]]) -> list[float]:
         """Each of ``classes``' steady step at least (:class:`~.ranking.TileFloor`): its
         DRAM traffic, or its queues' work at one slice with one fixed cost each way."""
-        known, queue_cycles = self._floor_steps, self.queue_cycles
-        steps = []
-        for ext, _, block, nbytes in classes:
-            step = known.get(ext)
-            if step is None:
-                # each side's queue cycles in one slice (its longest runs), as the score
-                # prices them
-                q_in = queue_cycles("in", ext, block, nbytes)[0]
-                q_out = queue_cycles("out", ext, block, nbytes)[0]
-                step = known[ext] = max(2 * nbytes / self.dram,
-                                        (q_in + q_out + 2 * self.issue) / self.queues)
-            steps.append(step)
-        return steps
+        known = self._floor_steps
+        return [known.get(ext) or self.floor_step(ext, block, nbytes)
+                for ext, _, block, nbytes in classes]
+
+    def floor_step(self, ext: tuple[int, ...], block: int, nbytes: int) -> float:
+        """:meth:`floor_steps` of one class."""
+        step = self._floor_steps.get(ext)
+        if step is None:
+            # each side's queue cycles in one slice (its longest runs), as the score
+            # prices them
+            q_in = self.queue_cycles("in", ext, block, nbytes)[0]
+            q_out = self.queue_cycles("out", ext, block, nbytes)[0]
+            step = self._floor_steps[ext] = max(2 * nbytes / self.dram,
+                                                (q_in + q_out + 2 * self.issue) / self.queues)
+        return step
 
     def queue_cycles(self, side: str, ext: Sequence[int], block: int,
                      nbytes: float) -> tuple[float, int]:
