@@ -75,18 +75,19 @@ def copy_cycles(hw: Hardware, partitions: int, block: int, pieces: int,
     >>> copy_cycles(Hardware.preset("trn1-like"), 128, 1600, 2)   # two engines, one slice each
     (1075.0, 860.0)
     """
-    engines = copy_engines(hw, partitions, stride_bytes)
-    load = [0.0] * len(engines)
-    cycles: dict[int, list[float]] = {}   # a slice's on each engine, by its elements
+    (_, per0, fixed0), (_, per1, fixed1) = copy_engines(hw, partitions, stride_bytes)
+    load0 = load1 = 0.0
+    n, on0, on1 = 0, 0.0, 0.0   # a slice's elements, its cycles on each engine
     for j in range(pieces):   # each slice to the engine that would end it first
-        n = block * (j + 1) // pieces - block * j // pieces   # (CopyBalancer's rule)
-        on = cycles.get(n)
-        if on is None:
-            on = cycles[n] = [fixed + per * n for _, per, fixed in engines]
-        ends = [busy + c for busy, c in zip(load, on)]
-        k = ends.index(min(ends))
-        load[k] = ends[k]
-    return max(load), float(min(cycles[n]))   # the last slice alone
+        m = block * (j + 1) // pieces - block * j // pieces   # (CopyBalancer's rule)
+        if m != n or not j:
+            n, on0, on1 = m, fixed0 + per0 * m, fixed1 + per1 * m
+        end0, end1 = load0 + on0, load1 + on1
+        if end0 <= end1:   # (a tie: the first)
+            load0 = end0
+        else:
+            load1 = end1
+    return max(load0, load1), float(min(on0, on1))   # the last slice alone
 
 
 def fast_stride_elements(hw: Hardware, itemsize: int) -> int:

@@ -6,6 +6,7 @@ best slice count by :mod:`.score`."""
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Callable, Sequence
 
 from ...hardware.description import Hardware
@@ -86,6 +87,25 @@ def _spread(shape: tuple[int, ...], perm: tuple[int, ...], keep_free: frozenset,
     return tuple(sorted(part)), tuple(tile)
 
 
+@lru_cache(maxsize=1 << 12)   # many working shapes share their last dims and room
+def _pairs(na: int, nb: int, room: int) -> tuple[tuple[int, int], ...]:
+    """The even extents ``(a's, b's)`` that the innermost dims ``a`` and ``b`` (of
+    extents ``na`` and ``nb``, on each side) are offered sharing ``room`` elements."""
+    picks = {1, na, room, int(math.isqrt(room))}
+    picks |= {2 ** k for k in range(int(math.log2(room)) + 1)}
+    picks |= {-(-na // k) for k in range(1, 65)}
+    picks |= {room // -(-nb // k) for k in range(1, 65)}
+    # picks beyond a's extent or the room (where b's is 1) make the same tile; so do
+    # neighbours (a's even extent grows with its pick, b's shrinks)
+    most = min(na, room)
+    out: list[tuple[int, int]] = []
+    for ta in sorted({ta for ta in picks if 0 < ta < most} | {most}):
+        pair = _even(na, ta), _even(nb, min(nb, room // ta))
+        if not out or pair != out[-1]:
+            out.append(pair)
+    return tuple(out)
+
+
 def _candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict,
                        hopeless: Hopeless | None = None) -> list[VectorTiling]:
     """The candidates of ``space`` from its partition dims spread as ``tile`` (see
@@ -131,21 +151,10 @@ def _candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict,
                 t2[a] = min(shape[a], room)
                 options.append(tuple(map(_even, shape, t2)))
             else:
-                picks = {1, shape[a], room, int(math.isqrt(room))}
-                picks |= {2 ** k for k in range(int(math.log2(room)) + 1)}
-                picks |= {-(-shape[a] // k) for k in range(1, 65)}
-                picks |= {room // -(-shape[b] // k) for k in range(1, 65)}
-                # picks beyond a's extent or the room (where b's is 1) make the same
-                # tile; so do neighbours (a's even extent grows with its pick, b's shrinks)
-                na, nb = shape[a], shape[b]
-                most = min(na, room)
                 even = list(map(_even, shape, t))
-                last = None
-                for ta in sorted({ta for ta in picks if 0 < ta < most} | {most}):
-                    pair = _even(na, ta), _even(nb, min(nb, room // ta))
-                    if pair != last:
-                        even[a], even[b] = last = pair
-                        options.append(tuple(even))
+                for pair in _pairs(shape[a], shape[b], room):
+                    even[a], even[b] = pair
+                    options.append(tuple(even))
         for tile_t in options:
             if (tile_t, slots) in offered:  # the same tiling (another split, cap or pick
                 continue                    # may lead to it) scores the same

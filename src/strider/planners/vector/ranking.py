@@ -28,7 +28,6 @@ import heapq
 import math
 
 from ...hardware.description import Hardware
-from .._copy_engines import copy_engines
 from .._groups import divisors, split_dim
 from .._splits import double_splits, ragged_splits, run_splits
 from .candidates import candidates_for
@@ -61,15 +60,37 @@ class TileFloor:
     It depends on the tile alone (``space.key`` and ``tile``), never on the slots or the
     slice count, so the ranking prices each tile's floor once for all its tilings."""
 
-    __slots__ = ("space", "tile", "tiles", "_whole", "_queues", "_steps")
+    __slots__ = ("space", "tile", "tiles", "_full", "_least", "_classes", "_whole", "_queues",
+                 "_steps")
 
     def __init__(self, space: TileSpace, tile: tuple[int, ...]) -> None:
         self.space, self.tile = space, tile
-        self.tiles = space.tile_count(tile)
+        tiles = full = 1
+        for n, t in zip(space.shape, tile):
+            tiles *= -(-n // t)
+            full *= n // t
+        self.tiles, self._full = tiles, full
+        self._least: float | None = None
+        self._classes: list | None = None
         self._whole: float | None = None    # the floor, copies included
         self._queues: float | None = None   # the DRAM and queues' bound
         # each tile class's steady step (classes: space.classes)
         self._steps: list[float] = []
+
+    @property
+    def least(self) -> float:
+        """Below :meth:`at` (whatever ``enough``), for a fraction of its cost: the full
+        tiles' steps alone (the first class's; every other class only adds to the sum),
+        less a rounding share (the sums' rounding)."""
+        if self._least is None:
+            self._least = 0.0
+            space, tile, full = self.space, self.tile, self._full
+            if self.tiles > 1 and full > 1:
+                prod = math.prod
+                step = space.floor_step(tile, prod([tile[d] for d in space.free]),
+                                        prod(tile) * space.item)
+                self._least = (full - 1) * step * (1 - ROUNDING)
+        return self._least
 
     def at(self, enough: float | None = None) -> float:
         """The floor, or (``enough``) the DRAM and queues' bound where that is above it."""
@@ -79,9 +100,14 @@ class TileFloor:
         if self.tiles == 1:
             self._whole = dram_cycles
             return self._whole
-        if self._queues is None:
-            self._queues = self._queue_bound()
         total = self._queues
+        if total is None:
+            self._classes = classes = self.space.classes(self.tile)
+            self._steps = steps = self.space.floor_steps(classes)
+            # the score's fill and drain replace the first tile's step (the first class's)
+            terms = [c[1] * step for c, step in zip(classes, steps)]
+            terms[0] = (classes[0][1] - 1) * steps[0]
+            total = self._queues = sum(terms)
         if not self.space.needs_vector:
             self._whole = max(total, dram_cycles)
         elif enough is not None and total > enough:
@@ -90,30 +116,14 @@ class TileFloor:
             self._whole = self._copy_bound()
         return self._whole
 
-    def _queue_bound(self) -> float:
-        space = self.space
-        classes = space.classes(self.tile)
-        dram, dc, queues = space.dram, space.issue, space.queues
-        queue_cycles = space.queue_cycles
-        steps = []
-        for ext, _, block, nbytes in classes:
-            # each side's queue cycles in one slice (its longest runs), as the score prices them
-            q_in = queue_cycles("in", ext, block, nbytes)[0]
-            q_out = queue_cycles("out", ext, block, nbytes)[0]
-            steps.append(max(2 * nbytes / dram, (q_in + q_out + 2 * dc) / queues))
-        self._steps = steps
-        # the score's fill and drain replace the first tile's step (the first class's)
-        return sum([(c[1] - (k == 0)) * step for k, (c, step) in enumerate(zip(classes, steps))])
-
     def _copy_bound(self) -> float:
         space = self.space
-        classes = space.classes(self.tile)
         partitions = space.partitions(self.tile)
         total = 0.0
-        for k, ((ext, count, block, _), step) in enumerate(zip(classes, self._steps)):
-            engines = copy_engines(space.hw, partitions, space.copy_stride(ext))
-            total += (count - (k == 0)) * max(step, block / sum(1 / per
-                                                                   for _, per, _ in engines))
+        assert self._classes is not None   # (set with the steps)
+        for k, ((ext, count, block, _), step) in enumerate(zip(self._classes, self._steps)):
+            total += (count - (k == 0)) * max(step, block / space.copy_rate(
+                partitions, space.copy_stride(ext)))
         return max(total, space.dram_cycles)
 
 
@@ -135,22 +145,25 @@ class _Shortlist:
         self.worst_kept: list[float] = []     # a max-heap (negated) of the keep best
         self.counted: set[tuple] = set()
         self.best_of_kind: dict[tuple, float] = {}
-        self._kinds_sorted: list[tuple[float, tuple]] | None = None
+        self._thresholds: dict[tuple, float] = {}   # _kind_threshold's, by kind
         # by TileSpace.key, then tile
         self.floors: dict[tuple, dict[tuple[int, ...], TileFloor]] = {}
         self._space: TileSpace | None = None        # the last asked about, its floors
         self._floors: dict[tuple[int, ...], TileFloor] = {}
         self.bounded = 0
         self.over = 0                  # tilings whose floor is above `above`
-        self.lowest_over = math.inf    # the lowest of those floors
+        self._lowest_over = math.inf   # the lowest of those floors priced
+        self._unpriced: list[TileFloor] = []   # the others (TileFloor.least is above)
 
     def _kind_threshold(self, k: tuple) -> float:
         """The score above which a tiling of kind ``k`` cannot be kept for its kind."""
-        if self._kinds_sorted is None:
-            self._kinds_sorted = sorted((v, kk) for kk, v in self.best_of_kind.items())
-        others = [v for v, kk in self._kinds_sorted if kk != k]
-        own = self.best_of_kind.get(k, math.inf)
-        return min(own, others[self.keep - 1]) if len(others) >= self.keep else own
+        threshold = self._thresholds.get(k)
+        if threshold is None:
+            others = sorted(v for kk, v in self.best_of_kind.items() if kk != k)
+            own = self.best_of_kind.get(k, math.inf)
+            threshold = self._thresholds[k] = (min(own, others[self.keep - 1])
+                                               if len(others) >= self.keep else own)
+        return threshold
 
     def hopeless(self, space: TileSpace, tile: tuple[int, ...], slots: int) -> bool:
         """Whether the tiling of ``space`` with ``tile`` and ``slots`` can be neither
@@ -163,28 +176,48 @@ class _Shortlist:
         if bound is None:
             bound = self._floors[tile] = TileFloor(space, tile)
         if self.above is not None:
-            floor = bound.at(self.above * (1 + ROUNDING))
-            if floor > self.above * (1 + ROUNDING):
+            limit = self.above * (1 + ROUNDING)
+            if bound.least > limit:   # (its floor is priced only if it may be the lowest)
                 self.over += 1
-                self.lowest_over = min(self.lowest_over, floor)
+                self._unpriced.append(bound)
+                return True
+            floor = bound.at(limit)
+            if floor > limit:
+                self.over += 1
+                self._lowest_over = min(self._lowest_over, floor)
                 return True
         if not self.bound or len(self.worst_kept) < self.keep:
             return False
         k = _kind(slots, space.partitions(tile), bound.tiles, len(space.split))
         threshold = max(-self.worst_kept[0], self._kind_threshold(k))
         if floor is None and threshold != math.inf:
+            if bound.least > threshold * (1 + ROUNDING):
+                self.bounded += 1
+                return True
             floor = bound.at(threshold * (1 + ROUNDING))
         if threshold == math.inf or floor is None or floor <= threshold * (1 + ROUNDING):
             return False
         self.bounded += 1
         return True
 
+    def lowest_over(self) -> float:
+        """The lowest floor of the tilings above ``above`` (those left unpriced priced
+        now, where their :attr:`TileFloor.least` is below the lowest so far)."""
+        assert self.above is not None
+        limit = self.above * (1 + ROUNDING)
+        for bound in sorted(self._unpriced, key=lambda b: b.least):
+            if bound.least >= self._lowest_over:
+                break
+            self._lowest_over = min(self._lowest_over, bound.at(limit))
+        self._unpriced = []
+        return self._lowest_over
+
     def record(self, t: VectorTiling) -> None:
         cycles = t.estimate["cycles"]
         k = kind(t)
         if cycles < self.best_of_kind.get(k, math.inf):
             self.best_of_kind[k] = cycles
-            self._kinds_sorted = None
+            self._thresholds.clear()
         key = tile_key(t)
         if key in self.counted:
             return
@@ -246,7 +279,7 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     within = [t for t in ranked if t.estimate["cycles"] <= above]
     if not within:
         if stats is not None:
-            stats["least"] = min([shortlist.lowest_over] + [t.estimate["cycles"] for t in ranked])
+            stats["least"] = min([shortlist.lowest_over()] + [t.estimate["cycles"] for t in ranked])
         return _picked(ranked, keep)[0]
     picked, full = _picked(within, keep)
     if full:

@@ -11,7 +11,7 @@ from typing import Sequence
 
 from ...cost.engines import chunk_efficiency, descriptor_issue_cycles, engine_scale, hidden_latency_cycles
 from ...hardware.description import Hardware
-from .._copy_engines import block_copy, copy_cycles, fast_stride_elements, fastest_walk
+from .._copy_engines import block_copy, copy_cycles, copy_engines, fast_stride_elements, fastest_walk
 from .tiling import FEW_TILES, PIECES, VectorTiling, descriptor_worth
 
 
@@ -61,6 +61,12 @@ class TileSpace:
         self._efficiency: dict[int, float] = hw.derived("chunk efficiencies", _new_memo)
         self._classes: dict[tuple[int, ...], list[tuple[tuple[int, ...], int, int, int]]] = {}
         self._strides: dict[tuple[int, ...], int] = {}
+        # a class's figures depend on its extents (and the tiling's partitions, worth and
+        # slice counts), and many tiles share their edge classes: each priced once
+        self._floor_steps: dict[tuple[int, ...], float] = {}
+        self._priced: dict[tuple, list[tuple]] = {}
+        self._copies: dict[tuple[int, int, int, int], tuple[float, float]] = {}
+        self._rates: dict[tuple[int, int], float] = {}
 
     def worth(self, tiles: int) -> int:
         """:func:`descriptor_worth` of a tiling of ``tiles`` tiles."""
@@ -81,21 +87,61 @@ class TileSpace:
         cost model sees, and lost better ones."""
         known = self._classes.get(tile)
         if known is None:
-            per_dim = []   # each dim's (extent, count) options
+            # each dim's extent and count options
+            exts: list[tuple[int, ...]] = []
+            counts: list[tuple[int, ...]] = []
+            edges = False
             for n, t in zip(self.shape, tile):
                 whole, edge = divmod(n, t)
-                per_dim.append(((t, whole), (edge, 1)) if whole and edge
-                               else ((t, whole),) if whole else ((edge, 1),))
-            combos: list = ([zip(*combo) for combo in itertools.product(*per_dim)]
-                            if any(len(opts) > 1 for opts in per_dim)
-                            else [(tile, [opts[0][1] for opts in per_dim])])   # whole tiles only
-            free, item = self.free, self.item
-            known = self._classes[tile] = []
-            for ext, counts in combos:
-                ext = tuple(ext)
-                known.append((ext, math.prod(counts), math.prod([ext[d] for d in free]),
-                              math.prod(ext) * item))   # every dim: the partitions' blocks
+                if whole and edge:
+                    exts.append((t, edge))
+                    counts.append((whole, 1))
+                    edges = True
+                elif whole:
+                    exts.append((t,))
+                    counts.append((whole,))
+                else:
+                    exts.append((edge,))
+                    counts.append((1,))
+            free, item, prod = self.free, self.item, math.prod
+            if not edges:   # whole tiles only
+                known = [(tile, prod([c[0] for c in counts]), prod([tile[d] for d in free]),
+                          prod(tile) * item)]
+            else:   # every dim: the partitions' blocks
+                known = [(ext, prod(count), prod([ext[d] for d in free]), prod(ext) * item)
+                         for ext, count in zip(itertools.product(*exts),
+                                               itertools.product(*counts))]
+            self._classes[tile] = known
         return known
+
+    def copy_rate(self, partitions: int, stride: int) -> float:
+        """Elements per cycle per partition of both copy engines together at their full
+        rate, for a copy of ``partitions`` whose innermost stride is ``stride`` bytes."""
+        key = (partitions, stride)
+        rate = self._rates.get(key)
+        if rate is None:
+            rate = self._rates[key] = sum(1 / per for _, per, _ in copy_engines(
+                self.hw, partitions, stride))
+        return rate
+
+    def floor_steps(self, classes: list[tuple[tuple[int, ...], int, int, int]]) -> list[float]:
+        """Each of ``classes``' steady step at least (:class:`~.ranking.TileFloor`): its
+        DRAM traffic, or its queues' work at one slice with one fixed cost each way."""
+        known = self._floor_steps
+        return [known.get(ext) or self.floor_step(ext, block, nbytes)
+                for ext, _, block, nbytes in classes]
+
+    def floor_step(self, ext: tuple[int, ...], block: int, nbytes: int) -> float:
+        """:meth:`floor_steps` of one class."""
+        step = self._floor_steps.get(ext)
+        if step is None:
+            # each side's queue cycles in one slice (its longest runs), as the score
+            # prices them
+            q_in = self.queue_cycles("in", ext, block, nbytes)[0]
+            q_out = self.queue_cycles("out", ext, block, nbytes)[0]
+            step = self._floor_steps[ext] = max(2 * nbytes / self.dram,
+                                                (q_in + q_out + 2 * self.issue) / self.queues)
+        return step
 
     def queue_cycles(self, side: str, ext: Sequence[int], block: int,
                      nbytes: float) -> tuple[float, int]:
@@ -152,20 +198,24 @@ def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], nbytes: float,
     outermost free dim longer than 1, which shortens its runs when that dim is part of
     them (many slice counts cut a short dim the same way: each cut is priced once)."""
     sides = []
-    for side, dims in (("in", space.free), ("out", space.free_target)):
+    free, queue_cycles = space.free, space.queue_cycles
+    for side, dims in (("in", free), ("out", space.free_target)):
         d = next((d for d in dims if ext[d] > 1), None)
-        by_cut: dict[int | None, tuple[float, int]] = {}
+        if d is None:   # a single element: no cut
+            sides.append([queue_cycles(side, ext, math.prod([ext[k] for k in free]), nbytes)]
+                         * len(pieces))
+            continue
+        e = ext[d]
+        by_cut: dict[int, tuple[float, int]] = {}
         figures = []
         for m in pieces:
-            c = -(-ext[d] // min(m, ext[d])) if d is not None else None
+            c = -(-e // min(m, e))
             known = by_cut.get(c)
             if known is None:
                 cut = list(ext)
-                if d is not None:
-                    assert c is not None  # set whenever d is
-                    cut[d] = c
-                known = by_cut[c] = space.queue_cycles(
-                    side, cut, math.prod([cut[k] for k in space.free]), nbytes)
+                cut[d] = c
+                known = by_cut[c] = queue_cycles(side, cut, math.prod([cut[k] for k in free]),
+                                                 nbytes)
             figures.append(known)
         sides.append(figures)
     return [(q_in, q_out, run_in, run_out) for (q_in, run_in), (q_out, run_out) in zip(*sides)]
@@ -197,48 +247,64 @@ def _scores(space: TileSpace, tile: tuple[int, ...], slots: int,
     """``(cycles, read run, write run, DRAM-bound cycles)`` of :func:`score` for the
     tiling of ``space`` with ``tile`` and ``slots``, with each slice count of ``pieces``
     (shared set-up)."""
-    hw = space.hw
     classes = space.classes(tile)
-    needs_vector, tiles, partitions = space.needs_vector, space.tile_count(tile), space.partitions(tile)
-    strides = [space.copy_stride(ext) if needs_vector else 0 for ext, *_ in classes]
-    queues, dc, dram = space.queues, space.issue, space.dram
-    latency = space.latency
-    two = slots == 2 and needs_vector and tiles > 1
-    dram_cycles = space.dram_cycles
+    tiles, partitions = space.tile_count(tile), space.partitions(tile)
+    two = int(slots == 2 and space.needs_vector and tiles > 1)   # which step (_priced)
+    latency, dram_cycles = space.latency, space.dram_cycles
     worth = space.worth(tiles)
-    # per class: its DRAM cycles one way and both ways, and its queue figures per slice count
-    priced = [(nbytes / dram, 2 * nbytes / dram, _sliced_queue_cycles(space, ext, nbytes, pieces))
-              for ext, _, _, nbytes in classes]
+    pieces = tuple(pieces)
+    priced = [_priced(space, ext, block, nbytes, partitions, worth, pieces)
+              for ext, _, block, nbytes in classes]
+    counts = [count for _, count, _, _ in classes]
     out = []
-    for j, m in enumerate(pieces):
+    for j in range(len(pieces)):
         total = 0.0
-        first = None
-        for k, ((_, count, block, nbytes), stride, (one_way, both_ways, figures)) in enumerate(
-                zip(classes, strides, priced)):
-            q_in, q_out, run_in, run_out = figures[j]
-            per_piece = max(1, min(queues, int(nbytes // (m * worth))))
-            over = m * per_piece * dc
-            spread = min(queues, m * per_piece)
-            vec, last = (copy_cycles(hw, partitions, block, m, stride)
-                         if needs_vector else (0.0, 0.0))
-            alone_in = max(one_way, (q_in + over) / spread)
-            alone_out = max(one_way, (q_out + over) / spread)
-            mixed = max(both_ways, (q_in + q_out + 2 * over) / queues)
-            if two:
-                step = max(mixed, vec + (alone_in + alone_out) / m) + last
-            else:
-                step = max(mixed, vec)
-            total += count * step
-            if k == 0:   # the first tile (the most bytes)
-                first = (alone_in, alone_out, vec, last, step, run_in, run_out)
-        assert first is not None
-        alone_in, alone_out, vec, last, step, run_in, run_out = first
+        for count, figures in zip(counts, priced):
+            total += count * figures[j][two]
+        # the first tile (the most bytes)
+        first = priced[0][j]
+        step, (alone_in, alone_out, vec, last, run_in, run_out) = first[two], first[2:]
         if tiles == 1:
             total = max(alone_in, vec) + last + alone_out + 2 * latency
         else:  # one tile's steady step is replaced by the fill and the drain
             total += alone_in + last + alone_out + 2 * latency - step
         out.append((max(total, dram_cycles), run_in, run_out, dram_cycles))
     return out
+
+
+def _priced(space: TileSpace, ext: tuple[int, ...], block: int, nbytes: int, partitions: int,
+            worth: int, pieces: tuple[int, ...]) -> list[tuple]:
+    """A tile class's figures for :func:`_scores` at each slice count of ``pieces``:
+    ``(step, step with two slots, alone in, alone out, copy, last copy slice, read run,
+    write run)``; they depend on the class's extents, the tiling's partitions and worth,
+    so tilings that share an edge class share them (``space``'s memo)."""
+    key = (ext, partitions, worth, pieces)
+    known = space._priced.get(key)
+    if known is not None:
+        return known
+    queues, dc, dram = space.queues, space.issue, space.dram
+    one_way, both_ways = nbytes / dram, 2 * nbytes / dram
+    needs_vector = space.needs_vector
+    stride = space.copy_stride(ext) if needs_vector else 0
+    copies = space._copies
+    known = space._priced[key] = []
+    for m, (q_in, q_out, run_in, run_out) in zip(
+            pieces, _sliced_queue_cycles(space, ext, nbytes, pieces)):
+        per_piece = max(1, min(queues, int(nbytes // (m * worth))))
+        over = m * per_piece * dc
+        spread = min(queues, m * per_piece)
+        if needs_vector:
+            copy_key = (partitions, block, m, stride)
+            vec, last = copies.get(copy_key) or copies.setdefault(
+                copy_key, copy_cycles(space.hw, partitions, block, m, stride))
+        else:
+            vec, last = 0.0, 0.0
+        alone_in = max(one_way, (q_in + over) / spread)
+        alone_out = max(one_way, (q_out + over) / spread)
+        mixed = max(both_ways, (q_in + q_out + 2 * over) / queues)
+        known.append((max(mixed, vec), max(mixed, vec + (alone_in + alone_out) / m) + last,
+                      alone_in, alone_out, vec, last, run_in, run_out))
+    return known
 
 
 def best_pieces(space: TileSpace, tile: tuple[int, ...], slots: int) -> VectorTiling:
