@@ -52,9 +52,11 @@ class PlacedDescriptor(Protocol):
 class Sketch:
     """Columns of a program: per instruction ``ent`` (its structure -- or, for a placed
     DMA descriptor, its cost class: coarser, as only the cost matters here), ``deps``,
-    and its engine (:attr:`engine_of`); ``sync`` (Signal / Wait by id); ``reps``: the
-    first instruction of each (a placed descriptor's: on its queue, with the Refs of
-    the first of its cost class on any queue).
+    and its engine (:attr:`engine_of`); ``sync`` (Signal / Wait by id); :attr:`reps`:
+    the first instruction of each (a placed descriptor's: on its queue, with the Refs of
+    the first of its cost class on any queue), built when asked (:meth:`rep`); per
+    representative its engine (``rep_engines``) and ``classes``: its structure, or a
+    placed descriptor's cost class (alike on every queue).
 
     A planner that knows an instruction's structure without building it sketches it
     with :meth:`add_keyed`, and descriptors of one slice with :meth:`dma_keyed`."""
@@ -63,16 +65,36 @@ class Sketch:
         self.ent: list[int] = []
         self.deps: list[tuple[int, ...]] = []
         self.sync: dict[int, tuple[str, int]] = {}
-        self.reps: list[Instruction] = []
+        #: Each representative's structure, or a placed descriptor's cost class (the
+        #: estimate prices one once per hardware and engine clock, across sketches).
+        self.classes: list[tuple] = []
+        self.rep_engines: list[str] = []                # the engine of each representative
+        self._keys: list[tuple] = []                    # and its key in _of
+        self._reps: list[Instruction | None] = []       # None: a descriptor's, not built yet
         self._engine: list[str] = []
         self._of: dict[tuple, int] = {}
         self._refs: dict[tuple, tuple[Ref, Ref]] = {}   # a placed descriptor's, by structure
-        self._rep_engine: list[str] = []                # the engine of each of reps
+        # a structure's first placed descriptor (``placing``, index), until its Refs are built
+        self._first: dict[tuple, tuple[Callable[[int], PlacedDescriptor], int]] = {}
+        self._queue_engine: dict[int, str] = {}         # a DMA queue's engine
         #: The engine of instruction ``i`` (the planners ask for every dependency).
         self.engine_of: Callable[[int], str] = self._engine.__getitem__
 
     def __len__(self) -> int:
         return len(self.ent)
+
+    @property
+    def reps(self) -> list[Instruction]:
+        """The representative of each structure (:meth:`rep`), in order of first use."""
+        return [self.rep(e) for e in range(len(self._reps))]
+
+    def rep(self, e: int) -> Instruction:
+        """The representative of structure ``e`` (built when first asked)."""
+        made = self._reps[e]
+        if made is None:
+            queue, structure = self._keys[e]
+            made = self._reps[e] = self._dma_rep(queue, structure)
+        return made
 
     def add(self, instruction: Instruction) -> int:
         """Append an instruction (its structure, deps and semaphore); returns its id."""
@@ -84,12 +106,15 @@ class Sketch:
         k = len(self.ent)
         e = self._of.get(key)
         if e is None:
-            e = self._of[key] = len(self.reps)
-            self.reps.append(rep())
-            self._rep_engine.append(self.reps[e].engine)
+            e = self._of[key] = len(self._reps)
+            made = rep()
+            self._reps.append(made)
+            self._keys.append(key)
+            self.classes.append(key)
+            self.rep_engines.append(made.engine)
         self.ent.append(e)
         self.deps.append(deps)
-        self._engine.append(self._rep_engine[e])
+        self._engine.append(self.rep_engines[e])
         if sync is not None:
             self.sync[k] = sync
         return k
@@ -110,26 +135,49 @@ class Sketch:
                   ) -> range:
         """DMA descriptors with the same ``deps``, descriptor ``k`` (placed by
         ``placing(k)``, whose :meth:`~PlacedDescriptor.structure` is ``structures[k]``) on
-        ``queues[k]``: placed only where it is the first of its structure; their ids."""
+        ``queues[k]``: placed only where its representative is built (:meth:`rep`); their
+        ids."""
         deps = tuple(deps)
         first = len(self.ent)
-        of, reps, refs, engines = self._of, self.reps, self._refs, self._rep_engine
-        ent, engine = self.ent, self._engine
-        for k, key in enumerate(zip(queues, structures)):   # (add's keys lead with a class)
-            e = of.get(key)
-            if e is None:
-                queue, structure = key
-                pair = refs.get(structure)   # as placed on another queue: costs alike
-                if pair is None:
-                    pair = refs[structure] = placing(k).refs()
-                e = of[key] = len(reps)
-                reps.append(DmaCopy(queue=queue, src=pair[0], dst=pair[1]))
-                engines.append(reps[e].engine)
-            ent.append(e)
-            engine.append(engines[e])
-        n = len(self.ent) - first
-        self.deps.extend([deps] * n)
-        return range(first, first + n)
+        keys = list(zip(queues, structures))   # (add's keys lead with a class)
+        found: list[Any] = list(map(self._of.get, keys))   # (None: a new one)
+        if None in found:
+            for k, e in enumerate(found):
+                if e is None:
+                    found[k] = self._dma_row(keys[k], placing, k)
+        self.ent += found
+        self._engine += map(self.rep_engines.__getitem__, found)
+        self.deps += [deps] * len(found)
+        return range(first, len(self.ent))
+
+    def _dma_row(self, key: tuple[int, tuple], placing: Callable[[int], PlacedDescriptor],
+                 k: int) -> int:
+        """The representative of descriptor ``k``'s cost class on its queue (``key``)."""
+        e = self._of.get(key)   # (made by an earlier descriptor of the slice)
+        if e is not None:
+            return e
+        queue, structure = key
+        if structure not in self._refs:
+            self._first.setdefault(structure, (placing, k))
+        e = self._of[key] = len(self._reps)
+        self._keys.append(key)
+        self.classes.append(structure)
+        engine = self._queue_engine.get(queue)
+        made = None
+        if engine is None:   # (the queue's first: its engine as the instruction names it)
+            made = self._dma_rep(queue, structure)
+            engine = self._queue_engine[queue] = made.engine
+        self._reps.append(made)
+        self.rep_engines.append(engine)
+        return e
+
+    def _dma_rep(self, queue: int, structure: tuple) -> DmaCopy:
+        """A descriptor of ``structure`` on ``queue``, with the Refs of its first."""
+        pair = self._refs.get(structure)
+        if pair is None:
+            placing, k = self._first.pop(structure)
+            pair = self._refs[structure] = placing(k).refs()
+        return DmaCopy(queue=queue, src=pair[0], dst=pair[1])
 
     def add_keyed(self, key: tuple, make: Callable[[], Instruction],
                   deps: Iterable[int] = ()) -> int:

@@ -23,10 +23,11 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
-from ..cost.engines import instruction_timing, instruction_window
+from ..cost.engines import engine_scale, instruction_timing, instruction_window
 from ..errors import DeadlockError
 from ..hardware.description import Hardware
 from ..program.collector import collector_paused
@@ -62,8 +63,9 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
     ``hw.dram_bytes_per_cycle`` (the simulator shares the bandwidth in time instead).
     """
     found = structures(program.instructions)
-    return _estimate(found.ent, [program.instructions[k] for k in found.first], found.deps,
-                     found.sync, hw)
+    reps = [program.instructions[k] for k in found.first]
+    return _estimate(found.ent, [i.engine for i in reps], [_price(i, hw) for i in reps],
+                     found.deps, found.sync, hw, reps.__getitem__)
 
 
 @collector_paused()
@@ -80,35 +82,76 @@ def estimate_sketch(sketch: Sketch, hw: Hardware) -> Estimate:
     >>> estimate_sketch(s, Hardware.preset("tiny")).cycles        # 4 + 16 (vector)
     20.0
     """
-    return _estimate(sketch.ent, sketch.reps, sketch.deps, sketch.sync, hw)
+    return _estimate(sketch.ent, sketch.rep_engines, _priced_by_class(sketch, hw), sketch.deps,
+                     sketch.sync, hw, sketch.rep)
 
 
-def _estimate(ent_list: list[int], reps: list[Instruction], deps: list[tuple[int, ...]],
-              sync: dict[int, tuple[str, int]], hw: Hardware) -> Estimate:
+#: A structure's price depends on it, the hardware and its engine's clock only (a placed
+#: descriptor's on its cost class: alike on every queue): a search's sketches share most
+#: of theirs (a third of a sketch's instructions start a structure; a twelfth of those a
+#: cost class), so the prices are kept per hardware (a few thousand each; a few hardware
+#: at a time).
+_PRICED: dict[Hardware, dict[tuple, tuple]] = {}
+_PRICED_KEYS = 1 << 14
+_PRICED_HARDWARE = 8
+
+
+def _price(instr: Instruction, hw: Hardware) -> tuple:
+    """What the estimate reads of an instruction: ``(occupancy, latency)``, its DRAM
+    bytes and moving-path window."""
+    return instruction_timing(instr, hw), sum(instr.dram_traffic()), instruction_window(instr, hw)
+
+
+def _priced_by_class(sketch: Sketch, hw: Hardware) -> list[tuple]:
+    """:func:`_price` of each of the sketch's representatives, kept by its cost class
+    and engine clock (the representative built only where they are new)."""
+    kept = _PRICED.get(hw)
+    if kept is None or len(kept) > _PRICED_KEYS:
+        if len(_PRICED) >= _PRICED_HARDWARE:
+            _PRICED.clear()
+        kept = _PRICED[hw] = {}
+    scales: dict[str, float] = {}
+    out = []
+    for e, (cost_class, engine) in enumerate(zip(sketch.classes, sketch.rep_engines)):
+        scale = scales.get(engine)
+        if scale is None:
+            scale = scales[engine] = engine_scale(engine, hw)
+        price = kept.get((cost_class, scale))
+        if price is None:
+            price = kept[cost_class, scale] = _price(sketch.rep(e), hw)
+        out.append(price)
+    return out
+
+
+def _estimate(ent_list: list[int], engines: list[str], priced: list[tuple],
+              deps: list[tuple[int, ...]], sync: dict[int, tuple[str, int]], hw: Hardware,
+              rep: Callable[[int], Instruction]) -> Estimate:
     """The estimate of instructions given by structure (``ent_list``: each one's, into
-    ``reps``, a representative per structure, in order of first use), with their deps
-    and semaphores. Everything it needs is the same for instructions of one structure
-    (the simulator's lowering relies on it too): priced once, spread by NumPy."""
+    ``engines`` and ``priced``, the engine and :func:`_price` of a representative per
+    structure, in order of first use; ``rep(e)``: that representative), with their deps
+    and semaphores. Everything
+    it needs is the same for instructions of one structure (the simulator's lowering
+    relies on it too): priced once, spread by NumPy."""
     n = len(ent_list)
     index: dict[str, int] = {}
-    engine_of = np.array([index.setdefault(i.engine, len(index)) for i in reps], np.int64)
-    timing = np.array([instruction_timing(i, hw) for i in reps], np.float64).reshape(-1, 2)
-    moved = np.array([sum(i.dram_traffic()) for i in reps], np.int64)
-    windows = [instruction_window(i, hw) for i in reps]
+    engine_of = np.array([index.setdefault(e, len(index)) for e in engines], np.int64)
+    timing = np.array([p[0] for p in priced], np.float64).reshape(-1, 2)
+    moved = np.array([p[1] for p in priced], np.int64)
+    windows = [p[2] for p in priced]
     ent = np.array(ent_list, np.int64)
     engine = engine_of[ent]
     window = [windows[e] for e in ent_list] if any(windows) else None
     work = Work(list(index), engine, timing[ent, 0], timing[ent, 1], deps, sync, window)
     run = run_in_order(work)
     if run.done < n:
-        blocked = [f"{e}: instruction {k} ({type(reps[ent_list[k]]).__name__})"
+        blocked = [f"{e}: instruction {k} ({type(rep(ent_list[k])).__name__})"
                    for e, k in run.heads.items()]
         raise DeadlockError("the program cannot finish: every engine's next instruction "
                             "waits on something that never happens", blocked)
     busy = _busy(np.array(run.start), np.array(run.hold), np.array(run.ends), engine,
                  list(index))
     # whole bytes: their sum is exact
-    dram_bytes = float(int(np.bincount(ent, minlength=len(reps)) @ moved) if n else 0)
+    dram_bytes = float(int(np.bincount(ent, minlength=len(priced)) @ moved) if n else 0)
     schedule = float(np.max(run.end)) if n else 0.0
     return Estimate(float(max(schedule, dram_bytes / hw.dram_bytes_per_cycle)), busy,
                     float(schedule))
@@ -118,17 +161,32 @@ def _busy(start: np.ndarray, hold: np.ndarray, ends: np.ndarray, engine: np.ndar
           names: list[str]) -> dict[str, float]:
     """Each engine's busy time: the union of ``[start, start + held)`` over its
     instructions in program order (its queue's order, so the starts only grow), held
-    being the issue interval of a pipelined instruction, summed in that order."""
+    being the issue interval of a pipelined instruction, summed in that order.
+
+    All engines at once, their instructions grouped (stably) by engine: the running
+    cover is a running maximum of ``(engine, end)`` pairs, which NumPy compares as
+    complex numbers do, in order -- within an engine's group, its own ends only.
+
+    >>> start, hold = np.array([0.0, 1.0, 2.0, 9.0]), np.array([4.0, 1.0, 4.0, 1.0])
+    >>> _busy(start, hold, hold, np.array([0, 1, 0, 0]), ["a", "b"])   # [0,4) [2,6) [9,10)
+    {'a': 7.0, 'b': 1.0}
+    """
     busy = dict.fromkeys(names, 0.0)
-    held = start + np.minimum(hold, ends)
-    for e, name in enumerate(names):
-        mine = np.flatnonzero(engine == e)
-        if not mine.size:
-            continue
-        s, h = start[mine], held[mine]
-        covered = np.maximum.accumulate(np.maximum(h, 0.0))
-        before = np.r_[0.0, covered[:-1]]
-        busy[name] = float(np.cumsum(np.maximum(0.0, h - np.maximum(s, before)))[-1])
+    if not engine.size:
+        return busy
+    order = np.argsort(engine, kind="stable")
+    eng = engine[order]
+    s = start[order]
+    h = (start + np.minimum(hold, ends))[order]
+    pairs = np.empty(len(eng), np.complex128)
+    pairs.real, pairs.imag = eng, np.maximum(h, 0.0)
+    covered = np.maximum.accumulate(pairs).imag
+    heads = np.flatnonzero(np.r_[True, eng[1:] != eng[:-1]])
+    before = np.r_[0.0, covered[:-1]]
+    before[heads] = 0.0
+    gained = np.maximum(0.0, h - np.maximum(s, before))
+    for a, b in zip(heads, [*heads[1:], len(eng)]):   # summed in order, as each engine's
+        busy[names[eng[a]]] = float(np.cumsum(gained[a:b])[-1])
     return busy
 
 
