@@ -57,15 +57,31 @@ class Hazards:
 
     def before(self, lo: int, hi: int, write: bool, disjoint: object = None) -> list[int]:
         """The instructions an access of ``[lo, hi)`` must wait for."""
-        logs = [self.logs.get(k, ()) for k in self._buckets(lo, hi)]
+        return sorted(self._waits(lo, hi, write, disjoint))
+
+    def waits(self, *accesses: tuple[int, int, bool, object]) -> set[int]:
+        """What the ``(lo, hi, write, disjoint)`` ``accesses`` wait for (:meth:`before`),
+        together, unordered."""
+        waits = self._waits(*accesses[0])
+        for access in accesses[1:]:
+            waits |= self._waits(*access)
+        return waits
+
+    def _waits(self, lo: int, hi: int, write: bool, disjoint: object = None) -> set[int]:
+        size = self.bucket
+        first = lo // size if size else 0
+        if size and max(lo, hi - 1) // size != first:
+            logs = [self.logs.get(k, ()) for k in self._buckets(lo, hi)]
+        else:   # (an access inside one bucket: most)
+            logs = [self.logs.get(first, ())]
         if disjoint in self.groups:   # a later slice of a group: what it forgot too
             logs.append(self.groups[disjoint][2])
         if disjoint is None and write:   # waits for every access it overlaps
-            return sorted({i for log in logs for a, b, ids, _, _, _ in log
-                           if a < hi and lo < b for i in ids})
-        return sorted({i for log in logs for a, b, ids, w, key, _ in log
-                       if a < hi and lo < b and (write or w)
-                       and (disjoint is None or key != disjoint) for i in ids})
+            return {i for log in logs for a, b, ids, _, _, _ in log
+                    if a < hi and lo < b for i in ids}
+        return {i for log in logs for a, b, ids, w, key, _ in log
+                if a < hi and lo < b and (write or w)
+                and (disjoint is None or key != disjoint) for i in ids}
 
     def record(self, lo: int, hi: int, ids: list[int], write: bool,
                disjoint: object = None) -> None:
@@ -110,8 +126,8 @@ def latest_per_engine(ids: Iterable[int], engine_of: Callable[[int], str]) -> li
     >>> latest_per_engine([3, 7, 4, 9], {3: "dma0", 7: "dma0", 4: "act", 9: "act"}.get)
     [7, 9]
     """
-    last = {engine_of(i): i for i in sorted(ids)}   # the latest stays
-    return sorted(last.values())
+    ordered = sorted(ids)
+    return sorted(dict(zip(map(engine_of, ordered), ordered)).values())   # the latest stays
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

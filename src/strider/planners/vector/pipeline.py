@@ -75,7 +75,7 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
     def dma(parts: list[_Placing], lo: int, hi: int, way: str, label) -> None:
         """The descriptors of a slice's ``parts``; ``label()`` their label."""
         on_chip_write = way == "in"
-        deps = tuple(latest_per_engine(hazards.before(lo, hi, write=on_chip_write), engine_of))
+        deps = tuple(latest_per_engine(hazards.waits((lo, hi, on_chip_write, None)), engine_of))
         ids: list[int] = []
         for placing in parts:
             on = balancer.pick_each(queues, placing.layout.cycles)
@@ -121,8 +121,8 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
 
     def copy(engine: str, step: _Step, k: int, key: object) -> None:
         """One copy on ``engine`` (the hazards count narrow elements)."""
-        deps = latest_per_engine(hazards.before(*step.reads, False)
-                                 + hazards.before(*step.writes, True, key), engine_of)
+        deps = latest_per_engine(hazards.waits((*step.reads, False, None),
+                                               (*step.writes, True, key)), engine_of)
         if sketch is not None:
             vid = sketch.add_keyed(step.structure(engine), step.maker(engine, deps), deps)
         else:
@@ -337,28 +337,44 @@ def _copy(hw: Hardware, dtype: str, free: tuple[int, ...], free_t: tuple[int, ..
     # the fused copy reads the source-order block in target order (the in-buffer
     # steps' source pattern) and writes it contiguously
     ft, src_strides, dst_strides = block_copy(free, free_t, tuple(ext[d] for d in free))
-    src = AccessPattern.unchecked(ft, src_strides, src_base)
-    dst = AccessPattern.unchecked(ft, dst_strides, dst_base)
+    shape = list(ft)
     rows = partitions
-    for d, a, b in part:
+    for d, a, b in part:   # each cut slices its dim of both sides (AccessPattern.slice)
         if d in pos:
             at = free_t.index(d)
-            src, dst = src.slice(at, a, b), dst.slice(at, a, b)
+            r = range(shape[at])[a:b]
+            if len(r):
+                src_base += r.start * src_strides[at]
+                dst_base += r.start * dst_strides[at]
+            shape[at] = len(r)
         else:   # the outermost partition dim (VectorTiling.pads_ragged): a prefix
             rows = b * partitions // ext[d]
+    cut = tuple(shape)
+    src = AccessPattern.unchecked(cut, src_strides, src_base)
+    dst = AccessPattern.unchecked(cut, dst_strides, dst_base)
     chain = copy_chain(Ref.sbuf(0, rows, src, dtype), dst, hw, scratch)
     steps = []
     for s_ref, d_pattern, width in chain:
-        src_lo, src_hi = s_ref.pattern.min_address, s_ref.pattern.max_address
-        dst_lo, dst_hi = d_pattern.min_address, d_pattern.max_address
-        assert src_lo is not None and src_hi is not None  # a tile's copy is never empty
-        assert dst_lo is not None and dst_hi is not None
+        src_lo, src_hi = _span(s_ref.pattern)
+        dst_lo, dst_hi = _span(d_pattern)
         steps.append(_Step(s_ref, Ref.sbuf(s_ref.partition_start, s_ref.partitions, d_pattern,
                                     s_ref.dtype), width,
                            (src_lo * width, (src_hi + 1) * width),
                            (dst_lo * width, (dst_hi + 1) * width), {}))
     return _Copy(steps, [(s.pattern.size, innermost_stride_bytes(s)) for s, *_ in chain],
                  max(width for *_, width in chain))
+
+
+def _span(pattern: AccessPattern) -> tuple[int, int]:
+    """The lowest and highest address of a pattern with elements (a tile's copy always
+    has some): its ``min_address`` and ``max_address`` in one pass."""
+    lo = hi = pattern.offset
+    for n, s in zip(pattern.shape, pattern.strides):
+        if s > 0:
+            hi += (n - 1) * s
+        elif s < 0:
+            lo += (n - 1) * s
+    return lo, hi
 
 
 __all__ = ["slot_pair", "emit_sbuf"]
