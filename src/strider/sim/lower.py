@@ -48,7 +48,8 @@ from ..program.structure import layout, structure_and_offsets
 
 @dataclass(frozen=True)
 class Table:
-    """The lowered program the timing model runs, per instruction (lists by id).
+    """The lowered program the timing model runs, per instruction (by id: NumPy arrays
+    for the figures, 8 bytes an instruction where a list of Python numbers takes 40).
 
     ``engine`` indexes ``engines``; ``latency`` and ``occupancy`` are uncontended cycles;
     ``dram_read`` / ``dram_written`` bytes; ``deps`` the dependencies; ``sync`` maps each
@@ -64,11 +65,11 @@ class Table:
     """
 
     engines: list[str]
-    engine: list[int]
-    latency: list[float]
-    occupancy: list[float]
-    dram_read: list[int]
-    dram_written: list[int]
+    engine: np.ndarray   # int64
+    latency: np.ndarray  # float64
+    occupancy: np.ndarray  # float64
+    dram_read: np.ndarray  # int64
+    dram_written: np.ndarray  # int64
     deps: list[tuple[int, ...]]
     sync: dict[int, tuple[str, int]]
     boxes: dict[str, np.ndarray]
@@ -264,6 +265,8 @@ class _Lowering(Rules):
         self.eidx = {e: q for q, e in enumerate(names)}
         found = structures(instrs)
         ent, first, (off0, off1) = found.ent, found.first, found.offsets
+        deps, sync = found.deps, found.sync
+        del found  # (its lists go once the arrays are made)
         entries: list[_Entry] = []
         for k in first:
             try:
@@ -275,11 +278,14 @@ class _Lowering(Rules):
         self.recheck(instrs, entries, ent, off0, off1)
         ent_a = np.array(ent, dtype=np.int64)
         boxes = self.boxes(entries, ent_a, (off0, off1))
-        def per_instruction(field: str, dtype: type) -> list:
-            # each entry's value spread to its instructions (NumPy: a list comprehension
-            # per field cost a third of lowering a 300 k-instruction program)
+        stream = ([entries[x].window for x in ent] if any(x.window for x in entries)
+                  else None)
+        del ent, off0, off1  # the lists of Python ints, before the arrays below are made
+
+        def per_instruction(field: str, dtype: type) -> np.ndarray:
+            # each entry's value spread to its instructions
             values: np.ndarray = np.array([getattr(x, field) for x in entries], dtype=dtype)
-            return values[ent_a].tolist() if n else []
+            return values[ent_a]
 
         kinds = np.array([type(instrs[k]).__name__ for k in first], dtype=object)
 
@@ -287,9 +293,8 @@ class _Lowering(Rules):
                      per_instruction("latency", np.float64),
                      per_instruction("occupancy", np.float64),
                      per_instruction("read", np.int64), per_instruction("written", np.int64),
-                     found.deps, found.sync, boxes, kinds[ent_a].tolist() if n else [],
-                     [entries[x].window for x in ent] if any(x.window for x in entries)
-                     else None)
+                     deps, sync, boxes, kinds[ent_a].tolist() if n else [],
+                     stream)
 
     def entry(self, k: int, instr: Instruction) -> _Entry:
         """Check ``instr`` in full and describe its structure for the others like it."""

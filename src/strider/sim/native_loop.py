@@ -24,6 +24,9 @@ from ..files import load_library
 #: File name the build gives the library (see setup.py); not an importable module.
 LIBRARY_NAME = "_scheduler.native.so"
 
+#: How many events a run's callbacks are replayed from at a time.
+_REPLAY = 1 << 16
+
 _P = ctypes.c_void_p
 _I64, _I32, _F64, _INT = ctypes.c_int64, ctypes.c_int32, ctypes.c_double, ctypes.c_int
 #: ``strider_run_in_order``'s arguments, as _scheduler.c declares them.
@@ -95,13 +98,16 @@ def run_compiled(occupancy: np.ndarray, latency: np.ndarray, engine: np.ndarray,
         ctypes.byref(n_events))
     if done < 0:
         raise MemoryError("the scheduler's event loop ran out of memory")
+    del wait_sem, wait_count, signal_sem, has_window, lead_interval
     if callbacks:
-        for k in events[:n_events.value].tolist():
-            if k >= 0:
-                if on_start is not None:
-                    on_start(k)
-            elif on_finish is not None:
-                on_finish(-1 - k)
+        # in slices: a list of all the events at once would hold 80 bytes an instruction
+        for at in range(0, n_events.value, _REPLAY):
+            for k in events[at:min(at + _REPLAY, n_events.value)].tolist():
+                if k >= 0:
+                    if on_start is not None:
+                        on_start(k)
+                elif on_finish is not None:
+                    on_finish(-1 - k)
     semaphores = {s: int(c) for s, c in zip(names, sem.tolist()) if c}
     return start, end, hold, frees, ends, finished.astype(bool), int(done), semaphores
 
