@@ -57,13 +57,13 @@ def run_compiled(occupancy: np.ndarray, latency: np.ndarray, engine: np.ndarray,
                  dependents: np.ndarray, ndeps: np.ndarray,
                  sync: dict[int, tuple[str, int]],
                  window: Sequence[tuple[float, float] | None] | None,
-                 demand: np.ndarray | None, capacity: float,
-                 on_start: Callable[[int], None] | None,
-                 on_finish: Callable[[int], None] | None) -> tuple:
+                 demand: np.ndarray | None, capacity: float, callbacks: bool) -> tuple:
     """The loop over prepared arrays (as :func:`~strider.sim.scheduler.run_in_order`
     prepares them; ``pos`` and ``ndeps`` change in place). Returns ``(start, end, hold,
-    frees, ends, finished, done, semaphore counts by name)``, the per-instruction results
-    as NumPy arrays (8 bytes an instruction each, where a list of floats takes 32)."""
+    frees, ends, finished, done, semaphore counts by name, events)``, the per-instruction
+    results as NumPy arrays (8 bytes an instruction each, where a list of floats takes
+    32); ``events``, with ``callbacks``, the starts and finishes in the loop's order for
+    :func:`replay` (else None): the caller frees its arrays before the callbacks run."""
     n = engine.size
     assert LOOP is not None
     names = sorted({s for s, _ in sync.values()})
@@ -85,7 +85,6 @@ def run_compiled(occupancy: np.ndarray, latency: np.ndarray, engine: np.ndarray,
     frees, ends = occupancy.copy(), latency.copy()
     finished = np.zeros(n, np.uint8)
     sem = np.zeros(max(len(names), 1), np.int64)
-    callbacks = on_start is not None or on_finish is not None
     events = np.empty(2 * n if callbacks else 0, np.int64)
     n_events = ctypes.c_int64(0)
     done = LOOP.strider_run_in_order(
@@ -98,18 +97,23 @@ def run_compiled(occupancy: np.ndarray, latency: np.ndarray, engine: np.ndarray,
         ctypes.byref(n_events))
     if done < 0:
         raise MemoryError("the scheduler's event loop ran out of memory")
-    del wait_sem, wait_count, signal_sem, has_window, lead_interval
-    if callbacks:
-        # in slices: a list of all the events at once would hold 80 bytes an instruction
-        for at in range(0, n_events.value, _REPLAY):
-            for k in events[at:min(at + _REPLAY, n_events.value)].tolist():
-                if k >= 0:
-                    if on_start is not None:
-                        on_start(k)
-                elif on_finish is not None:
-                    on_finish(-1 - k)
     semaphores = {s: int(c) for s, c in zip(names, sem.tolist()) if c}
-    return start, end, hold, frees, ends, finished.astype(bool), int(done), semaphores
+    return (start, end, hold, frees, ends, finished.astype(bool), int(done), semaphores,
+            events[:n_events.value] if callbacks else None)
 
 
-__all__ = ["LOOP", "LOAD_ERROR", "run_compiled"]
+def replay(events: np.ndarray, on_start: Callable[[int], None] | None,
+           on_finish: Callable[[int], None] | None) -> None:
+    """Call ``on_start(k)`` / ``on_finish(k)`` for the events :func:`run_compiled` recorded,
+    in its order (``k``: a start, ``-1 - k``: a finish)."""
+    # in slices: a list of all the events at once would hold 80 bytes an instruction
+    for at in range(0, events.size, _REPLAY):
+        for k in events[at:at + _REPLAY].tolist():
+            if k >= 0:
+                if on_start is not None:
+                    on_start(k)
+            elif on_finish is not None:
+                on_finish(-1 - k)
+
+
+__all__ = ["LOOP", "LOAD_ERROR", "replay", "run_compiled"]

@@ -168,10 +168,12 @@ class RaceDetector:
         prev = np.full(n, n, dtype=np.int64)       # n: none (a zero row of the clocks)
         same = np.flatnonzero(np.diff(eng[order]) == 0)
         prev[order[same + 1]] = order[same]
-        self.seq, self.eng = seq, eng
         # each clock is the elementwise max of its deps' and its engine predecessor's
         # (row n, for none, is zeros), gathered as each starts: no per-instruction lists
         self.deps, self.prev, self.seq_of = table.deps, _ints(prev), _ints(seq)
+        self.seq = np.frombuffer(self.seq_of, dtype=np.int64)  # (the same memory)
+        self.eng = eng
+        del seq, prev
         self.left = counts.tolist()  # instructions each engine has still to start
         self.last = [n] * E  # latest started instruction per engine (n: none, a zero row)
         # (int32: an engine runs fewer than 2**31 instructions; half the memory of int64)

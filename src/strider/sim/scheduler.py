@@ -39,7 +39,7 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 
 from .dram import SharedDram
-from .native_loop import LOOP, run_compiled
+from .native_loop import LOOP, replay, run_compiled
 
 
 class PathSlot(NamedTuple):
@@ -150,12 +150,17 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
         del moved
     if LOOP is not None and (dram is None or not dram.heap):   # the compiled loop: a fresh
         pos_c = pos_a.astype(np.int64)                          # DRAM only (its capacity)
-        start, end, hold, frees, ends, finished, done, counts_c = run_compiled(
+        callbacks = on_start is not None or on_finish is not None
+        start, end, hold, frees, ends, finished, done, counts_c, events = run_compiled(
             occ_a, lat_a, eng_a.astype(np.int32),
             E, queue_a, pos_c, dep_at_a, dependents_a, nd, sync, window, demand_a,
-            dram.capacity if dram is not None else 0.0, on_start, on_finish)
+            dram.capacity if dram is not None else 0.0, callbacks)
         heads = {engines[e]: int(queue_a[p]) for e, p in enumerate(pos_c.tolist())
                  if queue_a[p] < n}
+        # the loop's structure goes before the callbacks run (they execute the data)
+        del queue_a, pos_c, dep_at_a, dependents_a, nd, demand_a
+        if events is not None:
+            replay(events, on_start, on_finish)
         return Run(start, end, hold, frees, ends, finished, done, heads, counts_c)
     occ, lat = occ_a.tolist(), lat_a.tolist()
     eng = eng_a.tolist()
