@@ -92,7 +92,7 @@ _NO_SLOT = (1, 0, -1, -1, 0)
 _NO_BOX = (0, 0, 0, 0)
 #: :attr:`Table.boxes`' columns: as narrow as their values allow (the memory id, a
 #: partition), for they are kept for the whole run
-_BOX_DTYPES = {"mem": np.int8, "p0": np.int32, "p1": np.int32, "lo": np.int64,
+_BOX_DTYPES: dict[str, type] = {"mem": np.int8, "p0": np.int32, "p1": np.int32, "lo": np.int64,
                "hi": np.int64, "write": np.bool_}
 
 
@@ -331,7 +331,8 @@ class _Lowering(Rules):
               offsets: tuple[list[int], list[int]]) -> dict[str, np.ndarray]:
         """:attr:`Table.boxes`: each entry's boxes placed at each instruction's offsets."""
         n = ent_a.size
-        out = {f: np.zeros((n, 2), dtype=_BOX_DTYPES[f]) for f in _BOX_DTYPES}
+        out: dict[str, np.ndarray] = {f: np.zeros((n, 2), dtype=t)
+                                      for f, t in _BOX_DTYPES.items()}
         for slot, offs in enumerate(offsets):
             rows = [x.boxes[slot] + x.slots[slot][:3] if len(x.slots) > slot
                     else _NO_BOX + (1, 0, -1) for x in entries]

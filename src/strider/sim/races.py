@@ -183,7 +183,8 @@ class RaceDetector:
         self.started: list[int] = []  # started, not yet checked (at most a batch)
         self.checked = 0  # how many started instructions have been checked
         self.kept = {1: _Accesses(), 2: _Accesses()}   # by memory id: SBUF, PSUM
-        self.order = np.zeros(n, dtype=np.int64)  # position of each instruction in start order
+        # position of each instruction in start order (int32, as the clocks)
+        self.order = np.zeros(n, dtype=np.int32)
 
     def on_start(self, k: int) -> None:
         """Compute ``k``'s vector clock and queue its on-chip accesses; call at its start."""

@@ -142,9 +142,12 @@ def schedule(program: Program, hw: Hardware,
 def busy_end(start, end, hold, frees, ends) -> np.ndarray:
     """``start + hold`` where an instruction is pipelined (it frees its engine before its
     results are ready), else its end (a DMA's end includes its DRAM contention)."""
-    s, t = np.asarray(start, dtype=np.float64), np.asarray(end, dtype=np.float64)
+    t = np.asarray(end, dtype=np.float64)
+    out = np.asarray(start, dtype=np.float64) + np.asarray(hold, dtype=np.float64)
+    np.minimum(out, t, out=out)   # (in place: one array an instruction, not four)
     piped = np.asarray(frees, dtype=np.float64) < np.asarray(ends, dtype=np.float64)
-    return np.where(piped, np.minimum(s + np.asarray(hold, dtype=np.float64), t), t)
+    np.copyto(out, t, where=~piped)
+    return out
 
 
 def deadlock_chain(program: Program, heads: dict[str, int], finished: Sequence[bool],
