@@ -5,8 +5,9 @@ times are bit for bit the Python loop's; ``tests/test_scheduler_native.py`` hold
 two to each other on random work. :data:`LOOP` is None where the library is not built
 or ``STRIDER_SIM_KERNEL=0``; the Python loop then runs.
 
-The start and finish callbacks of a run are replayed afterwards, in the loop's order:
-they never change the schedule (the simulator executes data and checks races in them).
+The start and finish callbacks of a run are replayed afterwards (:func:`replay`), in the
+loop's order, once the caller has freed the loop's structure: they never change the
+schedule (the simulator executes data and checks races in them).
 
 >>> LOOP is None or callable(LOOP.strider_run_in_order)
 True
