@@ -48,7 +48,8 @@ from ..program.structure import layout, structure_and_offsets
 
 @dataclass(frozen=True)
 class Table:
-    """The lowered program the timing model runs, per instruction (lists by id).
+    """The lowered program the timing model runs, per instruction (by id: NumPy arrays
+    for the figures, 8 bytes an instruction where a list of Python numbers takes 40).
 
     ``engine`` indexes ``engines``; ``latency`` and ``occupancy`` are uncontended cycles;
     ``dram_read`` / ``dram_written`` bytes; ``deps`` the dependencies; ``sync`` maps each
@@ -64,11 +65,11 @@ class Table:
     """
 
     engines: list[str]
-    engine: list[int]
-    latency: list[float]
-    occupancy: list[float]
-    dram_read: list[int]
-    dram_written: list[int]
+    engine: np.ndarray   # int64
+    latency: np.ndarray  # float64
+    occupancy: np.ndarray  # float64
+    dram_read: np.ndarray  # int64
+    dram_written: np.ndarray  # int64
     deps: list[tuple[int, ...]]
     sync: dict[int, tuple[str, int]]
     boxes: dict[str, np.ndarray]
@@ -89,6 +90,10 @@ class Table:
 _MEM_ID = {"sbuf": 1, "psum": 2}
 _NO_SLOT = (1, 0, -1, -1, 0)
 _NO_BOX = (0, 0, 0, 0)
+#: :attr:`Table.boxes`' columns: as narrow as their values allow (the memory id, a
+#: partition), for they are kept for the whole run
+_BOX_DTYPES: dict[str, type] = {"mem": np.int8, "p0": np.int32, "p1": np.int32, "lo": np.int64,
+               "hi": np.int64, "write": np.bool_}
 
 
 class _Entry(NamedTuple):
@@ -264,6 +269,8 @@ class _Lowering(Rules):
         self.eidx = {e: q for q, e in enumerate(names)}
         found = structures(instrs)
         ent, first, (off0, off1) = found.ent, found.first, found.offsets
+        deps, sync = found.deps, found.sync
+        del found  # (its lists go once the arrays are made)
         entries: list[_Entry] = []
         for k in first:
             try:
@@ -275,11 +282,14 @@ class _Lowering(Rules):
         self.recheck(instrs, entries, ent, off0, off1)
         ent_a = np.array(ent, dtype=np.int64)
         boxes = self.boxes(entries, ent_a, (off0, off1))
-        def per_instruction(field: str, dtype: type) -> list:
-            # each entry's value spread to its instructions (NumPy: a list comprehension
-            # per field cost a third of lowering a 300 k-instruction program)
+        stream = ([entries[x].window for x in ent] if any(x.window for x in entries)
+                  else None)
+        del ent, off0, off1  # the lists of Python ints, before the arrays below are made
+
+        def per_instruction(field: str, dtype: type) -> np.ndarray:
+            # each entry's value spread to its instructions
             values: np.ndarray = np.array([getattr(x, field) for x in entries], dtype=dtype)
-            return values[ent_a].tolist() if n else []
+            return values[ent_a]
 
         kinds = np.array([type(instrs[k]).__name__ for k in first], dtype=object)
 
@@ -287,9 +297,8 @@ class _Lowering(Rules):
                      per_instruction("latency", np.float64),
                      per_instruction("occupancy", np.float64),
                      per_instruction("read", np.int64), per_instruction("written", np.int64),
-                     found.deps, found.sync, boxes, kinds[ent_a].tolist() if n else [],
-                     [entries[x].window for x in ent] if any(x.window for x in entries)
-                     else None)
+                     deps, sync, boxes, kinds[ent_a].tolist() if n else [],
+                     stream)
 
     def entry(self, k: int, instr: Instruction) -> _Entry:
         """Check ``instr`` in full and describe its structure for the others like it."""
@@ -322,8 +331,8 @@ class _Lowering(Rules):
               offsets: tuple[list[int], list[int]]) -> dict[str, np.ndarray]:
         """:attr:`Table.boxes`: each entry's boxes placed at each instruction's offsets."""
         n = ent_a.size
-        out = {f: np.zeros((n, 2), dtype=bool if f == "write" else np.int64)
-               for f in ("mem", "p0", "p1", "lo", "hi", "write")}
+        out: dict[str, np.ndarray] = {f: np.zeros((n, 2), dtype=t)
+                                      for f, t in _BOX_DTYPES.items()}
         for slot, offs in enumerate(offsets):
             rows = [x.boxes[slot] + x.slots[slot][:3] if len(x.slots) > slot
                     else _NO_BOX + (1, 0, -1) for x in entries]

@@ -202,6 +202,8 @@ class Machine:
             raise
         if detector is not None:
             detector.flush()
+        # the vector clocks and callbacks go before the per-instruction results are built
+        del detector, on_start, on_finish
         outputs: dict[str, np.ndarray] = {}
         unwritten: dict[str, int] = {}
         if executor is not None:

@@ -5,8 +5,9 @@ times are bit for bit the Python loop's; ``tests/test_scheduler_native.py`` hold
 two to each other on random work. :data:`LOOP` is None where the library is not built
 or ``STRIDER_SIM_KERNEL=0``; the Python loop then runs.
 
-The start and finish callbacks of a run are replayed afterwards, in the loop's order:
-they never change the schedule (the simulator executes data and checks races in them).
+The start and finish callbacks of a run are replayed afterwards (:func:`replay`), in the
+loop's order, once the caller has freed the loop's structure: they never change the
+schedule (the simulator executes data and checks races in them).
 
 >>> LOOP is None or callable(LOOP.strider_run_in_order)
 True
@@ -23,6 +24,9 @@ from ..files import load_library
 
 #: File name the build gives the library (see setup.py); not an importable module.
 LIBRARY_NAME = "_scheduler.native.so"
+
+#: How many events a run's callbacks are replayed from at a time.
+_REPLAY = 1 << 16
 
 _P = ctypes.c_void_p
 _I64, _I32, _F64, _INT = ctypes.c_int64, ctypes.c_int32, ctypes.c_double, ctypes.c_int
@@ -54,13 +58,13 @@ def run_compiled(occupancy: np.ndarray, latency: np.ndarray, engine: np.ndarray,
                  dependents: np.ndarray, ndeps: np.ndarray,
                  sync: dict[int, tuple[str, int]],
                  window: Sequence[tuple[float, float] | None] | None,
-                 demand: np.ndarray | None, capacity: float,
-                 on_start: Callable[[int], None] | None,
-                 on_finish: Callable[[int], None] | None) -> tuple:
+                 demand: np.ndarray | None, capacity: float, callbacks: bool) -> tuple:
     """The loop over prepared arrays (as :func:`~strider.sim.scheduler.run_in_order`
     prepares them; ``pos`` and ``ndeps`` change in place). Returns ``(start, end, hold,
-    frees, ends, finished, done, semaphore counts by name)``, the per-instruction results
-    as NumPy arrays (8 bytes an instruction each, where a list of floats takes 32)."""
+    frees, ends, finished, done, semaphore counts by name, events)``, the per-instruction
+    results as NumPy arrays (8 bytes an instruction each, where a list of floats takes
+    32); ``events``, with ``callbacks``, the starts and finishes in the loop's order for
+    :func:`replay` (else None): the caller frees its arrays before the callbacks run."""
     n = engine.size
     assert LOOP is not None
     names = sorted({s for s, _ in sync.values()})
@@ -82,7 +86,6 @@ def run_compiled(occupancy: np.ndarray, latency: np.ndarray, engine: np.ndarray,
     frees, ends = occupancy.copy(), latency.copy()
     finished = np.zeros(n, np.uint8)
     sem = np.zeros(max(len(names), 1), np.int64)
-    callbacks = on_start is not None or on_finish is not None
     events = np.empty(2 * n if callbacks else 0, np.int64)
     n_events = ctypes.c_int64(0)
     done = LOOP.strider_run_in_order(
@@ -95,15 +98,23 @@ def run_compiled(occupancy: np.ndarray, latency: np.ndarray, engine: np.ndarray,
         ctypes.byref(n_events))
     if done < 0:
         raise MemoryError("the scheduler's event loop ran out of memory")
-    if callbacks:
-        for k in events[:n_events.value].tolist():
+    semaphores = {s: int(c) for s, c in zip(names, sem.tolist()) if c}
+    return (start, end, hold, frees, ends, finished.astype(bool), int(done), semaphores,
+            events[:n_events.value] if callbacks else None)
+
+
+def replay(events: np.ndarray, on_start: Callable[[int], None] | None,
+           on_finish: Callable[[int], None] | None) -> None:
+    """Call ``on_start(k)`` / ``on_finish(k)`` for the events :func:`run_compiled` recorded,
+    in its order (``k``: a start, ``-1 - k``: a finish)."""
+    # in slices: a list of all the events at once would hold 80 bytes an instruction
+    for at in range(0, events.size, _REPLAY):
+        for k in events[at:at + _REPLAY].tolist():
             if k >= 0:
                 if on_start is not None:
                     on_start(k)
             elif on_finish is not None:
                 on_finish(-1 - k)
-    semaphores = {s: int(c) for s, c in zip(names, sem.tolist()) if c}
-    return start, end, hold, frees, ends, finished.astype(bool), int(done), semaphores
 
 
-__all__ = ["LOOP", "LOAD_ERROR", "run_compiled"]
+__all__ = ["LOOP", "LOAD_ERROR", "replay", "run_compiled"]

@@ -23,6 +23,8 @@ False
 
 from __future__ import annotations
 
+from array import array
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -125,6 +127,14 @@ def _meeting_pairs(new: dict[str, np.ndarray], old: dict[str, np.ndarray],
     return i[~ordered], j[~ordered]
 
 
+def _ints(a: np.ndarray) -> array:
+    """``a`` (int64) as an ``array.array``: 8 bytes an item, as a list of Python ints
+    takes 40, and indexed as fast (it gives Python ints)."""
+    out = array("q")
+    out.frombytes(np.ascontiguousarray(a, dtype=np.int64).tobytes())
+    return out
+
+
 class RaceDetector:
     """Vector-clock race detection over on-chip memories (see the module docstring).
 
@@ -148,7 +158,7 @@ class RaceDetector:
         self.sync = table.sync
         eng = np.asarray(table.engine, dtype=np.int64)
         n, E = eng.size, len(table.engines)
-        self.engine_of = table.engine
+        self.engine_of = _ints(eng)
         # 1-based position of each instruction on its engine, and its engine predecessor
         order = np.argsort(eng, kind="stable")
         counts = np.bincount(eng, minlength=E)
@@ -158,38 +168,37 @@ class RaceDetector:
         prev = np.full(n, n, dtype=np.int64)       # n: none (a zero row of the clocks)
         same = np.flatnonzero(np.diff(eng[order]) == 0)
         prev[order[same + 1]] = order[same]
-        self.seq, self.eng = seq, eng
-        self.seq_of = seq.tolist()
         # each clock is the elementwise max of its deps' and its engine predecessor's
-        deps = table.deps
-        before = [(*d, p) if d and p < n else d if d else (p,) if p < n else ()
-                  for d, p in zip(deps, prev.tolist())]
-        # one row or two are copied or maxed; more are gathered by an index array
-        self.before: list[tuple[int, ...] | np.ndarray] = [
-            b if len(b) < 3 else np.array(b, dtype=np.intp) for b in before]
+        # (row n, for none, is zeros), gathered as each starts: no per-instruction lists
+        self.deps, self.prev, self.seq_of = table.deps, _ints(prev), _ints(seq)
+        self.seq = np.frombuffer(self.seq_of, dtype=np.int64)  # (the same memory)
+        self.eng = eng
+        del seq, prev
         self.left = counts.tolist()  # instructions each engine has still to start
         self.last = [n] * E  # latest started instruction per engine (n: none, a zero row)
         # (int32: an engine runs fewer than 2**31 instructions; half the memory of int64)
         self.clocks = np.zeros((n + 1, E), dtype=np.int32)
         self.sem_clock: dict[str, np.ndarray] = {}
         self.boxes = table.boxes
-        self.started: list[int] = []
-        self.checked = 0  # how many of ``started`` have been checked
+        self.started: list[int] = []  # started, not yet checked (at most a batch)
+        self.checked = 0  # how many started instructions have been checked
         self.kept = {1: _Accesses(), 2: _Accesses()}   # by memory id: SBUF, PSUM
-        self.order = np.zeros(n, dtype=np.int64)  # position of each instruction in start order
+        # position of each instruction in start order (int32, as the clocks)
+        self.order = np.zeros(n, dtype=np.int32)
 
     def on_start(self, k: int) -> None:
         """Compute ``k``'s vector clock and queue its on-chip accesses; call at its start."""
         e = self.engine_of[k]
         clocks = self.clocks
         vc = clocks[k]
-        before = self.before[k]
-        if len(before) == 1:
-            vc[:] = clocks[before[0]]
-        elif len(before) == 2:
-            np.maximum(clocks[before[0]], clocks[before[1]], out=vc)
-        elif len(before):
-            np.maximum.reduce(clocks[before], axis=0, out=vc)
+        deps = self.deps[k]
+        p = self.prev[k]
+        if not deps:
+            vc[:] = clocks[p]
+        elif len(deps) == 1:
+            np.maximum(clocks[deps[0]], clocks[p], out=vc)
+        else:
+            np.maximum.reduce(clocks[[*deps, p]], axis=0, out=vc)
         sync = self.sync.get(k) if self.sync else None
         if sync is not None and sync[1] and sync[0] in self.sem_clock:
             np.maximum(vc, self.sem_clock[sync[0]], out=vc)
@@ -198,7 +207,7 @@ class RaceDetector:
         self.left[e] -= 1
         started = self.started
         started.append(k)
-        if len(started) - self.checked >= self.BATCH:
+        if len(started) >= self.BATCH:
             self.flush()
 
     def on_finish(self, k: int) -> None:
@@ -210,7 +219,8 @@ class RaceDetector:
 
     def flush(self) -> None:
         """Check the queued accesses (raises on the first race, in start order)."""
-        ids = np.array(self.started[self.checked:], dtype=np.int64)
+        ids = np.array(self.started, dtype=np.int64)
+        self.started.clear()
         if not ids.size:
             return
         self.order[ids] = np.arange(self.checked, self.checked + ids.size)

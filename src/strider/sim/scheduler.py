@@ -39,7 +39,7 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 
 from .dram import SharedDram
-from .native_loop import LOOP, run_compiled
+from .native_loop import LOOP, replay, run_compiled
 
 
 class PathSlot(NamedTuple):
@@ -139,21 +139,28 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
     flat = np.fromiter(chain.from_iterable(deps), dtype=np.int64, count=int(nd.sum()))
     by_dep = np.argsort(flat, kind="stable")
     dependents_a = np.repeat(np.arange(n, dtype=np.int64), nd)[by_dep]
-    dep_at_a = np.searchsorted(flat[by_dep], np.arange(n + 1))
+    dep_at_a = np.searchsorted(flat[by_dep], np.arange(n + 1)).astype(np.int64, copy=False)
+    del order, flat, by_dep
+    nd = np.append(nd, 1)  # the sentinel's 1: never ready
     demand_a = None
     if dram is not None and work.dram_bytes is not None:
         moved = np.asarray(work.dram_bytes, dtype=np.float64)
         # the bytes move while the DMA holds its queue
         demand_a = np.divide(moved, occ_a, out=np.zeros(n), where=moved != 0)
+        del moved
     if LOOP is not None and (dram is None or not dram.heap):   # the compiled loop: a fresh
         pos_c = pos_a.astype(np.int64)                          # DRAM only (its capacity)
-        start, end, hold, frees, ends, finished, done, counts_c = run_compiled(
+        callbacks = on_start is not None or on_finish is not None
+        start, end, hold, frees, ends, finished, done, counts_c, events = run_compiled(
             occ_a, lat_a, eng_a.astype(np.int32),
-            E, queue_a, pos_c, dep_at_a.astype(np.int64), dependents_a,
-            np.append(nd, 1), sync, window, demand_a,   # (the sentinel's 1: never ready)
-            dram.capacity if dram is not None else 0.0, on_start, on_finish)
-        pos_l, queue = pos_c.tolist(), queue_a.tolist()
-        heads = {engines[e]: queue[pos_l[e]] for e in range(E) if queue[pos_l[e]] < n}
+            E, queue_a, pos_c, dep_at_a, dependents_a, nd, sync, window, demand_a,
+            dram.capacity if dram is not None else 0.0, callbacks)
+        heads = {engines[e]: int(queue_a[p]) for e, p in enumerate(pos_c.tolist())
+                 if queue_a[p] < n}
+        # the loop's structure goes before the callbacks run (they execute the data)
+        del queue_a, pos_c, dep_at_a, dependents_a, nd, demand_a
+        if events is not None:
+            replay(events, on_start, on_finish)
         return Run(start, end, hold, frees, ends, finished, done, heads, counts_c)
     occ, lat = occ_a.tolist(), lat_a.tolist()
     eng = eng_a.tolist()
@@ -161,7 +168,7 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
     pos = pos_a.tolist()
     dependents = dependents_a.tolist()
     dep_at = dep_at_a.tolist()
-    ndeps = nd.tolist() + [1]  # the sentinel's
+    ndeps = nd.tolist()
     waits = {k: v for k, v in sync.items() if v[1]}
     signals = {k: v[0] for k, v in sync.items() if not v[1]}
     demand = demand_a.tolist() if demand_a is not None else [0.0] * n

@@ -119,30 +119,35 @@ def schedule(program: Program, hw: Hardware,
     tab = table if table is not None else lower(program, hw)
     read, written = tab.dram_read, tab.dram_written
     work = Work(tab.engines, tab.engine, tab.occupancy, tab.latency, tab.deps, tab.sync,
-                tab.stream, [r + w for r, w in zip(read, written)])
+                tab.stream, read + written)
     run = run_in_order(work, SharedDram(hw.dram_bytes_per_cycle), on_start, on_finish)
+    del work
     n = len(tab.engine)
     if run.done < n:
         raise DeadlockError(
             f"deadlock: {n - run.done} of {n} instructions can never start",
             deadlock_chain(program, run.heads, run.finished, run.semaphores),
         )
-    start, end = run.start, run.end
-    return Schedule(np.array(start, dtype=np.float64), np.array(end, dtype=np.float64),
-                    np.array(tab.engine, dtype=np.int64), tab.engines,
-                    np.array(tab.latency, dtype=np.float64),
-                    np.array(read, dtype=np.int64), np.array(written, dtype=np.int64),
-                    np.array(tab.occupancy, dtype=np.float64),
-                    busy_end(start, end, run.hold, run.frees, run.ends),
+    # the table's arrays are shared, not copied (nothing writes them)
+    f64, i64 = np.float64, np.int64
+    return Schedule(np.asarray(run.start, dtype=f64), np.asarray(run.end, dtype=f64),
+                    np.asarray(tab.engine, dtype=i64), tab.engines,
+                    np.asarray(tab.latency, dtype=f64),
+                    np.asarray(read, dtype=i64), np.asarray(written, dtype=i64),
+                    np.asarray(tab.occupancy, dtype=f64),
+                    busy_end(run.start, run.end, run.hold, run.frees, run.ends),
                     hw.dram_bytes_per_cycle)
 
 
 def busy_end(start, end, hold, frees, ends) -> np.ndarray:
     """``start + hold`` where an instruction is pipelined (it frees its engine before its
     results are ready), else its end (a DMA's end includes its DRAM contention)."""
-    s, t = np.array(start, dtype=np.float64), np.array(end, dtype=np.float64)
-    piped = np.array(frees, dtype=np.float64) < np.array(ends, dtype=np.float64)
-    return np.where(piped, np.minimum(s + np.array(hold, dtype=np.float64), t), t)
+    t = np.asarray(end, dtype=np.float64)
+    out = np.asarray(start, dtype=np.float64) + np.asarray(hold, dtype=np.float64)
+    np.minimum(out, t, out=out)   # (in place: one array an instruction, not four)
+    piped = np.asarray(frees, dtype=np.float64) < np.asarray(ends, dtype=np.float64)
+    np.copyto(out, t, where=~piped)
+    return out
 
 
 def deadlock_chain(program: Program, heads: dict[str, int], finished: Sequence[bool],
