@@ -41,15 +41,24 @@ class InstructionBuilder:
         as :meth:`put` takes them; patterns in elements), as several descriptors where
         one does not fit the TTU; their ids (``label``: made for a program only)."""
         fit = self.fits.get((src, dst))
-        if fit is None:   # (whether it fits, its bytes and runs: offsets aside)
+        if fit is None:   # (whether it fits, the cycles it keeps a queue, offsets aside)
             if len(self.fits) >= 1 << 12:
                 self.fits.clear()
             s, d = self.ref(src, src_at), self.ref(dst, dst_at)
             one = self.group == 1 and fits_ttu(s, self.hw) and fits_ttu(d, self.hw)
-            fit = self.fits[src, dst] = one, min(s.run_bytes, d.run_bytes), s.nbytes
+            cycles = (QueueBalancer.cycles(self.hw, min(s.run_bytes, d.run_bytes), s.nbytes)
+                      if one else 0.0)
+            # (and its sketch structure key on each queue, made on first use)
+            fit = self.fits[src, dst] = one, cycles, [None] * len(self.all_queues)
         if fit[0]:   # one descriptor, as it is
-            q = self.queues.pick_for(self.all_queues, fit[1], fit[2])
-            return [self.put(DmaCopy, (q,), (src, dst), (src_at, dst_at), deps, label)]
+            q = self.queues.pick_cycles(self.all_queues, fit[1])
+            if self.keyed is None:
+                return [self.put(DmaCopy, (q,), (src, dst), (src_at, dst_at), deps, label)]
+            key = fit[2][q]
+            if key is None:
+                key = fit[2][q] = structure_of(DmaCopy, (q,), src, dst)
+            return [self.keyed(key, lambda: self.instruction(
+                DmaCopy, (q,), (src, dst), (src_at, dst_at), deps), deps)]
         s, d = self.ref(src, src_at), self.ref(dst, dst_at)
         if self.group > 1:  # an element is `group` values in a row: walk the values
             s, d = element_values(s, self.group), element_values(d, self.group)
