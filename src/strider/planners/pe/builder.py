@@ -26,7 +26,7 @@ class InstructionBuilder:
         self.hw, self.group = hw, group
         self.keyed: Callable | None = None   # a sketch's add_keyed (see put)
         self.refs: dict[tuple, Ref] = {}   # the on-chip operands made so far (see ref)
-        self.fits: dict[tuple, tuple[bool, int, int]] = {}   # DMAs' structures (see dma)
+        self.fits: dict[tuple, tuple] = {}   # DMAs by structure: fit, cycles, keys (see dma)
         self.queues, self.all_queues = QueueBalancer(hw), range(hw.dma.queues)
 
     def into_sketch(self) -> Sketch:
@@ -48,8 +48,10 @@ class InstructionBuilder:
             one = self.group == 1 and fits_ttu(s, self.hw) and fits_ttu(d, self.hw)
             cycles = (QueueBalancer.cycles(self.hw, min(s.run_bytes, d.run_bytes), s.nbytes)
                       if one else 0.0)
-            # (and its sketch structure key on each queue, made on first use)
-            fit = self.fits[src, dst] = one, cycles, [None] * len(self.all_queues)
+            # and for a sketch: its structure key on each queue (made on first use), and
+            # the Refs of its first, which the first on each queue stands in with (a
+            # sketch's representative costs as any of its structure: offsets aside)
+            fit = self.fits[src, dst] = one, cycles, [None] * len(self.all_queues), s, d
         if fit[0]:   # one descriptor, as it is
             q = self.queues.pick_cycles(self.all_queues, fit[1])
             if self.keyed is None:
@@ -57,8 +59,8 @@ class InstructionBuilder:
             key = fit[2][q]
             if key is None:
                 key = fit[2][q] = structure_of(DmaCopy, (q,), src, dst)
-            return [self.keyed(key, lambda: self.instruction(
-                DmaCopy, (q,), (src, dst), (src_at, dst_at), deps), deps)]
+            return [self.keyed(key, lambda: DmaCopy(queue=q, src=fit[3], dst=fit[4],
+                                                    deps=deps), deps)]
         s, d = self.ref(src, src_at), self.ref(dst, dst_at)
         if self.group > 1:  # an element is `group` values in a row: walk the values
             s, d = element_values(s, self.group), element_values(d, self.group)
