@@ -6,6 +6,7 @@ and cost class worked out once per structure."""
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Callable
 
 from ...access_pattern import AccessPattern
@@ -15,6 +16,13 @@ from ...program.instructions import DmaCopy, Instruction
 from ...program.sketch import Sketch
 from ...program.structure import scalar_names, structure_of
 from .._descriptors import QueueBalancer, element_values, fits_ttu, fitted_pairs
+
+
+@cache
+def _field_names(cls: type[Instruction]) -> tuple[str, ...]:
+    """The operand fields of ``cls``, then its scalars' (as :meth:`InstructionBuilder.put`
+    takes their values)."""
+    return cls.operand_names() + scalar_names(cls)  # type: ignore[arg-type]  # mypy#11470
 
 
 class InstructionBuilder:
@@ -90,10 +98,9 @@ class InstructionBuilder:
                     offsets: tuple[int, ...], deps: tuple[int, ...], label: str = ""
                     ) -> Instruction:
         """An instruction of ``cls`` (see :meth:`put`); its operands: :meth:`ref`."""
-        fields = dict(zip(cls.operand_names(), map(self.ref, operands, offsets)))
-        if scalars:
-            fields.update(zip(scalar_names(cls), scalars))  # type: ignore[arg-type]  # mypy#11470
-        return cls(deps=deps, label=label, **fields)
+        return cls(deps=deps, label=label, **dict(zip(
+            _field_names(cls),  # type: ignore[arg-type]  # mypy#11470
+            (*map(self.ref, operands, offsets), *scalars))))
 
     def ref(self, operand: tuple, offset: int) -> Ref:
         """The Ref of ``operand`` (a structure) at ``offset``: on chip, the one made

@@ -142,6 +142,7 @@ class Emitter(InstructionBuilder):
         full = t.row_turns * cols  # R > 1: R whole source rows per partition
         for bb0, nbm, stride in batch_runs(v, block["b0"], block["nb"], full, t.row_turns):
             b = block["b0"] + bb0
+            base = v.source_batch(b, t.row_turns) + block["j0"]
             for gi, (row0, k) in enumerate(block["groups"]):
                 part0 = (gi % t.partition_slots) * t.group_rows
                 off = self.in_offset(slot, gi, bb0)
@@ -150,14 +151,13 @@ class Emitter(InstructionBuilder):
                 many = (nbm,) * (nbm > 1)   # a dim over the batches loaded together
                 for lo, hi, rows in self.load_ranges(row0, k, nbm * full, block["first"]):
                     run = rows * cols
-                    into = (many + (run,), (t.row_turns * t.block_cols,) * len(many) + (1,))
-                    for first, ext, strides, offset in v.source_rows(b, row0 + lo, row0 + hi,
-                                                                     t.row_turns):
+                    into = (many + (run,), (t.row_turns * t.block_cols,) * len(many) + (1,), t.dtype)
+                    for first, ext, strides, offset in v.batch_rows(row0 + lo, row0 + hi,
+                                                                    t.row_turns):
                         src = ("dram", "x", 0, 1, ext + many + (run,),
                                strides + (stride,) * len(many) + (1,), t.dtype)
-                        dst = ("sbuf", None, part0 + first - row0, math.prod(ext), *into,
-                               t.dtype)
-                        got.extend(self.dma(src, offset + block["j0"], dst, off, deps, lambda: (
+                        dst = ("sbuf", None, part0 + first - row0, math.prod(ext), *into)
+                        got.extend(self.dma(src, base + offset, dst, off, deps, lambda: (
                             f"load {block['name']} batch {b} rows {first}..")))
                 for bb in range(bb0, bb0 + nbm):
                     ids[gi, bb] = got
