@@ -1,4 +1,4 @@
-"""QueueBalancer against its rule: each descriptor to the first of the least-loaded queues
+"""QueueBalancer (and CopyBalancer) against its rule: each descriptor to the first of the least-loaded queues
 of its group, that queue's load growing by the descriptor's cycles -- whichever way it
 is asked (one at a time, in turn, over all queues or some), ties included."""
 
@@ -44,3 +44,22 @@ def test_each_descriptor_goes_to_the_first_least_loaded_queue(asks, whole):
             got = [balancer.pick_for(queues, 64, n) for n in nbytes]
         assert got == want
         assert balancer.load == load
+
+
+@settings(max_examples=100, deadline=None)
+@given(copies=st.lists(st.tuples(st.sampled_from([1, 64, 100, 4096]),
+                                 st.sampled_from([0, 2, 64, 512])), min_size=1, max_size=30),
+       partitions=st.sampled_from([32, 128]))
+def test_a_copy_goes_to_the_engine_that_ends_it_first(copies, partitions):
+    """CopyBalancer.pick (one copy) as pick_chain of that copy alone, and as its rule."""
+    from strider.planners._copy_engines import CopyBalancer, copy_engines
+
+    one, chain = CopyBalancer(HW, partitions), CopyBalancer(HW, partitions)
+    load = {"vector": 0.0, "act": 0.0}
+    for elements, stride in copies:
+        ends = {e: load[e] + (fixed + per * elements)
+                for e, per, fixed in copy_engines(HW, partitions, stride)}
+        want = "vector" if ends["vector"] <= ends["act"] else "act"   # (a tie: the first)
+        load[want] = ends[want]
+        assert one.pick(elements, stride) == chain.pick_chain([(elements, stride)]) == want
+        assert one.load == chain.load == load
