@@ -1,6 +1,7 @@
-"""QueueBalancer (and CopyBalancer) against its rule: each descriptor to the first of the least-loaded queues
-of its group, that queue's load growing by the descriptor's cycles -- whichever way it
-is asked (one at a time, in turn, over all queues or some), ties included."""
+"""QueueBalancer and CopyBalancer against their rules: each descriptor to the first of the
+least-loaded queues of its group, that queue's load growing by the descriptor's cycles --
+whichever way it is asked (one at a time, in turn, over all queues or some), ties
+included; each copy to the engine that would end it first."""
 
 from __future__ import annotations
 
