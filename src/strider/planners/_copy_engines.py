@@ -44,13 +44,25 @@ class CopyBalancer:
     def __init__(self, hw: Hardware, partitions: int) -> None:
         self.hw, self.partitions = hw, partitions
         self.load = {"vector": 0.0, "act": 0.0}
+        self._engines: dict[int, tuple[tuple[str, float, float], ...]] = {}   # by stride
 
     def engines(self, stride_bytes: int) -> tuple[tuple[str, float, float], ...]:
         """:func:`copy_engines` for this balancer's partitions."""
-        return copy_engines(self.hw, self.partitions, stride_bytes)
+        got = self._engines.get(stride_bytes)
+        if got is None:
+            got = self._engines[stride_bytes] = copy_engines(self.hw, self.partitions,
+                                                             stride_bytes)
+        return got
 
     def pick(self, elements: int, stride_bytes: int = 0) -> str:
-        return self.pick_chain([(elements, stride_bytes)])
+        """:meth:`pick_chain` of one copy (asked for every copy: without the chain's dict)."""
+        load, best, end = self.load, "", 0.0
+        for engine, per, fixed in self.engines(stride_bytes):   # (a tie: the first)
+            at = load[engine] + (fixed + per * elements)
+            if not best or at < end:
+                best, end = engine, at
+        load[best] = end
+        return best
 
     def pick_chain(self, copies: list[tuple[int, int]]) -> str:
         """One engine for copies ``(elements, stride_bytes)`` that follow each other (a

@@ -27,6 +27,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from heapq import heapreplace
 from typing import NamedTuple, Sequence
 
 from ..access_pattern import AccessPattern, coalesced_dims
@@ -415,11 +416,15 @@ def fitted_pairs(src: Ref, dst: Ref, hw: Hardware) -> list[tuple[Ref, Ref]]:
 
 
 class QueueBalancer:
-    """Assigns descriptors to the least-loaded queue of a group (estimated busy cycles)."""
+    """Assigns descriptors to the least-loaded queue of a group (estimated busy cycles;
+    ``load``: per queue, read-only outside)."""
 
     def __init__(self, hw: Hardware) -> None:
         self.hw = hw
         self.load = [0.0] * hw.dma.queues
+        # (load, queue) of every queue as a heap, kept while picks are over all queues:
+        # its least is the first of the least-loaded queues (None: rebuild it from load)
+        self._heap: list[tuple[float, int]] | None = None
 
     def pick(self, queues: range, src: Ref, dst: Ref) -> int:
         return self.pick_for(queues, min(src.run_bytes, dst.run_bytes),
@@ -438,11 +443,31 @@ class QueueBalancer:
 
     def pick_cycles(self, queues: range, cycles: float) -> int:
         """:meth:`pick_for` of a descriptor that keeps its queue ``cycles`` (:meth:`cycles`)."""
-        return self.pick_each(queues, (cycles,))[0]
+        heap = self._heap
+        if heap is None or queues.start or queues.stop != len(self.load) or queues.step != 1:
+            return self.pick_each(queues, (cycles,))[0]
+        load, q = heap[0]
+        load += cycles
+        heapreplace(heap, (load, q))
+        self.load[q] = load
+        return q
 
     def pick_each(self, queues: range, cycles: Sequence[float]) -> list[int]:
         """:meth:`pick_cycles` of descriptors in turn."""
         load = self.load
+        if not queues.start and queues.stop == len(load) and queues.step == 1:
+            heap = self._heap
+            if heap is None:   # (sorted: a heap)
+                heap = self._heap = sorted((x, q) for q, x in enumerate(load))
+            out = []
+            for c in cycles:
+                x, q = heap[0]
+                x += c
+                heapreplace(heap, (x, q))
+                load[q] = x
+                out.append(q)
+            return out
+        self._heap = None   # (picks over some queues only: rebuilt when all are asked)
         out = []
         start, stop = queues.start, queues.stop
         for c in cycles:

@@ -6,6 +6,7 @@ and cost class worked out once per structure."""
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Callable
 
 from ...access_pattern import AccessPattern
@@ -17,6 +18,13 @@ from ...program.structure import scalar_names, structure_of
 from .._descriptors import QueueBalancer, element_values, fits_ttu, fitted_pairs
 
 
+@cache
+def _field_names(cls: type[Instruction]) -> tuple[str, ...]:
+    """The operand fields of ``cls``, then its scalars' (as :meth:`InstructionBuilder.put`
+    takes their values)."""
+    return cls.operand_names() + scalar_names(cls)  # type: ignore[arg-type]  # mypy#11470
+
+
 class InstructionBuilder:
     """Adds instructions to ``program`` (or, after :meth:`into_sketch`, to a sketch) on
     ``hw``; ``group``: values per element a DMA walks (a tiling's ``group``)."""
@@ -26,7 +34,7 @@ class InstructionBuilder:
         self.hw, self.group = hw, group
         self.keyed: Callable | None = None   # a sketch's add_keyed (see put)
         self.refs: dict[tuple, Ref] = {}   # the on-chip operands made so far (see ref)
-        self.fits: dict[tuple, tuple[bool, int, int]] = {}   # DMAs' structures (see dma)
+        self.fits: dict[tuple, tuple] = {}   # DMAs by structure: fit, cycles, keys (see dma)
         self.queues, self.all_queues = QueueBalancer(hw), range(hw.dma.queues)
 
     def into_sketch(self) -> Sketch:
@@ -41,15 +49,26 @@ class InstructionBuilder:
         as :meth:`put` takes them; patterns in elements), as several descriptors where
         one does not fit the TTU; their ids (``label``: made for a program only)."""
         fit = self.fits.get((src, dst))
-        if fit is None:   # (whether it fits, its bytes and runs: offsets aside)
+        if fit is None:   # (whether it fits, the cycles it keeps a queue, offsets aside)
             if len(self.fits) >= 1 << 12:
                 self.fits.clear()
             s, d = self.ref(src, src_at), self.ref(dst, dst_at)
             one = self.group == 1 and fits_ttu(s, self.hw) and fits_ttu(d, self.hw)
-            fit = self.fits[src, dst] = one, min(s.run_bytes, d.run_bytes), s.nbytes
+            cycles = (QueueBalancer.cycles(self.hw, min(s.run_bytes, d.run_bytes), s.nbytes)
+                      if one else 0.0)
+            # and for a sketch: its structure key on each queue (made on first use), and
+            # the Refs of its first, which the first on each queue stands in with (a
+            # sketch's representative costs as any of its structure: offsets aside)
+            fit = self.fits[src, dst] = one, cycles, [None] * len(self.all_queues), s, d
         if fit[0]:   # one descriptor, as it is
-            q = self.queues.pick_for(self.all_queues, fit[1], fit[2])
-            return [self.put(DmaCopy, (q,), (src, dst), (src_at, dst_at), deps, label)]
+            q = self.queues.pick_cycles(self.all_queues, fit[1])
+            if self.keyed is None:
+                return [self.put(DmaCopy, (q,), (src, dst), (src_at, dst_at), deps, label)]
+            key = fit[2][q]
+            if key is None:
+                key = fit[2][q] = structure_of(DmaCopy, (q,), src, dst)
+            return [self.keyed(key, lambda: DmaCopy(queue=q, src=fit[3], dst=fit[4],
+                                                    deps=deps), deps)]
         s, d = self.ref(src, src_at), self.ref(dst, dst_at)
         if self.group > 1:  # an element is `group` values in a row: walk the values
             s, d = element_values(s, self.group), element_values(d, self.group)
@@ -79,10 +98,9 @@ class InstructionBuilder:
                     offsets: tuple[int, ...], deps: tuple[int, ...], label: str = ""
                     ) -> Instruction:
         """An instruction of ``cls`` (see :meth:`put`); its operands: :meth:`ref`."""
-        fields = dict(zip(cls.operand_names(), map(self.ref, operands, offsets)))
-        if scalars:
-            fields.update(zip(scalar_names(cls), scalars))  # type: ignore[arg-type]  # mypy#11470
-        return cls(deps=deps, label=label, **fields)
+        return cls(deps=deps, label=label, **dict(zip(
+            _field_names(cls),  # type: ignore[arg-type]  # mypy#11470
+            (*map(self.ref, operands, offsets), *scalars))))
 
     def ref(self, operand: tuple, offset: int) -> Ref:
         """The Ref of ``operand`` (a structure) at ``offset``: on chip, the one made

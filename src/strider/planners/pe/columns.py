@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ def boxes(start: int, stop: int, shape: tuple[int, ...]
     return [(_flat(index, shape), index, ext) for index, ext in _boxes(start, stop, shape)]
 
 
+@lru_cache(maxsize=1 << 12)   # every block's loads and stores ask for the same few
 def aligned_ranges(start: int, n: int, pieces: int, shape: tuple[int, ...] = ()
                    ) -> tuple[tuple[int, int], ...]:
     """``range(n)`` (flat indices ``start ..`` of row-major ``shape``) in about ``pieces``

@@ -54,7 +54,7 @@ class Emitter(InstructionBuilder):
     def __init__(self, request: PermuteRequest, view: TransposeView, t: PeTiling, hw: Hardware):
         super().__init__(empty_program(request), hw, t.group)
         self.request, self.view, self.tiling = request, view, t
-        self.item, self.parts = t.elem_bytes, t.parts
+        self.item, self.parts, self.pe_dtype = t.elem_bytes, t.parts, t.pe_dtype
         # PSUM -> SBUF copies go to whichever of the activation and vector engines is free
         self.copies = CopyBalancer(hw, min(hw.pe.cols, hw.psum.partitions))
         self.bank_elems = hw.psum.bank_bytes // dtype_of(t.psum_dtype).itemsize
@@ -128,7 +128,7 @@ class Emitter(InstructionBuilder):
         t = self.tiling
         for s in range(min(t.partition_slots, t.groups)):
             ref = Ref.sbuf(s * t.group_rows, t.group_rows,
-                           AccessPattern.unchecked((t.group_rows,), (1,), 0), t.pe_dtype)
+                           AccessPattern.unchecked((t.group_rows,), (1,), 0), self.pe_dtype)
             self.identity.append(self.program.vector_identity(ref, label=f"identity slot {s}"))
 
     def loads(self, block: dict, slot: int, readers: dict[int, list[int]]
@@ -142,6 +142,7 @@ class Emitter(InstructionBuilder):
         full = t.row_turns * cols  # R > 1: R whole source rows per partition
         for bb0, nbm, stride in batch_runs(v, block["b0"], block["nb"], full, t.row_turns):
             b = block["b0"] + bb0
+            base = v.source_batch(b, t.row_turns) + block["j0"]
             for gi, (row0, k) in enumerate(block["groups"]):
                 part0 = (gi % t.partition_slots) * t.group_rows
                 off = self.in_offset(slot, gi, bb0)
@@ -150,14 +151,13 @@ class Emitter(InstructionBuilder):
                 many = (nbm,) * (nbm > 1)   # a dim over the batches loaded together
                 for lo, hi, rows in self.load_ranges(row0, k, nbm * full, block["first"]):
                     run = rows * cols
-                    into = (many + (run,), (t.row_turns * t.block_cols,) * len(many) + (1,))
-                    for first, ext, strides, offset in v.source_rows(b, row0 + lo, row0 + hi,
-                                                                     t.row_turns):
+                    into = (many + (run,), (t.row_turns * t.block_cols,) * len(many) + (1,), t.dtype)
+                    for first, ext, strides, offset in v.batch_rows(row0 + lo, row0 + hi,
+                                                                    t.row_turns):
                         src = ("dram", "x", 0, 1, ext + many + (run,),
                                strides + (stride,) * len(many) + (1,), t.dtype)
-                        dst = ("sbuf", None, part0 + first - row0, math.prod(ext), *into,
-                               t.dtype)
-                        got.extend(self.dma(src, offset + block["j0"], dst, off, deps, lambda: (
+                        dst = ("sbuf", None, part0 + first - row0, math.prod(ext), *into)
+                        got.extend(self.dma(src, base + offset, dst, off, deps, lambda: (
                             f"load {block['name']} batch {b} rows {first}..")))
                 for bb in range(bb0, bb0 + nbm):
                     ids[gi, bb] = got
@@ -255,7 +255,7 @@ class Emitter(InstructionBuilder):
         parts, R = self.parts, t.row_turns
         part0 = (gi % t.partition_slots) * t.group_rows
         at = (self.in_offset(slot, gi, bb0) + col) * parts + turn * t.block_cols * parts + part
-        src = ("sbuf", None, part0, k, *walk, t.pe_dtype)
+        src = ("sbuf", None, part0, k, *walk, self.pe_dtype)
         dst = ("psum", None, 0, count * width, (k,), (1,), t.psum_dtype)
         deps = self.pass_deps(block, gi, chunk, loads)
 
@@ -269,7 +269,7 @@ class Emitter(InstructionBuilder):
             readers.setdefault(gi, []).append(i)
             return i
         w = self.put(LoadWeights, (), (src,), (at,), deps, label("weights"))
-        ident = ("sbuf", None, part0, k, (k,), (1,), t.pe_dtype)
+        ident = ("sbuf", None, part0, k, (k,), (1,), self.pe_dtype)
         readers.setdefault(gi, []).append(w)
         return self.put(MatMul, (False,), (ident, dst), (0, psum_at),
                         (w, self.identity[gi % t.partition_slots], *war), label("identity"))
@@ -332,13 +332,13 @@ class Emitter(InstructionBuilder):
             src = ("psum", None, 0, count * width, dims + (size,),
                    tuple(a for _, a, _ in outer) + (1,), t.psum_dtype)
             dst = ("sbuf", None, 0, count * width, dims + ext,
-                   tuple(b for _, _, b in outer) + tuple(s * parts for s in strides), t.pe_dtype)
+                   tuple(b for _, _, b in outer) + tuple(s * parts for s in strides), self.pe_dtype)
             offsets = (bank * self.bank_elems + p0 - first_row,
                        (out + place + turns[0] * step) * parts + hs[0])
             deps = tuple(self.shared["pe"] + self.shared["free"])
             label = lambda: f"psum->sbuf {block['name']} chunk {first}..{ci} rows {p0}.."  # noqa: E731
             if self.copies.pick(size * len(turns) * len(hs)) == "vector":
-                a = self.put(VectorCopy, (t.psum_dtype != t.pe_dtype,), (src, dst),
+                a = self.put(VectorCopy, (t.psum_dtype != self.pe_dtype,), (src, dst),
                              offsets, deps, label)
             else:
                 a = self.put(ActCopy, (), (src, dst), offsets, deps, label)

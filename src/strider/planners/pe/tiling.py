@@ -63,12 +63,19 @@ class TransposeView:
                     ) -> list[tuple[int, tuple[int, ...], tuple[int, ...], int]]:
         """Rows ``[start, stop)`` of batch ``b`` as source boxes: ``(first row, extents,
         element strides, element offset)``; one box unless the rows are several dims."""
+        base = self.source_batch(b, row_turns)
+        return [(f, e, s, base + o) for f, e, s, o in self.batch_rows(start, stop, row_turns)]
+
+    def batch_rows(self, start: int, stop: int, row_turns: int = 1) -> tuple[tuple, ...]:
+        """:meth:`source_rows`, offsets relative to the batch's (:meth:`source_batch`)."""
         if self.layout is None:
-            step = row_turns * self.n
-            return [(start, (stop - start,), (step,),
-                     b * self.source_count(row_turns) * self.n + start * step)]
-        base = self.layout.batch_offsets(b)[0]
-        return [(f, e, s, base + o) for f, e, s, o in self.layout.row_boxes(start, stop)]
+            return ((start, (stop - start,), (row_turns * self.n,), start * row_turns * self.n),)
+        return self.layout.row_boxes(start, stop)
+
+    def source_batch(self, b: int, row_turns: int = 1) -> int:
+        """Source element offset of batch ``b``."""
+        lay = self.layout
+        return b * self.source_count(row_turns) * self.n if lay is None else lay.batch_offsets(b)[0]
 
     def row_places(self, start: int, stop: int, row_turns: int = 1
                    ) -> list[tuple[int, tuple[int, ...], tuple[int, ...], int, int]]:
@@ -82,9 +89,8 @@ class TransposeView:
 
     def target_batch(self, b: int, row_turns: int = 1) -> int:
         """Target element offset of batch ``b``."""
-        if self.layout is None:
-            return b * self.source_count(row_turns) * self.n
-        return self.layout.batch_offsets(b)[1]
+        lay = self.layout
+        return b * self.source_count(row_turns) * self.n if lay is None else lay.batch_offsets(b)[1]
 
 
 def element_passes(dtype: str, carrier: str | None, group: int) -> int:
