@@ -443,14 +443,7 @@ class QueueBalancer:
 
     def pick_cycles(self, queues: range, cycles: float) -> int:
         """:meth:`pick_for` of a descriptor that keeps its queue ``cycles`` (:meth:`cycles`)."""
-        heap = self._heap
-        if heap is None or queues.start or queues.stop != len(self.load) or queues.step != 1:
-            return self.pick_each(queues, (cycles,))[0]
-        load, q = heap[0]
-        load += cycles
-        heapreplace(heap, (load, q))
-        self.load[q] = load
-        return q
+        return self.pick_each(queues, (cycles,))[0]
 
     def pick_each(self, queues: range, cycles: Sequence[float]) -> list[int]:
         """:meth:`pick_cycles` of descriptors in turn."""
