@@ -205,3 +205,29 @@ def test_small_tensors_also_try_five_buffers():
     assert three.predicted_cycles > plan.predicted_cycles
     large = STRATEGY.plan(PermuteRequest((64, 512, 1024), (0, 2, 1), "int8"), TRN1_INT16)
     assert large.details["tiling"]["buffers"] <= 3
+
+
+@pytest.mark.parametrize("buffers", [2, 3, 5])
+def test_the_emitter_holds_a_few_blocks_at_a_time(monkeypatch, buffers):
+    """Block records are made as the emitter reaches them and dropped behind it (a
+    million of them alive at once held a quarter of a GiB on ``tiny``): at most the
+    blocks whose loads are queued ahead, and the one emitted."""
+    from strider.planners import _lookahead
+
+    held = []
+    ask = _lookahead.Lookahead.__getitem__
+
+    def watched(self, index):
+        item = ask(self, index)
+        held.append(len(self.made))
+        return item
+
+    monkeypatch.setattr(_lookahead.Lookahead, "__getitem__", watched)
+    request = PermuteRequest((3, 40, 56), (0, 2, 1), "float32")
+    plan = STRATEGY.plan(request, TINY, pe_buffers=buffers, search="exhaustive")
+    blocks = plan.details["blocks"]
+    assert len(plan.program.instructions) > 0 and blocks > 3 * buffers
+    assert held and max(held) <= buffers
+    x = data_for(request.shape, request.dtype, 1)
+    out = simulate(plan, {"x": x}).outputs["y"]
+    assert same_bits(out, np.transpose(x, (0, 2, 1)))

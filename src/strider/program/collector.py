@@ -9,6 +9,12 @@ program on ``tiny`` went to it (21.9 s against 14.2 s with the collector paused;
 one core). None of these objects is garbage until the work ends, and the few reference
 cycles the work leaves are collected when the collector resumes.
 
+What the work leaves alive (the plan, the planners' caches) joins the oldest generation
+when the collector resumes, unscanned: a young generation that has grown past its
+threshold would otherwise be walked whole at the next allocation, only to find no
+garbage (7% of the CPU time of planning the built-in suite; AMD EPYC). A full collection
+still walks it, so a reference cycle among it is not kept for ever.
+
 Examples
 --------
 >>> import gc
@@ -42,7 +48,18 @@ def collector_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            _into_oldest_generation()
             gc.enable()
+
+
+def _into_oldest_generation() -> None:
+    """Move every object the collector tracks into its oldest generation without a scan
+    (``gc.freeze`` empties the young generations and resets their counts;
+    ``gc.unfreeze`` puts what it froze into the oldest). Skipped where the caller froze
+    objects of its own, which unfreezing would thaw."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
 
 
 __all__ = ["collector_paused"]

@@ -23,6 +23,7 @@ from ...program.instructions import (
 )
 from ...program.sketch import Sketch
 from .._copy_engines import CopyBalancer
+from .._lookahead import Lookahead
 from .batch_runs import batch_runs
 from .builder import InstructionBuilder
 from .columns import Columns, aligned_ranges, by_turns
@@ -417,15 +418,8 @@ class Emitter(InstructionBuilder):
         width = matrices * self.view.n // k
         return k, TurnedColumns(Columns((width,), (0,), (k * self.view.m,)), (k,), 1)
 
-    def blocks(self, limit: int | None = None) -> list[dict]:
-        """The blocks in program order (the first ``limit`` only: a period's program
-        need not walk the million blocks of the whole), the last of them marked."""
-        out = list(itertools.islice(self._walk_blocks(), limit))
-        if out:
-            out[-1]["last"] = True
-        return out
-
-    def _walk_blocks(self) -> Iterator[dict]:
+    def _walk_blocks(self, count: int) -> Iterator[dict]:
+        """The first ``count`` blocks in program order, the last of them marked."""
         t, v = self.tiling, self.view
         n = 0
         for b0 in range(0, v.batch, t.block_batches):
@@ -442,8 +436,10 @@ class Emitter(InstructionBuilder):
                     yield {"b0": b0, "nb": nb, "i0": i0, "rows": rows, "j0": j0,
                            "cols": cols, "groups": groups, "interleave": k,
                            "chunks": chunks, "turned": turned, "name": f"block {n}",
-                           "first": n == 0, "last": False, "pass_deps": {}}
+                           "first": n == 0, "last": n == count - 1, "pass_deps": {}}
                     n += 1
+                    if n == count:
+                        return
 
     def emit(self, limit: int | None = None) -> Program:
         """The program; ``limit``: of the first ``limit`` blocks only (a period of the
@@ -462,9 +458,10 @@ class Emitter(InstructionBuilder):
         return sketch
 
     def _emit(self, limit: int | None) -> None:
-        blocks = self.blocks(limit)
-        if not blocks:
+        count = min(self.tiling.blocks(self.view), limit if limit is not None else 1 << 62)
+        if not count:   # (a period's program need not walk the million blocks of the whole)
             return
+        blocks = Lookahead(self._walk_blocks(count), count)
         if self.tiling.mode == "mac":
             self.build_identity()
         nbuf = self.tiling.buffers
@@ -480,7 +477,8 @@ class Emitter(InstructionBuilder):
 
         for b in range(min(ahead, len(blocks))):
             emit_loads(b)
-        for b, block in enumerate(blocks):
+        for b in range(len(blocks)):
+            block = blocks[b]
             if b + ahead < len(blocks):
                 emit_loads(b + ahead)
             readers: dict[int, list[int]] = {}   # row group -> this block's PE readers
@@ -495,6 +493,8 @@ class Emitter(InstructionBuilder):
                     out_readers.update({(slot, c): ids for c in range(ci - k + 1, ci + 1)})
                     pending = []
             in_readers[slot].update(readers)
+            del loads[b]
+            blocks.done(b)
 
 
 __all__ = ["Emitter", "empty_program"]
