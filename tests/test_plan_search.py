@@ -170,7 +170,7 @@ def test_a_float_pass_that_cannot_beat_the_exact_plan_keeps_it():
                                                           reference.predicted_cycles)
 
 
-@pytest.mark.parametrize("shape", [(3, 30, 100), (3, 60, 200)])
+@pytest.mark.parametrize("shape", [(3, 30, 100), (3, 61, 200)])
 def test_a_staged_strategy_that_loses_is_costed_but_never_emitted(shape, monkeypatch):
     """On tiny the vector search is staged first and then loses to the PE plan: its entry
     is its whole program's estimate (the same figure as planning it by name), and no
@@ -196,6 +196,42 @@ def test_a_staged_strategy_that_loses_is_costed_but_never_emitted(shape, monkeyp
     chosen = choose(list(found.items()), request, TINY)
     assert chosen.strategy == "pe" and chosen.predicted_cycles < by_name.predicted_cycles
     assert chosen.details["candidates"]["vector"] == by_name.predicted_cycles
+
+
+def test_alike_tiles_lose_by_their_period_estimate(monkeypatch):
+    """Where every tile of the vector search's winner has one extent, its period estimate
+    is trusted to UNIFORM_MARGIN: on tiny (3 x 60 x 200, 150 alike tiles) it loses to the
+    PE plan by more than that and is never sketched whole -- and ``auto`` picks what the
+    exhaustive search picks. The premise is checked too: the period estimate is within
+    the margin of the whole program's."""
+    from strider.planners._period import UNIFORM_MARGIN
+    from strider.planners.vector import search
+    from strider.strategy import candidates
+    shape = (3, 60, 200)
+    request = PermuteRequest(shape, (0, 2, 1), "float32")
+    whole: list = []
+    real_emit = search.emit_sbuf
+
+    def counting(program, w, hw, tiling, limit=None):
+        if limit is None:
+            whole.append(tiling)
+        return real_emit(program, w, hw, tiling, limit)
+
+    monkeypatch.setattr(search, "emit_sbuf", counting)
+    found = dict(candidates(request, TINY, fastest_only=True))
+    assert isinstance(found["vector"], str) and found["vector"].startswith("not planned whole")
+    assert whole == []
+    monkeypatch.setattr(search, "emit_sbuf", real_emit)
+    by_name = plan_permute(shape, (0, 2, 1), "float32", TINY, strategy="vector")
+    tiling = by_name.details["tile"], by_name.details["tiles"]
+    assert tiling[1] > 16 and all(n % e == 0 for n, e in zip(by_name.details["working_shape"],
+                                                              tiling[0]))
+    estimate = float(found["vector"].split("about ")[1].split(" cycles")[0].replace(",", ""))
+    assert abs(estimate / by_name.predicted_cycles - 1) <= UNIFORM_MARGIN
+    pe = found["pe"].predicted_cycles
+    assert by_name.predicted_cycles > pe * (1 + UNIFORM_MARGIN)
+    reference = plan_permute(shape, (0, 2, 1), "float32", TINY, search="exhaustive")
+    assert (reference.strategy, reference.predicted_cycles) == ("pe", pe)
 
 
 def test_a_strategy_stopped_by_a_staged_figure_is_planned_if_that_one_fails(monkeypatch):

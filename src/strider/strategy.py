@@ -209,7 +209,7 @@ def _leader(best: tuple[float, str] | None, staged: list[tuple[Staged, str, Any]
     is lower (``staged``: a staged strategy's, not yet planned); None before any."""
     leads = [(best[0], best[1], "predicted", False)] if best else []
     leads += [(e.cycles, n, "predicted", True) if e.exact else
-              (with_margin(e.cycles), n, "estimate with its margin", True)
+              (with_margin(e.cycles, e.margin), n, "estimate with its margin", True)
               for e, n, _ in staged]
     return min(leads, default=None)
 
@@ -278,7 +278,8 @@ def finish_or_lose(estimate: Staged, name: str, generator: Any,
     more than the margin above ``best``."""
     try:
         while True:
-            if best is not None and not estimate.exact and estimate.cycles > with_margin(best[0]):
+            if best is not None and not estimate.exact and estimate.cycles > with_margin(
+                    best[0], estimate.margin):
                 generator.close()
                 return (f"not planned whole: needs about {estimate.cycles:,.0f} cycles (its "
                         f"best candidate, costed by one period of its pipeline), more than "

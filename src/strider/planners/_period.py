@@ -66,16 +66,24 @@ def period_cycles(emit: Callable[[int], Sketch], steps: int, dram_bytes: int,
 #: estimate was 0.92-1.49x (PE) and 0.50-1.33x (vector) its whole program's estimate,
 #: whatever the count; underestimates are undone after the fact (strider.strategy).
 CROSS_MARGIN = 0.5
+#: The margin where every step of the pipeline is alike (a tiling whose tiles all have
+#: one extent): its first steps are its period, so the scaled estimate errs only by the
+#: queues' rotation. Over UNIFORM_SAMPLE such vector tilings of 17 or more tiles (random
+#: hardware, tiny and trn1-like) a period estimate was UNIFORM_RANGE its whole
+#: program's estimate. (The 3 x 1000 x 3000 float32 transpose on tiny: the vector
+#: search's 93,750 alike tiles, 1.15x the PE plan, are no longer sketched whole to lose.)
+UNIFORM_MARGIN = 0.1
 
 
-def with_margin(cycles: float) -> float:
-    """``cycles`` raised by :data:`CROSS_MARGIN`: what a period estimate must exceed,
-    above another strategy's plan, to stop its strategy.
+def with_margin(cycles: float, margin: float = CROSS_MARGIN) -> float:
+    """``cycles`` raised by ``margin`` (:data:`CROSS_MARGIN`, or a :class:`Staged`
+    estimate's own): what a period estimate must exceed, above another strategy's
+    plan, to stop its strategy.
 
-    >>> with_margin(100.0)
-    150.0
+    >>> with_margin(100.0), with_margin(100.0, UNIFORM_MARGIN)
+    (150.0, 110.0)
     """
-    return cycles * (1 + CROSS_MARGIN)
+    return cycles * (1 + margin)
 
 
 def check_outpaced(cycles: float, outpace: float | None, what: str) -> None:
@@ -96,12 +104,14 @@ def check_outpaced(cycles: float, outpace: float | None, what: str) -> None:
 class Staged(NamedTuple):
     """What a strategy's ``plan_staged`` generator yields before its plan: its winner's
     estimate, ``exact`` when it is the whole program's (sketched, no program emitted
-    yet) rather than one period's scaled. Resumed with the prediction to beat (or None),
-    it may yield again (exact, where there is one to beat) before its plan; closed, it
-    emits nothing (see :func:`strider.strategy.candidates`)."""
+    yet) rather than one period's scaled, and how far a period's may err (``margin``:
+    :data:`UNIFORM_MARGIN` where every step is alike). Resumed with the prediction to
+    beat (or None), it may yield again (exact, where there is one to beat) before its
+    plan; closed, it emits nothing (see :func:`strider.strategy.candidates`)."""
 
     cycles: float
     exact: bool
+    margin: float = CROSS_MARGIN
 
 
 def finish_staged(staged: Generator[Staged, float | None, Plan]) -> Plan:

@@ -25,7 +25,7 @@ from ...program.core import Program
 from ...program.deferred import DeferredProgram
 from ...program.sketch import Sketch
 from ...sim.estimate import estimate, estimate_sketch
-from .._period import PERIOD_STEPS, period_cycles
+from .._period import CROSS_MARGIN, PERIOD_STEPS, UNIFORM_MARGIN, period_cycles
 from .._working import Working
 from .boxes import padded_variant, tile_boxes
 from .pipeline import emit_sbuf
@@ -163,6 +163,15 @@ class Shortlisted:
         """Whether the winner's whole program is costed (emitted or sketched: :attr:`cycles`
         is its full estimate)."""
         return self.best[2] is not None
+
+    @property
+    def margin(self) -> float:
+        """How far :attr:`cycles`, a period's estimate, may err
+        (:data:`~strider.planners._period.UNIFORM_MARGIN` where the winner's tiles are all
+        alike: no ragged split, every dim a whole number of tiles)."""
+        t = self.best[1]
+        alike = not t.ragged and all(n % e == 0 for n, e in zip(t.shape, t.tile))
+        return UNIFORM_MARGIN if alike else CROSS_MARGIN
 
     def sketch(self) -> None:
         """Cost the winner's whole program from a sketch (no program emitted): after it,

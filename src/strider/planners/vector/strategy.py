@@ -124,7 +124,7 @@ class VectorStrategy:
                            chunk_out_bytes=run)
             return make_plan(request, hw, program, self.name, lines, details, search)
         chosen = shortlist_sbuf(w, hw, program, search, options.get("outpace"))
-        beat = yield Staged(chosen.cycles, chosen.whole)
+        beat = yield Staged(chosen.cycles, chosen.whole, chosen.margin)
         if beat is not None and not chosen.whole:   # a plan to beat: the exact estimate
             chosen.sketch()                         # first, its program only if it wins
             yield Staged(chosen.cycles, True)
