@@ -78,7 +78,7 @@ class _Operand:
         self.strides = (row, *(s * item for s in pat.strides))
         if ref.memory == "dram":  # a tensor is viewed without its partition dim
             self.shape, self.strides = self.shape[1:], self.strides[1:]
-        self.pairs: dict[_Operand, tuple | bool] = {}
+        self.pairs: dict[_Operand, tuple] = {}
 
     @staticmethod
     def of(ref: Ref, mem: Memory, p0: int, parts: int) -> _Operand | None:
@@ -93,14 +93,14 @@ class _Operand:
                         strides=self.strides)
 
 
-def _copy_shapes(s: _Operand, d: _Operand, soff: int, doff: int) -> tuple | bool:
+def _copy_shapes(s: _Operand, d: _Operand, soff: int, doff: int) -> tuple:
     """``(src shape, src strides, dst shape, dst strides)`` of one shape for both sides of
-    a move (they depend on the structures only), or False when a copy needs a temporary."""
+    a move (they depend on the structures only), or ``()`` when a copy needs a temporary."""
     a, b = s.view(soff, s.raw), d.view(doff, s.raw)
     if a.shape != b.shape:
         both = one_shape(b, a)
         if both is None:
-            return False
+            return ()
         b, a = both
     return a.shape, a.strides, b.shape, b.strides
 
@@ -229,7 +229,7 @@ class Executor:
         pair = s.pairs.get(d)
         if pair is None:
             pair = s.pairs[d] = _copy_shapes(s, d, soff, doff)
-        if pair is False:  # neither side can be viewed in the other's shape
+        if not pair:  # neither side can be viewed in the other's shape
             copy_between(d.view(doff, s.raw), s.view(soff, s.raw))
         else:
             a_shape, a_strides, b_shape, b_strides = pair

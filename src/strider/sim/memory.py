@@ -32,7 +32,7 @@ from typing import NamedTuple, cast
 import numpy as np
 
 from ..access_pattern import AccessPattern
-from .views import byte_view, view_of
+from .views import byte_view
 
 
 class Footprint(NamedTuple):
