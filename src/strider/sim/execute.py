@@ -28,7 +28,7 @@ Examples
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Mapping
+from typing import Collection, Mapping
 
 import numpy as np
 
@@ -110,7 +110,8 @@ class Executor:
 
     def __init__(self, hw: Hardware, program: Program, inputs: Mapping[str, np.ndarray],
                  poison: str = "raise", out: Mapping[str, np.ndarray] | None = None,
-                 on_chip: Mapping[str, np.ndarray] | None = None):
+                 on_chip: Mapping[str, np.ndarray] | None = None,
+                 written: Collection[str] | None = None):
         if poison not in POISON_MODES:
             raise ArgumentError(f"poison must be one of {POISON_MODES}, got {poison!r}")
         self.hw, self.program, self.poison = hw, program, poison
@@ -125,9 +126,8 @@ class Executor:
         if poison == "count":
             for m in self.memories.values():
                 m.data.fill(0xFF)
-        written: set[str | None] = set()  # DRAM tensors the program writes (only DMAs can)
-        for i in program.instructions:
-            written.update(r.tensor for r in i.writes() if r.memory == "dram")
+        if written is None:  # DRAM tensors the program writes (only DMAs can)
+            written = program.dram_writes()
         for name, decl in program.tensors.items():
             nbytes = decl.nbytes
             if decl.role == "input":
