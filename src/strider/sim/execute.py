@@ -6,7 +6,10 @@ instruction does is its own :meth:`~strider.program.instructions.Instruction.exe
 with the executor's primitives: :meth:`~Executor.read` (checks for poisoned bytes),
 :meth:`~Executor.view`, :meth:`~Executor.wrote` and :meth:`~Executor.move` (a raw-bit
 copy), all whole-block NumPy operations on strided views (:mod:`strider.sim.views`).
-Moves copy raw bits (NaN payloads and -0.0 survive).
+Moves copy raw bits (NaN payloads and -0.0 survive). What an operand's structure fixes
+(everything but its offset: the view's shape and strides, its written-ness
+:class:`~strider.sim.memory.Region`, the one shape a move copies both sides in) is
+worked out once per structure and kept, so an instruction costs a few NumPy calls.
 
 Reading bytes nothing has written is a *poisoned read*: with ``poison="raise"`` (the
 default) a :class:`~strider.errors.SimulationError` names the instruction and the first

@@ -11,6 +11,8 @@ A write then marks ``run / unit`` flags per contiguous run through a strided vie
 runs tracks 4-byte units; one that writes 32-element float32 columns tracks 128-byte
 units; a block copy tracks one flag per block. Reads that cut units are tested against
 the units of their byte span first and element by element only when that fails.
+What does not depend on a ref's offset (its runs, the unit view's geometry) is its
+:class:`Region`, which a caller may keep for every ref of the same structure.
 
 Examples
 --------
