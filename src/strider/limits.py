@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 from .errors import ResourceError
 
@@ -95,13 +95,14 @@ def available_bytes() -> int:
         return 1 << 62  # unknown: do not refuse
 
 
-def simulation_bytes(program: Any, hw: Any, inputs_allocated: bool = False) -> int:
+def simulation_bytes(program: Any, hw: Any, inputs_allocated: bool = False,
+                     written: Collection[str] | None = None) -> int:
     """Host bytes a functional simulation of ``program`` needs: every DRAM tensor once,
     inputs the program writes twice (they are copied), the on-chip buffers and some
-    overhead; with ``inputs_allocated`` the caller's input arrays are not counted."""
-    written: set[str] = set()
-    for i in program.instructions:
-        written.update(r.tensor for r in i.writes() if r.memory == "dram")
+    overhead; with ``inputs_allocated`` the caller's input arrays are not counted.
+    ``written``: the DRAM tensors the program writes, where the caller knows them."""
+    if written is None:
+        written = program.dram_writes()
     need = 0
     for t in program.tensors.values():
         copies = 1

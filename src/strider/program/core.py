@@ -243,6 +243,10 @@ class Program:
         """Engines used, in first-use order."""
         return list(dict.fromkeys(i.engine for i in self.instructions))
 
+    def dram_writes(self) -> frozenset[str]:
+        """The DRAM tensors that some instruction writes."""
+        return dram_writes(self.instructions)
+
     def role(self, role: str) -> list[str]:
         """Names of the tensors with ``role`` ("input", "output", "scratch")."""
         return [t.name for t in self.tensors.values() if t.role == role]
@@ -321,6 +325,12 @@ _KIND_TEXT = {"float": "a number", "bool": "True or False", "str": "a string",
 _RANGE_TEXT = {"queue": "a DMA queue number: 0..dma.queues-1 of the hardware that runs it",
                "count": "the semaphore value to wait for",
                "deps": "the id of an earlier instruction"}
+
+
+def dram_writes(instructions: Iterable[Instruction]) -> frozenset[str]:
+    """The DRAM tensors that some of ``instructions`` write."""
+    return frozenset(r.tensor for i in instructions for r in i.writes()  # type: ignore[misc]
+                     if r.memory == "dram")
 
 
 @functools.cache
@@ -475,5 +485,5 @@ def _int_tuple(name: str, shape: Any) -> tuple[int, ...]:
 __all__ = [
     "Program", "Ref", "TensorDecl", "Instruction", "DmaCopy", "DmaTranspose", "LoadWeights", "MatMul",
     "PeTranspose", "ActCopy", "VectorCopy", "VectorTranspose", "VectorFill", "VectorIdentity",
-    "Signal", "Wait", "INSTRUCTION_TYPES", "MEMORIES",
+    "Signal", "Wait", "INSTRUCTION_TYPES", "MEMORIES", "dram_writes",
 ]

@@ -105,10 +105,11 @@ class Instruction:
                 for name in _ref_fields(type(self))}  # type: ignore[arg-type]  # mypy#11470
 
     def reads(self) -> list[Ref]:
-        return [r for name, r in self.refs().items() if name != "dst"]
+        return [getattr(self, name) for name in _ref_fields(type(self))  # type: ignore[arg-type]
+                if name != "dst"]
 
     def writes(self) -> list[Ref]:
-        return [r for name, r in self.refs().items() if name == "dst"]
+        return [self.dst] if _writes(type(self)) else []  # type: ignore[attr-defined,arg-type]
 
     def describe(self, k: int) -> str:
         """``instruction 3 (DmaCopy on dma1, 'load tile 2')``."""
@@ -157,6 +158,11 @@ class Instruction:
 @functools.cache
 def _ref_fields(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in fields(cls) if f.type in ("Ref", Ref))
+
+
+@functools.cache
+def _writes(cls: type) -> bool:  # (an operand dst: the one an instruction writes)
+    return "dst" in _ref_fields(cls)
 
 
 def _constant(cycles: float) -> tuple[float, float]:

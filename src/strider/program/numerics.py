@@ -90,7 +90,8 @@ def copy_between(dst: np.ndarray, src: np.ndarray, cast: bool = False) -> None:
     True
     """
     if src.shape != dst.shape:
-        dst, src = _one_shape(dst, src)
+        # (neither side can be viewed in the other's shape: a temporary)
+        dst, src = one_shape(dst, src) or (dst, src.reshape(dst.shape))
     if src.dtype == dst.dtype:
         # the bits, as unsigned ints: NumPy copies a strided float32 block up to 1.6x
         # slower than the same bytes as uint32 (measured on a 94 x 32 transpose)
@@ -105,10 +106,11 @@ def copy_between(dst: np.ndarray, src: np.ndarray, cast: bool = False) -> None:
         np.copyto(dst, src)
 
 
-def _one_shape(dst: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Both in one shape. The side with fewer dims is viewed in the other's shape first:
-    splitting dims always works, merging strided ones often does not (a failed try costs
-    an exception)."""
+def one_shape(dst: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Both in one shape without copying, or None when neither side can be viewed in the
+    other's. The side with fewer dims is viewed in the other's shape first: splitting
+    dims always works, merging strided ones often does not (a failed try costs an
+    exception)."""
     if dst.ndim <= src.ndim:
         v = reshaped(dst, src.shape)
         if v is not None:
@@ -119,7 +121,7 @@ def _one_shape(dst: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray
     v = reshaped(dst, src.shape)
     if v is not None:
         return v, src
-    return dst, src.reshape(dst.shape)  # neither side can be viewed: a temporary
+    return None
 
 
-__all__ = ["copy_between", "mac", "selection", "reshaped"]
+__all__ = ["copy_between", "mac", "selection", "reshaped", "one_shape"]

@@ -40,7 +40,7 @@ from ..cost.engines import instruction_timing, instruction_window
 from ..errors import CapacityError, ProgramError, StriderError
 from ..hardware.description import Hardware
 from ..operands import Ref
-from ..program.core import Program
+from ..program.core import Program, dram_writes
 from ..program.descriptor_fit import ttu_problem
 from ..program.instructions import Instruction
 from ..program.structure import layout, structure_and_offsets
@@ -75,6 +75,7 @@ class Table:
     boxes: dict[str, np.ndarray]
     names: list[str]  #: each instruction's class name
     stream: list[tuple[float, float] | None] | None = None
+    dram_writes: frozenset[str] = frozenset()  #: the DRAM tensors some instruction writes
 
     @property
     def dst_rect(self) -> tuple[np.ndarray, ...]:
@@ -298,7 +299,7 @@ class _Lowering(Rules):
                      per_instruction("occupancy", np.float64),
                      per_instruction("read", np.int64), per_instruction("written", np.int64),
                      deps, sync, boxes, kinds[ent_a].tolist() if n else [],
-                     stream)
+                     stream, dram_writes(instrs[k] for k in first))
 
     def entry(self, k: int, instr: Instruction) -> _Entry:
         """Check ``instr`` in full and describe its structure for the others like it."""

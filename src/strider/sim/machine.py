@@ -164,14 +164,15 @@ class Machine:
         table = lower(program, hw)
         inputs = dict(inputs or {})
         if functional:
-            check_host_memory(simulation_bytes(program, hw, inputs_allocated=True),
+            check_host_memory(simulation_bytes(program, hw, inputs_allocated=True,
+                                               written=table.dram_writes),
                               f"simulating {program.name} with real data")
             _check_inputs(program, inputs)
             out = _check_out(program, inputs, out or {})
         elif out:
             raise ArgumentError("out= needs a functional run (functional=True)")
-        executor = (Executor(hw, program, inputs, poison, out, on_chip=self._on_chip)
-                    if functional else None)
+        executor = (Executor(hw, program, inputs, poison, out, on_chip=self._on_chip,
+                             written=table.dram_writes) if functional else None)
         races = check_races if check_races is not None else functional
         detector = None
         if races:

@@ -11,6 +11,8 @@ A write then marks ``run / unit`` flags per contiguous run through a strided vie
 runs tracks 4-byte units; one that writes 32-element float32 columns tracks 128-byte
 units; a block copy tracks one flag per block. Reads that cut units are tested against
 the units of their byte span first and element by element only when that fails.
+What does not depend on a ref's offset (its runs, the unit view's geometry) is its
+:class:`Region`, which a caller may keep for every ref of the same structure.
 
 Examples
 --------
@@ -32,7 +34,7 @@ from typing import NamedTuple, cast
 import numpy as np
 
 from ..access_pattern import AccessPattern
-from .views import byte_view, view_of
+from .views import byte_view
 
 
 class Footprint(NamedTuple):
@@ -101,6 +103,39 @@ def _relative_footprint(shape: tuple[int, ...], strides: tuple[int, ...], itemsi
             extent)
 
 
+class Region(NamedTuple):
+    """A ref's bytes in a memory apart from its offset: partitions ``p0 .. p0 + parts``,
+    and in each the runs of :class:`Footprint` whose first byte is ``(offset + shift) *
+    itemsize``. ``unit`` is what the runs' lengths and strides share (the start adds
+    its own factor); ``geometry`` caches the unit view's ``(unit, columns, shape,
+    strides)`` for the last unit it was asked for."""
+
+    p0: int
+    parts: int
+    itemsize: int
+    shift: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    run: int
+    extent: int
+    unit: int
+    geometry: list
+
+    @staticmethod
+    def of(p0: int, parts: int, pattern: AccessPattern, itemsize: int) -> Region | None:
+        """The region of the ref ``(p0, parts, pattern)`` (None when it touches no byte)."""
+        rel = _relative_footprint(pattern.shape, pattern.strides, itemsize) if parts else None
+        if rel is None:
+            return None
+        shift, shape, strides, run, extent = rel
+        return Region(p0, parts, itemsize, shift, shape, strides, run, extent,
+                      gcd(run, *strides), [None])
+
+    def start(self, offset: int) -> int:
+        """The byte of each partition where the runs start, at pattern offset ``offset``."""
+        return (offset + self.shift) * self.itemsize
+
+
 class Memory:
     """One memory of the machine (SBUF, PSUM, or a DRAM tensor as a single partition)."""
 
@@ -122,38 +157,61 @@ class Memory:
             self.mask = np.repeat(self.mask, self.unit // new, axis=1)
             self.unit = new
 
-    def _units(self, p0: int, parts: int, fp: Footprint) -> np.ndarray:
-        """The flags of the units a unit-aligned footprint covers, as a view of ``mask``."""
+    def _units(self, region: Region, start: int) -> np.ndarray:
+        """The flags of the units a unit-aligned region covers from byte ``start``, as a
+        view of ``mask``."""
         u, mask = self.unit, self.mask
         cols = mask.shape[1]
-        return view_of(mask, mask.dtype, p0 * cols + fp.start // u,
-                       (parts, *fp.shape, fp.run // u), (cols, *(s // u for s in fp.strides), 1))
+        geometry = region.geometry[0]
+        if geometry is None or geometry[0] != u or geometry[1] != cols:
+            geometry = region.geometry[0] = (
+                u, cols, (region.parts, *region.shape, region.run // u),
+                (cols, *(s // u for s in region.strides), 1))
+        return np.ndarray(geometry[2], np.bool_, buffer=mask,
+                          offset=region.p0 * cols + start // u, strides=geometry[3])
 
     # ------------------------------------------------------------ marking
     def mark(self, p0: int, parts: int, pattern: AccessPattern, itemsize: int) -> None:
         """Record that the ref ``(p0, parts, pattern)`` with ``itemsize`` was written."""
-        if self.all_written or parts == 0:
+        if self.all_written:
             return
-        fp = footprint(pattern.shape, pattern.strides, pattern.offset, itemsize)
-        if fp is None:
+        region = Region.of(p0, parts, pattern, itemsize)
+        if region is not None:
+            self.mark_region(region, pattern.offset)
+
+    def mark_region(self, region: Region, offset: int) -> None:
+        """:meth:`mark` of the ref whose :class:`Region` is ``region``, at pattern offset
+        ``offset`` (a memory every byte of which counts as written is left alone)."""
+        if self.all_written:
             return
-        self._refine(fp.unit)
-        self._units(p0, parts, fp)[...] = True
+        start = (offset + region.shift) * region.itemsize
+        u = self.unit
+        if start % u or region.unit % u:
+            self._refine(gcd(start, region.unit))
+        self._units(region, start).fill(True)
 
     # ------------------------------------------------------------ testing
     def is_written(self, p0: int, parts: int, pattern: AccessPattern, itemsize: int) -> bool:
         """Whether every byte of the ref has been written."""
-        if self.all_written or parts == 0:
+        if self.all_written:
             return True
-        fp = footprint(pattern.shape, pattern.strides, pattern.offset, itemsize)
-        if fp is None:
+        region = Region.of(p0, parts, pattern, itemsize)
+        return region is None or self.region_written(region, pattern)
+
+    def region_written(self, region: Region, pattern: AccessPattern) -> bool:
+        """:meth:`is_written` of the ref whose :class:`Region` is ``region`` and pattern
+        ``pattern``."""
+        if self.all_written:
             return True
+        start = (pattern.offset + region.shift) * region.itemsize
         u = self.unit
-        if fp.unit % u == 0:
-            return bool(self._units(p0, parts, fp).all())
-        if self.mask[p0:p0 + parts, fp.start // u:-(-fp.end // u)].all():
+        if not (start % u or region.unit % u):
+            units = self._units(region, start)
+            return np.count_nonzero(units) == units.size
+        p0, parts = region.p0, region.parts
+        if self.mask[p0:p0 + parts, start // u:-(-(start + region.extent) // u)].all():
             return True  # every unit of the span is written
-        return bool(self.element_written(p0, parts, pattern, itemsize).all())
+        return bool(self.element_written(p0, parts, pattern, region.itemsize).all())
 
     def fully_written(self) -> bool:
         """Whether every byte of the memory has been written."""
@@ -180,4 +238,4 @@ class Memory:
         return int(np.count_nonzero(self.mask)) * self.unit
 
 
-__all__ = ["Memory", "Footprint", "footprint"]
+__all__ = ["Memory", "Region", "Footprint", "footprint"]

@@ -34,6 +34,8 @@ from ..program.core import Program
 from .lower import Table
 from .memory import footprint
 
+maximum = np.maximum
+
 
 def _footprint(ref: Ref):
     pat = ref.pattern
@@ -115,12 +117,16 @@ class _Accesses:
 
 
 def _meeting_pairs(new: dict[str, np.ndarray], old: dict[str, np.ndarray],
-                   clocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                   clocks: np.ndarray, earlier: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """Index pairs ``(i, j)``: new access ``i`` and old access ``j`` share partitions
-    and byte span, one writes, and ``j`` is not ordered before ``i``."""
+    and byte span, one writes, and ``j`` is not ordered before ``i`` (``earlier``: a
+    boolean matrix of the pairs to look at, when not all)."""
     hit = (old["p0"] < new["p1"][:, None]) & (new["p0"][:, None] < old["p1"])
     hit &= (old["lo"] < new["hi"][:, None]) & (new["lo"][:, None] < old["hi"])
     hit &= old["write"] | new["write"][:, None]
+    if earlier is not None:
+        hit &= earlier
     i, j = np.nonzero(hit)
     # the clocks only of the pairs that meet (a few: the window of unordered work)
     ordered = clocks[new["instr"][i], old["engine"][j]] >= old["seq"][j]
@@ -195,10 +201,12 @@ class RaceDetector:
         p = self.prev[k]
         if not deps:
             vc[:] = clocks[p]
-        elif len(deps) == 1:
-            np.maximum(clocks[deps[0]], clocks[p], out=vc)
+        elif len(deps) < 3:  # (two maximums cost half a gather and a reduction)
+            maximum(clocks[deps[0]], clocks[p], out=vc)
+            if len(deps) == 2:
+                maximum(vc, clocks[deps[1]], out=vc)
         else:
-            np.maximum.reduce(clocks[[*deps, p]], axis=0, out=vc)
+            maximum.reduce(clocks[[*deps, p]], axis=0, out=vc)
         sync = self.sync.get(k) if self.sync else None
         if sync is not None and sync[1] and sync[0] in self.sem_clock:
             np.maximum(vc, self.sem_clock[sync[0]], out=vc)
@@ -240,9 +248,8 @@ class RaceDetector:
             if kept.n:
                 i, j = _meeting_pairs(cols, kept.cols(), self.clocks)
                 found += zip(who[i].tolist(), kept.instr[j].tolist())
-            i, j = _meeting_pairs(cols, cols, self.clocks)
-            earlier = row[j] < row[i]  # within the batch: against accesses started before
-            i, j = i[earlier], j[earlier]
+            # within the batch: against the accesses started before
+            i, j = _meeting_pairs(cols, cols, self.clocks, row < row[:, None])
             found += zip(who[i].tolist(), who[j].tolist())
             kept.extend(cols)
         order = self.order
