@@ -82,7 +82,7 @@ def with_margin(cycles: float, margin: float = CROSS_MARGIN) -> float:
     estimate's own): what a period estimate must exceed, above another strategy's
     plan, to stop its strategy.
 
-    >>> with_margin(100.0), with_margin(100.0, UNIFORM_MARGIN)
+    >>> with_margin(100.0), round(with_margin(100.0, UNIFORM_MARGIN), 9)
     (150.0, 110.0)
     """
     return cycles * (1 + margin)
