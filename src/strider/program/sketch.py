@@ -149,32 +149,29 @@ class Sketch:
         ids."""
         deps = tuple(deps)
         first = len(self.ent)
+        of = self._of
         keys = list(zip(queues, structures))   # (add's keys lead with a class)
-        found: list[Any] = list(map(self._of.get, keys))   # (None: a new one)
+        found: list[Any] = list(map(of.get, keys))   # (None: a new one)
         if None in found:
             for k, e in enumerate(found):
-                if e is None:
-                    found[k] = self._dma_row(keys[k], placing, k)
+                if e is not None:
+                    continue
+                key = keys[k]
+                e = of.get(key)   # (made by an earlier descriptor of the slice)
+                if e is None:   # the representative of its cost class on its queue
+                    queue, structure = key
+                    if structure not in self._refs:
+                        self._first.setdefault(structure, (placing, k))
+                    e = of[key] = len(self._reps)
+                    self._keys.append(key)
+                    self.classes.append(structure)
+                    self._reps.append(None)
+                    self.rep_engines.append(dma_engine(queue))
+                found[k] = e
         self.ent += found
         self._engine += map(self.rep_engines.__getitem__, found)
         self.deps += [deps] * len(found)
         return range(first, len(self.ent))
-
-    def _dma_row(self, key: tuple[int, tuple], placing: Callable[[int], PlacedDescriptor],
-                 k: int) -> int:
-        """The representative of descriptor ``k``'s cost class on its queue (``key``)."""
-        e = self._of.get(key)   # (made by an earlier descriptor of the slice)
-        if e is not None:
-            return e
-        queue, structure = key
-        if structure not in self._refs:
-            self._first.setdefault(structure, (placing, k))
-        e = self._of[key] = len(self._reps)
-        self._keys.append(key)
-        self.classes.append(structure)
-        self._reps.append(None)
-        self.rep_engines.append(dma_engine(queue))
-        return e
 
     def _dma_rep(self, queue: int, structure: tuple) -> DmaCopy:
         """A descriptor of ``structure`` on ``queue``, with the Refs of its first."""
