@@ -605,7 +605,8 @@ def test_a_plan_does_not_depend_on_the_hardware_planned_before_it():
                             "efficient_chunk_bytes": a.dma.efficient_chunk_bytes * 4})
 
     def fresh() -> None:   # what a new process starts with
-        for cached in (_descriptors._cut, pipeline._slices, pipeline._layout, pipeline._copy):
+        for cached in (_descriptors._cut, pipeline._slices, pipeline._layout, pipeline._part_of,
+                       pipeline._chained):
             cached.cache_clear()
 
     def vector(hw):

@@ -59,6 +59,12 @@ def test_a_sketch_estimates_as_its_program(seed, pick, variant):
     pairs = set(zip(found.ent, sketch.ent))
     assert len({a for a, _ in pairs}) == len(found.first)
     assert estimate_sketch(sketch, hw) == estimate(program, hw)
+    # representatives built only when asked: on the engine the sketch gave them, and a
+    # copy's of the structure it was keyed by
+    reps = sketch.reps
+    assert [r.engine for r in reps] == sketch.rep_engines
+    assert all(structure_key(r) == key for r, key in zip(reps, sketch.classes)
+               if r.engine in ("vector", "act"))
 
 
 @settings(max_examples=examples(25), deadline=None)

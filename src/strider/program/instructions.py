@@ -183,6 +183,16 @@ def _transpose_bits(k: int, instr: Instruction, m: Any) -> None:
 _DMA_ENGINES: dict[int, str] = {}
 
 
+def dma_engine(queue: int) -> str:
+    """The engine of a DMA descriptor on ``queue`` (:attr:`DmaCopy.engine`): ``dma3``..."""
+    if type(queue) is not int:   # a bad one (refused by the checks): named as given
+        return f"dma{queue}"
+    name = _DMA_ENGINES.get(queue)
+    if name is None:
+        name = _DMA_ENGINES[queue] = f"dma{queue}"
+    return name
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DmaCopy(Instruction):
     """One DMA descriptor on queue ``queue``: ``dst[i] = src[i]``, any memories.
@@ -203,13 +213,7 @@ class DmaCopy(Instruction):
 
     @property
     def engine(self) -> str:
-        queue = self.queue
-        if type(queue) is not int:   # a bad one (refused by the checks): named as given
-            return f"dma{queue}"
-        name = _DMA_ENGINES.get(queue)
-        if name is None:
-            name = _DMA_ENGINES[queue] = f"dma{queue}"
-        return name
+        return dma_engine(self.queue)
 
     @property
     def nbytes(self) -> int:

@@ -35,6 +35,7 @@ from .instructions import (
     Ref,
     VectorCopy,
     VectorIdentity,
+    dma_engine,
 )
 from .structure import structure_key
 
@@ -70,13 +71,13 @@ class Sketch:
         self.classes: list[tuple] = []
         self.rep_engines: list[str] = []                # the engine of each representative
         self._keys: list[tuple] = []                    # and its key in _of
-        self._reps: list[Instruction | None] = []       # None: a descriptor's, not built yet
+        self._reps: list[Instruction | None] = []       # None: not built yet
+        self._make: dict[int, Callable[[], Instruction]] = {}   # of those, all but descriptors
         self._engine: list[str] = []
         self._of: dict[tuple, int] = {}
         self._refs: dict[tuple, tuple[Ref, Ref]] = {}   # a placed descriptor's, by structure
         # a structure's first placed descriptor (``placing``, index), until its Refs are built
         self._first: dict[tuple, tuple[Callable[[int], PlacedDescriptor], int]] = {}
-        self._queue_engine: dict[int, str] = {}         # a DMA queue's engine
         #: The engine of instruction ``i`` (the planners ask for every dependency).
         self.engine_of: Callable[[int], str] = self._engine.__getitem__
 
@@ -92,8 +93,12 @@ class Sketch:
         """The representative of structure ``e`` (built when first asked)."""
         made = self._reps[e]
         if made is None:
-            queue, structure = self._keys[e]
-            made = self._reps[e] = self._dma_rep(queue, structure)
+            make = self._make.pop(e, None)
+            if make is not None:
+                made = self._reps[e] = make()
+            else:
+                queue, structure = self._keys[e]
+                made = self._reps[e] = self._dma_rep(queue, structure)
         return made
 
     def add(self, instruction: Instruction) -> int:
@@ -102,16 +107,21 @@ class Sketch:
                          tuple(instruction.deps), instruction.sync())
 
     def _row(self, key: tuple, rep: Any, deps: tuple[int, ...],
-             sync: tuple[str, int] | None = None) -> int:
+             sync: tuple[str, int] | None = None, engine: str | None = None) -> int:
         k = len(self.ent)
         e = self._of.get(key)
         if e is None:
             e = self._of[key] = len(self._reps)
-            made = rep()
+            made = None
+            if engine is None:
+                made = rep()
+                engine = made.engine
+            else:   # built when asked
+                self._make[e] = rep
             self._reps.append(made)
             self._keys.append(key)
             self.classes.append(key)
-            self.rep_engines.append(made.engine)
+            self.rep_engines.append(engine)
         self.ent.append(e)
         self.deps.append(deps)
         self._engine.append(self.rep_engines[e])
@@ -139,37 +149,29 @@ class Sketch:
         ids."""
         deps = tuple(deps)
         first = len(self.ent)
+        of = self._of
         keys = list(zip(queues, structures))   # (add's keys lead with a class)
-        found: list[Any] = list(map(self._of.get, keys))   # (None: a new one)
+        found: list[Any] = list(map(of.get, keys))   # (None: a new one)
         if None in found:
             for k, e in enumerate(found):
-                if e is None:
-                    found[k] = self._dma_row(keys[k], placing, k)
+                if e is not None:
+                    continue
+                key = keys[k]
+                e = of.get(key)   # (made by an earlier descriptor of the slice)
+                if e is None:   # the representative of its cost class on its queue
+                    queue, structure = key
+                    if structure not in self._refs:
+                        self._first.setdefault(structure, (placing, k))
+                    e = of[key] = len(self._reps)
+                    self._keys.append(key)
+                    self.classes.append(structure)
+                    self._reps.append(None)
+                    self.rep_engines.append(dma_engine(queue))
+                found[k] = e
         self.ent += found
         self._engine += map(self.rep_engines.__getitem__, found)
         self.deps += [deps] * len(found)
         return range(first, len(self.ent))
-
-    def _dma_row(self, key: tuple[int, tuple], placing: Callable[[int], PlacedDescriptor],
-                 k: int) -> int:
-        """The representative of descriptor ``k``'s cost class on its queue (``key``)."""
-        e = self._of.get(key)   # (made by an earlier descriptor of the slice)
-        if e is not None:
-            return e
-        queue, structure = key
-        if structure not in self._refs:
-            self._first.setdefault(structure, (placing, k))
-        e = self._of[key] = len(self._reps)
-        self._keys.append(key)
-        self.classes.append(structure)
-        engine = self._queue_engine.get(queue)
-        made = None
-        if engine is None:   # (the queue's first: its engine as the instruction names it)
-            made = self._dma_rep(queue, structure)
-            engine = self._queue_engine[queue] = made.engine
-        self._reps.append(made)
-        self.rep_engines.append(engine)
-        return e
 
     def _dma_rep(self, queue: int, structure: tuple) -> DmaCopy:
         """A descriptor of ``structure`` on ``queue``, with the Refs of its first."""
@@ -180,11 +182,12 @@ class Sketch:
         return DmaCopy(queue=queue, src=pair[0], dst=pair[1])
 
     def add_keyed(self, key: tuple, make: Callable[[], Instruction],
-                  deps: Iterable[int] = ()) -> int:
+                  deps: Iterable[int] = (), engine: str | None = None) -> int:
         """:meth:`add` of the instruction ``make()`` builds, whose
         :func:`~strider.program.structure.structure_key` is ``key`` (and which has no
-        semaphore): built only when it is the first of its structure."""
-        return self._row(key, make, tuple(deps))
+        semaphore): built only when it is the first of its structure -- and, where its
+        ``engine`` is given, only once its representative is asked for (:meth:`rep`)."""
+        return self._row(key, make, tuple(deps), None, engine)
 
     def vector_copy(self, src: Ref, dst: Ref, deps: Iterable[int] = (), label: str = "",
                     cast: bool = False) -> int:

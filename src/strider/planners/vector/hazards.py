@@ -31,24 +31,38 @@ Examples
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from itertools import chain
+from operator import itemgetter
+from typing import Callable
+
+_PAIRS, _SEQ = itemgetter(2), itemgetter(5)
 
 
 class Hazards:
     """The log of accesses still to be waited for (see the module docstring), kept per
     ``bucket`` elements of the address range (an access in every bucket it touches:
     queries look at the accesses near theirs only; 0: one bucket). The answers do not
-    depend on it."""
+    depend on it.
 
-    def __init__(self, bucket: int = 0) -> None:
+    ``engine_of``: the engine of an instruction, where every engine finishes its
+    instructions in the order it starts them; an access then logs the latest of its
+    instructions on each engine only, and :meth:`latest` answers with the latest on each
+    engine (without it, every instruction is its own engine). Instructions are recorded
+    in increasing order (an access's after every earlier one's), as programs number them.
+    """
+
+    def __init__(self, bucket: int = 0, engine_of: Callable[[int], object] | None = None
+                 ) -> None:
         self.bucket = bucket
-        # bucket -> (lo, hi, instructions, is_write, disjoint key, sequence number) per
-        # access, in sequence order
-        self.logs: dict[int, list[tuple[int, int, list[int], bool, object, int]]] = {}
+        self.engine_of = engine_of
+        # bucket -> (lo, hi, (engine, instruction) pairs, is_write, disjoint key, sequence
+        # number) per access, in sequence order (so its instructions only grow)
+        self.logs: dict[int, list[tuple[int, int, tuple, bool, object, int]]] = {}
         # disjoint key -> (sequence number of its first slice, union of its ranges, the
         # accesses it made the log forget)
         self.groups: dict[object, tuple[int, list[tuple[int, int]], list[tuple]]] = {}
         self.seq = 0
+        self.newest = -1   # the latest instruction recorded
 
     def _buckets(self, lo: int, hi: int) -> range:
         """The buckets an access of ``[lo, hi)`` touches (an empty range: its bucket)."""
@@ -57,77 +71,121 @@ class Hazards:
 
     def before(self, lo: int, hi: int, write: bool, disjoint: object = None) -> list[int]:
         """The instructions an access of ``[lo, hi)`` must wait for."""
-        return sorted(self._waits(lo, hi, write, disjoint))
+        matched, _ = self._matches(lo, hi, write, disjoint)
+        return sorted({i for e in matched for _, i in e[2]})
 
-    def waits(self, *accesses: tuple[int, int, bool, object]) -> set[int]:
-        """What the ``(lo, hi, write, disjoint)`` ``accesses`` wait for (:meth:`before`),
-        together, unordered."""
-        waits = self._waits(*accesses[0])
+    def latest(self, *accesses: tuple[int, int, bool, object]) -> list[int]:
+        """What the ``(lo, hi, write, disjoint)`` ``accesses`` wait for together
+        (:meth:`before`), the latest on each engine only, in order: enough where every
+        engine finishes its instructions in the order it starts them -- true of the
+        vector path's engines (a copy's occupancy is its latency; every DMA descriptor
+        touches DRAM, so each keeps its queue for its bytes and finishes one DRAM
+        latency later), and what the simulator's race check assumes of engine order. A
+        copy that waits for the 3,402 load descriptors of a slice cut by a 16-bit TTU
+        then waits for 6.
+
+        >>> h = Hazards(engine_of={3: "dma0", 7: "dma0", 4: "act", 9: "act"}.get)
+        >>> h.record(0, 10, [3, 4, 7], write=True)
+        >>> h.record(20, 30, [9], write=False)
+        >>> h.latest((0, 5, False, None), (25, 26, True, None))
+        [7, 9]
+        """
+        matched, ordered = self._matches(*accesses[0])
         for access in accesses[1:]:
-            waits |= self._waits(*access)
-        return waits
+            more, _ = self._matches(*access)
+            if more:
+                matched += more
+                ordered = False
+        if not ordered:   # (the latest last: dict() keeps it)
+            matched.sort(key=_SEQ)
+        return sorted(dict(chain.from_iterable(map(_PAIRS, matched))).values())
 
-    def _waits(self, lo: int, hi: int, write: bool, disjoint: object = None) -> set[int]:
+    def _matches(self, lo: int, hi: int, write: bool, disjoint: object = None
+                 ) -> tuple[list[tuple], bool]:
+        """The logged accesses an access of ``[lo, hi)`` waits for, and whether they are
+        in sequence order."""
         size = self.bucket
         first = lo // size if size else 0
         if size and max(lo, hi - 1) // size != first:
             logs = [self.logs.get(k, ()) for k in self._buckets(lo, hi)]
-        else:   # (an access inside one bucket: most)
+        elif disjoint is None or disjoint not in self.groups:   # (one bucket: most)
+            log = self.logs.get(first, ())
+            if write and disjoint is None:   # waits for every access it overlaps
+                return [e for e in log if e[0] < hi and lo < e[1]], True
+            if disjoint is None:
+                return [e for e in log if e[0] < hi and lo < e[1] and e[3]], True
+            return [e for e in log if e[0] < hi and lo < e[1] and (write or e[3])
+                    and e[4] != disjoint], True
+        else:
             logs = [self.logs.get(first, ())]
         if disjoint in self.groups:   # a later slice of a group: what it forgot too
             logs.append(self.groups[disjoint][2])
-        if disjoint is None and write:   # waits for every access it overlaps
-            return {i for log in logs for a, b, ids, _, _, _ in log
-                    if a < hi and lo < b for i in ids}
-        return {i for log in logs for a, b, ids, w, key, _ in log
-                if a < hi and lo < b and (write or w)
-                and (disjoint is None or key != disjoint) for i in ids}
+        if disjoint is None and write:
+            matched = [e for log in logs for e in log if e[0] < hi and lo < e[1]]
+        elif disjoint is None:
+            matched = [e for log in logs for e in log if e[0] < hi and lo < e[1] and e[3]]
+        else:
+            matched = [e for log in logs for e in log if e[0] < hi and lo < e[1]
+                       and (write or e[3]) and e[4] != disjoint]
+        return matched, len(logs) == 1
 
     def record(self, lo: int, hi: int, ids: list[int], write: bool,
                disjoint: object = None) -> None:
-        """Log an access of ``[lo, hi)`` by ``ids`` (after asking :meth:`before`)."""
+        """Log an access of ``[lo, hi)`` by ``ids`` (ascending; after asking
+        :meth:`before` or :meth:`latest`)."""
         logs = self.logs
+        b = self.bucket
+        touched: range | tuple[int] = (0,)
+        if b:
+            first, last = lo // b, max(lo, hi - 1) // b
+            touched = (first,) if first == last else range(first, last + 1)
         if write and disjoint is None:  # accesses inside a new write are ordered before it
-            for k in self._buckets(lo, hi):   # (all of such an access's buckets)
-                if k in logs:
-                    logs[k] = [e for e in logs[k] if not (lo <= e[0] and e[1] <= hi)]
+            for k in touched:   # (all of such an access's buckets)
+                log = logs.get(k)
+                if log:
+                    logs[k] = [e for e in log if not (lo <= e[0] and e[1] <= hi)]
         elif write:
-            first, spans, forgotten = self.groups.get(disjoint, (self.seq, [], []))
-            spans = _merged(spans + [(lo, hi)])
-            hull_lo, hull_hi, one = spans[0][0], spans[-1][1], len(spans) == 1
-            touched = self._buckets(hull_lo, hull_hi)   # (all of a forgotten access's)
-            gone: dict[int, tuple] = {}   # by sequence number
+            self._slice(lo, hi, disjoint)
+        if not ids:
+            return
+        if ids[0] < self.newest:
+            raise ValueError(f"instruction {ids[0]} recorded after {self.newest}")
+        newest = self.newest = ids[-1]
+        engine_of = self.engine_of
+        if len(ids) == 1:
+            pairs: tuple = ((engine_of(newest) if engine_of is not None else newest, newest),)
+        else:   # (ids ascending: the latest on each engine stays)
+            pairs = tuple(dict(zip(map(engine_of, ids) if engine_of is not None else ids,
+                                   ids)).items())
+        entry = (lo, hi, pairs, write, disjoint, self.seq)
+        self.seq += 1
+        for k in touched:
+            log = logs.get(k)
+            if log is None:
+                logs[k] = [entry]
+            else:
+                log.append(entry)
+
+    def _slice(self, lo: int, hi: int, disjoint: object) -> None:
+        """A slice ``[lo, hi)`` of group ``disjoint`` written: what the group's slices
+        together order is forgotten (the module docstring)."""
+        logs = self.logs
+        first, spans, forgotten = self.groups.get(disjoint, (self.seq, [], []))
+        spans = _merged(spans + [(lo, hi)])
+        hull_lo, hull_hi, one = spans[0][0], spans[-1][1], len(spans) == 1
+        touched = self._buckets(hull_lo, hull_hi)   # (all of a forgotten access's)
+        gone: dict[int, tuple] = {}   # by sequence number
+        for k in touched:
+            gone.update((e[5], e) for e in logs.get(k, ())
+                        if hull_lo <= e[0] and e[1] <= hull_hi and e[5] < first
+                        and e[4] != disjoint and (one or any(a <= e[0] and e[1] <= b
+                                                             for a, b in spans)))
+        if gone:
+            forgotten += gone.values()
             for k in touched:
-                gone.update((e[5], e) for e in logs.get(k, ())
-                            if hull_lo <= e[0] and e[1] <= hull_hi and e[5] < first
-                            and e[4] != disjoint and (one or any(a <= e[0] and e[1] <= b
-                                                                 for a, b in spans)))
-            if gone:
-                forgotten += gone.values()
-                for k in touched:
-                    if k in logs:
-                        logs[k] = [e for e in logs[k] if e[5] not in gone]
-            self.groups[disjoint] = (first, spans, forgotten)
-        if ids:
-            entry = (lo, hi, list(ids), write, disjoint, self.seq)
-            for k in self._buckets(lo, hi):
-                logs.setdefault(k, []).append(entry)
-            self.seq += 1
-
-
-def latest_per_engine(ids: Iterable[int], engine_of: Callable[[int], str]) -> list[int]:
-    """Of ``ids``, the latest on each engine: enough to wait for where every engine
-    finishes its instructions in the order it starts them -- true of the vector path's
-    engines (a copy's occupancy is its latency; every DMA descriptor touches DRAM, so
-    each keeps its queue for its bytes and finishes one DRAM latency later), and what
-    the simulator's race check assumes of engine order. A copy that waits for the 3,402
-    load descriptors of a slice cut by a 16-bit TTU then waits for 6.
-
-    >>> latest_per_engine([3, 7, 4, 9], {3: "dma0", 7: "dma0", 4: "act", 9: "act"}.get)
-    [7, 9]
-    """
-    ordered = sorted(ids)
-    return sorted(dict(zip(map(engine_of, ordered), ordered)).values())   # the latest stays
+                if k in logs:
+                    logs[k] = [e for e in logs[k] if e[5] not in gone]
+        self.groups[disjoint] = (first, spans, forgotten)
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -145,4 +203,4 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-__all__ = ["Hazards", "latest_per_engine"]
+__all__ = ["Hazards"]

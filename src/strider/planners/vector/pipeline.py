@@ -21,7 +21,7 @@ from ...program.structure import structure_key
 from .._copy_engines import CopyBalancer, block_copy
 from .._descriptors import Placed, QueueBalancer, Side, Transfer, cut_of, placed
 from .boxes import existing_regions, restrict, tile_boxes
-from .hazards import Hazards, latest_per_engine
+from .hazards import Hazards
 from .slicing import slices_of, span_of
 from .tiling import VectorTiling, descriptor_worth
 from .two_pass import copy_chain, scratch_ring
@@ -60,7 +60,7 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
     t = tiling
     free_t = t.free_target
     slot_elems = t.slot_bytes // t.itemsize
-    hazards = Hazards(slot_elems)   # (a slot per bucket)
+    hazards = Hazards(slot_elems, program.engine_of)   # (a slot per bucket)
     balancer = QueueBalancer(hw)
     # two_pass: copies made in two passes; carrier_width: elements per carrier they used
     counts = {"dma_in": 0, "vector": 0, "dma_out": 0, "two_pass": 0, "carrier_width": 0}
@@ -68,14 +68,13 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
     engines = CopyBalancer(hw, t.partitions)
     ring = scratch_ring(t, hw) if t.two_pass else None
     sketch = program if isinstance(program, Sketch) else None
-    engine_of = program.engine_of
     source_strides, target_strides = t.source_strides(), t.target_strides()
     worth = descriptor_worth(hw, t.tiles, t.descriptor_share)
 
     def dma(parts: list[_Placing], lo: int, hi: int, way: str, label) -> None:
         """The descriptors of a slice's ``parts``; ``label()`` their label."""
         on_chip_write = way == "in"
-        deps = tuple(latest_per_engine(hazards.waits((lo, hi, on_chip_write, None)), engine_of))
+        deps = tuple(hazards.latest((lo, hi, on_chip_write, None)))
         ids: list[int] = []
         for placing in parts:
             on = balancer.pick_each(queues, placing.layout.cycles)
@@ -84,9 +83,7 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
             else:
                 text = label()
                 ids += [program.dma_placed(q, p, deps, text) for q, p in zip(on, placing.all())]
-        # (the latest on each queue stands for them all: every wait goes through
-        # latest_per_engine, and the latest of the latest is the latest)
-        hazards.record(lo, hi, latest_per_engine(ids, engine_of), write=on_chip_write)
+        hazards.record(lo, hi, ids, write=on_chip_write)   # (the latest on each queue)
         counts["dma_" + way] += len(ids)
 
     def moves(way: str, free, origin, ext, slot: int):
@@ -121,10 +118,10 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
 
     def copy(engine: str, step: _Step, k: int, key: object) -> None:
         """One copy on ``engine`` (the hazards count narrow elements)."""
-        deps = latest_per_engine(hazards.waits((*step.reads, False, None),
-                                               (*step.writes, True, key)), engine_of)
+        deps = hazards.latest((*step.reads, False, None), (*step.writes, True, key))
         if sketch is not None:
-            vid = sketch.add_keyed(step.structure(engine), step.maker(engine, deps), deps)
+            vid = sketch.add_keyed(step.structure(engine), step.maker(engine, deps), deps,
+                                   _COPIES[engine].engine_kind)
         else:
             vid = program.add(step.instruction(engine, deps, f"permute t{k}" + (
                 f" ({step.src.dtype} carriers)" if step.width > 1 else "")))
@@ -217,10 +214,15 @@ class _Placing(NamedTuple):
         return placed(transfer, self.layout.plan[which])
 
 
+#: The copy instruction on each engine the copies balance over.
+_COPIES: dict[str, type[VectorCopy] | type[ActCopy]] = {"vector": VectorCopy, "act": ActCopy}
+
+
 class _Step(NamedTuple):
-    """One pass of a copy: its operands, narrow elements per element (``width``) and the
+    """One pass of a copy: its operands (their patterns ``moved`` by these elements, the
+    source's and the destination's), narrow elements per element (``width``) and the
     ranges it reads and writes in narrow elements; its structure on each engine
-    (``keys``, filled as asked)."""
+    (``keys``, filled as asked; offsets aside, so shared by the moved copies)."""
 
     src: Ref
     dst: Ref
@@ -228,11 +230,15 @@ class _Step(NamedTuple):
     reads: tuple[int, int]
     writes: tuple[int, int]
     keys: dict[str, tuple]
+    moved: tuple[int, int] = (0, 0)
 
     def instruction(self, engine: str, deps=(), label: str = "") -> Instruction:
         """The copy on ``engine`` (``vector`` or ``act``)."""
-        cls = VectorCopy if engine == "vector" else ActCopy
-        return cls(src=self.src, dst=self.dst, deps=tuple(deps), label=label)
+        cls = _COPIES[engine]
+        src, dst = self.src, self.dst
+        if self.moved != (0, 0):
+            src, dst = _moved(src, self.moved[0]), _moved(dst, self.moved[1])
+        return cls(src=src, dst=dst, deps=tuple(deps), label=label)
 
     def structure(self, engine: str) -> tuple:
         """The :func:`~strider.program.structure.structure_key` of :meth:`instruction`."""
@@ -326,12 +332,38 @@ def _layout(hw: Hardware, dtype: str, way: str, shape: tuple[int, ...],
     return layout._replace(plan=cut.plan(pieces, hw), structures=structures, cycles=cycles)
 
 
-@lru_cache(maxsize=_KEPT)
 def _copy(hw: Hardware, dtype: str, free: tuple[int, ...], free_t: tuple[int, ...],
           part_dims: tuple[int, ...], ext: tuple[int, ...], src_base: int, dst_base: int,
           part: tuple[tuple[int, int, int], ...], scratch: int | None) -> _Copy:
     """The :class:`_Copy` of slice part ``part`` of a tile of extents ``ext`` from the
-    in-slot at element ``src_base`` to the out-slot at ``dst_base``."""
+    in-slot at element ``src_base`` to the out-slot at ``dst_base``. In one pass it is
+    the copy of its shape at 0, moved (the slices of a tile alike but for the last): a
+    pass's walk and structure do not depend on the offsets
+    (:func:`~.two_pass.copy_chain`; two passes' carriers do)."""
+    cut, src_strides, dst_strides, src_at, dst_at, rows = _part_of(free, free_t, part_dims,
+                                                                   ext, part)
+    src_base += src_at
+    dst_base += dst_at
+    if scratch is not None:
+        return _chained(hw, dtype, cut, src_strides, dst_strides, rows, src_base, dst_base,
+                        scratch)
+    at_zero = _chained(hw, dtype, cut, src_strides, dst_strides, rows, 0, 0, None)
+    if not src_base and not dst_base:
+        return at_zero
+    moved = (src_base, dst_base)
+    return _Copy([_Step(step.src, step.dst, step.width,
+                        (step.reads[0] + src_base, step.reads[1] + src_base),
+                        (step.writes[0] + dst_base, step.writes[1] + dst_base), step.keys, moved)
+                  for step in at_zero.steps], at_zero.costs, at_zero.carrier_width)
+
+
+@lru_cache(maxsize=_KEPT)
+def _part_of(free: tuple[int, ...], free_t: tuple[int, ...], part_dims: tuple[int, ...],
+             ext: tuple[int, ...], part: tuple[tuple[int, int, int], ...]
+             ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], int, int, int]:
+    """The copy of slice part ``part`` of a tile of extents ``ext`` (:func:`_copy`): its
+    shape, its source and destination strides, where it starts in the in-slot and in
+    the out-slot, and its partitions."""
     pos = {d: i for i, d in enumerate(free)}
     partitions = math.prod(ext[d] for d in part_dims)
     # the fused copy reads the source-order block in target order (the in-buffer
@@ -339,19 +371,28 @@ def _copy(hw: Hardware, dtype: str, free: tuple[int, ...], free_t: tuple[int, ..
     ft, src_strides, dst_strides = block_copy(free, free_t, tuple(ext[d] for d in free))
     shape = list(ft)
     rows = partitions
+    src_at = dst_at = 0
     for d, a, b in part:   # each cut slices its dim of both sides (AccessPattern.slice)
         if d in pos:
             at = free_t.index(d)
             r = range(shape[at])[a:b]
             if len(r):
-                src_base += r.start * src_strides[at]
-                dst_base += r.start * dst_strides[at]
+                src_at += r.start * src_strides[at]
+                dst_at += r.start * dst_strides[at]
             shape[at] = len(r)
         else:   # the outermost partition dim (VectorTiling.pads_ragged): a prefix
             rows = b * partitions // ext[d]
-    cut = tuple(shape)
-    src = AccessPattern.unchecked(cut, src_strides, src_base)
-    dst = AccessPattern.unchecked(cut, dst_strides, dst_base)
+    return tuple(shape), src_strides, dst_strides, src_at, dst_at, rows
+
+
+@lru_cache(maxsize=_KEPT)
+def _chained(hw: Hardware, dtype: str, shape: tuple[int, ...], src_strides: tuple[int, ...],
+             dst_strides: tuple[int, ...], rows: int, src_base: int, dst_base: int,
+             scratch: int | None) -> _Copy:
+    """The :class:`_Copy` of ``shape`` on ``rows`` partitions from the in-slot pattern
+    at ``src_base`` to the out-slot pattern at ``dst_base``."""
+    src = AccessPattern.unchecked(shape, src_strides, src_base)
+    dst = AccessPattern.unchecked(shape, dst_strides, dst_base)
     chain = copy_chain(Ref.sbuf(0, rows, src, dtype), dst, hw, scratch)
     steps = []
     for s_ref, d_pattern, width in chain:
@@ -363,6 +404,13 @@ def _copy(hw: Hardware, dtype: str, free: tuple[int, ...], free_t: tuple[int, ..
                            (dst_lo * width, (dst_hi + 1) * width), {}))
     return _Copy(steps, [(s.pattern.size, innermost_stride_bytes(s)) for s, *_ in chain],
                  max(width for *_, width in chain))
+
+
+def _moved(ref: Ref, by: int) -> Ref:
+    """``ref`` with its pattern ``by`` elements further."""
+    p = ref.pattern
+    return Ref(ref.memory, AccessPattern.unchecked(p.shape, p.strides, p.offset + by), ref.dtype,
+               ref.tensor, ref.partition_start, ref.partitions)
 
 
 def _span(pattern: AccessPattern) -> tuple[int, int]:
