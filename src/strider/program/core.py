@@ -176,6 +176,39 @@ class Program:
         self.instructions.append(instruction)
         return new_id
 
+    def add_again(self, instruction: Instruction) -> int:
+        """:meth:`add` of an instruction whose type and scalar fields (those but its
+        operands, deps and label: ``queue``, ``cast``, ...) are those of one this program
+        has accepted, as a planner's builder makes many: those are not checked again,
+        the rest is. Code that cannot vouch for that uses :meth:`add`.
+
+        >>> from strider import AccessPattern
+        >>> p = Program()
+        >>> fill = VectorFill(dst=Ref.sbuf(0, 1, AccessPattern.contiguous((2,)), "int8"),
+        ...                   value=1.0)
+        >>> p.add(fill), p.add_again(replace(fill, deps=(0,)))
+        (0, 1)
+        >>> p.add_again(replace(fill, deps=(2,)))
+        Traceback (most recent call last):
+        ...
+        strider.errors.ProgramError: instruction 2 (VectorFill) depends on [2], which are not earlier instructions (ids 0..1)
+        """
+        deps, new_id = instruction.deps, len(self.instructions)
+        seen = _DEPS_SEEN[0]
+        if deps and deps is not seen[0]:
+            if type(deps) is not tuple or not _INT_ONLY.issuperset(map(type, deps)):
+                return self.add(instruction)   # (add says what is wrong)
+            seen = _DEPS_SEEN[0] = deps, min(deps), max(deps)
+        if type(instruction.label) is not str or (deps and not (0 <= seen[1]
+                                                                and seen[2] < new_id)):
+            return self.add(instruction)
+        refs = _operands(type(instruction))[1](instruction)  # type: ignore[arg-type]  # mypy#11470
+        for ref in refs:
+            if type(ref) is not Ref or (ref.memory == "dram" and ref.tensor not in self.tensors):
+                return self.add(instruction)
+        self.instructions.append(instruction)
+        return new_id
+
     # builders: one per instruction, returning the new id
     def dma(self, queue: int, src: Ref, dst: Ref, deps: Iterable[int] = (), label: str = "") -> int:
         return self.add(DmaCopy(queue=queue, src=src, dst=dst, deps=_tuple(deps), label=label))

@@ -7,7 +7,7 @@ and cost class worked out once per structure."""
 from __future__ import annotations
 
 from functools import cache
-from typing import Callable
+from typing import Any, Callable
 
 from ...access_pattern import AccessPattern
 from ...hardware.description import Hardware
@@ -19,10 +19,23 @@ from .._descriptors import QueueBalancer, element_values, fits_ttu, fitted_pairs
 
 
 @cache
-def _field_names(cls: type[Instruction]) -> tuple[str, ...]:
-    """The operand fields of ``cls``, then its scalars' (as :meth:`InstructionBuilder.put`
-    takes their values)."""
-    return cls.operand_names() + scalar_names(cls)  # type: ignore[arg-type]  # mypy#11470
+def _maker(cls: type[Instruction]) -> Callable[..., Instruction]:
+    """A maker of instructions of ``cls`` from their ``deps``, ``label``, operands and
+    scalars (as :meth:`InstructionBuilder.put` takes their values), each field set as
+    its constructor would (an instruction is a frozen slotted dataclass that checks
+    nothing on construction) but without its keywords: planners make millions."""
+    assert "__post_init__" not in dir(cls)
+    names = ("deps", "label") + cls.operand_names() + scalar_names(cls)  # type: ignore[arg-type]  # mypy#11470
+    slots = tuple(getattr(cls, name).__set__ for name in names)
+    new = object.__new__
+
+    def make(*values: Any) -> Instruction:
+        instruction = new(cls)
+        for put, value in zip(slots, values):
+            put(instruction, value)
+        return instruction
+
+    return make
 
 
 class InstructionBuilder:
@@ -35,6 +48,7 @@ class InstructionBuilder:
         self.keyed: Callable | None = None   # a sketch's add_keyed (see put)
         self.refs: dict[tuple, Ref] = {}   # the on-chip operands made so far (see ref)
         self.fits: dict[tuple, tuple] = {}   # DMAs by structure: fit, cycles, keys (see dma)
+        self.known: set[tuple] = set()   # types and scalars the program has taken (see put)
         self.queues, self.all_queues = QueueBalancer(hw), range(hw.dma.queues)
 
     def into_sketch(self) -> Sketch:
@@ -90,17 +104,21 @@ class InstructionBuilder:
             return self.keyed(structure_of(cls, scalars, *operands),
                               lambda: self.instruction(cls, scalars, operands, offsets, deps),
                               deps)
-        assert isinstance(self.program, Program)
-        return self.program.add(self.instruction(cls, scalars, operands, offsets, deps,
-                                                 label()))
+        instruction = _maker(cls)(deps, label(), *map(self.ref, operands, offsets), *scalars)
+        program = self.program
+        assert isinstance(program, Program)
+        key = (cls, scalars, *map(type, scalars))   # (True and 1 are equal keys)
+        if key in self.known:
+            return program.add_again(instruction)
+        i = program.add(instruction)
+        self.known.add(key)
+        return i
 
     def instruction(self, cls: type[Instruction], scalars: tuple, operands: tuple[tuple, ...],
-                    offsets: tuple[int, ...], deps: tuple[int, ...], label: str = ""
-                    ) -> Instruction:
-        """An instruction of ``cls`` (see :meth:`put`); its operands: :meth:`ref`."""
-        return cls(deps=deps, label=label, **dict(zip(
-            _field_names(cls),  # type: ignore[arg-type]  # mypy#11470
-            (*map(self.ref, operands, offsets), *scalars))))
+                    offsets: tuple[int, ...], deps: tuple[int, ...]) -> Instruction:
+        """An instruction of ``cls`` (see :meth:`put`) without a label; its operands:
+        :meth:`ref`."""
+        return _maker(cls)(deps, "", *map(self.ref, operands, offsets), *scalars)
 
     def ref(self, operand: tuple, offset: int) -> Ref:
         """The Ref of ``operand`` (a structure) at ``offset``: on chip, the one made
@@ -108,8 +126,8 @@ class InstructionBuilder:
         on-chip operands recur; a Ref is immutable)."""
         memory, tensor, start, partitions, shape, strides, dtype = operand
         if memory == "dram":
-            return Ref(memory, AccessPattern.unchecked(shape, strides, offset), dtype, tensor,
-                       start, partitions)
+            return Ref.unchecked(memory, AccessPattern.unchecked(shape, strides, offset), dtype,
+                                 tensor, start, partitions)
         refs = self.refs
         ref = refs.get((operand, offset))
         if ref is None:
