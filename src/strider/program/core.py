@@ -177,35 +177,23 @@ class Program:
         return new_id
 
     def add_again(self, instruction: Instruction) -> int:
-        """:meth:`add` of an instruction whose type and scalar fields (those but its
-        operands, deps and label: ``queue``, ``cast``, ...) are those of one this program
-        has accepted, as a planner's builder makes many: those are not checked again,
-        the rest is. Code that cannot vouch for that uses :meth:`add`.
+        """:meth:`add` of an instruction whose type and scalar fields (all but operands, deps and
+        label) are one this program took: not checked again (planners'; others use :meth:`add`).
 
         >>> from strider import AccessPattern
-        >>> p = Program()
-        >>> fill = VectorFill(dst=Ref.sbuf(0, 1, AccessPattern.contiguous((2,)), "int8"),
-        ...                   value=1.0)
-        >>> p.add(fill), p.add_again(replace(fill, deps=(0,)))
+        >>> p, ref = Program(), Ref.sbuf(0, 1, AccessPattern.contiguous((2,)), "int8")
+        >>> p.add(VectorFill(dst=ref, value=1.0)), p.add_again(VectorFill(dst=ref, value=2.0, deps=(0,)))
         (0, 1)
-        >>> p.add_again(replace(fill, deps=(2,)))
-        Traceback (most recent call last):
-        ...
-        strider.errors.ProgramError: instruction 2 (VectorFill) depends on [2], which are not earlier instructions (ids 0..1)
         """
-        deps, new_id = instruction.deps, len(self.instructions)
-        seen = _DEPS_SEEN[0]
-        if deps and deps is not seen[0]:
-            if type(deps) is not tuple or not _INT_ONLY.issuperset(map(type, deps)):
-                return self.add(instruction)   # (add says what is wrong)
+        deps, new_id, seen = instruction.deps, len(self.instructions), _DEPS_SEEN[0]
+        if type(deps) is tuple and deps and deps is not seen[0] and _INT_ONLY.issuperset(map(type, deps)):
             seen = _DEPS_SEEN[0] = deps, min(deps), max(deps)
-        if type(instruction.label) is not str or (deps and not (0 <= seen[1]
-                                                                and seen[2] < new_id)):
-            return self.add(instruction)
-        refs = _operands(type(instruction))[1](instruction)  # type: ignore[arg-type]  # mypy#11470
-        for ref in refs:
-            if type(ref) is not Ref or (ref.memory == "dram" and ref.tensor not in self.tensors):
-                return self.add(instruction)
+        ok = type(instruction.label) is str and type(deps) is tuple and (
+            not deps or deps is seen[0] and 0 <= seen[1] and seen[2] < new_id)
+        for ref in _operands(type(instruction))[1](instruction):  # type: ignore[arg-type]  # mypy#11470
+            ok = ok and type(ref) is Ref and (ref.memory != "dram" or ref.tensor in self.tensors)
+        if not ok:
+            return self.add(instruction)   # (which says what is wrong)
         self.instructions.append(instruction)
         return new_id
 

@@ -104,7 +104,8 @@ class InstructionBuilder:
             return self.keyed(structure_of(cls, scalars, *operands),
                               lambda: self.instruction(cls, scalars, operands, offsets, deps),
                               deps)
-        instruction = _maker(cls)(deps, label(), *map(self.ref, operands, offsets), *scalars)
+        make = _maker(cls)  # type: ignore[arg-type]  # mypy#11470
+        instruction = make(deps, label(), *map(self.ref, operands, offsets), *scalars)
         program = self.program
         assert isinstance(program, Program)
         key = (cls, scalars, *map(type, scalars))   # (True and 1 are equal keys)
@@ -118,7 +119,8 @@ class InstructionBuilder:
                     offsets: tuple[int, ...], deps: tuple[int, ...]) -> Instruction:
         """An instruction of ``cls`` (see :meth:`put`) without a label; its operands:
         :meth:`ref`."""
-        return _maker(cls)(deps, "", *map(self.ref, operands, offsets), *scalars)
+        return _maker(cls)(deps, "", *map(self.ref, operands, offsets),  # type: ignore[arg-type]  # mypy#11470
+                           *scalars)
 
     def ref(self, operand: tuple, offset: int) -> Ref:
         """The Ref of ``operand`` (a structure) at ``offset``: on chip, the one made
