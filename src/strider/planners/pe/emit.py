@@ -157,23 +157,14 @@ class Emitter(InstructionBuilder, BlockGeometry):
                       out_free: list[int]) -> list[int]:
         """PE work and PSUM -> SBUF copies of one column chunk; returns the copies' ids."""
         t = self.tiling
-        c0, width = chunk[2], chunk[3]
         groups = block["groups"]
         acts = []
-        share, at = self.shared_copy(block, chunk)
-        turns = self.turns(block, chunk)
-        col = c0   # the chunk's first column in a row; by turns, see tiling.interleave
-        if block["turned"] is not None:  # turn c: the turn dim's indices c, c + K, ...
-            col = c0 // width * block["turned"].step
-        elif turns > 1:
-            f = c0 // width
-            col = c0 - f % turns * width + f % turns
-        walk = self.pass_walk(block, chunk, turns)
+        share, at, col, walk, bands = self.memo(
+            ("chunk", block["nb"], block["rows"], block["cols"], chunk),
+            lambda: self.chunk_form(block, chunk))
         # each pass: one row of each partition (R > 1), one carrier part of its elements;
         # the passes of a group land side by side in one PSUM bank and leave in one copy
-        for g0 in range(0, len(groups), t.band_groups):
-            band = range(g0, min(g0 + t.band_groups, len(groups)))
-            span = sum(groups[gi][1] for gi in band)   # a pass's rows in the bank
+        for g0, band, span in bands:
             for passes in self.pass_groups(groups[g0][0], span):
                 if at == 0:  # a fresh bank (the first of chunks that share one copy)
                     bank = self.bank
@@ -196,6 +187,27 @@ class Emitter(InstructionBuilder, BlockGeometry):
                     acts += self.copy_out(block, slot, ci, chunk, groups[g0][0], span, passes,
                                           share)
         return acts
+
+    def chunk_form(self, block: dict, chunk: tuple[int, int, int, int]
+                   ) -> tuple[int, int, int, tuple[tuple[int, ...], tuple[int, ...]], list]:
+        """What :meth:`compute_chunk` makes of ``chunk`` whatever the block's place:
+        :meth:`shared_copy`, its first column in a row (by turns, see
+        :func:`.tiling.interleave`), :meth:`pass_walk` and the bands of row groups that
+        pass together ``(first group, groups, rows)``."""
+        t, c0, width = self.tiling, chunk[2], chunk[3]
+        groups = block["groups"]
+        turns = self.turns(block, chunk)
+        col = c0
+        if block["turned"] is not None:  # turn c: the turn dim's indices c, c + K, ...
+            col = c0 // width * block["turned"].step
+        elif turns > 1:
+            f = c0 // width
+            col = c0 - f % turns * width + f % turns
+        bands = []
+        for g0 in range(0, len(groups), t.band_groups):
+            band = range(g0, min(g0 + t.band_groups, len(groups)))
+            bands.append((g0, band, sum(groups[gi][1] for gi in band)))  # a pass's rows
+        return (*self.shared_copy(block, chunk), col, self.pass_walk(block, chunk, turns), bands)
 
     def pass_walk(self, block: dict, chunk: tuple[int, int, int, int], turns: int
                   ) -> tuple[tuple[int, ...], tuple[int, ...]]:
