@@ -7,6 +7,7 @@ and cost class worked out once per structure."""
 from __future__ import annotations
 
 from functools import cache
+from operator import itemgetter
 from typing import Any, Callable
 
 from ...access_pattern import AccessPattern
@@ -16,6 +17,8 @@ from ...program.instructions import DmaCopy, Instruction
 from ...program.sketch import Sketch
 from ...program.structure import scalar_names, structure_of
 from .._descriptors import QueueBalancer, element_values, fits_ttu, fitted_pairs
+
+_place = itemgetter(0, 1)   # an operand structure's memory and tensor
 
 
 @cache
@@ -48,7 +51,7 @@ class InstructionBuilder:
         self.keyed: Callable | None = None   # a sketch's add_keyed (see put)
         self.refs: dict[tuple, Ref] = {}   # the on-chip operands made so far (see ref)
         self.fits: dict[tuple, tuple] = {}   # DMAs by structure: fit, cycles, keys (see dma)
-        self.known: set[tuple] = set()   # types and scalars the program has taken (see put)
+        self.known: set[tuple] = set()   # kinds of instruction the program has taken (see put)
         self.queues, self.all_queues = QueueBalancer(hw), range(hw.dma.queues)
 
     def into_sketch(self) -> Sketch:
@@ -108,7 +111,8 @@ class InstructionBuilder:
         instruction = make(deps, label(), *map(self.ref, operands, offsets), *scalars)
         program = self.program
         assert isinstance(program, Program)
-        key = (cls, scalars, *map(type, scalars))   # (True and 1 are equal keys)
+        # (True and 1 are equal keys: their types too; the operands' memories and tensors)
+        key = (cls, scalars, *map(type, scalars), *map(_place, operands))
         if key in self.known:
             return program.add_again(instruction)
         i = program.add(instruction)
