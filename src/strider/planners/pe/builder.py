@@ -132,18 +132,18 @@ class InstructionBuilder:
         """The Ref of ``operand`` (a structure) at ``offset``: on chip, the one made
         before where there is one (the tiles rotate through the buffers, so a block's
         on-chip operands recur; a Ref is immutable)."""
-        memory, tensor, start, partitions, shape, strides, dtype = operand
-        if memory == "dram":
-            return Ref.unchecked(memory, AccessPattern.unchecked(shape, strides, offset), dtype,
-                                 tensor, start, partitions)
         refs = self.refs
-        ref = refs.get((operand, offset))
-        if ref is None:
+        if operand[0] != "dram":
+            ref = refs.get((operand, offset))
+            if ref is not None:
+                return ref
             if len(refs) >= 1 << 16:
                 refs.clear()
-            ref = refs[operand, offset] = Ref(
-                memory, AccessPattern.unchecked(shape, strides, offset), dtype, tensor, start,
-                partitions)
+        memory, tensor, start, partitions, shape, strides, dtype = operand
+        pattern = AccessPattern.unchecked(shape, strides, offset)
+        if memory == "dram":
+            return Ref.unchecked(memory, pattern, dtype, tensor, start, partitions)
+        ref = refs[operand, offset] = Ref(memory, pattern, dtype, tensor, start, partitions)
         return ref
 
 
