@@ -224,3 +224,28 @@ def test_the_quick_field_check_never_passes_what_the_full_one_would_change(name,
         assert _checked_fields(instruction, 10**6) == {}
     else:   # (a plain instruction is always recognised as one)
         assert any(values[f] is not plain[k] for f, k, _ in _field_spec(cls) if k != "ref")
+
+
+@pytest.mark.parametrize("deps", [(), (0,), (0, 1), (1, 0), (0, 2), (5,), (-1,), [0], (0, 1.5),
+                                  (True,), (np.int64(0),), None, 3])
+def test_add_again_refuses_what_add_refuses_and_keeps_what_add_keeps(deps):
+    """``Program.add_again`` trusts an instruction's type, scalars and operands (as the
+    program took before): whatever deps or label it gets, its program ends as ``add``'s
+    does, or both refuse with the same error."""
+    from strider.program import DmaCopy
+
+    def outcome(again: bool, label):
+        p = Program()
+        p.tensor("x", (2,), "int8", role="input")
+        src = Ref.dram("x", AP.contiguous((2,)), "int8")
+        p.dma(1, src, _TILE)
+        p.dma(1, src, _TILE)
+        instruction = DmaCopy(queue=1, src=src, dst=_TILE, deps=deps, label=label)
+        try:
+            (p.add_again if again else p.add)(instruction)
+        except ProgramError as exc:
+            return str(exc)
+        return [(i, tuple(map(type, i.deps))) for i in p.instructions]  # (np.int64(0) == 0)
+
+    for label in ("", "load", 7, None):
+        assert outcome(False, label) == outcome(True, label)

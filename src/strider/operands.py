@@ -24,7 +24,7 @@ AccessPattern(shape=(4, 8), strides=(64, 1), offset=128)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from .access_pattern import AccessPattern, PatternFacts, pattern_facts
@@ -34,6 +34,7 @@ from .hardware.description import Hardware
 
 MEMORIES = ("dram", "sbuf", "psum")
 ON_CHIP = ("sbuf", "psum")
+_new = object.__new__
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,28 @@ class Ref:
             itemsize(self.dtype)
         except TypeError:
             raise ProgramError(f"unknown dtype {self.dtype!r}") from None
+
+    @classmethod
+    def unchecked(cls, memory: str, pattern: AccessPattern, dtype: str,
+                  tensor: str | None = None, partition_start: int = 0,
+                  partitions: int = 1) -> Ref:
+        """A Ref from values already known valid, without checking them (fast path, as
+        :meth:`AccessPattern.unchecked`): a planner making one per instruction from parts
+        it has checked once; everyone else uses the constructor.
+
+        >>> p = AccessPattern.contiguous((4,))
+        >>> Ref.unchecked("dram", p, "int8", "x") == Ref("dram", p, "int8", "x")
+        True
+        """
+        ref = _new(cls)
+        s = _REF_SLOTS   # (each field's slot, set as the constructor would)
+        s[0](ref, memory)
+        s[1](ref, pattern)
+        s[2](ref, dtype)
+        s[3](ref, tensor)
+        s[4](ref, partition_start)
+        s[5](ref, partitions)
+        return ref
 
     @classmethod
     def dram(cls, tensor: str, pattern: AccessPattern, dtype: str) -> Ref:
@@ -171,5 +194,8 @@ class Ref:
         return cls(d["memory"], AccessPattern.from_dict(d["pattern"]), d["dtype"],
                    d.get("tensor"), d.get("partition_start", 0), d.get("partitions", 1))
 
+
+#: Setters of each field of a Ref (for :meth:`Ref.unchecked`).
+_REF_SLOTS = tuple(getattr(Ref, f.name).__set__ for f in fields(Ref))
 
 __all__ = ["Ref", "MEMORIES", "ON_CHIP"]

@@ -176,6 +176,26 @@ class Program:
         self.instructions.append(instruction)
         return new_id
 
+    def add_again(self, instruction: Instruction) -> int:
+        """:meth:`add` of an instruction whose type, scalar fields and operands (Refs, their
+        DRAM tensors declared) a planner's builder vouches for, as it had :meth:`add` take
+        the first of their kind: only its deps and label are checked (others use add).
+
+        >>> from strider import AccessPattern
+        >>> p, ref = Program(), Ref.sbuf(0, 1, AccessPattern.contiguous((2,)), "int8")
+        >>> p.add(VectorFill(dst=ref, value=1.0)), p.add_again(VectorFill(dst=ref, value=2.0, deps=(0,)))
+        (0, 1)
+        """
+        deps, new_id, seen = instruction.deps, len(self.instructions), _DEPS_SEEN[0]
+        if type(deps) is tuple and deps and deps is not seen[0] and _INT_ONLY.issuperset(map(type, deps)):
+            seen = _DEPS_SEEN[0] = deps, min(deps), max(deps)
+        ok = type(instruction.label) is str and type(deps) is tuple and (
+            not deps or deps is seen[0] and 0 <= seen[1] and seen[2] < new_id)
+        if not ok:
+            return self.add(instruction)   # (which says what is wrong)
+        self.instructions.append(instruction)
+        return new_id
+
     # builders: one per instruction, returning the new id
     def dma(self, queue: int, src: Ref, dst: Ref, deps: Iterable[int] = (), label: str = "") -> int:
         return self.add(DmaCopy(queue=queue, src=src, dst=dst, deps=_tuple(deps), label=label))

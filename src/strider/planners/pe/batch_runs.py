@@ -39,8 +39,8 @@ def batch_runs(view: TransposeView, b0: int, nb: int, run: int, row_turns: int =
     """Batches ``b0 .. b0 + nb - 1`` (a block's, numbered from 0) as ``(first, count,
     source stride)``: runs of batches whose partitions' loads of ``run`` elements each
     follow each other in the source; single batches (stride 0) otherwise."""
-    extent = joined_extent(view, run, row_turns)
-    if nb <= 1 or extent is None:
+    extent = None if nb <= 1 else joined_extent(view, run, row_turns)
+    if extent is None:
         return [(bb, 1, 0) for bb in range(nb)]
     out, bb = [], 0
     while bb < nb:   # a run ends where the innermost batch dim wraps

@@ -1,5 +1,7 @@
 """How the ``pe`` strategy's emitter adds an instruction (:class:`InstructionBuilder`): to
-a :class:`~strider.program.core.Program`, or to a
+a :class:`~strider.program.core.Program` (the first of each kind -- type, scalars, the
+operands' memories and tensors -- checked in full by ``Program.add``, the rest by
+``Program.add_again``, which checks what varies: deps and label), or to a
 :class:`~strider.program.sketch.Sketch` by its structure key, its Refs built only for
 the first of a structure and its label never made; on-chip Refs shared, a DMA's fit
 and cost class worked out once per structure."""
@@ -7,7 +9,8 @@ and cost class worked out once per structure."""
 from __future__ import annotations
 
 from functools import cache
-from typing import Callable
+from operator import itemgetter
+from typing import Any, Callable
 
 from ...access_pattern import AccessPattern
 from ...hardware.description import Hardware
@@ -17,12 +20,27 @@ from ...program.sketch import Sketch
 from ...program.structure import scalar_names, structure_of
 from .._descriptors import QueueBalancer, element_values, fits_ttu, fitted_pairs
 
+_place = itemgetter(0, 1)   # an operand structure's memory and tensor
+
 
 @cache
-def _field_names(cls: type[Instruction]) -> tuple[str, ...]:
-    """The operand fields of ``cls``, then its scalars' (as :meth:`InstructionBuilder.put`
-    takes their values)."""
-    return cls.operand_names() + scalar_names(cls)  # type: ignore[arg-type]  # mypy#11470
+def _maker(cls: type[Instruction]) -> Callable[..., Instruction]:
+    """A maker of instructions of ``cls`` from their ``deps``, ``label``, operands and
+    scalars (as :meth:`InstructionBuilder.put` takes their values), each field set as
+    its constructor would (an instruction is a frozen slotted dataclass that checks
+    nothing on construction) but without its keywords: planners make millions."""
+    assert "__post_init__" not in dir(cls)
+    names = ("deps", "label") + cls.operand_names() + scalar_names(cls)  # type: ignore[arg-type]  # mypy#11470
+    slots = tuple(getattr(cls, name).__set__ for name in names)
+    new = object.__new__
+
+    def make(*values: Any) -> Instruction:
+        instruction = new(cls)
+        for put, value in zip(slots, values):
+            put(instruction, value)
+        return instruction
+
+    return make
 
 
 class InstructionBuilder:
@@ -35,6 +53,7 @@ class InstructionBuilder:
         self.keyed: Callable | None = None   # a sketch's add_keyed (see put)
         self.refs: dict[tuple, Ref] = {}   # the on-chip operands made so far (see ref)
         self.fits: dict[tuple, tuple] = {}   # DMAs by structure: fit, cycles, keys (see dma)
+        self.known: set[tuple] = set()   # kinds of instruction the program has taken (see put)
         self.queues, self.all_queues = QueueBalancer(hw), range(hw.dma.queues)
 
     def into_sketch(self) -> Sketch:
@@ -90,34 +109,41 @@ class InstructionBuilder:
             return self.keyed(structure_of(cls, scalars, *operands),
                               lambda: self.instruction(cls, scalars, operands, offsets, deps),
                               deps)
-        assert isinstance(self.program, Program)
-        return self.program.add(self.instruction(cls, scalars, operands, offsets, deps,
-                                                 label()))
+        make = _maker(cls)  # type: ignore[arg-type]  # mypy#11470
+        instruction = make(deps, label(), *map(self.ref, operands, offsets), *scalars)
+        program = self.program
+        assert isinstance(program, Program)
+        # (True and 1 are equal keys: their types too; the operands' memories and tensors)
+        key = (cls, scalars, *map(type, scalars), *map(_place, operands))
+        if key in self.known:
+            return program.add_again(instruction)
+        i = program.add(instruction)
+        self.known.add(key)
+        return i
 
     def instruction(self, cls: type[Instruction], scalars: tuple, operands: tuple[tuple, ...],
-                    offsets: tuple[int, ...], deps: tuple[int, ...], label: str = ""
-                    ) -> Instruction:
-        """An instruction of ``cls`` (see :meth:`put`); its operands: :meth:`ref`."""
-        return cls(deps=deps, label=label, **dict(zip(
-            _field_names(cls),  # type: ignore[arg-type]  # mypy#11470
-            (*map(self.ref, operands, offsets), *scalars))))
+                    offsets: tuple[int, ...], deps: tuple[int, ...]) -> Instruction:
+        """An instruction of ``cls`` (see :meth:`put`) without a label; its operands:
+        :meth:`ref`."""
+        return _maker(cls)(deps, "", *map(self.ref, operands, offsets),  # type: ignore[arg-type]  # mypy#11470
+                           *scalars)
 
     def ref(self, operand: tuple, offset: int) -> Ref:
         """The Ref of ``operand`` (a structure) at ``offset``: on chip, the one made
         before where there is one (the tiles rotate through the buffers, so a block's
         on-chip operands recur; a Ref is immutable)."""
-        memory, tensor, start, partitions, shape, strides, dtype = operand
-        if memory == "dram":
-            return Ref(memory, AccessPattern.unchecked(shape, strides, offset), dtype, tensor,
-                       start, partitions)
         refs = self.refs
-        ref = refs.get((operand, offset))
-        if ref is None:
+        if operand[0] != "dram":
+            ref = refs.get((operand, offset))
+            if ref is not None:
+                return ref
             if len(refs) >= 1 << 16:
                 refs.clear()
-            ref = refs[operand, offset] = Ref(
-                memory, AccessPattern.unchecked(shape, strides, offset), dtype, tensor, start,
-                partitions)
+        memory, tensor, start, partitions, shape, strides, dtype = operand
+        pattern = AccessPattern.unchecked(shape, strides, offset)
+        if memory == "dram":
+            return Ref.unchecked(memory, pattern, dtype, tensor, start, partitions)
+        ref = refs[operand, offset] = Ref(memory, pattern, dtype, tensor, start, partitions)
         return ref
 
 

@@ -27,6 +27,7 @@ from .._lookahead import Lookahead
 from .batch_runs import batch_runs
 from .builder import InstructionBuilder
 from .columns import Columns, aligned_ranges, by_turns
+from .geometry import BlockGeometry
 from .layout import TurnedColumns, turned_columns
 from .tiling import (
     DESCRIPTOR_AMORTISATION,
@@ -48,7 +49,7 @@ def empty_program(request: PermuteRequest) -> Program:
     return program
 
 
-class Emitter(InstructionBuilder):
+class Emitter(InstructionBuilder, BlockGeometry):
     """Builds the program for one tiling (once: :meth:`emit`, or :meth:`sketch` for
     costing): addresses, queues and dependencies."""
 
@@ -60,6 +61,7 @@ class Emitter(InstructionBuilder):
         self.copies = CopyBalancer(hw, min(hw.pe.cols, hw.psum.partitions))
         self.bank_elems = hw.psum.bank_bytes // dtype_of(t.psum_dtype).itemsize
         self.bank = 0
+        self.memos: dict[tuple, Any] = {}   # block shapes (see BlockGeometry.memo)
         self.shared: dict[str, Any] = {}  # the PSUM bank that chunks sharing a copy fill
         self.bank_reader: dict[int, list[int]] = {}  # bank -> the last copies reading it
         # chunks by turns over a general layout's turn dim: the array's columns
@@ -118,12 +120,6 @@ class Emitter(InstructionBuilder):
         first = f - f % fit
         return min(fit, k - first), f - first
 
-    def splits(self, nbytes: int, parts: int, eager: bool = False) -> int:
-        """Descriptors to cut ``parts`` partitions (or batches) into: enough to amortise
-        their fixed costs, or (``eager``: the fill and drain) one per queue."""
-        by_size = self.hw.dma.queues if eager else int(nbytes // self.min_desc_bytes)
-        return max(1, min(parts, self.hw.dma.queues, by_size))
-
     # ---------------------------------------------------------------- instructions
     def build_identity(self) -> None:
         t = self.tiling
@@ -145,60 +141,30 @@ class Emitter(InstructionBuilder):
             b = block["b0"] + bb0
             base = v.source_batch(b, t.row_turns) + block["j0"]
             for gi, (row0, k) in enumerate(block["groups"]):
-                part0 = (gi % t.partition_slots) * t.group_rows
                 off = self.in_offset(slot, gi, bb0)
                 got: list[int] = []
                 deps = tuple(readers.get(gi, ()))
-                many = (nbm,) * (nbm > 1)   # a dim over the batches loaded together
-                for lo, hi, rows in self.load_ranges(row0, k, nbm * full, block["first"]):
-                    run = rows * cols
-                    into = (many + (run,), (t.row_turns * t.block_cols,) * len(many) + (1,), t.dtype)
-                    for first, ext, strides, offset in v.batch_rows(row0 + lo, row0 + hi,
-                                                                    t.row_turns):
-                        src = ("dram", "x", 0, 1, ext + many + (run,),
-                               strides + (stride,) * len(many) + (1,), t.dtype)
-                        dst = ("sbuf", None, part0 + first - row0, math.prod(ext), *into)
-                        got.extend(self.dma(src, base + offset, dst, off, deps, lambda: (
-                            f"load {block['name']} batch {b} rows {first}..")))
+                for src, at, dst, first in self.load_pieces(gi, row0, k, nbm, stride, cols,
+                                                            block["first"]):
+                    got.extend(self.dma(src, base + at, dst, off, deps, lambda: (
+                        f"load {block['name']} batch {b} rows {first}..")))
                 for bb in range(bb0, bb0 + nbm):
                     ids[gi, bb] = got
         return ids
-
-    def load_ranges(self, row0: int, k: int, run: int, first: bool
-                    ) -> list[tuple[int, int, int]]:
-        """A row group's partitions in pieces for the load descriptors, each with the
-        source rows of its partitions; a ragged last partition in a piece of its own."""
-        R = self.tiling.row_turns
-        rows = () if self.view.layout is None else self.view.layout.row_shape   # several dims?
-        ranges = [(lo, hi, R) for lo, hi in aligned_ranges(
-            row0, k, self.splits(k * run * self.item, k, first), rows)]
-        if self.view.last_rows and row0 + k == self.view.m:
-            lo, hi, _ = ranges.pop()
-            ranges += [(lo, hi - 1, R)] * (hi - 1 > lo) + [(hi - 1, hi, self.view.last_rows)]
-        return ranges
 
     def compute_chunk(self, block: dict, slot: int, ci: int, chunk: tuple[int, int, int, int],
                       loads: dict[tuple[int, int], list[int]], readers: dict[int, list[int]],
                       out_free: list[int]) -> list[int]:
         """PE work and PSUM -> SBUF copies of one column chunk; returns the copies' ids."""
         t = self.tiling
-        c0, width = chunk[2], chunk[3]
         groups = block["groups"]
         acts = []
-        share, at = self.shared_copy(block, chunk)
-        turns = self.turns(block, chunk)
-        col = c0   # the chunk's first column in a row; by turns, see tiling.interleave
-        if block["turned"] is not None:  # turn c: the turn dim's indices c, c + K, ...
-            col = c0 // width * block["turned"].step
-        elif turns > 1:
-            f = c0 // width
-            col = c0 - f % turns * width + f % turns
-        walk = self.pass_walk(block, chunk, turns)
+        share, at, col, walk, bands = self.memo(
+            ("chunk", block["nb"], block["rows"], block["cols"], chunk),
+            lambda: self.chunk_form(block, chunk))
         # each pass: one row of each partition (R > 1), one carrier part of its elements;
         # the passes of a group land side by side in one PSUM bank and leave in one copy
-        for g0 in range(0, len(groups), t.band_groups):
-            band = range(g0, min(g0 + t.band_groups, len(groups)))
-            span = sum(groups[gi][1] for gi in band)   # a pass's rows in the bank
+        for g0, band, span in bands:
             for passes in self.pass_groups(groups[g0][0], span):
                 if at == 0:  # a fresh bank (the first of chunks that share one copy)
                     bank = self.bank
@@ -221,6 +187,27 @@ class Emitter(InstructionBuilder):
                     acts += self.copy_out(block, slot, ci, chunk, groups[g0][0], span, passes,
                                           share)
         return acts
+
+    def chunk_form(self, block: dict, chunk: tuple[int, int, int, int]
+                   ) -> tuple[int, int, int, tuple[tuple[int, ...], tuple[int, ...]], list]:
+        """What :meth:`compute_chunk` makes of ``chunk`` whatever the block's place:
+        :meth:`shared_copy`, its first column in a row (by turns, see
+        :func:`.tiling.interleave`), :meth:`pass_walk` and the bands of row groups that
+        pass together ``(first group, groups, rows)``."""
+        t, c0, width = self.tiling, chunk[2], chunk[3]
+        groups = block["groups"]
+        turns = self.turns(block, chunk)
+        col = c0
+        if block["turned"] is not None:  # turn c: the turn dim's indices c, c + K, ...
+            col = c0 // width * block["turned"].step
+        elif turns > 1:
+            f = c0 // width
+            col = c0 - f % turns * width + f % turns
+        bands = []
+        for g0 in range(0, len(groups), t.band_groups):
+            band = range(g0, min(g0 + t.band_groups, len(groups)))
+            bands.append((g0, band, sum(groups[gi][1] for gi in band)))  # a pass's rows
+        return (*self.shared_copy(block, chunk), col, self.pass_walk(block, chunk, turns), bands)
 
     def pass_walk(self, block: dict, chunk: tuple[int, int, int, int], turns: int
                   ) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -288,24 +275,6 @@ class Emitter(InstructionBuilder):
                 d for bb in range(key[1], key[1] + key[2]) for d in loads[gi, bb]))
         return deps
 
-    def pass_groups(self, first: int, span: int) -> list[tuple[range, range]]:
-        """The PE passes of a band (its first partition ``first``, ``span`` rows) in
-        groups that share a PSUM bank and one copy: ``(turns, parts)``. As many whole
-        turns as the bank holds, a ragged last partition's short turns apart (their
-        copies have a row fewer); one pass each where the bank holds less than a turn."""
-        R, parts = self.tiling.row_turns, self.parts
-        short = self.view.last_rows if self.view.short(first, first + span, R) else R
-        end = short if span == 1 else R   # a band of the ragged partition alone: its turns
-        per = self.bank_elems // span // parts
-        if per == 0:
-            return [(range(r, r + 1), range(h, h + 1)) for r in range(end) for h in range(parts)]
-        out, t0 = [], 0
-        while t0 < end:
-            t1 = min(end, t0 + per, short if t0 < short else end)
-            out.append((range(t0, t1), range(parts)))
-            t0 = t1
-        return out
-
     def copy_out(self, block: dict, slot: int, ci: int, chunk: tuple[int, int, int, int],
                  first_row: int, span: int, passes: tuple[range, range], share: int
                  ) -> list[int]:
@@ -323,27 +292,18 @@ class Emitter(InstructionBuilder):
         ids: list[int] = []
         if rows == 0:   # (the bank keeps its earlier readers: the next user waits for them)
             return ids
-        self.bank_reader[bank] = []
-        for p0, ext, strides, place, step in v.row_places(first_row, first_row + rows, R):
-            size = math.prod(ext)
-            # (turns, parts) dims of the group: their PSUM stride, their output stride
-            outer = [(n, a, b) for n, a, b in ((len(turns), parts * span, step * parts),
-                                               (len(hs), span, 1)) if n > 1]
-            dims = tuple(n for n, _, _ in outer)
-            src = ("psum", None, 0, count * width, dims + (size,),
-                   tuple(a for _, a, _ in outer) + (1,), t.psum_dtype)
-            dst = ("sbuf", None, 0, count * width, dims + ext,
-                   tuple(b for _, _, b in outer) + tuple(s * parts for s in strides), self.pe_dtype)
-            offsets = (bank * self.bank_elems + p0 - first_row,
-                       (out + place + turns[0] * step) * parts + hs[0])
-            deps = tuple(self.shared["pe"] + self.shared["free"])
+        readers = self.bank_reader[bank] = []
+        deps = tuple(self.shared["pe"] + self.shared["free"])
+        cast = (t.psum_dtype != self.pe_dtype,)
+        for src, dst, p0, src_at, dst_at, size in self.copy_pieces(first_row, rows, span, passes,
+                                                                  count, width):
+            offsets = (bank * self.bank_elems + src_at, out * parts + dst_at)
             label = lambda: f"psum->sbuf {block['name']} chunk {first}..{ci} rows {p0}.."  # noqa: E731
-            if self.copies.pick(size * len(turns) * len(hs)) == "vector":
-                a = self.put(VectorCopy, (t.psum_dtype != self.pe_dtype,), (src, dst),
-                             offsets, deps, label)
+            if self.copies.pick(size) == "vector":
+                a = self.put(VectorCopy, cast, (src, dst), offsets, deps, label)
             else:
                 a = self.put(ActCopy, (), (src, dst), offsets, deps, label)
-            self.bank_reader[bank].append(a)
+            readers.append(a)
             ids.append(a)
         return ids
 
@@ -394,13 +354,9 @@ class Emitter(InstructionBuilder):
                 ids.extend(self.dma(src, out, dst, base + lo * k * m, deps,
                                     lambda: f"store {block['name']} chunks {ci - k + 1}..{ci}"))
         else:  # each batch matrix's columns, in pieces over the queues
-            pieces = self.splits(nbytes // count, width, block["last"])
             out = self.out_offset(slot, ci)
-            for bb, (lo, hi) in itertools.product(range(count),
-                                                  aligned_ranges(0, width, pieces)):
-                src = ("sbuf", None, bb * width + lo, hi - lo, (rows,), (1,), t.dtype)
-                dst = ("dram", "y", 0, 1, (hi - lo, rows), (m, 1), t.dtype)
-                ids.extend(self.dma(src, out, dst, base + bb * m * v.n + lo * m, deps,
+            for bb, lo, src, dst, at in self.store_pieces(count, width, rows, m, block["last"]):
+                ids.extend(self.dma(src, out, dst, base + at, deps,
                                     lambda: f"store {block['name']} chunk {ci} batch "
                                             f"{bb0 + bb} cols {c0 + lo}.."))
         return ids
@@ -430,9 +386,10 @@ class Emitter(InstructionBuilder):
                           for g0 in range(0, rows, t.group_rows)]
                 for j0 in range(0, v.n, t.block_cols):
                     cols = min(t.block_cols, v.n - j0)
-                    chunks = block_chunks(v, t, nb, cols)
-                    k, turned = (self.batch_turned(nb) if t.batch_turns else
-                                 (interleave(v, t, rows, cols, self.hw), self.turned))
+                    chunks, k, turned = self.memo(("form", nb, rows, cols), lambda: (
+                        block_chunks(v, t, nb, cols), *(
+                            self.batch_turned(nb) if t.batch_turns else
+                            (interleave(v, t, rows, cols, self.hw), self.turned))))
                     yield {"b0": b0, "nb": nb, "i0": i0, "rows": rows, "j0": j0,
                            "cols": cols, "groups": groups, "interleave": k,
                            "chunks": chunks, "turned": turned, "name": f"block {n}",

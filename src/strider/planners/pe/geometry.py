@@ -1,0 +1,154 @@
+"""The shapes of a ``pe`` block's instructions, worked out once per distinct shape
+(:class:`BlockGeometry`): a plan of a million blocks has a handful of distinct ones
+(full, ragged at an edge, the first and the last), so its loads, PSUM copies and stores
+take their operands' structures from a memo and add only their offsets."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, TypeVar
+
+from ...hardware.description import Hardware
+from .columns import aligned_ranges
+from .tiling import PeTiling, TransposeView
+
+T = TypeVar("T")
+
+#: Memo entries kept at most (cleared when full: the shapes of a plan are few).
+MEMO_LIMIT = 1 << 14
+
+
+class BlockGeometry:
+    """What a block's instructions look like, offsets aside: descriptor splits, load
+    pieces, PE pass groups, PSUM copy pieces and store pieces (for
+    :class:`~.emit.Emitter`)."""
+
+    view: TransposeView
+    tiling: PeTiling
+    hw: Hardware
+    item: int
+    parts: int
+    pe_dtype: str
+    min_desc_bytes: float
+    bank_elems: int
+    memos: dict[tuple, Any]   # (see memo)
+
+    def memo(self, key: tuple, make: Callable[[], T]) -> T:
+        """``make()``, once per ``key``."""
+        memos = self.memos
+        got = memos.get(key)
+        if got is None:
+            if len(memos) >= MEMO_LIMIT:
+                memos.clear()
+            got = memos[key] = make()
+        return got
+
+    def splits(self, nbytes: int, parts: int, eager: bool = False) -> int:
+        """Descriptors to cut ``parts`` partitions (or batches) into: enough to amortise
+        their fixed costs, or (``eager``: the fill and drain) one per queue."""
+        by_size = self.hw.dma.queues if eager else int(nbytes // self.min_desc_bytes)
+        return max(1, min(parts, self.hw.dma.queues, by_size))
+
+    def load_ranges(self, row0: int, k: int, run: int, first: bool
+                    ) -> list[tuple[int, int, int]]:
+        """A row group's partitions in pieces for the load descriptors, each with the
+        source rows of its partitions; a ragged last partition in a piece of its own."""
+        R = self.tiling.row_turns
+        rows = () if self.view.layout is None else self.view.layout.row_shape   # several dims?
+        ranges = [(lo, hi, R) for lo, hi in aligned_ranges(
+            row0, k, self.splits(k * run * self.item, k, first), rows)]
+        if self.view.last_rows and row0 + k == self.view.m:
+            lo, hi, _ = ranges.pop()
+            ranges += [(lo, hi - 1, R)] * (hi - 1 > lo) + [(hi - 1, hi, self.view.last_rows)]
+        return ranges
+
+    def load_pieces(self, gi: int, row0: int, k: int, nbm: int, stride: int, cols: int,
+                    first: bool) -> list[tuple[tuple, int, tuple, int]]:
+        """The load descriptors of row group ``gi`` (partitions ``row0 ..`` ``+ k``) of
+        ``nbm`` batches ``stride`` apart, ``cols`` columns: ``(source, its offset from
+        the block's, SBUF destination, first source row)`` each."""
+        def make() -> list[tuple[tuple, int, tuple, int]]:
+            t, v = self.tiling, self.view
+            full = t.row_turns * cols  # R > 1: R whole source rows per partition
+            part0 = (gi % t.partition_slots) * t.group_rows
+            many = (nbm,) * (nbm > 1)   # a dim over the batches loaded together
+            pieces = []
+            for lo, hi, rows in self.load_ranges(row0, k, nbm * full, first):
+                run = rows * cols
+                into = (many + (run,), (t.row_turns * t.block_cols,) * len(many) + (1,), t.dtype)
+                for top, ext, strides, offset in v.batch_rows(row0 + lo, row0 + hi, t.row_turns):
+                    src = ("dram", "x", 0, 1, ext + many + (run,),
+                           strides + (stride,) * len(many) + (1,), t.dtype)
+                    dst = ("sbuf", None, part0 + top - row0, math.prod(ext), *into)
+                    pieces.append((src, offset, dst, top))
+            return pieces
+        return self.memo(("load", gi % self.tiling.partition_slots, row0, k, nbm, stride,
+                          cols, first), make)
+
+    def pass_groups(self, first: int, span: int) -> list[tuple[range, range]]:
+        """The PE passes of a band (its first partition ``first``, ``span`` rows) in
+        groups that share a PSUM bank and one copy: ``(turns, parts)``. As many whole
+        turns as the bank holds, a ragged last partition's short turns apart (their
+        copies have a row fewer); one pass each where the bank holds less than a turn."""
+        def make() -> list[tuple[range, range]]:
+            R, parts = self.tiling.row_turns, self.parts
+            short = self.view.last_rows if self.view.short(first, first + span, R) else R
+            end = short if span == 1 else R   # a band of the ragged partition alone: its turns
+            per = self.bank_elems // span // parts
+            if per == 0:
+                return [(range(r, r + 1), range(h, h + 1)) for r in range(end)
+                        for h in range(parts)]
+            out, t0 = [], 0
+            while t0 < end:
+                t1 = min(end, t0 + per, short if t0 < short else end)
+                out.append((range(t0, t1), range(parts)))
+                t0 = t1
+            return out
+        return self.memo(("passes", first, span), make)
+
+    def copy_pieces(self, first_row: int, rows: int, span: int, passes: tuple[range, range],
+                    count: int, width: int) -> list[tuple[tuple, tuple, int, int, int, int]]:
+        """The copies of a PSUM bank's ``passes`` (a band's, ``span`` rows; its ``rows``
+        from partition ``first_row``, chunks sharing it included) of ``count`` x ``width``
+        columns: ``(source, destination, first partition, source offset in the bank,
+        destination offset from the tile's (in carrier parts), elements)`` each."""
+        def make() -> list[tuple[tuple, tuple, int, int, int, int]]:
+            t, v, parts = self.tiling, self.view, self.parts
+            turns, hs = passes
+            pieces = []
+            for p0, ext, strides, place, step in v.row_places(first_row, first_row + rows,
+                                                              t.row_turns):
+                size = math.prod(ext)
+                # (turns, parts) dims of the group: their PSUM stride, their output stride
+                outer = [(n, a, b) for n, a, b in ((len(turns), parts * span, step * parts),
+                                                   (len(hs), span, 1)) if n > 1]
+                dims = tuple(n for n, _, _ in outer)
+                src = ("psum", None, 0, count * width, dims + (size,),
+                       tuple(a for _, a, _ in outer) + (1,), t.psum_dtype)
+                dst = ("sbuf", None, 0, count * width, dims + ext,
+                       tuple(b for _, _, b in outer) + tuple(s * parts for s in strides),
+                       self.pe_dtype)
+                pieces.append((src, dst, p0, p0 - first_row,
+                               (place + turns[0] * step) * parts + hs[0],
+                               size * len(turns) * len(hs)))
+            return pieces
+        return self.memo(("copy", first_row, rows, span, passes, count, width),
+                         make)
+
+    def store_pieces(self, count: int, width: int, rows: int, m: int, last: bool
+                     ) -> list[tuple[int, int, tuple, tuple, int]]:
+        """The stores of ``count`` batch matrices' ``width`` columns of ``rows`` rows each
+        (``m`` a target column's rows), in pieces over the queues: ``(batch, first
+        column, source, destination, its offset from the chunk's)`` each."""
+        def make() -> list[tuple[int, int, tuple, tuple, int]]:
+            t, v = self.tiling, self.view
+            nbytes = count * width * rows * self.item
+            pieces = self.splits(nbytes // count, width, last)
+            return [(bb, lo, ("sbuf", None, bb * width + lo, hi - lo, (rows,), (1,), t.dtype),
+                     ("dram", "y", 0, 1, (hi - lo, rows), (m, 1), t.dtype),
+                     bb * m * v.n + lo * m)
+                    for bb in range(count) for lo, hi in aligned_ranges(0, width, pieces)]
+        return self.memo(("store", count, width, rows, m, last), make)
+
+
+__all__ = ["BlockGeometry", "MEMO_LIMIT"]
