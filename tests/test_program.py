@@ -212,18 +212,18 @@ def test_the_quick_field_check_never_passes_what_the_full_one_would_change(name,
     """``Program.add`` skips the field-by-field check for an instruction whose fields
     already have their plain types and ranges (what planners build): whatever that quick
     test passes, the full check leaves unchanged and accepts."""
-    from strider.program.core import _checked_fields, _field_spec, _plain
+    from strider.program.fields import checked_fields, field_spec, plain_check
     cls = INSTRUCTION_TYPES[name]
     ref = Ref.sbuf(0, 1, AP.contiguous((4,)), "float32")
     plain = {"int": 1, "int_list": (0, 1), "float": 1.5, "str": "x", "bool": True, "ref": ref}
     # each field plain half the time, so that whole instructions often are
     values = {field: (ref if kind == "ref" else data.draw(st.one_of(st.just(plain[kind]), _ODD)))
-              for field, kind, _ in _field_spec(cls)}
+              for field, kind, _ in field_spec(cls)}
     instruction = cls(**values)
-    if _plain(cls)(instruction):
-        assert _checked_fields(instruction, 10**6) == {}
+    if plain_check(cls)(instruction):
+        assert checked_fields(instruction, 10**6) == {}
     else:   # (a plain instruction is always recognised as one)
-        assert any(values[f] is not plain[k] for f, k, _ in _field_spec(cls) if k != "ref")
+        assert any(values[f] is not plain[k] for f, k, _ in field_spec(cls) if k != "ref")
 
 
 @pytest.mark.parametrize("deps", [(), (0,), (0, 1), (1, 0), (0, 2), (5,), (-1,), [0], (0, 1.5),

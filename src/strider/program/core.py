@@ -35,28 +35,28 @@ id  engine  instruction  deps  operands
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import numbers
-import operator
 from collections import abc
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
-
-import numpy as np
+from typing import Any, Iterable, Sequence
 
 from ..dtypes import data_dtype, dtype_of
 from ..errors import ProgramError, StriderError
 from ..operands import MEMORIES, Ref
+from .fields import (
+    DEPS_SEEN,
+    INT_ONLY,
+    checked_fields,
+    operand_getter,
+    plain_check,
+)
 from .format import (
-    FIELD_MINIMUM,
     FORMAT,
-    INT_LIMIT,
     MAX_DIMS,
     ROLES,
-    instruction_fields,
     load_program_dict,
 )
 from .instructions import (
@@ -152,21 +152,21 @@ class Program:
                                f"{type(instruction).__name__}")
         new_id = len(self.instructions)
         cls = type(instruction)
-        if not _plain(cls)(instruction):  # type: ignore[arg-type]  # mypy#11470
-            changes = _checked_fields(instruction, new_id)
+        if not plain_check(cls)(instruction):  # type: ignore[arg-type]  # mypy#11470
+            changes = checked_fields(instruction, new_id)
             if changes:
                 instruction = replace(instruction, **changes)
         deps = instruction.deps
-        seen = _DEPS_SEEN[0]
+        seen = DEPS_SEEN[0]
         if deps and deps is not seen[0]:   # (ints by now)
-            seen = _DEPS_SEEN[0] = deps, min(deps), max(deps)
+            seen = DEPS_SEEN[0] = deps, min(deps), max(deps)
         if deps and not (0 <= seen[1] and seen[2] < new_id):
             bad = [d for d in deps if not 0 <= d < new_id]
             raise ProgramError(
                 f"instruction {new_id} ({type(instruction).__name__}) depends on {bad}, which "
                 f"are not earlier instructions (ids 0..{new_id - 1})"
             )
-        names, refs_of = _operands(cls)  # type: ignore[arg-type]  # mypy#11470
+        names, refs_of = operand_getter(cls)  # type: ignore[arg-type]  # mypy#11470
         for name, ref in zip(names, refs_of(instruction)):
             if ref.memory == "dram" and ref.tensor not in self.tensors:
                 raise ProgramError(
@@ -186,9 +186,9 @@ class Program:
         >>> p.add(VectorFill(dst=ref, value=1.0)), p.add_again(VectorFill(dst=ref, value=2.0, deps=(0,)))
         (0, 1)
         """
-        deps, new_id, seen = instruction.deps, len(self.instructions), _DEPS_SEEN[0]
-        if type(deps) is tuple and deps and deps is not seen[0] and _INT_ONLY.issuperset(map(type, deps)):
-            seen = _DEPS_SEEN[0] = deps, min(deps), max(deps)
+        deps, new_id, seen = instruction.deps, len(self.instructions), DEPS_SEEN[0]
+        if type(deps) is tuple and deps and deps is not seen[0] and INT_ONLY.issuperset(map(type, deps)):
+            seen = DEPS_SEEN[0] = deps, min(deps), max(deps)
         ok = type(instruction.label) is str and type(deps) is tuple and (
             not deps or deps is seen[0] and 0 <= seen[1] and seen[2] < new_id)
         if not ok:
@@ -338,113 +338,10 @@ class Program:
         return "\n".join(lines)
 
 
-#: What each kind of field holds, said in an error (the program file's kinds).
-_KIND_TEXT = {"float": "a number", "bool": "True or False", "str": "a string",
-              "ref": "an operand (a strider.program.Ref)"}
-#: The valid range of an integer field, said in an error.
-_RANGE_TEXT = {"queue": "a DMA queue number: 0..dma.queues-1 of the hardware that runs it",
-               "count": "the semaphore value to wait for",
-               "deps": "the id of an earlier instruction"}
-
-
 def dram_writes(instructions: Iterable[Instruction]) -> frozenset[str]:
     """The DRAM tensors that some of ``instructions`` write."""
     return frozenset(r.tensor for i in instructions for r in i.writes()  # type: ignore[misc]
                      if r.memory == "dram")
-
-
-@functools.cache
-def _field_spec(cls: type) -> tuple[tuple[str, str, int], ...]:
-    """``(name, kind, lowest value)`` of each field of an instruction class."""
-    return tuple((name, kind, FIELD_MINIMUM.get(name, -INT_LIMIT))
-                 for name, (kind, _) in instruction_fields(cls).items())
-
-
-#: The plain Python type of each kind of field (the fast path: nothing to check further).
-_PLAIN = {"float": (int, float), "bool": (bool,), "str": (str,), "ref": (Ref,)}
-
-
-_INT_ONLY = {int}   # the types in a list of plain ints
-#: The exact types a field of each kind may already have (anything else: checked in full).
-_PLAIN_TYPES = {"int": frozenset({int}), "int_list": frozenset({tuple}),
-                **{kind: frozenset(types) for kind, types in _PLAIN.items()}}
-
-
-#: ``(deps, lowest id, highest id)`` of the deps tuple Program.add checked last (replaced
-#: whole): a planner gives many instructions one deps tuple, and a tuple does not
-#: change, so its ids need not be looked at again.
-_DEPS_SEEN: list[tuple[tuple[int, ...], int, int]] = [((), 0, 0)]
-
-
-@functools.cache
-def _plain(cls: type) -> Callable[[Instruction], bool]:
-    """A quick test of an instruction of ``cls``: whether every field already has its
-    plain type and an integer its range, so that :func:`_checked_fields` would change
-    and refuse nothing (what planners build; anything else is checked in full)."""
-    spec = _field_spec(cls)
-    fetch = operator.attrgetter(*(name for name, _, _ in spec))
-    types = tuple(_PLAIN_TYPES[kind] for _, kind, _ in spec)
-    ints = tuple((k, low) for k, (_, kind, low) in enumerate(spec) if kind == "int")
-    lists = tuple(k for k, (_, kind, _) in enumerate(spec) if kind == "int_list")
-    single = len(spec) == 1
-    seen = _DEPS_SEEN
-
-    def plain(instruction: Instruction) -> bool:
-        values = fetch(instruction)
-        if single:
-            values = (values,)
-        if not all(map(frozenset.__contains__, types, map(type, values))):
-            return False
-        for k, low in ints:
-            if not low <= values[k] <= INT_LIMIT:
-                return False
-        for k in lists:
-            value = values[k]
-            if value and value is not seen[0][0] and not _INT_ONLY.issuperset(map(type, value)):
-                return False
-        return True
-
-    return plain
-
-
-@functools.cache
-def _operands(cls: type) -> tuple[tuple[str, ...], Callable[[Instruction], tuple]]:
-    """The operand names of ``cls`` and a getter of its operands (a tuple)."""
-    names = cls.operand_names()  # type: ignore[attr-defined]
-    getter = operator.attrgetter(*names) if names else (lambda i: ())
-    return names, (lambda i: (getter(i),)) if len(names) == 1 else getter
-
-
-def _checked_fields(instruction: Instruction, new_id: int) -> dict[str, Any]:
-    """Check each field of ``instruction`` against its kind and range (as a program file's
-    fields are); return the fields to replace by their plain form (a NumPy integer by an
-    int, deps as a tuple), or raise a :class:`ProgramError` naming the field."""
-    changes: dict[str, Any] = {}
-    for name, kind, low in _field_spec(type(instruction)):  # type: ignore[arg-type]  # mypy#11470
-        value = getattr(instruction, name)
-        if kind == "int":
-            if type(value) is not int or not low <= value <= INT_LIMIT:
-                changes[name] = _integer(value, instruction, new_id, name)
-        elif kind == "int_list":
-            if type(value) is tuple and (not value or set(map(type, value)) == _INT_ONLY):
-                continue  # their range: add() checks that they name earlier instructions
-            if isinstance(value, (str, bytes)) or not isinstance(value, abc.Iterable):
-                raise ProgramError(f"{_head(instruction, new_id)}: {name} must be a list of "
-                                   f"integers (ids of earlier instructions), got {value!r}")
-            changes[name] = tuple(_integer(v, instruction, new_id, name, f"{name}[{j}]")
-                                  for j, v in enumerate(value))
-        elif type(value) in _PLAIN[kind]:
-            continue
-        elif kind == "float" and isinstance(value, numbers.Real) and not isinstance(
-                value, (bool, np.bool_)):
-            changes[name] = float(value)  # a NumPy float
-        elif kind == "bool" and isinstance(value, np.bool_):
-            changes[name] = bool(value)
-        elif not (kind in ("str", "ref") and isinstance(value, _PLAIN[kind])):
-            what = type(value).__name__ + " " if kind == "ref" else ""
-            raise ProgramError(f"{_head(instruction, new_id)}: {name} must be "
-                               f"{_KIND_TEXT[kind]}, got {what}{value!r}")
-    return changes
 
 
 def _tuple(deps: Any) -> Any:
@@ -453,28 +350,6 @@ def _tuple(deps: Any) -> Any:
             deps, abc.Iterable):
         return deps
     return tuple(deps)
-
-
-def _head(instruction: Instruction, new_id: int) -> str:
-    return f"instruction {new_id} ({type(instruction).__name__})"
-
-
-def _integer(value: Any, instruction: Instruction, new_id: int, name: str,
-             place: str | None = None) -> int:
-    """``value`` as an int within the field's range; a bool, float or string (even ``2.0``
-    or ``"2"``) is a :class:`ProgramError` naming the field and the range."""
-    minimum = FIELD_MINIMUM.get(name)
-    low = -INT_LIMIT if minimum is None else minimum
-    if (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral)
-            or not low <= value <= INT_LIMIT):  # type: ignore[operator]  # stubs: Integral lacks __ge__
-        bound = f">= {minimum}" if minimum is not None else f"between {low} and {INT_LIMIT}"
-        if minimum is not None and isinstance(value, numbers.Integral) \
-                and value > INT_LIMIT:  # type: ignore[operator]  # stubs: Integral lacks __gt__
-            bound = f"between {minimum} and {INT_LIMIT}"
-        why = f" ({_RANGE_TEXT[name]})" if name in _RANGE_TEXT else ""
-        raise ProgramError(f"{_head(instruction, new_id)}: {place or name} must be an integer "
-                           f"{bound}{why}, got {value!r}")
-    return int(value)
 
 
 def _instruction_to_dict(i: Instruction) -> dict[str, Any]:
