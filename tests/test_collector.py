@@ -34,6 +34,41 @@ def test_a_cycle_made_inside_is_collected_by_a_full_collection():
     assert probe() is None
 
 
+def test_the_callers_young_garbage_is_collected_before_the_pause():
+    """A reference cycle the caller dropped just before a pause is not moved, unscanned,
+    into the oldest generation (where no automatic collection may look for it again)."""
+    import weakref
+
+    a, b = _Node(), _Node()
+    a.other, b.other = b, a
+    probe = weakref.ref(a)
+    del a, b
+    with collector_paused():
+        pass
+    assert probe() is None
+
+
+def test_a_full_collection_runs_after_enough_objects_moved(monkeypatch):
+    """A caller that works in pauses only (a sweep's worker) still gets the cycles the
+    work left collected: once FULL_AFTER objects were moved unscanned."""
+    import weakref
+
+    from strider.program import collector
+
+    monkeypatch.setattr(collector, "FULL_AFTER", 1000)
+    monkeypatch.setattr(collector, "_moved", [0])
+    probes = []
+    for _ in range(3):
+        with collector_paused():
+            a, b = _Node(), _Node()
+            a.other, b.other = b, a
+            probes.append(weakref.ref(a))
+            del a, b
+            kept = [[i] for i in range(600)]
+        del kept
+    assert probes[0]() is None and probes[1]() is None   # the full collection came
+
+
 def test_the_callers_frozen_objects_stay_frozen():
     gc.freeze()
     try:

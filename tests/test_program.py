@@ -229,7 +229,7 @@ def test_the_quick_field_check_never_passes_what_the_full_one_would_change(name,
 @pytest.mark.parametrize("deps", [(), (0,), (0, 1), (1, 0), (0, 2), (5,), (-1,), [0], (0, 1.5),
                                   (True,), (np.int64(0),), None, 3])
 def test_add_again_refuses_what_add_refuses_and_keeps_what_add_keeps(deps):
-    """``Program.add_again`` trusts an instruction's type, scalars and operands (as the
+    """``Program._add_again`` trusts an instruction's type, scalars and operands (as the
     program took before): whatever deps or label it gets, its program ends as ``add``'s
     does, or both refuse with the same error."""
     from strider.program import DmaCopy
@@ -242,7 +242,7 @@ def test_add_again_refuses_what_add_refuses_and_keeps_what_add_keeps(deps):
         p.dma(1, src, _TILE)
         instruction = DmaCopy(queue=1, src=src, dst=_TILE, deps=deps, label=label)
         try:
-            (p.add_again if again else p.add)(instruction)
+            (p._add_again if again else p.add)(instruction)
         except ProgramError as exc:
             return str(exc)
         return [(i, tuple(map(type, i.deps))) for i in p.instructions]  # (np.int64(0) == 0)

@@ -176,14 +176,15 @@ class Program:
         self.instructions.append(instruction)
         return new_id
 
-    def add_again(self, instruction: Instruction) -> int:
-        """:meth:`add` of an instruction whose type, scalar fields and operands (Refs, their
-        DRAM tensors declared) a planner's builder vouches for, as it had :meth:`add` take
-        the first of their kind: only its deps and label are checked (others use add).
+    def _add_again(self, instruction: Instruction) -> int:
+        """:meth:`add` for a planner's builder only, never for a user's instruction: one
+        whose type, scalar fields and operands (Refs, their DRAM tensors declared) the
+        builder vouches for, as it had :meth:`add` take the first of their kind; only its
+        deps and label are checked (anything doubtful goes through :meth:`add`).
 
         >>> from strider import AccessPattern
         >>> p, ref = Program(), Ref.sbuf(0, 1, AccessPattern.contiguous((2,)), "int8")
-        >>> p.add(VectorFill(dst=ref, value=1.0)), p.add_again(VectorFill(dst=ref, value=2.0, deps=(0,)))
+        >>> p.add(VectorFill(dst=ref, value=1.0)), p._add_again(VectorFill(dst=ref, value=2.0, deps=(0,)))
         (0, 1)
         """
         deps, new_id, seen = instruction.deps, len(self.instructions), DEPS_SEEN[0]

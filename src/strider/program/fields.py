@@ -31,11 +31,11 @@ from .instructions import Instruction
 
 #: What each kind of field holds, said in an error (the program file's kinds).
 KIND_TEXT = {"float": "a number", "bool": "True or False", "str": "a string",
-              "ref": "an operand (a strider.program.Ref)"}
+             "ref": "an operand (a strider.program.Ref)"}
 #: The valid range of an integer field, said in an error.
 RANGE_TEXT = {"queue": "a DMA queue number: 0..dma.queues-1 of the hardware that runs it",
-               "count": "the semaphore value to wait for",
-               "deps": "the id of an earlier instruction"}
+              "count": "the semaphore value to wait for",
+              "deps": "the id of an earlier instruction"}
 
 
 @functools.cache

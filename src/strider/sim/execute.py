@@ -220,7 +220,7 @@ class Executor:
         steps as ``read``/``view``/``wrote``)."""
         src, dst = instr.src, instr.dst
         s, d = self._operand(src), self._operand(dst)
-        if s is None or d is None:  # an empty side (both are: they have one size)
+        if s is None or d is None:  # an empty side, or a memory not C-contiguous: in full
             self.read(k, instr, "src", src)
             copy_between(self.view(dst, True), self.view(src, True))
             self.wrote(dst)

@@ -131,10 +131,6 @@ class Region(NamedTuple):
         return Region(p0, parts, itemsize, shift, shape, strides, run, extent,
                       gcd(run, *strides), [None])
 
-    def start(self, offset: int) -> int:
-        """The byte of each partition where the runs start, at pattern offset ``offset``."""
-        return (offset + self.shift) * self.itemsize
-
 
 class Memory:
     """One memory of the machine (SBUF, PSUM, or a DRAM tensor as a single partition)."""

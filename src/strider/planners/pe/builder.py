@@ -1,7 +1,7 @@
 """How the ``pe`` strategy's emitter adds an instruction (:class:`InstructionBuilder`): to
 a :class:`~strider.program.core.Program` (the first of each kind -- type, scalars, the
 operands' memories and tensors -- checked in full by ``Program.add``, the rest by
-``Program.add_again``, which checks what varies: deps and label), or to a
+``Program._add_again``, which checks what varies: deps and label), or to a
 :class:`~strider.program.sketch.Sketch` by its structure key, its Refs built only for
 the first of a structure and its label never made; on-chip Refs shared, a DMA's fit
 and cost class worked out once per structure."""
@@ -116,7 +116,7 @@ class InstructionBuilder:
         # (True and 1 are equal keys: their types too; the operands' memories and tensors)
         key = (cls, scalars, *map(type, scalars), *map(_place, operands))
         if key in self.known:
-            return program.add_again(instruction)
+            return program._add_again(instruction)
         i = program.add(instruction)
         self.known.add(key)
         return i
