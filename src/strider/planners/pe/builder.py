@@ -118,7 +118,8 @@ class InstructionBuilder:
         if key in self.known:
             return program._add_again(instruction)
         i = program.add(instruction)
-        self.known.add(key)
+        if program.instructions[i] is instruction:   # (taken as it was: nothing to convert)
+            self.known.add(key)
         return i
 
     def instruction(self, cls: type[Instruction], scalars: tuple, operands: tuple[tuple, ...],
