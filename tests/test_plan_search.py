@@ -254,3 +254,23 @@ def test_a_strategy_stopped_by_a_staged_figure_is_planned_if_that_one_fails(monk
     assert "post-condition" in found["vector"]
     assert found["dma"].strategy == "dma"
     assert plan_permute(request.shape, request.perm, request.dtype, hw).strategy == "dma"
+
+
+def test_a_pe_tiling_costed_alone_is_sketched_unless_long(monkeypatch):
+    """A PE tiling with nothing else of its strategy to weigh it against is sketched and
+    its program emitted when first read, unless it has more than EMIT_ALONE_BLOCKS
+    blocks (then emitted at once): the same prediction and program either way."""
+    from strider.planners.pe import strategy as pe
+    from strider.program.deferred import DeferredProgram
+    from strider.sim.estimate import estimate
+    trn1 = Hardware.preset("trn1-like")
+    request = PermuteRequest((32, 256, 56, 56), (0, 2, 3, 1), "bfloat16")   # 16 blocks
+    sketched = pe.STRATEGY.plan(request, trn1)
+    assert sketched.details["search"]["ranked"] == 1
+    assert isinstance(sketched.program, DeferredProgram)
+    monkeypatch.setattr(pe, "EMIT_ALONE_BLOCKS", 0)
+    emitted = pe.STRATEGY.plan(request, trn1)
+    assert not isinstance(emitted.program, DeferredProgram)
+    assert sketched.predicted_cycles == emitted.predicted_cycles \
+        == estimate(emitted.program, trn1).cycles
+    assert sketched.program.instructions == emitted.program.instructions
