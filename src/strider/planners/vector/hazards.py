@@ -108,25 +108,18 @@ class Hazards:
         first = lo // size if size else 0
         if size and max(lo, hi - 1) // size != first:
             logs = [self.logs.get(k, ()) for k in self._buckets(lo, hi)]
-        elif disjoint is None or disjoint not in self.groups:   # (one bucket: most)
-            log = self.logs.get(first, ())
-            if write and disjoint is None:   # waits for every access it overlaps
-                return [e for e in log if e[0] < hi and lo < e[1]], True
-            if disjoint is None:
-                return [e for e in log if e[0] < hi and lo < e[1] and e[3]], True
-            return [e for e in log if e[0] < hi and lo < e[1] and (write or e[3])
-                    and e[4] != disjoint], True
-        else:
+        else:   # (an access inside one bucket: most)
             logs = [self.logs.get(first, ())]
         if disjoint in self.groups:   # a later slice of a group: what it forgot too
             logs.append(self.groups[disjoint][2])
-        if disjoint is None and write:
-            matched = [e for log in logs for e in log if e[0] < hi and lo < e[1]]
+        log = logs[0] if len(logs) == 1 else chain.from_iterable(logs)
+        if disjoint is None and write:   # waits for every access it overlaps
+            matched = [e for e in log if e[0] < hi and lo < e[1]]
         elif disjoint is None:
-            matched = [e for log in logs for e in log if e[0] < hi and lo < e[1] and e[3]]
+            matched = [e for e in log if e[0] < hi and lo < e[1] and e[3]]
         else:
-            matched = [e for log in logs for e in log if e[0] < hi and lo < e[1]
-                       and (write or e[3]) and e[4] != disjoint]
+            matched = [e for e in log if e[0] < hi and lo < e[1] and (write or e[3])
+                       and e[4] != disjoint]
         return matched, len(logs) == 1
 
     def record(self, lo: int, hi: int, ids: list[int], write: bool,
@@ -134,11 +127,7 @@ class Hazards:
         """Log an access of ``[lo, hi)`` by ``ids`` (ascending; after asking
         :meth:`before` or :meth:`latest`)."""
         logs = self.logs
-        b = self.bucket
-        touched: range | tuple[int] = (0,)
-        if b:
-            first, last = lo // b, max(lo, hi - 1) // b
-            touched = (first,) if first == last else range(first, last + 1)
+        touched = self._buckets(lo, hi)
         if write and disjoint is None:  # accesses inside a new write are ordered before it
             for k in touched:   # (all of such an access's buckets)
                 log = logs.get(k)
