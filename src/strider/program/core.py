@@ -50,6 +50,7 @@ from .fields import (
     DEPS_SEEN,
     INT_ONLY,
     checked_fields,
+    earlier_deps,
     operand_getter,
     plain_check,
 )
@@ -157,10 +158,7 @@ class Program:
             if changes:
                 instruction = replace(instruction, **changes)
         deps = instruction.deps
-        seen = DEPS_SEEN[0]
-        if deps and deps is not seen[0]:   # (ints by now)
-            seen = DEPS_SEEN[0] = deps, min(deps), max(deps)
-        if deps and not (0 <= seen[1] and seen[2] < new_id):
+        if not earlier_deps(deps, new_id):   # (ints by now)
             bad = [d for d in deps if not 0 <= d < new_id]
             raise ProgramError(
                 f"instruction {new_id} ({type(instruction).__name__}) depends on {bad}, which "
@@ -187,11 +185,10 @@ class Program:
         >>> p.add(VectorFill(dst=ref, value=1.0)), p._add_again(VectorFill(dst=ref, value=2.0, deps=(0,)))
         (0, 1)
         """
-        deps, new_id, seen = instruction.deps, len(self.instructions), DEPS_SEEN[0]
-        if type(deps) is tuple and deps and deps is not seen[0] and INT_ONLY.issuperset(map(type, deps)):
-            seen = DEPS_SEEN[0] = deps, min(deps), max(deps)
+        deps, new_id = instruction.deps, len(self.instructions)
         ok = type(instruction.label) is str and type(deps) is tuple and (
-            not deps or deps is seen[0] and 0 <= seen[1] and seen[2] < new_id)
+            deps is DEPS_SEEN[0][0] or INT_ONLY.issuperset(map(type, deps))
+        ) and earlier_deps(deps, new_id)
         if not ok:
             return self.add(instruction)   # (which says what is wrong)
         self.instructions.append(instruction)

@@ -61,6 +61,21 @@ PLAIN_TYPES = {"int": frozenset({int}), "int_list": frozenset({tuple}),
 DEPS_SEEN: list[tuple[tuple[int, ...], int, int]] = [((), 0, 0)]
 
 
+def earlier_deps(deps: tuple[int, ...], new_id: int) -> bool:
+    """Whether every id of ``deps`` (a tuple of ints) names an instruction before
+    ``new_id`` (its lowest and highest remembered in DEPS_SEEN).
+
+    >>> earlier_deps((0, 2), 3), earlier_deps((0, 3), 3), earlier_deps((), 0)
+    (True, False, True)
+    """
+    if not deps:
+        return True
+    seen = DEPS_SEEN[0]
+    if deps is not seen[0]:
+        seen = DEPS_SEEN[0] = deps, min(deps), max(deps)
+    return 0 <= seen[1] and seen[2] < new_id
+
+
 @functools.cache
 def plain_check(cls: type) -> Callable[[Instruction], bool]:
     """A quick test of an instruction of ``cls``: whether every field already has its
@@ -154,5 +169,6 @@ def field_integer(value: Any, instruction: Instruction, new_id: int, name: str,
     return int(value)
 
 
-__all__ = ["plain_check", "operand_getter", "checked_fields", "field_spec", "field_integer",
+__all__ = ["plain_check", "operand_getter", "checked_fields", "earlier_deps", "field_spec",
+           "field_integer",
            "instruction_head", "DEPS_SEEN", "INT_ONLY", "PLAIN", "KIND_TEXT", "RANGE_TEXT"]

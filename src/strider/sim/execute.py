@@ -44,7 +44,7 @@ from ..program.core import Program
 from ..program.instructions import DmaCopy, Instruction, VectorCopy
 from ..program.numerics import copy_between, one_shape
 from .memory import Memory, Region
-from .views import strided_view
+from .views import strided_view, view_geometry
 
 POISON_MODES = ("raise", "count")
 
@@ -77,8 +77,7 @@ class _Operand:
         self.item = item = self.dtype.itemsize
         row = mem.data.strides[0]
         self.base = p0 * row
-        self.shape = (region.parts, *pat.shape)
-        self.strides = (row, *(s * item for s in pat.strides))
+        self.shape, self.strides = view_geometry(row, item, region.parts, pat)
         if ref.memory == "dram":  # a tensor is viewed without its partition dim
             self.shape, self.strides = self.shape[1:], self.strides[1:]
         self.pairs: dict[_Operand, tuple] = {}

@@ -41,13 +41,19 @@ def strided_view(memory: np.ndarray, dtype: np.dtype, partition_start: int, part
 
     ``pattern`` counts elements of ``dtype`` from each partition's byte 0.
     """
-    shape = (partitions, *pattern.shape)
     item = dtype.itemsize
+    row = memory.strides[0]
+    shape, strides = view_geometry(row, item, partitions, pattern)
     if partitions == 0 or pattern.size == 0:
         return np.empty(shape, dtype)
-    row = memory.strides[0]
-    start = partition_start * row + pattern.offset * item
-    return view_of(memory, dtype, start, shape, (row, *(s * item for s in pattern.strides)))
+    return view_of(memory, dtype, partition_start * row + pattern.offset * item, shape, strides)
+
+
+def view_geometry(row: int, item: int, partitions: int, pattern: AccessPattern
+                  ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``(shape, byte strides)`` of a ref's view (:func:`strided_view`): ``row`` bytes a
+    partition, ``item`` bytes an element; they do not depend on the pattern's offset."""
+    return (partitions, *pattern.shape), (row, *(s * item for s in pattern.strides))
 
 
 def byte_view(mask: np.ndarray, itemsize: int, partition_start: int, partitions: int,
@@ -66,4 +72,4 @@ def byte_view(mask: np.ndarray, itemsize: int, partition_start: int, partitions:
                    (row, *(s * itemsize for s in pattern.strides), 1))
 
 
-__all__ = ["strided_view", "byte_view", "view_of"]
+__all__ = ["strided_view", "byte_view", "view_of", "view_geometry"]

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from functools import cache
 from operator import itemgetter
-from typing import Any, Callable
+from typing import Callable
 
 from ...access_pattern import AccessPattern
 from ...hardware.description import Hardware
+from ...operands import unchecked_maker
 from ...program.core import Program, Ref
 from ...program.instructions import DmaCopy, Instruction
 from ...program.sketch import Sketch
@@ -26,21 +27,12 @@ _place = itemgetter(0, 1)   # an operand structure's memory and tensor
 @cache
 def _maker(cls: type[Instruction]) -> Callable[..., Instruction]:
     """A maker of instructions of ``cls`` from their ``deps``, ``label``, operands and
-    scalars (as :meth:`InstructionBuilder.put` takes their values), each field set as
-    its constructor would (an instruction is a frozen slotted dataclass that checks
-    nothing on construction) but without its keywords: planners make millions."""
+    scalars (as :meth:`InstructionBuilder.put` takes their values), without the
+    constructor's keywords (an instruction checks nothing on construction): planners
+    make millions."""
     assert "__post_init__" not in dir(cls)
-    names = ("deps", "label") + cls.operand_names() + scalar_names(cls)  # type: ignore[arg-type]  # mypy#11470
-    slots = tuple(getattr(cls, name).__set__ for name in names)
-    new = object.__new__
-
-    def make(*values: Any) -> Instruction:
-        instruction = new(cls)
-        for put, value in zip(slots, values):
-            put(instruction, value)
-        return instruction
-
-    return make
+    names = ("deps", "label") + cls.operand_names()
+    return unchecked_maker(cls, names + scalar_names(cls))  # type: ignore[arg-type]  # mypy#11470
 
 
 class InstructionBuilder:
