@@ -73,7 +73,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ...cost.engines import chunk_efficiency, descriptor_issue_cycles, engine_scale
 from ...errors import Outpaced, PlanError
 from ...hardware.description import Hardware
 from ...hardware.pe import input_kind
@@ -84,15 +83,21 @@ from ...program.sketch import Sketch
 from ...sim.estimate import Estimate, estimate, estimate_sketch
 from .._period import PERIOD_MARGIN, PERIOD_STEPS, check_outpaced, period_cycles, search_line
 from .._postcondition import check_program
-from .batch_runs import load_count
 from .candidates import Candidates, Refusal, candidates
 from .emit import Emitter, empty_program
 from .explain import explain
+from .floors import (
+    copy_count,
+    floor_parts,
+    load_run_elems,
+    pass_floor,
+    store_run_elems,
+    widest_chunk,
+)
 from .modes import carrier_option, choose_mode
 from .tiling import (
     PeTiling,
     TransposeView,
-    block_chunks,
     choose_tiling,
     pack_tiles,
     sub_blocks,
@@ -153,12 +158,19 @@ class PeStrategy:
         if isinstance(found, Refusal):
             return None
         v, t = min(found.tilings, key=lambda vt: pass_floor(vt[0], vt[1], hw))
-        floor = pass_floor(v, t, hw)
-        if copy_floor(v, t, hw) >= floor:
-            return floor, (f"its copies out of PSUM, on at most {widest_chunk(v, t)} lanes "
-                           "of each copy engine")
-        return floor, (f"{sub_blocks(v, t) // t.row_turns:,} PE passes and "
-                       f"{v.batch:,} batch matrices to load, at the least")
+        parts = floor_parts(v, t, hw)
+        binding = max(parts, key=parts.__getitem__)
+        if binding == "copies":
+            why = (f"its {copy_count(v, t, hw):,} copies out of PSUM at the fewest, on at "
+                   f"most {widest_chunk(v, t)} lanes of each copy engine")
+        elif binding == "queues":
+            why = (f"its DMA loads and stores, in runs of at most "
+                   f"{load_run_elems(v, t) * t.elem_bytes:,} B and "
+                   f"{store_run_elems(v, t, hw) * t.elem_bytes:,} B")
+        else:
+            why = (f"{sub_blocks(v, t) // t.row_turns:,} PE passes and {v.batch:,} batch "
+                   "matrices to load, at the least")
+        return parts[binding], why
 
     def _fastest(self, request: PermuteRequest, tilings: list[tuple[TransposeView, PeTiling]],
                  hw: Hardware, best: Emitted | None, search: _Search) -> Emitted:
@@ -356,81 +368,6 @@ def pe_traffic(program: Program | Sketch) -> dict[str, int]:
 def _kind(t: PeTiling) -> tuple[bool, bool]:
     """Whether a tiling takes rows by turns, and columns (of a matrix or a block's)."""
     return t.row_turns > 1, t.column_turns > 1 or t.batch_turns
-
-
-def pass_floor(view: TransposeView, t: PeTiling, hw: Hardware) -> float:
-    """A lower bound on the predicted cycles of ``t``'s program, from what it must do at
-    the least: each PE pass (a MatMul or a transpose, ragged turns aside) holds the
-    array's moving path for its initiation interval, one moving column or more
-    (:meth:`~strider.hardware.pe.PEArraySpec.issue_cycles`; a row tile's share where the
-    array is tiled), one after another; and each block loads every batch matrix's every
-    row group with a descriptor of its own (a run of batches that load together,
-    :mod:`.batch_runs`, one), each holding a queue for its fixed cost
-    (:func:`~strider.cost.descriptor_issue_cycles`) and its bytes; and the stores move
-    every byte again, in runs no longer than a partition's share of one output tile (a
-    store reads one partition's rows of one slot), at the rate such runs get
-    (:func:`~strider.cost.chunk_efficiency`); and the copies out of PSUM
-    (:func:`copy_floor`). Emitting a tiling of a million instructions takes a minute;
-    this takes microseconds.
-
-    >>> from strider import Hardware
-    >>> hw = Hardware.preset("trn1-like")
-    >>> view = transpose_view(PermuteRequest((256, 512), (1, 0), "int8"))
-    >>> round(pass_floor(view, choose_tiling(view, "int8", "mac", hw), hw))   # the bytes
-    930
-    >>> round(STRATEGY.plan(PermuteRequest((256, 512), (1, 0), "int8"), hw).predicted_cycles)
-    2529
-    """
-    passes = sub_blocks(view, t) // t.row_turns
-    per_column = (hw.pe.transpose_factor(t.pe_dtype) / (2 if hw.pe.background_transpose else 1)
-                  if t.mode == "passthrough" else hw.pe.dtype_factor(t.pe_dtype))
-    pe = passes * per_column / hw.pe.row_tiles * engine_scale("pe", hw)
-    row_groups = sum(-(-min(t.block_rows, view.m - i0) // t.group_rows)
-                     for i0 in range(0, view.m, t.block_rows))
-    col_blocks = -(-view.n // t.block_cols) if view.n else 0
-    runs = (view.batch if col_blocks != 1 or t.block_batches == 1 else  # (one per run of
-            sum(load_count(view, b0, min(t.block_batches, view.batch - b0),
-                           t.row_turns * view.n, t.row_turns)   # batches that load together)
-                for b0 in range(0, view.batch, t.block_batches)))
-    loads = runs * row_groups * col_blocks
-    nbytes = view.batch * view.source_count(t.row_turns) * view.n * t.elem_bytes
-    store_run = max(1, t.out_tile_elems * t.elem_bytes)
-    moved = nbytes * (1 + 1 / chunk_efficiency(store_run, hw)) / hw.dma.bytes_per_cycle
-    queue = (loads * descriptor_issue_cycles(hw) + moved) / hw.dma.queues * engine_scale("dma", hw)
-    return max(pe, queue, copy_floor(view, t, hw))
-
-
-def copy_floor(view: TransposeView, t: PeTiling, hw: Hardware) -> float:
-    """A lower bound on the copies out of PSUM: every part of every element leaves PSUM
-    once, through the activation or the vector engine, at most one element per lane per
-    cycle (each engine at its own clock) on no more lanes than a chunk has PSUM partitions
-    (its matrices x columns) --
-    a chunk of a narrow matrix keeps most lanes idle (float32 2000000 x 5 x 7 perm
-    2,0,1 on trn1-like: 7 of 128 lanes, 12.4 M cycles of copies against the vector
-    path's 1.9 M).
-
-    >>> from strider import Hardware
-    >>> hw = Hardware.preset("trn1-like")
-    >>> view = transpose_view(PermuteRequest((256, 512), (1, 0), "int8"))
-    >>> round(copy_floor(view, choose_tiling(view, "int8", "mac", hw), hw))  # 131072 parts
-    569
-    """
-    widest = widest_chunk(view, t)
-    rate = sum(min(widest, spec.lanes) / engine_scale(name, hw)
-               for name, spec in (("act", hw.activation), ("vector", hw.vector)))
-    parts = view.batch * view.source_count(t.row_turns) * view.n * t.parts
-    return parts / rate if rate else 0.0
-
-
-def widest_chunk(view: TransposeView, t: PeTiling) -> int:
-    """The most PSUM partitions a column chunk of ``t`` fills (its matrices x columns),
-    over every block's chunks (full and ragged blocks)."""
-    matrices = {min(t.block_batches, view.batch)} | ({view.batch % t.block_batches}
-                                                     if view.batch > t.block_batches else set())
-    columns = {min(t.block_cols, view.n)} | ({view.n % t.block_cols}
-                                             if view.n > t.block_cols else set())
-    return max((count * width for nb in matrices - {0} for cols in columns - {0}
-                for _, count, _, width in block_chunks(view, t, nb, cols)), default=0)
 
 
 STRATEGY = PeStrategy()
