@@ -227,19 +227,23 @@ def _copy_stride_bytes(free: tuple[int, ...], free_target: tuple[int, ...],
 
 
 def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], nbytes: float,
-                         pieces: Sequence[int]) -> list[tuple[float, float, int, int]]:
-    """(read, write) queue-cycles and (read, write) DRAM run bytes of a tile of extents
-    ``ext`` moved in each slice count of ``pieces``: each side is cut along its
-    outermost free dim longer than 1, which shortens its runs when that dim is part of
-    them (:meth:`TileSpace.queue_cycles` of each cut, worked out once per side: the
-    dims inside the cut one are the same in every cut)."""
+                         pieces: Sequence[int]) -> tuple[list[float], list[float],
+                                                         list[int], list[int]]:
+    """Read queue-cycles, write queue-cycles, read and write DRAM run bytes of a tile of
+    extents ``ext`` moved in each slice count of ``pieces`` (a list each): each side is
+    cut along its outermost free dim longer than 1, which shortens its runs when that
+    dim is part of them (:meth:`TileSpace.queue_cycles` of each cut, worked out once
+    per side: the dims inside the cut one are the same in every cut)."""
     free, item, rate, scale = space.free, space.item, space.rate, space.scale
     block = math.prod([ext[k] for k in free])
-    sides = []
+    out: list[list] = []   # each side's cycles, then its runs
     for side, dims in (("in", free), ("out", space.free_target)):
-        d = next((d for d in dims if ext[d] > 1), None)
-        if d is None:   # a single element: no cut
-            sides.append([space.queue_cycles(side, ext, block, nbytes)] * len(pieces))
+        for d in dims:
+            if ext[d] > 1:
+                break
+        else:   # a single element: no cut
+            cycles, chunk = space.queue_cycles(side, ext, block, nbytes)
+            out += [[cycles] * len(pieces), [chunk] * len(pieces)]
             continue
         # the run inside d (queue_cycles' walk up to d, the last dim longer than 1), and
         # whether d's cut extends it
@@ -257,16 +261,17 @@ def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], nbytes: float,
         e = ext[d]
         rest = block // e   # the block's elements per index of d
         efficiencies = space._efficiency
-        figures = []
+        cycles_of, chunks = [], []
         for m in pieces:
             c = -(-e // (m if m < e else e))
             chunk = min(run * c if joins else run, rest * c) * item
             efficiency = efficiencies.get(chunk)
             if efficiency is None:
                 efficiency = space.chunk_efficiency(chunk)
-            figures.append((nbytes / (rate * efficiency) * scale, chunk))
-        sides.append(figures)
-    return [(q_in, q_out, run_in, run_out) for (q_in, run_in), (q_out, run_out) in zip(*sides)]
+            cycles_of.append(nbytes / (rate * efficiency) * scale)
+            chunks.append(chunk)
+        out += [cycles_of, chunks]
+    return out[0], out[2], out[1], out[3]
 
 
 def score(t: VectorTiling, hw: Hardware, total_bytes: int) -> dict:
@@ -338,8 +343,8 @@ def _priced(space: TileSpace, ext: tuple[int, ...], block: int, nbytes: int, par
         copies = ((0.0, 0.0),) * len(pieces)
     known = space._priced[key] = []
     # (the min and max below written out: the same picks, ties included, as the builtins')
-    for m, (q_in, q_out, run_in, run_out), (vec, last) in zip(
-            pieces, _sliced_queue_cycles(space, ext, nbytes, pieces), copies):
+    for m, q_in, q_out, run_in, run_out, (vec, last) in zip(
+            pieces, *_sliced_queue_cycles(space, ext, nbytes, pieces), copies):
         per_piece = int(nbytes // (m * worth))
         if not per_piece < queues:
             per_piece = queues
@@ -368,7 +373,10 @@ def best_pieces(space: TileSpace, tile: tuple[int, ...], slots: int) -> VectorTi
     """The tiling of ``space`` with ``tile`` and ``slots`` at its best slice count by
     the score, the fewest among equals (the ranking keeps no other)."""
     ests = _scores(space, tile, slots, PIECES)
-    best = min(range(len(PIECES)), key=lambda k: ests[k][0])
+    best = 0
+    for k in range(1, len(ests)):   # (min's pick: the first of the least)
+        if ests[k][0] < ests[best][0]:
+            best = k
     t = space.proto
     return VectorTiling(t.shape, t.perm, t.split, t.part, t.free, tile, slots, t.itemsize,
                         PIECES[best], _estimate(*ests[best], space.hw), t.ragged)
