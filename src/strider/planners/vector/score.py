@@ -70,13 +70,14 @@ class TileSpace:
         self._copy_memo: dict[tuple, tuple[tuple[float, float], ...]] = hw.derived(
             "vector copy cycles", _new_memo)
         self._rates: dict[tuple[int, int], float] = {}
+        self._best: dict[tuple[tuple[int, ...], int], VectorTiling] = {}   # best_pieces'
 
     def worth(self, tiles: int) -> int:
         """:func:`descriptor_worth` of a tiling of ``tiles`` tiles."""
         return self._worth[tiles <= FEW_TILES]
 
     def tile_count(self, tile: Sequence[int]) -> int:
-        return math.prod(-(-n // t) for n, t in zip(self.shape, tile))
+        return math.prod([-(-n // t) for n, t in zip(self.shape, tile)])
 
     def partitions(self, tile: Sequence[int]) -> int:
         return math.prod([tile[d] for d in self.part])
@@ -372,14 +373,19 @@ def _priced(space: TileSpace, ext: tuple[int, ...], block: int, nbytes: int, par
 def best_pieces(space: TileSpace, tile: tuple[int, ...], slots: int) -> VectorTiling:
     """The tiling of ``space`` with ``tile`` and ``slots`` at its best slice count by
     the score, the fewest among equals (the ranking keeps no other)."""
+    known = space._best.get((tile, slots))
+    if known is not None:
+        return known
     ests = _scores(space, tile, slots, PIECES)
     best = 0
     for k in range(1, len(ests)):   # (min's pick: the first of the least)
         if ests[k][0] < ests[best][0]:
             best = k
     t = space.proto
-    return VectorTiling(t.shape, t.perm, t.split, t.part, t.free, tile, slots, t.itemsize,
-                        PIECES[best], _estimate(*ests[best], space.hw), t.ragged)
+    known = space._best[tile, slots] = VectorTiling(
+        t.shape, t.perm, t.split, t.part, t.free, tile, slots, t.itemsize, PIECES[best],
+        _estimate(*ests[best], space.hw), t.ragged)
+    return known
 
 
 __all__ = ["TileSpace", "score", "best_pieces"]
