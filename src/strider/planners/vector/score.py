@@ -311,13 +311,11 @@ def _scores(space: TileSpace, tile: tuple[int, ...], slots: int,
               for ext, _, block, nbytes in classes]
     counts = [count for _, count, _, _ in classes]
     out = []
-    for j in range(len(pieces)):
+    for j, first in enumerate(priced[0]):   # (first: the first tile's, the most bytes)
         total = 0.0
         for count, figures in zip(counts, priced):
             total += count * figures[j][two]
-        # the first tile (the most bytes)
-        first = priced[0][j]
-        step, (alone_in, alone_out, vec, last, run_in, run_out) = first[two], first[2:]
+        step, alone_in, alone_out, vec, last, run_in, run_out = first[two], *first[2:]
         if tiles == 1:
             total = max(alone_in, vec) + last + alone_out + 2 * latency
         else:  # one tile's steady step is replaced by the fill and the drain
