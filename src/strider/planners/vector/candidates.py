@@ -110,8 +110,7 @@ def _pairs(na: int, nb: int, room: int) -> tuple[tuple[int, int], ...]:
 
 
 def _candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict,
-                       hopeless: Hopeless | None = None,
-                   spaces: dict[tuple, TileSpace] | None = None) -> list[VectorTiling]:
+                       hopeless: Hopeless | None = None) -> list[VectorTiling]:
     """The candidates of ``space`` from its partition dims spread as ``tile`` (see
     :func:`candidates_for`)."""
     shape, perm, item, hw = space.shape, space.proto.perm, space.item, space.hw
@@ -126,7 +125,7 @@ def _candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict,
         if budget < 1:
             continue
         t = list(tile)
-        size = math.prod(t[d] for d in free)
+        size = math.prod([t[d] for d in free])
         for d in sorted((d for d in free if d not in (a, b)), key=lambda d: (-outer[d], d)):
             if size <= budget:
                 break

@@ -24,6 +24,7 @@ True
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 
@@ -150,6 +151,7 @@ class _Shortlist:
         self.counted: set[tuple] = set()
         self.best_of_kind: dict[tuple, float] = {}
         self._thresholds: dict[tuple, float] = {}   # _kind_threshold's, by kind
+        self._bests: list[float] | None = None      # best_of_kind's values, sorted
         # by TileSpace.key, then tile
         self.floors: dict[tuple, dict[tuple[int, ...], TileFloor]] = {} if floors is None else floors
         self._space: TileSpace | None = None        # the last asked about, its floors
@@ -163,10 +165,18 @@ class _Shortlist:
         """The score above which a tiling of kind ``k`` cannot be kept for its kind."""
         threshold = self._thresholds.get(k)
         if threshold is None:
-            others = sorted(v for kk, v in self.best_of_kind.items() if kk != k)
+            bests = self._bests
+            if bests is None:
+                bests = self._bests = sorted(self.best_of_kind.values())
             own = self.best_of_kind.get(k, math.inf)
-            threshold = self._thresholds[k] = (min(own, others[self.keep - 1])
-                                               if len(others) >= self.keep else own)
+            # the keep-th best of the other kinds: bests less one of own's value
+            nth, others = self.keep - 1, len(bests)
+            if k in self.best_of_kind:
+                others -= 1
+                if nth >= bisect.bisect_left(bests, own):
+                    nth += 1
+            threshold = self._thresholds[k] = (min(own, bests[nth])
+                                               if others >= self.keep else own)
         return threshold
 
     def hopeless(self, space: TileSpace, tile: tuple[int, ...], slots: int) -> bool:
@@ -222,6 +232,7 @@ class _Shortlist:
         if cycles < self.best_of_kind.get(k, math.inf):
             self.best_of_kind[k] = cycles
             self._thresholds.clear()
+            self._bests = None
         key = tile_key(t)
         if key in self.counted:
             return
