@@ -102,22 +102,13 @@ def copy_cycles_each(hw: Hardware, partitions: int, block: int, pieces: tuple[in
     out = []
     for count in pieces:
         load0 = load1 = 0.0
-        if block % count == 0:   # equal slices (the loop below, m fixed)
-            m = block // count
-            on0, on1 = fixed0 + per0 * m, fixed1 + per1 * m
-            for _ in range(count):
-                end0, end1 = load0 + on0, load1 + on1
-                if end0 <= end1:
-                    load0 = end0
-                else:
-                    load1 = end1
-            out.append((max(load0, load1), float(min(on0, on1))))
-            continue
+        even = block % count == 0   # (every slice's elements: the first's)
         n, on0, on1 = 0, 0.0, 0.0   # a slice's elements, its cycles on each engine
         for j in range(count):   # each slice to the engine that would end it first
-            m = block * (j + 1) // count - block * j // count   # (CopyBalancer's rule)
-            if m != n or not j:
-                n, on0, on1 = m, fixed0 + per0 * m, fixed1 + per1 * m
+            if not j or not even:
+                m = block * (j + 1) // count - block * j // count   # (CopyBalancer's rule)
+                if m != n or not j:
+                    n, on0, on1 = m, fixed0 + per0 * m, fixed1 + per1 * m
             end0, end1 = load0 + on0, load1 + on1
             if end0 <= end1:   # (a tie: the first)
                 load0 = end0
