@@ -77,7 +77,6 @@ class CopyBalancer:
         return engine
 
 
-@lru_cache(maxsize=1 << 16)  # the ranking asks for the same few blocks over and over
 def copy_cycles(hw: Hardware, partitions: int, block: int, pieces: int,
                 stride_bytes: int = 0) -> tuple[float, float]:
     """(makespan of a tile's ``pieces`` copy slices over the copy engines, cycles of
@@ -87,19 +86,36 @@ def copy_cycles(hw: Hardware, partitions: int, block: int, pieces: int,
     >>> copy_cycles(Hardware.preset("trn1-like"), 128, 1600, 2)   # two engines, one slice each
     (1075.0, 860.0)
     """
+    return copy_cycles_each(hw, partitions, block, (pieces,), stride_bytes)[0]
+
+
+def copy_cycles_each(hw: Hardware, partitions: int, block: int, pieces: tuple[int, ...],
+                     stride_bytes: int = 0) -> tuple[tuple[float, float], ...]:
+    """:func:`copy_cycles` at each slice count of ``pieces`` (the score prices a tile's
+    copy at every slice count it offers).
+
+    >>> from strider import Hardware
+    >>> copy_cycles_each(Hardware.preset("trn1-like"), 128, 1600, (1, 2))   # act alone, both
+    ((1660.0, 1660.0), (1075.0, 860.0))
+    """
     (_, per0, fixed0), (_, per1, fixed1) = copy_engines(hw, partitions, stride_bytes)
-    load0 = load1 = 0.0
-    n, on0, on1 = 0, 0.0, 0.0   # a slice's elements, its cycles on each engine
-    for j in range(pieces):   # each slice to the engine that would end it first
-        m = block * (j + 1) // pieces - block * j // pieces   # (CopyBalancer's rule)
-        if m != n or not j:
-            n, on0, on1 = m, fixed0 + per0 * m, fixed1 + per1 * m
-        end0, end1 = load0 + on0, load1 + on1
-        if end0 <= end1:   # (a tie: the first)
-            load0 = end0
-        else:
-            load1 = end1
-    return max(load0, load1), float(min(on0, on1))   # the last slice alone
+    out = []
+    for count in pieces:
+        load0 = load1 = 0.0
+        even = block % count == 0   # (every slice's elements: the first's)
+        n, on0, on1 = 0, 0.0, 0.0   # a slice's elements, its cycles on each engine
+        for j in range(count):   # each slice to the engine that would end it first
+            if not j or not even:
+                m = block * (j + 1) // count - block * j // count   # (CopyBalancer's rule)
+                if m != n or not j:
+                    n, on0, on1 = m, fixed0 + per0 * m, fixed1 + per1 * m
+            end0, end1 = load0 + on0, load1 + on1
+            if end0 <= end1:   # (a tie: the first)
+                load0 = end0
+            else:
+                load1 = end1
+        out.append((max(load0, load1), float(min(on0, on1))))   # the last slice alone
+    return tuple(out)
 
 
 def fast_stride_elements(hw: Hardware, itemsize: int) -> int:
@@ -157,5 +173,5 @@ def block_copy(free: tuple[int, ...], free_target: tuple[int, ...], block: tuple
     return shape, tuple(cs[pos[d]] for d in free_target), row_major_strides(shape)
 
 
-__all__ = ["block_copy", "copy_engines", "CopyBalancer", "copy_cycles", "fast_stride_elements",
-           "fastest_walk"]
+__all__ = ["block_copy", "copy_engines", "CopyBalancer", "copy_cycles", "copy_cycles_each",
+           "fast_stride_elements", "fastest_walk"]

@@ -27,25 +27,28 @@ Hopeless = Callable[[TileSpace, tuple[int, ...], int], bool]
 def candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: int,
                    hw: Hardware, total_bytes: int, seen: dict | None = None,
                    keep_free: frozenset = frozenset(), ragged: tuple = (),
-                   hopeless: Hopeless | None = None) -> list[VectorTiling]:
+                   hopeless: Hopeless | None = None,
+                   spaces: dict[tuple, TileSpace] | None = None) -> list[VectorTiling]:
     """Candidate tilings of one working shape, each with its best slice count by the
     score; ``seen`` collects the tilings (slice count aside) already offered, which are
     not offered again (by working shape, perm, partition dims and ragged split: their
     tile extents and slots); dims of ``keep_free`` never spread over partitions; a tiling
-    that ``hopeless`` rejects is neither scored nor offered."""
+    that ``hopeless`` rejects is neither scored nor offered. ``spaces`` keeps the
+    :class:`TileSpace` of each working shape and partition dims (with the tilings scored
+    in it) for another call of the same ``item``, ``hw`` and ``total_bytes``."""
     out: list[VectorTiling] = []
     seen = {} if seen is None else seen
-    spaces: dict[tuple[int, ...], TileSpace] = {}   # by partition dims
+    spaces = {} if spaces is None else spaces   # by working shape and partition dims
     spread: set[tuple] = set()   # the partition dims and the tiles spreading them
     cap = hw.sbuf.partitions
     while cap >= 1:
         part, tile = _spread(shape, perm, keep_free, cap)
         if (part, tile) not in spread:   # (else this cap offers what a larger one did)
             spread.add((part, tile))
-            space = spaces.get(part)
+            space = spaces.get((shape, perm, split, part, ragged))
             if space is None:
                 free = tuple(d for d in range(len(shape)) if d not in part)
-                space = spaces[part] = TileSpace(
+                space = spaces[shape, perm, split, part, ragged] = TileSpace(
                     VectorTiling(shape, perm, split, part, free, tile, PIPELINE_SLOTS, item,
                                  ragged=ragged), hw, total_bytes)
             out += _candidates_capped(space, tile, seen, hopeless)
@@ -122,7 +125,7 @@ def _candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict,
         if budget < 1:
             continue
         t = list(tile)
-        size = math.prod(t[d] for d in free)
+        size = math.prod([t[d] for d in free])
         for d in sorted((d for d in free if d not in (a, b)), key=lambda d: (-outer[d], d)):
             if size <= budget:
                 break
@@ -131,7 +134,8 @@ def _candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict,
             size = rest * t[d]
         options: list[tuple[int, ...]] = []   # even tile extents (see _even)
         if size <= budget:
-            options.append(tuple(map(_even, shape, t)))
+            even = list(map(_even, shape, t))
+            options.append(tuple(even))
             if all(t[d] == shape[d] for d in free):
                 # everything fits one tile: a few tiles instead let reads, copies and
                 # writes overlap (a small tensor's whole time is otherwise fill and drain).
@@ -141,8 +145,9 @@ def _candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict,
                 for d in free:
                     for f in SMALL_TILE_CUTS:
                         if t[d] >= 2 * f or (d == first_out and t[d] >= f):
-                            options.append(tuple(_even(n, -(-t[d] // f)) if k == d else _even(n, e)
-                                                 for k, (n, e) in enumerate(zip(shape, t))))
+                            cut = list(even)
+                            cut[d] = _even(shape[d], -(-t[d] // f))
+                            options.append(tuple(cut))
         else:
             rest = size // (t[a] * (t[b] if b != a else 1))
             room = max(1, budget // rest)

@@ -24,6 +24,7 @@ True
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 
@@ -60,8 +61,8 @@ class TileFloor:
     It depends on the tile alone (``space.key`` and ``tile``), never on the slots or the
     slice count, so the ranking prices each tile's floor once for all its tilings."""
 
-    __slots__ = ("space", "tile", "tiles", "_full", "_least", "_classes", "_whole", "_queues",
-                 "_steps")
+    __slots__ = ("space", "tile", "tiles", "partitions", "_full", "_least", "_classes", "_whole",
+                 "_queues", "_steps")
 
     def __init__(self, space: TileSpace, tile: tuple[int, ...]) -> None:
         self.space, self.tile = space, tile
@@ -70,6 +71,10 @@ class TileFloor:
             tiles *= -(-n // t)
             full *= n // t
         self.tiles, self._full = tiles, full
+        partitions = 1
+        for d in space.part:
+            partitions *= tile[d]
+        self.partitions = partitions
         self._least: float | None = None
         self._classes: list | None = None
         self._whole: float | None = None    # the floor, copies included
@@ -117,8 +122,7 @@ class TileFloor:
         return self._whole
 
     def _copy_bound(self) -> float:
-        space = self.space
-        partitions = space.partitions(self.tile)
+        space, partitions = self.space, self.partitions
         total = 0.0
         assert self._classes is not None   # (set with the steps)
         for k, ((ext, count, block, _), step) in enumerate(zip(self._classes, self._steps)):
@@ -139,15 +143,17 @@ class _Shortlist:
     stricter than needed)."""
 
     def __init__(self, hw: Hardware, total_bytes: int, keep: int, bound: bool = True,
-                 above: float | None = None):
+                 above: float | None = None,
+                 floors: dict[tuple, dict[tuple[int, ...], TileFloor]] | None = None):
         self.hw, self.total_bytes, self.keep, self.above = hw, total_bytes, keep, above
         self.bound = bound
         self.worst_kept: list[float] = []     # a max-heap (negated) of the keep best
         self.counted: set[tuple] = set()
         self.best_of_kind: dict[tuple, float] = {}
         self._thresholds: dict[tuple, float] = {}   # _kind_threshold's, by kind
+        self._bests: list[float] | None = None      # best_of_kind's values, sorted
         # by TileSpace.key, then tile
-        self.floors: dict[tuple, dict[tuple[int, ...], TileFloor]] = {}
+        self.floors: dict[tuple, dict[tuple[int, ...], TileFloor]] = {} if floors is None else floors
         self._space: TileSpace | None = None        # the last asked about, its floors
         self._floors: dict[tuple[int, ...], TileFloor] = {}
         self.bounded = 0
@@ -159,10 +165,18 @@ class _Shortlist:
         """The score above which a tiling of kind ``k`` cannot be kept for its kind."""
         threshold = self._thresholds.get(k)
         if threshold is None:
-            others = sorted(v for kk, v in self.best_of_kind.items() if kk != k)
+            bests = self._bests
+            if bests is None:
+                bests = self._bests = sorted(self.best_of_kind.values())
             own = self.best_of_kind.get(k, math.inf)
-            threshold = self._thresholds[k] = (min(own, others[self.keep - 1])
-                                               if len(others) >= self.keep else own)
+            # the keep-th best of the other kinds: bests less one of own's value
+            nth, others = self.keep - 1, len(bests)
+            if k in self.best_of_kind:
+                others -= 1
+                if nth >= bisect.bisect_left(bests, own):
+                    nth += 1
+            threshold = self._thresholds[k] = (min(own, bests[nth])
+                                               if others >= self.keep else own)
         return threshold
 
     def hopeless(self, space: TileSpace, tile: tuple[int, ...], slots: int) -> bool:
@@ -188,7 +202,7 @@ class _Shortlist:
                 return True
         if not self.bound or len(self.worst_kept) < self.keep:
             return False
-        k = _kind(slots, space.partitions(tile), bound.tiles, len(space.split))
+        k = _kind(slots, bound.partitions, bound.tiles, len(space.split))
         threshold = max(-self.worst_kept[0], self._kind_threshold(k))
         if floor is None and threshold != math.inf:
             if bound.least > threshold * (1 + ROUNDING):
@@ -218,6 +232,7 @@ class _Shortlist:
         if cycles < self.best_of_kind.get(k, math.inf):
             self.best_of_kind[k] = cycles
             self._thresholds.clear()
+            self._bests = None
         key = tile_key(t)
         if key in self.counted:
             return
@@ -243,6 +258,16 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     tiling's score). Where the tilings left unscored could have been kept, the ranking
     runs again without ``above``.
     """
+    return _ranked(shape, perm, item, hw, keep, stats, bound, above, {}, {})
+
+
+def _ranked(shape: tuple[int, ...], perm: tuple[int, ...], item: int, hw: Hardware, keep: int,
+            stats: dict | None, bound: bool, above: float | None, spaces: dict,
+            floors: dict) -> list[VectorTiling]:
+    """:func:`rank_tilings`, with the :class:`TileSpace` of every working shape and
+    partition dims (``spaces``) and the tiles' floors (``floors``, by space key) kept for
+    the ranking again without ``above``: they are the same, and so are the tilings
+    already scored."""
     total_bytes = math.prod(shape) * item
     options: list[tuple] = [(shape, perm, (), frozenset())]
     for d, n in enumerate(shape):
@@ -253,12 +278,12 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     options += run_splits(shape, perm, item, hw)
     found: dict[tuple, VectorTiling] = {}
     seen: dict[tuple, set] = {}
-    shortlist = _Shortlist(hw, total_bytes, keep, bound, above)
+    shortlist = _Shortlist(hw, total_bytes, keep, bound, above, floors)
     for s, p, split, keep_free, *ragged in options + ragged_splits(shape, perm, hw):
         for cand in candidates_for(s, p, split, item, hw, total_bytes, seen, keep_free,
                                    tuple(ragged[0]) if ragged else (),
                                    shortlist.hopeless if bound or above is not None
-                                   else None):
+                                   else None, spaces):
             key = (cand.shape, cand.perm, cand.part, cand.tile, cand.slots, cand.pieces,
                    cand.ragged)
             found.setdefault(key, cand)
@@ -285,7 +310,7 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     if full:
         return picked
     again: dict = {}
-    out = rank_tilings(shape, perm, item, hw, keep, again, bound)
+    out = _ranked(shape, perm, item, hw, keep, again, bound, None, spaces, floors)
     if stats is not None:
         stats.update(again, ranked=again["ranked"] + stats["ranked"])
     return out

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import itertools
 import math
-from functools import lru_cache
 from typing import Sequence
 
 from ...cost.engines import chunk_efficiency, descriptor_issue_cycles, engine_scale, hidden_latency_cycles
 from ...hardware.description import Hardware
-from .._copy_engines import block_copy, copy_cycles, copy_engines, fast_stride_elements, fastest_walk
+from .._copy_engines import block_copy, copy_cycles_each, copy_engines, fast_stride_elements, fastest_walk
 from .tiling import FEW_TILES, PIECES, VectorTiling, descriptor_worth
 
 
@@ -61,19 +60,24 @@ class TileSpace:
         self._efficiency: dict[int, float] = hw.derived("chunk efficiencies", _new_memo)
         self._classes: dict[tuple[int, ...], list[tuple[tuple[int, ...], int, int, int]]] = {}
         self._strides: dict[tuple[int, ...], int] = {}
+        self._stride_memo: dict[tuple, int] = hw.derived("vector copy strides", _new_memo)
+        # each target-order free dim's place in the source-order free dims (copy_stride)
+        self._target_order = tuple(self.free.index(d) for d in self.free_target)
         # a class's figures depend on its extents (and the tiling's partitions, worth and
         # slice counts), and many tiles share their edge classes: each priced once
         self._floor_steps: dict[tuple[int, ...], float] = {}
         self._priced: dict[tuple, list[tuple]] = {}
-        self._copies: dict[tuple[int, int, int, int], tuple[float, float]] = {}
+        self._copy_memo: dict[tuple, tuple[tuple[float, float], ...]] = hw.derived(
+            "vector copy cycles", _new_memo)
         self._rates: dict[tuple[int, int], float] = {}
+        self._best: dict[tuple[tuple[int, ...], int], VectorTiling] = {}   # best_pieces'
 
     def worth(self, tiles: int) -> int:
         """:func:`descriptor_worth` of a tiling of ``tiles`` tiles."""
         return self._worth[tiles <= FEW_TILES]
 
     def tile_count(self, tile: Sequence[int]) -> int:
-        return math.prod(-(-n // t) for n, t in zip(self.shape, tile))
+        return math.prod([-(-n // t) for n, t in zip(self.shape, tile)])
 
     def partitions(self, tile: Sequence[int]) -> int:
         return math.prod([tile[d] for d in self.part])
@@ -160,10 +164,30 @@ class TileSpace:
         chunk = min(run, block) * self.item
         efficiency = self._efficiency.get(chunk)
         if efficiency is None:
-            if len(self._efficiency) >= 1 << 16:   # (kept with the hardware: bounded)
-                self._efficiency.clear()
-            efficiency = self._efficiency[chunk] = chunk_efficiency(chunk, self.hw)
+            efficiency = self.chunk_efficiency(chunk)
         return nbytes / (self.rate * efficiency) * self.scale, chunk
+
+    def chunk_efficiency(self, chunk: int) -> float:
+        """:func:`~strider.cost.chunk_efficiency` of runs of ``chunk`` bytes (kept with
+        the hardware, bounded)."""
+        if len(self._efficiency) >= 1 << 16:
+            self._efficiency.clear()
+        efficiency = self._efficiency[chunk] = chunk_efficiency(chunk, self.hw)
+        return efficiency
+
+    def copies(self, partitions: int, block: int, pieces: tuple[int, ...],
+               stride: int) -> tuple[tuple[float, float], ...]:
+        """:func:`~._copy_engines.copy_cycles` of a copy of ``partitions`` blocks of
+        ``block`` elements, innermost stride ``stride`` bytes, in each slice count of
+        ``pieces`` (kept with the hardware: every working shape's tiles share them)."""
+        key = (partitions, block, pieces, stride)
+        known = self._copy_memo.get(key)
+        if known is None:
+            if len(self._copy_memo) >= 1 << 16:   # (bounded)
+                self._copy_memo.clear()
+            known = self._copy_memo[key] = copy_cycles_each(self.hw, partitions, block,
+                                                            pieces, stride)
+        return known
 
     def copy_stride(self, ext: Sequence[int]) -> int:
         """The wider innermost stride (bytes) of the re-ordering copy of a tile of
@@ -179,12 +203,24 @@ class TileSpace:
         block = tuple([ext[d] for d in self.free])
         stride = self._strides.get(block)
         if stride is None:
-            stride = self._strides[block] = _copy_stride_bytes(
-                self.free, self.free_target, block, self.item, self.hw)
+            # the dims longer than 1 alone decide it (the walk and the strides it compares
+            # skip the others): the blocks of every working shape's tiles share it
+            rank: dict[int, int] = {}
+            for k, e in enumerate(block):
+                if e > 1:
+                    rank[k] = len(rank)
+            key = (tuple([block[k] for k in rank]),
+                   tuple([rank[k] for k in self._target_order if k in rank]), self.item)
+            stride = self._stride_memo.get(key)
+            if stride is None:
+                if len(self._stride_memo) >= 1 << 16:   # (bounded)
+                    self._stride_memo.clear()
+                stride = self._stride_memo[key] = _copy_stride_bytes(
+                    tuple(range(len(rank))), key[1], key[0], self.item, self.hw)
+            self._strides[block] = stride
         return stride
 
 
-@lru_cache(maxsize=4096)   # the score asks again for every tiling of the same free block
 def _copy_stride_bytes(free: tuple[int, ...], free_target: tuple[int, ...],
                        block: tuple[int, ...], itemsize: int, hw: Hardware) -> int:
     shape, src, dst = block_copy(free, free_target, block)
@@ -192,33 +228,51 @@ def _copy_stride_bytes(free: tuple[int, ...], free_target: tuple[int, ...],
 
 
 def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], nbytes: float,
-                         pieces: Sequence[int]) -> list[tuple[float, float, int, int]]:
-    """(read, write) queue-cycles and (read, write) DRAM run bytes of a tile of extents
-    ``ext`` moved in each slice count of ``pieces``: each side is cut along its
-    outermost free dim longer than 1, which shortens its runs when that dim is part of
-    them (many slice counts cut a short dim the same way: each cut is priced once)."""
-    sides = []
-    free, queue_cycles = space.free, space.queue_cycles
+                         pieces: Sequence[int]) -> tuple[list[float], list[float],
+                                                         list[int], list[int]]:
+    """Read queue-cycles, write queue-cycles, read and write DRAM run bytes of a tile of
+    extents ``ext`` moved in each slice count of ``pieces`` (a list each): each side is
+    cut along its outermost free dim longer than 1, which shortens its runs when that
+    dim is part of them (:meth:`TileSpace.queue_cycles` of each cut, worked out once
+    per side: the dims inside the cut one are the same in every cut)."""
+    free, item, rate, scale = space.free, space.item, space.rate, space.scale
+    block = math.prod([ext[k] for k in free])
+    out: list[list] = []   # each side's cycles, then its runs
     for side, dims in (("in", free), ("out", space.free_target)):
-        d = next((d for d in dims if ext[d] > 1), None)
-        if d is None:   # a single element: no cut
-            sides.append([queue_cycles(side, ext, math.prod([ext[k] for k in free]), nbytes)]
-                         * len(pieces))
+        for d in dims:
+            if ext[d] > 1:
+                break
+        else:   # a single element: no cut
+            cycles, chunk = space.queue_cycles(side, ext, block, nbytes)
+            out += [[cycles] * len(pieces), [chunk] * len(pieces)]
             continue
+        # the run inside d (queue_cycles' walk up to d, the last dim longer than 1), and
+        # whether d's cut extends it
+        run, joins = 1, False
+        for k, stride in space._runs[side]:
+            if k == d:
+                joins = stride == run
+                break
+            e = ext[k]
+            if e == 1:
+                continue
+            if stride != run:
+                break
+            run *= e
         e = ext[d]
-        by_cut: dict[int, tuple[float, int]] = {}
-        figures = []
+        rest = block // e   # the block's elements per index of d
+        efficiencies = space._efficiency
+        cycles_of, chunks = [], []
         for m in pieces:
-            c = -(-e // min(m, e))
-            known = by_cut.get(c)
-            if known is None:
-                cut = list(ext)
-                cut[d] = c
-                known = by_cut[c] = queue_cycles(side, cut, math.prod([cut[k] for k in free]),
-                                                 nbytes)
-            figures.append(known)
-        sides.append(figures)
-    return [(q_in, q_out, run_in, run_out) for (q_in, run_in), (q_out, run_out) in zip(*sides)]
+            c = -(-e // (m if m < e else e))
+            chunk = min(run * c if joins else run, rest * c) * item
+            efficiency = efficiencies.get(chunk)
+            if efficiency is None:
+                efficiency = space.chunk_efficiency(chunk)
+            cycles_of.append(nbytes / (rate * efficiency) * scale)
+            chunks.append(chunk)
+        out += [cycles_of, chunks]
+    return out[0], out[2], out[1], out[3]
 
 
 def score(t: VectorTiling, hw: Hardware, total_bytes: int) -> dict:
@@ -257,13 +311,11 @@ def _scores(space: TileSpace, tile: tuple[int, ...], slots: int,
               for ext, _, block, nbytes in classes]
     counts = [count for _, count, _, _ in classes]
     out = []
-    for j in range(len(pieces)):
+    for j, first in enumerate(priced[0]):   # (first: the first tile's, the most bytes)
         total = 0.0
         for count, figures in zip(counts, priced):
             total += count * figures[j][two]
-        # the first tile (the most bytes)
-        first = priced[0][j]
-        step, (alone_in, alone_out, vec, last, run_in, run_out) = first[two], first[2:]
+        step, alone_in, alone_out, vec, last, run_in, run_out = first[two], *first[2:]
         if tiles == 1:
             total = max(alone_in, vec) + last + alone_out + 2 * latency
         else:  # one tile's steady step is replaced by the fill and the drain
@@ -284,25 +336,34 @@ def _priced(space: TileSpace, ext: tuple[int, ...], block: int, nbytes: int, par
         return known
     queues, dc, dram = space.queues, space.issue, space.dram
     one_way, both_ways = nbytes / dram, 2 * nbytes / dram
-    needs_vector = space.needs_vector
-    stride = space.copy_stride(ext) if needs_vector else 0
-    copies = space._copies
+    if space.needs_vector:
+        copies = space.copies(partitions, block, pieces, space.copy_stride(ext))
+    else:
+        copies = ((0.0, 0.0),) * len(pieces)
     known = space._priced[key] = []
-    for m, (q_in, q_out, run_in, run_out) in zip(
-            pieces, _sliced_queue_cycles(space, ext, nbytes, pieces)):
-        per_piece = max(1, min(queues, int(nbytes // (m * worth))))
-        over = m * per_piece * dc
-        spread = min(queues, m * per_piece)
-        if needs_vector:
-            copy_key = (partitions, block, m, stride)
-            vec, last = copies.get(copy_key) or copies.setdefault(
-                copy_key, copy_cycles(space.hw, partitions, block, m, stride))
-        else:
-            vec, last = 0.0, 0.0
-        alone_in = max(one_way, (q_in + over) / spread)
-        alone_out = max(one_way, (q_out + over) / spread)
-        mixed = max(both_ways, (q_in + q_out + 2 * over) / queues)
-        known.append((max(mixed, vec), max(mixed, vec + (alone_in + alone_out) / m) + last,
+    # (the min and max below written out: the same picks, ties included, as the builtins')
+    for m, q_in, q_out, run_in, run_out, (vec, last) in zip(
+            pieces, *_sliced_queue_cycles(space, ext, nbytes, pieces), copies):
+        per_piece = int(nbytes // (m * worth))
+        if not per_piece < queues:
+            per_piece = queues
+        if not per_piece > 1:
+            per_piece = 1
+        spread = m * per_piece
+        over = spread * dc
+        if not spread < queues:
+            spread = queues
+        alone_in = (q_in + over) / spread
+        if not alone_in > one_way:
+            alone_in = one_way
+        alone_out = (q_out + over) / spread
+        if not alone_out > one_way:
+            alone_out = one_way
+        mixed = (q_in + q_out + 2 * over) / queues
+        if not mixed > both_ways:
+            mixed = both_ways
+        two = vec + (alone_in + alone_out) / m
+        known.append((vec if vec > mixed else mixed, (two if two > mixed else mixed) + last,
                       alone_in, alone_out, vec, last, run_in, run_out))
     return known
 
@@ -310,11 +371,19 @@ def _priced(space: TileSpace, ext: tuple[int, ...], block: int, nbytes: int, par
 def best_pieces(space: TileSpace, tile: tuple[int, ...], slots: int) -> VectorTiling:
     """The tiling of ``space`` with ``tile`` and ``slots`` at its best slice count by
     the score, the fewest among equals (the ranking keeps no other)."""
+    known = space._best.get((tile, slots))
+    if known is not None:
+        return known
     ests = _scores(space, tile, slots, PIECES)
-    best = min(range(len(PIECES)), key=lambda k: ests[k][0])
+    best = 0
+    for k in range(1, len(ests)):   # (min's pick: the first of the least)
+        if ests[k][0] < ests[best][0]:
+            best = k
     t = space.proto
-    return VectorTiling(t.shape, t.perm, t.split, t.part, t.free, tile, slots, t.itemsize,
-                        PIECES[best], _estimate(*ests[best], space.hw), t.ragged)
+    known = space._best[tile, slots] = VectorTiling(
+        t.shape, t.perm, t.split, t.part, t.free, tile, slots, t.itemsize, PIECES[best],
+        _estimate(*ests[best], space.hw), t.ragged)
+    return known
 
 
 __all__ = ["TileSpace", "score", "best_pieces"]
