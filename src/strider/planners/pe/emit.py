@@ -15,17 +15,15 @@ from ...hardware.description import Hardware
 from ...plan import PermuteRequest
 from ...program.core import Program, Ref
 from ...program.instructions import (
-    ActCopy,
     LoadWeights,
     MatMul,
     PeTranspose,
-    VectorCopy,
 )
 from ...program.sketch import Sketch
 from .._copy_engines import CopyBalancer
 from .._lookahead import Lookahead
 from .batch_runs import batch_runs
-from .builder import InstructionBuilder
+from .builder import Form, InstructionBuilder
 from .columns import Columns, aligned_ranges, by_turns
 from .geometry import BlockGeometry
 from .layout import TurnedColumns, turned_columns
@@ -135,7 +133,7 @@ class Emitter(InstructionBuilder, BlockGeometry):
         each other) load together: one descriptor, one longer run."""
         t, v = self.tiling, self.view
         ids: dict[tuple[int, int], list[int]] = {}
-        cols = block["cols"]
+        cols, sketching = block["cols"], self.sketching is not None
         full = t.row_turns * cols  # R > 1: R whole source rows per partition
         for bb0, nbm, stride in batch_runs(v, block["b0"], block["nb"], full, t.row_turns):
             b = block["b0"] + bb0
@@ -144,10 +142,10 @@ class Emitter(InstructionBuilder, BlockGeometry):
                 off = self.in_offset(slot, gi, bb0)
                 got: list[int] = []
                 deps = tuple(readers.get(gi, ()))
-                for src, at, dst, first in self.load_pieces(gi, row0, k, nbm, stride, cols,
-                                                            block["first"]):
-                    got.extend(self.dma(src, base + at, dst, off, deps, lambda: (
-                        f"load {block['name']} batch {b} rows {first}..")))
+                for src, at, dst, first, held in self.load_pieces(gi, row0, k, nbm, stride,
+                                                                  cols, block["first"]):
+                    got.extend(self.dma(src, base + at, dst, off, deps, None if sketching else (
+                        lambda: f"load {block['name']} batch {b} rows {first}.."), held))
                 for bb in range(bb0, bb0 + nbm):
                     ids[gi, bb] = got
         return ids
@@ -157,35 +155,48 @@ class Emitter(InstructionBuilder, BlockGeometry):
                       out_free: list[int]) -> list[int]:
         """PE work and PSUM -> SBUF copies of one column chunk; returns the copies' ids."""
         t = self.tiling
-        groups = block["groups"]
         acts = []
-        share, at, col, walk, bands = self.memo(
-            ("chunk", block["nb"], block["rows"], block["cols"], chunk),
-            lambda: self.chunk_form(block, chunk))
+        share, at = self.memo(("chunk", block["nb"], block["rows"], block["cols"], chunk),
+                              lambda: self.chunk_form(block, chunk))[:2]
+        i0 = block["i0"]
+        groups = self.memo(("passes", i0 + block["rows"] == self.view.m, block["nb"],
+                            block["rows"], block["cols"], chunk),
+                           lambda: self.chunk_passes(block, chunk))
+        in_at = slot * t.in_tile_elems * self.parts   # the slot's input tile
+        mac, slots, put = t.mode == "mac", t.partition_slots, self.put
+        deps_of = block["pass_deps"]
+        label = self.pass_label(block, ci) if self.sketching is None else None
         # each pass: one row of each partition (R > 1), one carrier part of its elements;
         # the passes of a group land side by side in one PSUM bank and leave in one copy
-        for g0, band, span in bands:
-            for passes in self.pass_groups(groups[g0][0], span):
-                if at == 0:  # a fresh bank (the first of chunks that share one copy)
-                    bank = self.bank
-                    self.bank = (self.bank + 1) % self.hw.psum.banks
-                    war = tuple(self.bank_reader.get(bank, ()))
-                    self.shared = {"bank": bank, "war": war, "pe": [], "free": list(out_free),
-                                   "ci": ci}
-                else:  # a later chunk in the shared bank (one band, one pass: once a chunk)
-                    self.shared["free"] += out_free
-                bank, war = self.shared["bank"], self.shared["war"]
-                base = bank * self.bank_elems + at * self.row_step  # the chunk's place
-                for n, (turn, part) in enumerate(itertools.product(*passes)):
-                    for gi in band:
-                        i = self.pe_pass(block, slot, ci, chunk, gi, col, walk, turn, part,
-                                         base + n * span + (gi - g0) * t.group_rows,
-                                         loads, readers, war)
-                        if i is not None:
-                            self.shared["pe"].append(i)
-                if at == share - 1:  # the last of the chunks that share the copy
-                    acts += self.copy_out(block, slot, ci, chunk, groups[g0][0], span, passes,
-                                          share)
+        for rel_row, span, passes, entries in groups:
+            if at == 0:  # a fresh bank (the first of chunks that share one copy)
+                bank = self.bank
+                self.bank = (self.bank + 1) % self.hw.psum.banks
+                war = tuple(self.bank_reader.get(bank, ()))
+                self.shared = {"bank": bank, "war": war, "pe": [], "free": list(out_free),
+                               "ci": ci}
+            else:  # a later chunk in the shared bank (one band, one pass: once a chunk)
+                self.shared["free"] += out_free
+            bank, war, pe = self.shared["bank"], self.shared["war"], self.shared["pe"]
+            base = bank * self.bank_elems + at * self.row_step  # the chunk's place
+            for gi, key, pass_at, psum_at, forms, where in entries:
+                deps = deps_of.get(key)
+                if deps is None:
+                    deps = deps_of[key] = self.pass_deps(key, loads)
+                if mac:
+                    i = put(forms[0], (in_at + pass_at,), deps,
+                            label and label("weights", where))
+                    readers.setdefault(gi, []).append(i)
+                    i = put(forms[1], (0, base + psum_at), (i, self.identity[gi % slots], *war),
+                            label and label("identity", where))
+                else:
+                    i = put(forms[0], (in_at + pass_at, base + psum_at), deps + war,
+                            label and label("transpose", where))
+                    readers.setdefault(gi, []).append(i)
+                pe.append(i)
+            if at == share - 1:  # the last of the chunks that share the copy
+                acts += self.copy_out(block, slot, ci, chunk, i0 + rel_row, span, passes,
+                                      share)
         return acts
 
     def chunk_form(self, block: dict, chunk: tuple[int, int, int, int]
@@ -225,55 +236,68 @@ class Emitter(InstructionBuilder, BlockGeometry):
         # the ragged column chunks of several batch matrices side by side
         return (count, width), (t.block_cols * parts * t.row_turns, parts)
 
-    def pe_pass(self, block: dict, slot: int, ci: int, chunk: tuple[int, int, int, int],
-                gi: int, col: int, walk: tuple[tuple[int, ...], tuple[int, ...]], turn: int,
-                part: int, psum_at: int,
-                loads: dict[tuple[int, int], list[int]], readers: dict[int, list[int]],
-                war: tuple[int, ...]) -> int | None:
-        """Row group ``gi`` through the array for one pass (``turn``, carrier ``part``;
-        ``walk`` from column ``col``) into PSUM at ``psum_at``; the id of the instruction
-        whose end the copy waits for (None: a ragged last partition alone has no row
-        this turn)."""
-        t, v = self.tiling, self.view
+    def chunk_passes(self, block: dict, chunk: tuple[int, int, int, int]
+                     ) -> list[tuple[int, int, tuple[range, range], list[tuple]]]:
+        """The PE passes of ``chunk`` whatever the block's slot and PSUM bank, in groups
+        that share a bank and one copy: ``(first row, rows, (turns, parts), passes)``;
+        each pass (row group ``gi`` through the array for one turn and carrier part) as
+        ``(gi, its loads' key (see pass_deps), offset in the slot's input tile, in the
+        chunk's PSUM place, its instructions' forms, (first row, turn, part))`` -- none
+        where a ragged last partition alone has no row that turn. Rows from the block's
+        first: the passes are alike in blocks of one shape, the last rows' apart."""
+        t, v, parts = self.tiling, self.view, self.parts
         bb0, count, _, width = chunk
-        row0, k = block["groups"][gi]
-        k -= v.short(row0, row0 + k, turn)   # a ragged last partition's missing row
-        if k == 0:
-            return None
-        parts, R = self.parts, t.row_turns
-        part0 = (gi % t.partition_slots) * t.group_rows
-        at = (self.in_offset(slot, gi, bb0) + col) * parts + turn * t.block_cols * parts + part
-        src = ("sbuf", None, part0, k, *walk, self.pe_dtype)
-        dst = ("psum", None, 0, count * width, (k,), (1,), t.psum_dtype)
-        deps = self.pass_deps(block, gi, chunk, loads)
+        groups = block["groups"]
+        _, at, col, walk, bands = self.memo(
+            ("chunk", block["nb"], block["rows"], block["cols"], chunk),
+            lambda: self.chunk_form(block, chunk))
+        whole = t.batch_turns and block["turned"] is not None   # (see pass_deps)
+        out = []
+        for g0, band, span in bands:
+            for passes in self.pass_groups(groups[g0][0], span):
+                entries = []
+                for n, (turn, part) in enumerate(itertools.product(*passes)):
+                    for gi in band:
+                        row0, k = groups[gi]
+                        k -= v.short(row0, row0 + k, turn)   # a ragged last partition's
+                        if k == 0:
+                            continue
+                        part0 = (gi % t.partition_slots) * t.group_rows
+                        src = ("sbuf", None, part0, k, *walk, self.pe_dtype)
+                        dst = ("psum", None, 0, count * width, (k,), (1,), t.psum_dtype)
+                        if t.mode == "passthrough":
+                            forms: tuple[Form, ...] = (Form(PeTranspose, (), src, dst),)
+                        else:
+                            ident = ("sbuf", None, part0, k, (k,), (1,), self.pe_dtype)
+                            forms = (Form(LoadWeights, (), src),
+                                     Form(MatMul, (False,), ident, dst))
+                        pass_at = ((self.in_offset(0, gi, bb0) + col) * parts
+                                   + turn * t.block_cols * parts + part)
+                        psum_at = n * span + (gi - g0) * t.group_rows
+                        key = (gi, 0, block["nb"]) if whole else (gi, bb0, count)
+                        entries.append((gi, key, pass_at, psum_at, forms,
+                                        (row0 - block["i0"], turn, part)))
+                out.append((groups[g0][0] - block["i0"], span, passes, entries))
+        return out
 
-        def label(what: str) -> Callable[[], str]:
-            return lambda: f"{what} {block['name']} chunk {ci} rows {row0}.." + (
+    def pass_label(self, block: dict, ci: int) -> Callable[[str, tuple], Callable[[], str]]:
+        """The labels of chunk ``ci``'s passes (a program's): by what and where (rows
+        from the block's first, see :meth:`chunk_passes`)."""
+        R, parts = self.tiling.row_turns, self.parts
+
+        def label(what: str, where: tuple[int, int, int]) -> Callable[[], str]:
+            row, turn, part = where
+            return lambda: f"{what} {block['name']} chunk {ci} rows {block['i0'] + row}.." + (
                 f" turn {turn}" * (R > 1) + f" part {part}" * (parts > 1))
+        return label
 
-        if t.mode == "passthrough":
-            i = self.put(PeTranspose, (), (src, dst), (at, psum_at), deps + war,
-                         label("transpose"))
-            readers.setdefault(gi, []).append(i)
-            return i
-        w = self.put(LoadWeights, (), (src,), (at,), deps, label("weights"))
-        ident = ("sbuf", None, part0, k, (k,), (1,), self.pe_dtype)
-        readers.setdefault(gi, []).append(w)
-        return self.put(MatMul, (False,), (ident, dst), (0, psum_at),
-                        (w, self.identity[gi % t.partition_slots], *war), label("identity"))
-
-    def pass_deps(self, block: dict, gi: int, chunk: tuple[int, int, int, int],
-                  loads: dict[tuple[int, int], list[int]]) -> tuple[int, ...]:
-        """The loads a pass of row group ``gi`` of ``chunk`` waits for: its matrices' (by
-        turns over all the block's; a run of batches loaded together shares them), once
-        per block."""
-        whole = self.tiling.batch_turns and block["turned"] is not None
-        key = (gi, 0, block["nb"]) if whole else (gi, chunk[0], chunk[1])
-        deps = block["pass_deps"].get(key)
-        if deps is None:
-            deps = block["pass_deps"][key] = tuple(dict.fromkeys(
-                d for bb in range(key[1], key[1] + key[2]) for d in loads[gi, bb]))
-        return deps
+    def pass_deps(self, key: tuple[int, int, int], loads: dict[tuple[int, int], list[int]]
+                  ) -> tuple[int, ...]:
+        """The loads a pass of row group ``gi`` waits for, ``key`` ``(gi, first batch,
+        batches)``: its matrices' (by turns over all the block's; a run of batches
+        loaded together shares them), worked out once per block."""
+        gi, b0, nb = key
+        return tuple(dict.fromkeys(d for bb in range(b0, b0 + nb) for d in loads[gi, bb]))
 
     def copy_out(self, block: dict, slot: int, ci: int, chunk: tuple[int, int, int, int],
                  first_row: int, span: int, passes: tuple[range, range], share: int
@@ -283,7 +307,7 @@ class Emitter(InstructionBuilder, BlockGeometry):
         layout a box of partitions at a time, each turn a row step further."""
         t, v = self.tiling, self.view
         count, width, R, parts = chunk[1], chunk[3], t.row_turns, self.parts
-        turns, hs = passes
+        turns = passes[0]
         first = self.shared["ci"]
         bank = self.shared["bank"]
         rows = span + (share - 1) * self.row_step
@@ -294,15 +318,12 @@ class Emitter(InstructionBuilder, BlockGeometry):
             return ids
         readers = self.bank_reader[bank] = []
         deps = tuple(self.shared["pe"] + self.shared["free"])
-        cast = (t.psum_dtype != self.pe_dtype,)
-        for src, dst, p0, src_at, dst_at, size in self.copy_pieces(first_row, rows, span, passes,
-                                                                  count, width):
-            offsets = (bank * self.bank_elems + src_at, out * parts + dst_at)
-            label = lambda: f"psum->sbuf {block['name']} chunk {first}..{ci} rows {p0}.."  # noqa: E731
-            if self.copies.pick(size) == "vector":
-                a = self.put(VectorCopy, cast, (src, dst), offsets, deps, label)
-            else:
-                a = self.put(ActCopy, (), (src, dst), offsets, deps, label)
+        for vector, act, p0, src_at, dst_at, size in self.copy_pieces(first_row, rows, span,
+                                                                     passes, count, width):
+            label = None if self.sketching is not None else (
+                lambda: f"psum->sbuf {block['name']} chunk {first}..{ci} rows {p0}..")
+            a = self.put(vector if self.copies.pick(size) == "vector" else act,
+                         (bank * self.bank_elems + src_at, out * parts + dst_at), deps, label)
             readers.append(a)
             ids.append(a)
         return ids
@@ -317,7 +338,8 @@ class Emitter(InstructionBuilder, BlockGeometry):
         base = (v.target_batch(block["b0"] + bb0, t.row_turns) + (block["j0"] + c0) * m
                 + block["i0"] * t.row_turns)
         nbytes = count * width * rows * self.item
-        ids = []
+        ids: list[int] = []
+        sketching = self.sketching is not None
         if v.columns is not None:  # each column lands where the target's column dims say
             # by turns, a partition holds the K chunks' rows in a row: over a general
             # layout's turn dim (whole matrices), or the innermost column dim in a block
@@ -355,10 +377,11 @@ class Emitter(InstructionBuilder, BlockGeometry):
                                     lambda: f"store {block['name']} chunks {ci - k + 1}..{ci}"))
         else:  # each batch matrix's columns, in pieces over the queues
             out = self.out_offset(slot, ci)
-            for bb, lo, src, dst, at in self.store_pieces(count, width, rows, m, block["last"]):
-                ids.extend(self.dma(src, out, dst, base + at, deps,
-                                    lambda: f"store {block['name']} chunk {ci} batch "
-                                            f"{bb0 + bb} cols {c0 + lo}.."))
+            for bb, lo, src, dst, at, held in self.store_pieces(count, width, rows, m,
+                                                                block["last"]):
+                ids.extend(self.dma(src, out, dst, base + at, deps, None if sketching else (
+                    lambda: f"store {block['name']} chunk {ci} batch {bb0 + bb} cols {c0 + lo}.."
+                ), held))
         return ids
 
     # ---------------------------------------------------------------- the schedule
