@@ -151,6 +151,12 @@ class Sketch:
         self._engine.append(self.rep_engines[e])
         return k
 
+    def add_rows(self, es: Sequence[int], deps: Sequence[tuple[int, ...]]) -> None:
+        """:meth:`add_row` of each of structures ``es`` with ``deps`` in turn."""
+        self.ent += es
+        self.deps += deps
+        self._engine += map(self.rep_engines.__getitem__, es)
+
     # the builders the planners call, as Program's (labels are not kept)
     def dma(self, queue: int, src: Ref, dst: Ref, deps: Iterable[int] = (),
             label: str = "") -> int:

@@ -145,11 +145,7 @@ class InstructionBuilder:
         label (None where only a sketch is added to)."""
         sketch = self.sketching
         if sketch is not None:
-            if form.sketch is not sketch:
-                form.e = sketch.structure(form.key, lambda: self.instruction(
-                    form.cls, form.scalars, form.operands, offsets, deps))
-                form.sketch = sketch
-            return sketch.add_row(form.e, deps)
+            return sketch.add_row(self.form_index(sketch, form, offsets, deps), deps)
         cls, scalars, operands = form.cls, form.scalars, form.operands
         make = _maker(cls)  # type: ignore[arg-type]  # mypy#11470
         assert label is not None
@@ -164,6 +160,21 @@ class InstructionBuilder:
         if program.instructions[i] is instruction:   # (taken as it was: nothing to convert)
             self.known.add(key)
         return i
+
+    def form_index(self, sketch: Sketch, form: Form, offsets: tuple[int, ...],
+                   deps: tuple[int, ...]) -> int:
+        """The index in ``sketch`` of ``form``'s structure, made (by this instruction, at
+        ``offsets`` with ``deps``) where it is the first."""
+        if form.sketch is not sketch:
+            form.e = sketch.structure(form.key, lambda: self.instruction(
+                form.cls, form.scalars, form.operands, offsets, deps))
+            form.sketch = sketch
+        return form.e
+
+    def next_id(self) -> int:
+        """The id the next instruction takes."""
+        program = self.program
+        return len(program) if isinstance(program, Sketch) else len(program.instructions)
 
     def instruction(self, cls: type[Instruction], scalars: tuple, operands: tuple[tuple, ...],
                     offsets: tuple[int, ...], deps: tuple[int, ...]) -> Instruction:

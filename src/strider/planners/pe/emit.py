@@ -37,6 +37,9 @@ from .tiling import (
     turned_chunks,
 )
 
+#: What a pass's instructions do, in their labels.
+_PASS_LABELS = {PeTranspose: "transpose", LoadWeights: "weights", MatMul: "identity"}
+
 
 def empty_program(request: PermuteRequest) -> Program:
     """A PE plan's program before its instructions: its name and its tensors ``x`` and
@@ -49,9 +52,13 @@ def empty_program(request: PermuteRequest) -> Program:
 
 class Emitter(InstructionBuilder, BlockGeometry):
     """Builds the program for one tiling (once: :meth:`emit`, or :meth:`sketch` for
-    costing): addresses, queues and dependencies."""
+    costing): addresses, queues and dependencies. ``memos``: the block shapes worked out
+    by an earlier emitter of the same request, view, tiling and hardware (what they
+    hold is the same for any emitter of those, or checked against it: a sketch's
+    structure indices, a DMA's fit)."""
 
-    def __init__(self, request: PermuteRequest, view: TransposeView, t: PeTiling, hw: Hardware):
+    def __init__(self, request: PermuteRequest, view: TransposeView, t: PeTiling, hw: Hardware,
+                 memos: dict[tuple, Any] | None = None):
         super().__init__(empty_program(request), hw, t.group)
         self.request, self.view, self.tiling = request, view, t
         self.item, self.parts, self.pe_dtype = t.elem_bytes, t.parts, t.pe_dtype
@@ -59,7 +66,8 @@ class Emitter(InstructionBuilder, BlockGeometry):
         self.copies = CopyBalancer(hw, min(hw.pe.cols, hw.psum.partitions))
         self.bank_elems = hw.psum.bank_bytes // dtype_of(t.psum_dtype).itemsize
         self.bank = 0
-        self.memos: dict[tuple, Any] = {}   # block shapes (see BlockGeometry.memo)
+        # block shapes (see BlockGeometry.memo): ``memos``, shared by emitters of one tiling
+        self.memos: dict[tuple, Any] = {} if memos is None else memos
         self.shared: dict[str, Any] = {}  # the PSUM bank that chunks sharing a copy fill
         self.bank_reader: dict[int, list[int]] = {}  # bank -> the last copies reading it
         # chunks by turns over a general layout's turn dim: the array's columns
@@ -163,12 +171,13 @@ class Emitter(InstructionBuilder, BlockGeometry):
                             block["rows"], block["cols"], chunk),
                            lambda: self.chunk_passes(block, chunk))
         in_at = slot * t.in_tile_elems * self.parts   # the slot's input tile
-        mac, slots, put = t.mode == "mac", t.partition_slots, self.put
+        mac, slots, identity = t.mode == "mac", t.partition_slots, self.identity
+        step = 1 + mac   # a pass's instructions: LoadWeights and MatMul, or PeTranspose
         deps_of = block["pass_deps"]
         label = self.pass_label(block, ci) if self.sketching is None else None
         # each pass: one row of each partition (R > 1), one carrier part of its elements;
         # the passes of a group land side by side in one PSUM bank and leave in one copy
-        for rel_row, span, passes, entries in groups:
+        for rel_row, span, passes, entries, held in groups:
             if at == 0:  # a fresh bank (the first of chunks that share one copy)
                 bank = self.bank
                 self.bank = (self.bank + 1) % self.hw.psum.banks
@@ -177,23 +186,23 @@ class Emitter(InstructionBuilder, BlockGeometry):
                                "ci": ci}
             else:  # a later chunk in the shared bank (one band, one pass: once a chunk)
                 self.shared["free"] += out_free
-            bank, war, pe = self.shared["bank"], self.shared["war"], self.shared["pe"]
-            base = bank * self.bank_elems + at * self.row_step  # the chunk's place
-            for gi, key, pass_at, psum_at, forms, where in entries:
-                deps = deps_of.get(key)
-                if deps is None:
-                    deps = deps_of[key] = self.pass_deps(key, loads)
-                if mac:
-                    i = put(forms[0], (in_at + pass_at,), deps,
-                            label and label("weights", where))
-                    readers.setdefault(gi, []).append(i)
-                    i = put(forms[1], (0, base + psum_at), (i, self.identity[gi % slots], *war),
-                            label and label("identity", where))
+            bank, war = self.shared["bank"], self.shared["war"]
+            first = self.next_id()
+            deps: list[tuple[int, ...]] = []   # of each instruction of the passes
+            for gi, key, *_ in entries:
+                loaded = deps_of.get(key)
+                if loaded is None:
+                    loaded = deps_of[key] = self.pass_deps(key, loads)
+                if mac:  # (the MatMul waits for its LoadWeights, just before it)
+                    deps += (loaded, (first + len(deps), identity[gi % slots], *war))
                 else:
-                    i = put(forms[0], (in_at + pass_at, base + psum_at), deps + war,
-                            label and label("transpose", where))
-                    readers.setdefault(gi, []).append(i)
-                pe.append(i)
+                    deps.append(loaded + war)
+            # (at the chunk's place in the bank)
+            self.put_passes(entries, held, deps, in_at, bank * self.bank_elems
+                            + at * self.row_step, label)
+            for j, entry in enumerate(entries):   # (a LoadWeights or PeTranspose reads)
+                readers.setdefault(entry[0], []).append(first + step * j)
+            self.shared["pe"] += range(first + step - 1, first + step * len(entries), step)
             if at == share - 1:  # the last of the chunks that share the copy
                 acts += self.copy_out(block, slot, ci, chunk, i0 + rel_row, span, passes,
                                       share)
@@ -237,9 +246,10 @@ class Emitter(InstructionBuilder, BlockGeometry):
         return (count, width), (t.block_cols * parts * t.row_turns, parts)
 
     def chunk_passes(self, block: dict, chunk: tuple[int, int, int, int]
-                     ) -> list[tuple[int, int, tuple[range, range], list[tuple]]]:
+                     ) -> list[tuple[int, int, tuple[range, range], list[tuple], list]]:
         """The PE passes of ``chunk`` whatever the block's slot and PSUM bank, in groups
-        that share a bank and one copy: ``(first row, rows, (turns, parts), passes)``;
+        that share a bank and one copy: ``(first row, rows, (turns, parts), passes, where
+        a sketch holds their structures (see put_passes))``;
         each pass (row group ``gi`` through the array for one turn and carrier part) as
         ``(gi, its loads' key (see pass_deps), offset in the slot's input tile, in the
         chunk's PSUM place, its instructions' forms, (first row, turn, part))`` -- none
@@ -277,8 +287,34 @@ class Emitter(InstructionBuilder, BlockGeometry):
                         key = (gi, 0, block["nb"]) if whole else (gi, bb0, count)
                         entries.append((gi, key, pass_at, psum_at, forms,
                                         (row0 - block["i0"], turn, part)))
-                out.append((groups[g0][0] - block["i0"], span, passes, entries))
+                out.append((groups[g0][0] - block["i0"], span, passes, entries, [None, None]))
         return out
+
+    def put_passes(self, entries: list[tuple], held: list, deps: list[tuple[int, ...]],
+                   in_at: int, base: int, label: Callable | None) -> None:
+        """Add the instructions of passes ``entries`` (see :meth:`chunk_passes`; ``held``
+        their group's) with ``deps`` each, the input tile at ``in_at``, the PSUM place at
+        ``base``. A sketch finds their structures once (``held``: ``[sketch, their
+        indices]``) and adds the rows of each later group of the shape at once."""
+        sketch = self.sketching
+        if sketch is not None and held[0] is sketch:
+            sketch.add_rows(held[1], deps)
+            return
+        made = []
+        j = 0
+        for _, _, pass_at, psum_at, forms, where in entries:
+            offsets = (((in_at + pass_at, base + psum_at),) if len(forms) == 1 else
+                       ((in_at + pass_at,), (0, base + psum_at)))
+            for form, at in zip(forms, offsets):
+                if sketch is None:
+                    assert label is not None
+                    self.put(form, at, deps[j], label(_PASS_LABELS[form.cls], where))
+                else:   # (in the order of the rows: as each were put)
+                    made.append(self.form_index(sketch, form, at, deps[j]))
+                j += 1
+        if sketch is not None:
+            held[:] = sketch, made
+            sketch.add_rows(made, deps)
 
     def pass_label(self, block: dict, ci: int) -> Callable[[str, tuple], Callable[[], str]]:
         """The labels of chunk ``ci``'s passes (a program's): by what and where (rows
@@ -341,40 +377,23 @@ class Emitter(InstructionBuilder, BlockGeometry):
         ids: list[int] = []
         sketching = self.sketching is not None
         if v.columns is not None:  # each column lands where the target's column dims say
-            # by turns, a partition holds the K chunks' rows in a row: over a general
-            # layout's turn dim (whole matrices), or the innermost column dim in a block
             k = self.turns(block, chunk)
-            if block["turned"] is not None:
-                columns, first_col = block["turned"].columns, 0
-            elif k > 1:
-                columns = by_turns(v.columns, m, k)
-                first_col = (block["j0"] + c0 - (k - 1) * width) // k
-            else:
-                columns, first_col = v.columns, block["j0"] + c0
-            strides = columns.strides(m)
             out = self.out_offset(slot, ci - k + 1)
-            for bb in range(count):
-                # (R > 1 over a general layout: whole blocks, i0 = 0)
-                b_base = v.target_batch(block["b0"] + bb0 + bb) + block["i0"]
-                for lo, hi in aligned_ranges(first_col, width, self.splits(
-                        k * nbytes // count, width, block["last"]), columns.shape):
-                    for first, index, ext in columns.boxes(first_col + lo, first_col + hi):
-                        src = ("sbuf", None, bb * width + first - first_col, math.prod(ext),
-                               (k * rows,), (1,), t.dtype)
-                        dst = ("dram", "y", 0, 1, ext + (k * rows,), strides + (1,), t.dtype)
-                        ids.extend(self.dma(
-                            src, out, dst, b_base + sum(i * st for i, st in zip(index, strides)),
-                            deps, lambda: f"store {block['name']} chunk {ci} cols {first}.."))
+            # (R > 1 over a general layout: whole blocks, i0 = 0)
+            b_bases = [v.target_batch(block["b0"] + bb0 + bb) + block["i0"]
+                       for bb in range(count)]
+            for bb, first, src, dst, at, held in self.column_store_pieces(block, chunk, k,
+                                                                          rows, m, nbytes):
+                ids.extend(self.dma(src, out, dst, b_bases[bb] + at, deps, None if sketching else (
+                    lambda: f"store {block['name']} chunk {ci} cols {first}.."), held))
         elif self.turns(block, chunk) > 1:  # chunks ci-K+1 .. ci (see tiling.interleave)
             k = self.turns(block, chunk)
             out = self.out_offset(slot, ci - k + 1)
             base -= (k - 1) * width * m
-            for lo, hi in aligned_ranges(0, width, self.splits(k * nbytes, width,
-                                                               block["last"])):
-                src = ("sbuf", None, lo, hi - lo, (k * rows,), (1,), t.dtype)
-                dst = ("dram", "y", 0, 1, (hi - lo, k * rows), (k * m, 1), t.dtype)
-                ids.extend(self.dma(src, out, dst, base + lo * k * m, deps,
-                                    lambda: f"store {block['name']} chunks {ci - k + 1}..{ci}"))
+            for src, dst, at, held in self.turned_store_pieces(k, width, rows, m, nbytes,
+                                                               block["last"]):
+                ids.extend(self.dma(src, out, dst, base + at, deps, None if sketching else (
+                    lambda: f"store {block['name']} chunks {ci - k + 1}..{ci}"), held))
         else:  # each batch matrix's columns, in pieces over the queues
             out = self.out_offset(slot, ci)
             for bb, lo, src, dst, at, held in self.store_pieces(count, width, rows, m,
@@ -383,6 +402,40 @@ class Emitter(InstructionBuilder, BlockGeometry):
                     lambda: f"store {block['name']} chunk {ci} batch {bb0 + bb} cols {c0 + lo}.."
                 ), held))
         return ids
+
+    def column_store_pieces(self, block: dict, chunk: tuple[int, int, int, int], k: int,
+                            rows: int, m: int, nbytes: int) -> list[tuple]:
+        """The stores of ``chunk`` (``k``: :meth:`turns`; ``rows`` rows of a target column
+        of ``m``; ``nbytes`` in all) where each column lands where the target's column
+        dims say: ``(batch, first column, source, destination, its offset from the
+        batch's, where its fit is held (see InstructionBuilder.dma))`` each."""
+        def make() -> list[tuple]:
+            t, v = self.tiling, self.view
+            width = chunk[3]
+            # by turns, a partition holds the K chunks' rows in a row: over a general
+            # layout's turn dim (whole matrices), or the innermost column dim in a block
+            if block["turned"] is not None:
+                columns, first_col = block["turned"].columns, 0
+            elif k > 1:
+                columns = by_turns(v.columns, m, k)
+                first_col = (block["j0"] + chunk[2] - (k - 1) * width) // k
+            else:
+                columns, first_col = v.columns, block["j0"] + chunk[2]
+            strides = columns.strides(m)
+            pieces = []
+            for bb in range(chunk[1]):
+                for lo, hi in aligned_ranges(first_col, width, self.splits(
+                        k * nbytes // chunk[1], width, block["last"]), columns.shape):
+                    for first, index, ext in columns.boxes(first_col + lo, first_col + hi):
+                        src = ("sbuf", None, bb * width + first - first_col, math.prod(ext),
+                               (k * rows,), (1,), t.dtype)
+                        dst = ("dram", "y", 0, 1, ext + (k * rows,), strides + (1,), t.dtype)
+                        pieces.append((bb, first, src, dst,
+                                       sum(i * st for i, st in zip(index, strides)),
+                                       [None, None]))
+            return pieces
+        return self.memo(("columns", block["nb"], block["rows"], block["cols"], block["j0"],
+                          block["last"], chunk, k, rows, m, nbytes), make)
 
     # ---------------------------------------------------------------- the schedule
     def batch_turned(self, matrices: int) -> tuple[int, TurnedColumns | None]:

@@ -157,5 +157,19 @@ class BlockGeometry:
                     for bb in range(count) for lo, hi in aligned_ranges(0, width, pieces)]
         return self.memo(("store", count, width, rows, m, last), make)
 
+    def turned_store_pieces(self, k: int, width: int, rows: int, m: int, nbytes: int,
+                            last: bool) -> list[tuple[tuple, tuple, int, list]]:
+        """The stores of ``k`` chunks by turns (see :func:`.tiling.interleave`) of
+        ``width`` columns of ``rows`` rows each (``m`` a target column's rows, ``nbytes``
+        a chunk's), in pieces over the queues: ``(source, destination, its offset from
+        the first chunk's, where its fit is held)`` each."""
+        def make() -> list[tuple[tuple, tuple, int, list]]:
+            dtype = self.tiling.dtype
+            return [(("sbuf", None, lo, hi - lo, (k * rows,), (1,), dtype),
+                     ("dram", "y", 0, 1, (hi - lo, k * rows), (k * m, 1), dtype),
+                     lo * k * m, [None, None])
+                    for lo, hi in aligned_ranges(0, width, self.splits(k * nbytes, width, last))]
+        return self.memo(("turned store", k, width, rows, m, nbytes, last), make)
+
 
 __all__ = ["BlockGeometry", "MEMO_LIMIT"]
