@@ -412,6 +412,7 @@ class Emitter(InstructionBuilder, BlockGeometry):
         def make() -> list[tuple]:
             t, v = self.tiling, self.view
             width = chunk[3]
+            assert v.columns is not None   # (a general layout's)
             # by turns, a partition holds the K chunks' rows in a row: over a general
             # layout's turn dim (whole matrices), or the innermost column dim in a block
             if block["turned"] is not None:
