@@ -164,12 +164,10 @@ class Emitter(InstructionBuilder, BlockGeometry):
         """PE work and PSUM -> SBUF copies of one column chunk; returns the copies' ids."""
         t = self.tiling
         acts = []
-        share, at = self.memo(("chunk", block["nb"], block["rows"], block["cols"], chunk),
-                              lambda: self.chunk_form(block, chunk))[:2]
         i0 = block["i0"]
-        groups = self.memo(("passes", i0 + block["rows"] == self.view.m, block["nb"],
-                            block["rows"], block["cols"], chunk),
-                           lambda: self.chunk_passes(block, chunk))
+        share, at, groups = self.memo(("passes", i0 + block["rows"] == self.view.m,
+                                       block["nb"], block["rows"], block["cols"], chunk),
+                                      lambda: self.chunk_passes(block, chunk))
         in_at = slot * t.in_tile_elems * self.parts   # the slot's input tile
         mac, slots, identity = t.mode == "mac", t.partition_slots, self.identity
         step = 1 + mac   # a pass's instructions: LoadWeights and MatMul, or PeTranspose
@@ -210,7 +208,7 @@ class Emitter(InstructionBuilder, BlockGeometry):
 
     def chunk_form(self, block: dict, chunk: tuple[int, int, int, int]
                    ) -> tuple[int, int, int, tuple[tuple[int, ...], tuple[int, ...]], list]:
-        """What :meth:`compute_chunk` makes of ``chunk`` whatever the block's place:
+        """What :meth:`chunk_passes` makes of ``chunk`` whatever the block's place:
         :meth:`shared_copy`, its first column in a row (by turns, see
         :func:`.tiling.interleave`), :meth:`pass_walk` and the bands of row groups that
         pass together ``(first group, groups, rows)``."""
@@ -246,9 +244,11 @@ class Emitter(InstructionBuilder, BlockGeometry):
         return (count, width), (t.block_cols * parts * t.row_turns, parts)
 
     def chunk_passes(self, block: dict, chunk: tuple[int, int, int, int]
-                     ) -> list[tuple[int, int, tuple[range, range], list[tuple], list]]:
-        """The PE passes of ``chunk`` whatever the block's slot and PSUM bank, in groups
-        that share a bank and one copy: ``(first row, rows, (turns, parts), passes, where
+                     ) -> tuple[int, int, list[tuple[int, int, tuple[range, range],
+                                                     list[tuple], list]]]:
+        """The PE passes of ``chunk`` whatever the block's slot and PSUM bank, after its
+        :meth:`shared_copy` ``(n, i)``: in groups that share a bank and one copy:
+        ``(first row, rows, (turns, parts), passes, where
         a sketch holds their structures (see put_passes))``;
         each pass (row group ``gi`` through the array for one turn and carrier part) as
         ``(gi, its loads' key (see pass_deps), offset in the slot's input tile, in the
@@ -258,9 +258,7 @@ class Emitter(InstructionBuilder, BlockGeometry):
         t, v, parts = self.tiling, self.view, self.parts
         bb0, count, _, width = chunk
         groups = block["groups"]
-        _, at, col, walk, bands = self.memo(
-            ("chunk", block["nb"], block["rows"], block["cols"], chunk),
-            lambda: self.chunk_form(block, chunk))
+        share, at, col, walk, bands = self.chunk_form(block, chunk)
         whole = t.batch_turns and block["turned"] is not None   # (see pass_deps)
         out = []
         for g0, band, span in bands:
@@ -288,7 +286,7 @@ class Emitter(InstructionBuilder, BlockGeometry):
                         entries.append((gi, key, pass_at, psum_at, forms,
                                         (row0 - block["i0"], turn, part)))
                 out.append((groups[g0][0] - block["i0"], span, passes, entries, [None, None]))
-        return out
+        return share, at, out
 
     def put_passes(self, entries: list[tuple], held: list, deps: list[tuple[int, ...]],
                    in_at: int, base: int, label: Callable | None) -> None:
