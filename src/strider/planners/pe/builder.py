@@ -2,9 +2,10 @@
 a :class:`~strider.program.core.Program` (the first of each kind -- type, scalars, the
 operands' memories and tensors -- checked in full by ``Program.add``, the rest by
 ``Program._add_again``, which checks what varies: deps and label), or to a
-:class:`~strider.program.sketch.Sketch` by its structure key, its Refs built only for
-the first of a structure and its label never made; on-chip Refs shared, a DMA's fit
-and cost class worked out once per structure."""
+:class:`~strider.program.sketch.Sketch` by its structure (a :class:`Form`, whose index
+in the sketch is found once), its Refs built only for the first of a structure and its
+label never made; on-chip Refs shared, a DMA's fit and cost class worked out once per
+structure (a :class:`Fit`)."""
 
 from __future__ import annotations
 

@@ -198,6 +198,7 @@ class Emitter(InstructionBuilder, BlockGeometry):
             # (at the chunk's place in the bank)
             self.put_passes(entries, held, deps, in_at, bank * self.bank_elems
                             + at * self.row_step, label)
+            assert self.next_id() == first + len(deps)   # (the ids taken below)
             for j, entry in enumerate(entries):   # (a LoadWeights or PeTranspose reads)
                 readers.setdefault(entry[0], []).append(first + step * j)
             self.shared["pe"] += range(first + step - 1, first + step * len(entries), step)
@@ -247,10 +248,10 @@ class Emitter(InstructionBuilder, BlockGeometry):
                      ) -> tuple[int, int, list[tuple[int, int, tuple[range, range],
                                                      list[tuple], list]]]:
         """The PE passes of ``chunk`` whatever the block's slot and PSUM bank, after its
-        :meth:`shared_copy` ``(n, i)``: in groups that share a bank and one copy:
-        ``(first row, rows, (turns, parts), passes, where
-        a sketch holds their structures (see put_passes))``;
-        each pass (row group ``gi`` through the array for one turn and carrier part) as
+        :meth:`shared_copy` ``(n, i)``, in groups that share a bank and one copy:
+        ``(first row, rows, (turns, parts), passes, where a sketch holds their
+        structures (see put_passes))``; each pass (row group ``gi`` through the array
+        for one turn and carrier part) as
         ``(gi, its loads' key (see pass_deps), offset in the slot's input tile, in the
         chunk's PSUM place, its instructions' forms, (first row, turn, part))`` -- none
         where a ragged last partition alone has no row that turn. Rows from the block's
