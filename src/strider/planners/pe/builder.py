@@ -43,13 +43,15 @@ class Form:
     and its structure ``key``; in a sketch, the index of its structure there (found
     once: a block's forms recur in every block of its shape)."""
 
-    __slots__ = ("cls", "scalars", "operands", "key", "sketch", "e")
+    __slots__ = ("cls", "scalars", "operands", "key", "sketch", "e", "make", "known")
 
     def __init__(self, cls: type[Instruction], scalars: tuple, *operands: tuple) -> None:
         self.cls, self.scalars, self.operands = cls, scalars, operands
         self.key = structure_of(cls, scalars, *operands)
         self.sketch: Sketch | None = None   # the sketch whose structure e is
         self.e = 0
+        self.make: Callable[..., Instruction] | None = None   # for a program (see put)
+        self.known: InstructionBuilder | None = None   # whose program has taken its kind
 
 
 class Fit:
@@ -148,18 +150,24 @@ class InstructionBuilder:
         if sketch is not None:
             return sketch.add_row(self.form_index(sketch, form, offsets, deps), deps)
         cls, scalars, operands = form.cls, form.scalars, form.operands
-        make = _maker(cls)  # type: ignore[arg-type]  # mypy#11470
+        make = form.make
+        if make is None:
+            make = form.make = _maker(cls)  # type: ignore[arg-type]  # mypy#11470
         assert label is not None
         instruction = make(deps, label(), *map(self.ref, operands, offsets), *scalars)
         program = self.program
         assert isinstance(program, Program)
+        if form.known is self:
+            return program._add_again(instruction)
         # (True and 1 are equal keys: their types too; the operands' memories and tensors)
         key = (cls, scalars, *map(type, scalars), *map(_place, operands))
         if key in self.known:
+            form.known = self
             return program._add_again(instruction)
         i = program.add(instruction)
         if program.instructions[i] is instruction:   # (taken as it was: nothing to convert)
             self.known.add(key)
+            form.known = self
         return i
 
     def form_index(self, sketch: Sketch, form: Form, offsets: tuple[int, ...],
