@@ -93,3 +93,11 @@ def test_a_pe_sketch_estimates_as_its_program(seed, pick, limit):
         structure_key(i) for i in program.instructions]
     assert estimate_sketch(sketch, hw) == estimate(program, hw)
     assert pe_traffic(sketch) == pe_traffic(program)
+    # emitters of one tiling that share their block shapes (the period estimate's two
+    # sketches) emit and sketch as fresh ones: rows, representatives, instructions
+    memos: dict = {}
+    Emitter(request, view, tiling, hw, memos).sketch(1)
+    again = Emitter(request, view, tiling, hw, memos).sketch(limit)
+    assert (again.ent, again.deps, again.reps) == (sketch.ent, sketch.deps, sketch.reps)
+    assert Emitter(request, view, tiling, hw, memos).emit(limit).instructions == \
+        program.instructions

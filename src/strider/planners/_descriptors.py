@@ -445,21 +445,22 @@ class QueueBalancer:
         """:meth:`pick_for` of a descriptor that keeps its queue ``cycles`` (:meth:`cycles`)."""
         return self.pick_each(queues, (cycles,))[0]
 
+    def pick_one(self, cycles: float) -> int:
+        """:meth:`pick_cycles` over all the queues."""
+        heap = self._heap
+        if heap is None:   # (sorted: a heap)
+            heap = self._heap = sorted((x, q) for q, x in enumerate(self.load))
+        x, q = heap[0]
+        x += cycles
+        heapreplace(heap, (x, q))
+        self.load[q] = x
+        return q
+
     def pick_each(self, queues: range, cycles: Sequence[float]) -> list[int]:
         """:meth:`pick_cycles` of descriptors in turn."""
         load = self.load
         if not queues.start and queues.stop == len(load) and queues.step == 1:
-            heap = self._heap
-            if heap is None:   # (sorted: a heap)
-                heap = self._heap = sorted((x, q) for q, x in enumerate(load))
-            out = []
-            for c in cycles:
-                x, q = heap[0]
-                x += c
-                heapreplace(heap, (x, q))
-                load[q] = x
-                out.append(q)
-            return out
+            return list(map(self.pick_one, cycles))
         self._heap = None   # (picks over some queues only: rebuilt when all are asked)
         out = []
         start, stop = queues.start, queues.stop

@@ -108,7 +108,17 @@ class Sketch:
 
     def _row(self, key: tuple, rep: Any, deps: tuple[int, ...],
              sync: tuple[str, int] | None = None, engine: str | None = None) -> int:
-        k = len(self.ent)
+        k = self.add_row(self.structure(key, rep, engine), deps)
+        if sync is not None:
+            self.sync[k] = sync
+        return k
+
+    def structure(self, key: tuple, rep: Callable[[], Instruction],
+                  engine: str | None = None) -> int:
+        """The index of the structure ``key`` (as :meth:`add_keyed` takes it), made on its
+        first use -- then with ``rep()`` its representative: built now, or where its
+        ``engine`` is given, once asked for (:meth:`rep`). A planner that adds many
+        instructions of one structure asks once and adds each with :meth:`add_row`."""
         e = self._of.get(key)
         if e is None:
             e = self._of[key] = len(self._reps)
@@ -122,12 +132,30 @@ class Sketch:
             self._keys.append(key)
             self.classes.append(key)
             self.rep_engines.append(engine)
+        return e
+
+    def add_row(self, e: int, deps: tuple[int, ...]) -> int:
+        """Append an instruction of structure ``e`` (:meth:`structure`, no semaphore) with
+        ``deps``; its id.
+
+        >>> from strider import AccessPattern
+        >>> s = Sketch()
+        >>> tile = Ref.sbuf(0, 8, AccessPattern.contiguous((16,)), "float32")
+        >>> e = s.structure(("copy",), lambda: VectorCopy(src=tile, dst=tile))
+        >>> s.add_row(e, ()), s.add_row(e, (0,)), s.engine_of(1), s.deps
+        (0, 1, 'vector', [(), (0,)])
+        """
+        k = len(self.ent)
         self.ent.append(e)
         self.deps.append(deps)
         self._engine.append(self.rep_engines[e])
-        if sync is not None:
-            self.sync[k] = sync
         return k
+
+    def add_rows(self, es: Sequence[int], deps: Sequence[tuple[int, ...]]) -> None:
+        """:meth:`add_row` of each of structures ``es`` with ``deps`` in turn."""
+        self.ent += es
+        self.deps += deps
+        self._engine += map(self.rep_engines.__getitem__, es)
 
     # the builders the planners call, as Program's (labels are not kept)
     def dma(self, queue: int, src: Ref, dst: Ref, deps: Iterable[int] = (),

@@ -2,9 +2,10 @@
 a :class:`~strider.program.core.Program` (the first of each kind -- type, scalars, the
 operands' memories and tensors -- checked in full by ``Program.add``, the rest by
 ``Program._add_again``, which checks what varies: deps and label), or to a
-:class:`~strider.program.sketch.Sketch` by its structure key, its Refs built only for
-the first of a structure and its label never made; on-chip Refs shared, a DMA's fit
-and cost class worked out once per structure."""
+:class:`~strider.program.sketch.Sketch` by its structure (a :class:`Form`, whose index
+in the sketch is found once), its Refs built only for the first of a structure and its
+label never made; on-chip Refs shared, a DMA's fit and cost class worked out once per
+structure (a :class:`Fit`)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,39 @@ def _maker(cls: type[Instruction]) -> Callable[..., Instruction]:
     return unchecked_maker(cls, names + scalar_names(cls))  # type: ignore[arg-type]  # mypy#11470
 
 
+class Form:
+    """An instruction of ``cls`` offsets aside, as :meth:`InstructionBuilder.put` takes
+    it: its ``scalars`` (the values of :func:`~strider.program.structure.scalar_names`),
+    its ``operands``' structures (:func:`~strider.program.structure.operand_structure`)
+    and its structure ``key``; in a sketch, the index of its structure there (found
+    once: a block's forms recur in every block of its shape)."""
+
+    __slots__ = ("cls", "scalars", "operands", "key", "sketch", "e", "make", "known")
+
+    def __init__(self, cls: type[Instruction], scalars: tuple, *operands: tuple) -> None:
+        self.cls, self.scalars, self.operands = cls, scalars, operands
+        self.key = structure_of(cls, scalars, *operands)
+        self.sketch: Sketch | None = None   # the sketch whose structure e is
+        self.e = 0
+        self.make: Callable[..., Instruction] | None = None   # for a program (see put)
+        self.known: InstructionBuilder | None = None   # whose program has taken its kind
+
+
+class Fit:
+    """A DMA's operand structures ``(src, dst)`` as :meth:`InstructionBuilder.dma` weighs
+    them, offsets aside: ``one`` (as one descriptor, it fits the TTU), the ``cycles`` it
+    keeps a queue, and for a sketch the Refs of its first (``s``, ``d``: the first on
+    each queue stands in with them) and per queue its structure's index there."""
+
+    __slots__ = ("one", "cycles", "s", "d", "forms", "sketch", "es")
+
+    def __init__(self, one: bool, cycles: float, s: Ref, d: Ref, queues: int) -> None:
+        self.one, self.cycles, self.s, self.d = one, cycles, s, d
+        self.forms: list[Form | None] = [None] * queues   # DmaCopy per queue (a program's)
+        self.sketch: Sketch | None = None
+        self.es: list[int | None] = [None] * queues
+
+
 class InstructionBuilder:
     """Adds instructions to ``program`` (or, after :meth:`into_sketch`, to a sketch) on
     ``hw``; ``group``: values per element a DMA walks (a tiling's ``group``)."""
@@ -42,77 +76,114 @@ class InstructionBuilder:
     def __init__(self, program: Program, hw: Hardware, group: int) -> None:
         self.program: Program | Sketch = program
         self.hw, self.group = hw, group
-        self.keyed: Callable | None = None   # a sketch's add_keyed (see put)
+        self.sketching: Sketch | None = None   # the sketch added to (see put)
         self.refs: dict[tuple, Ref] = {}   # the on-chip operands made so far (see ref)
-        self.fits: dict[tuple, tuple] = {}   # DMAs by structure: fit, cycles, keys (see dma)
+        self.fits: dict[tuple, Fit] = {}   # DMAs by structure (see fit)
         self.known: set[tuple] = set()   # kinds of instruction the program has taken (see put)
         self.queues, self.all_queues = QueueBalancer(hw), range(hw.dma.queues)
 
     def into_sketch(self) -> Sketch:
         """Add to a new :class:`~strider.program.sketch.Sketch` from now on; it."""
-        sketch = self.program = Sketch()
-        self.keyed = sketch.add_keyed
+        sketch = self.program = self.sketching = Sketch()
         return sketch
 
-    def dma(self, src: tuple, src_at: int, dst: tuple, dst_at: int, deps: tuple[int, ...],
-            label: Callable[[], str]) -> list[int]:
-        """One DMA from operand ``src`` at ``src_at`` to ``dst`` at ``dst_at`` (structures,
-        as :meth:`put` takes them; patterns in elements), as several descriptors where
-        one does not fit the TTU; their ids (``label``: made for a program only)."""
+    def fit(self, src: tuple, src_at: int, dst: tuple, dst_at: int) -> Fit:
+        """The :class:`Fit` of a DMA from operand ``src`` at ``src_at`` to ``dst`` at
+        ``dst_at`` (structures, as :meth:`put` takes them; patterns in elements), worked
+        out once per structure (its Refs at these offsets, the first's)."""
         fit = self.fits.get((src, dst))
         if fit is None:   # (whether it fits, the cycles it keeps a queue, offsets aside)
             if len(self.fits) >= 1 << 12:
-                self.fits.clear()
+                self.fits = {}   # (a new dict: see dma's held)
             s, d = self.ref(src, src_at), self.ref(dst, dst_at)
             one = self.group == 1 and fits_ttu(s, self.hw) and fits_ttu(d, self.hw)
             cycles = (QueueBalancer.cycles(self.hw, min(s.run_bytes, d.run_bytes), s.nbytes)
                       if one else 0.0)
-            # and for a sketch: its structure key on each queue (made on first use), and
-            # the Refs of its first, which the first on each queue stands in with (a
-            # sketch's representative costs as any of its structure: offsets aside)
-            fit = self.fits[src, dst] = one, cycles, [None] * len(self.all_queues), s, d
-        if fit[0]:   # one descriptor, as it is
-            q = self.queues.pick_cycles(self.all_queues, fit[1])
-            if self.keyed is None:
-                return [self.put(DmaCopy, (q,), (src, dst), (src_at, dst_at), deps, label)]
-            key = fit[2][q]
-            if key is None:
-                key = fit[2][q] = structure_of(DmaCopy, (q,), src, dst)
-            return [self.keyed(key, lambda: DmaCopy(queue=q, src=fit[3], dst=fit[4],
-                                                    deps=deps), deps)]
+            fit = self.fits[src, dst] = Fit(one, cycles, s, d, len(self.all_queues))
+        return fit
+
+    def dma(self, src: tuple, src_at: int, dst: tuple, dst_at: int, deps: tuple[int, ...],
+            label: Callable[[], str] | None, held: list | None = None) -> list[int]:
+        """One DMA from operand ``src`` at ``src_at`` to ``dst`` at ``dst_at`` (see
+        :meth:`fit`), as several descriptors where one does not fit the TTU; their ids
+        (``label``: made for a program only). ``held``: where the caller keeps this
+        structure's fit, ``[fits, fit]`` (valid while :attr:`fits` is that dict)."""
+        if held is None:
+            fit = self.fit(src, src_at, dst, dst_at)
+        elif held[0] is self.fits:
+            fit = held[1]
+        else:
+            fit = self.fit(src, src_at, dst, dst_at)
+            held[:] = self.fits, fit
+        if fit.one:   # one descriptor, as it is
+            q = self.queues.pick_one(fit.cycles)
+            sketch = self.sketching
+            if sketch is None:
+                form = fit.forms[q]
+                if form is None:
+                    form = fit.forms[q] = Form(DmaCopy, (q,), src, dst)
+                return [self.put(form, (src_at, dst_at), deps, label)]
+            if fit.sketch is not sketch:
+                fit.sketch, fit.es = sketch, [None] * len(fit.es)
+            e = fit.es[q]
+            if e is None:   # (a sketch's representative costs as any of its structure)
+                e = fit.es[q] = sketch.structure(
+                    structure_of(DmaCopy, (q,), src, dst),
+                    lambda: DmaCopy(queue=q, src=fit.s, dst=fit.d, deps=deps))
+            return [sketch.add_row(e, deps)]
         s, d = self.ref(src, src_at), self.ref(dst, dst_at)
         if self.group > 1:  # an element is `group` values in a row: walk the values
             s, d = element_values(s, self.group), element_values(d, self.group)
-        text = label() if self.keyed is None else ""
+        text = label() if label is not None and self.sketching is None else ""
         ids = []
         for a, b in fitted_pairs(s, d, self.hw):
             q = self.queues.pick(self.all_queues, a, b)
             ids.append(self.program.dma(q, a, b, deps=deps, label=text))
         return ids
 
-    def put(self, cls: type[Instruction], scalars: tuple, operands: tuple[tuple, ...],
-            offsets: tuple[int, ...], deps: tuple[int, ...], label: Callable[[], str]) -> int:
-        """Add an instruction of ``cls``: its ``scalars`` (the values of
-        :func:`~strider.program.structure.scalar_names`), its operands' structures
-        (:func:`~strider.program.structure.operand_structure`) at ``offsets``; its id. A
-        sketch takes its structure key, its Refs built only for the first of a
-        structure, and never its label."""
-        if self.keyed is not None:
-            return self.keyed(structure_of(cls, scalars, *operands),
-                              lambda: self.instruction(cls, scalars, operands, offsets, deps),
-                              deps)
-        make = _maker(cls)  # type: ignore[arg-type]  # mypy#11470
+    def put(self, form: Form, offsets: tuple[int, ...], deps: tuple[int, ...],
+            label: Callable[[], str] | None) -> int:
+        """Add an instruction of ``form`` at ``offsets``; its id. A sketch takes its
+        structure, its Refs built only for the first of a structure, and never its
+        label (None where only a sketch is added to)."""
+        sketch = self.sketching
+        if sketch is not None:
+            return sketch.add_row(self.form_index(sketch, form, offsets, deps), deps)
+        cls, scalars, operands = form.cls, form.scalars, form.operands
+        make = form.make
+        if make is None:
+            make = form.make = _maker(cls)  # type: ignore[arg-type]  # mypy#11470
+        assert label is not None
         instruction = make(deps, label(), *map(self.ref, operands, offsets), *scalars)
         program = self.program
         assert isinstance(program, Program)
+        if form.known is self:
+            return program._add_again(instruction)
         # (True and 1 are equal keys: their types too; the operands' memories and tensors)
         key = (cls, scalars, *map(type, scalars), *map(_place, operands))
         if key in self.known:
+            form.known = self
             return program._add_again(instruction)
         i = program.add(instruction)
         if program.instructions[i] is instruction:   # (taken as it was: nothing to convert)
             self.known.add(key)
+            form.known = self
         return i
+
+    def form_index(self, sketch: Sketch, form: Form, offsets: tuple[int, ...],
+                   deps: tuple[int, ...]) -> int:
+        """The index in ``sketch`` of ``form``'s structure, made (by this instruction, at
+        ``offsets`` with ``deps``) where it is the first."""
+        if form.sketch is not sketch:
+            form.e = sketch.structure(form.key, lambda: self.instruction(
+                form.cls, form.scalars, form.operands, offsets, deps))
+            form.sketch = sketch
+        return form.e
+
+    def next_id(self) -> int:
+        """The id the next instruction takes."""
+        program = self.program
+        return len(program) if isinstance(program, Sketch) else len(program.instructions)
 
     def instruction(self, cls: type[Instruction], scalars: tuple, operands: tuple[tuple, ...],
                     offsets: tuple[int, ...], deps: tuple[int, ...]) -> Instruction:
@@ -140,4 +211,4 @@ class InstructionBuilder:
         return ref
 
 
-__all__ = ["InstructionBuilder"]
+__all__ = ["Fit", "Form", "InstructionBuilder"]

@@ -15,17 +15,15 @@ from ...hardware.description import Hardware
 from ...plan import PermuteRequest
 from ...program.core import Program, Ref
 from ...program.instructions import (
-    ActCopy,
     LoadWeights,
     MatMul,
     PeTranspose,
-    VectorCopy,
 )
 from ...program.sketch import Sketch
 from .._copy_engines import CopyBalancer
 from .._lookahead import Lookahead
 from .batch_runs import batch_runs
-from .builder import InstructionBuilder
+from .builder import Form, InstructionBuilder
 from .columns import Columns, aligned_ranges, by_turns
 from .geometry import BlockGeometry
 from .layout import TurnedColumns, turned_columns
@@ -39,6 +37,9 @@ from .tiling import (
     turned_chunks,
 )
 
+#: What a pass's instructions do, in their labels.
+_PASS_LABELS = {PeTranspose: "transpose", LoadWeights: "weights", MatMul: "identity"}
+
 
 def empty_program(request: PermuteRequest) -> Program:
     """A PE plan's program before its instructions: its name and its tensors ``x`` and
@@ -51,9 +52,13 @@ def empty_program(request: PermuteRequest) -> Program:
 
 class Emitter(InstructionBuilder, BlockGeometry):
     """Builds the program for one tiling (once: :meth:`emit`, or :meth:`sketch` for
-    costing): addresses, queues and dependencies."""
+    costing): addresses, queues and dependencies. ``memos``: the block shapes worked out
+    by an earlier emitter of the same request, view, tiling and hardware (what they
+    hold is the same for any emitter of those, or checked against it: a sketch's
+    structure indices, a DMA's fit)."""
 
-    def __init__(self, request: PermuteRequest, view: TransposeView, t: PeTiling, hw: Hardware):
+    def __init__(self, request: PermuteRequest, view: TransposeView, t: PeTiling, hw: Hardware,
+                 memos: dict[tuple, Any] | None = None):
         super().__init__(empty_program(request), hw, t.group)
         self.request, self.view, self.tiling = request, view, t
         self.item, self.parts, self.pe_dtype = t.elem_bytes, t.parts, t.pe_dtype
@@ -61,7 +66,8 @@ class Emitter(InstructionBuilder, BlockGeometry):
         self.copies = CopyBalancer(hw, min(hw.pe.cols, hw.psum.partitions))
         self.bank_elems = hw.psum.bank_bytes // dtype_of(t.psum_dtype).itemsize
         self.bank = 0
-        self.memos: dict[tuple, Any] = {}   # block shapes (see BlockGeometry.memo)
+        # block shapes (see BlockGeometry.memo): ``memos``, shared by emitters of one tiling
+        self.memos: dict[tuple, Any] = {} if memos is None else memos
         self.shared: dict[str, Any] = {}  # the PSUM bank that chunks sharing a copy fill
         self.bank_reader: dict[int, list[int]] = {}  # bank -> the last copies reading it
         # chunks by turns over a general layout's turn dim: the array's columns
@@ -135,7 +141,7 @@ class Emitter(InstructionBuilder, BlockGeometry):
         each other) load together: one descriptor, one longer run."""
         t, v = self.tiling, self.view
         ids: dict[tuple[int, int], list[int]] = {}
-        cols = block["cols"]
+        cols, sketching = block["cols"], self.sketching is not None
         full = t.row_turns * cols  # R > 1: R whole source rows per partition
         for bb0, nbm, stride in batch_runs(v, block["b0"], block["nb"], full, t.row_turns):
             b = block["b0"] + bb0
@@ -144,10 +150,10 @@ class Emitter(InstructionBuilder, BlockGeometry):
                 off = self.in_offset(slot, gi, bb0)
                 got: list[int] = []
                 deps = tuple(readers.get(gi, ()))
-                for src, at, dst, first in self.load_pieces(gi, row0, k, nbm, stride, cols,
-                                                            block["first"]):
-                    got.extend(self.dma(src, base + at, dst, off, deps, lambda: (
-                        f"load {block['name']} batch {b} rows {first}..")))
+                for src, at, dst, first, held in self.load_pieces(gi, row0, k, nbm, stride,
+                                                                  cols, block["first"]):
+                    got.extend(self.dma(src, base + at, dst, off, deps, None if sketching else (
+                        lambda: f"load {block['name']} batch {b} rows {first}.."), held))
                 for bb in range(bb0, bb0 + nbm):
                     ids[gi, bb] = got
         return ids
@@ -157,40 +163,53 @@ class Emitter(InstructionBuilder, BlockGeometry):
                       out_free: list[int]) -> list[int]:
         """PE work and PSUM -> SBUF copies of one column chunk; returns the copies' ids."""
         t = self.tiling
-        groups = block["groups"]
         acts = []
-        share, at, col, walk, bands = self.memo(
-            ("chunk", block["nb"], block["rows"], block["cols"], chunk),
-            lambda: self.chunk_form(block, chunk))
+        i0 = block["i0"]
+        share, at, groups = self.memo(("passes", i0 + block["rows"] == self.view.m,
+                                       block["nb"], block["rows"], block["cols"], chunk),
+                                      lambda: self.chunk_passes(block, chunk))
+        in_at = slot * t.in_tile_elems * self.parts   # the slot's input tile
+        mac, slots, identity = t.mode == "mac", t.partition_slots, self.identity
+        step = 1 + mac   # a pass's instructions: LoadWeights and MatMul, or PeTranspose
+        deps_of = block["pass_deps"]
+        label = self.pass_label(block, ci) if self.sketching is None else None
         # each pass: one row of each partition (R > 1), one carrier part of its elements;
         # the passes of a group land side by side in one PSUM bank and leave in one copy
-        for g0, band, span in bands:
-            for passes in self.pass_groups(groups[g0][0], span):
-                if at == 0:  # a fresh bank (the first of chunks that share one copy)
-                    bank = self.bank
-                    self.bank = (self.bank + 1) % self.hw.psum.banks
-                    war = tuple(self.bank_reader.get(bank, ()))
-                    self.shared = {"bank": bank, "war": war, "pe": [], "free": list(out_free),
-                                   "ci": ci}
-                else:  # a later chunk in the shared bank (one band, one pass: once a chunk)
-                    self.shared["free"] += out_free
-                bank, war = self.shared["bank"], self.shared["war"]
-                base = bank * self.bank_elems + at * self.row_step  # the chunk's place
-                for n, (turn, part) in enumerate(itertools.product(*passes)):
-                    for gi in band:
-                        i = self.pe_pass(block, slot, ci, chunk, gi, col, walk, turn, part,
-                                         base + n * span + (gi - g0) * t.group_rows,
-                                         loads, readers, war)
-                        if i is not None:
-                            self.shared["pe"].append(i)
-                if at == share - 1:  # the last of the chunks that share the copy
-                    acts += self.copy_out(block, slot, ci, chunk, groups[g0][0], span, passes,
-                                          share)
+        for rel_row, span, passes, entries, held in groups:
+            if at == 0:  # a fresh bank (the first of chunks that share one copy)
+                bank = self.bank
+                self.bank = (self.bank + 1) % self.hw.psum.banks
+                war = tuple(self.bank_reader.get(bank, ()))
+                self.shared = {"bank": bank, "war": war, "pe": [], "free": list(out_free),
+                               "ci": ci}
+            else:  # a later chunk in the shared bank (one band, one pass: once a chunk)
+                self.shared["free"] += out_free
+            bank, war = self.shared["bank"], self.shared["war"]
+            first = self.next_id()
+            deps: list[tuple[int, ...]] = []   # of each instruction of the passes
+            for gi, key, *_ in entries:
+                loaded = deps_of.get(key)
+                if loaded is None:
+                    loaded = deps_of[key] = self.pass_deps(key, loads)
+                if mac:  # (the MatMul waits for its LoadWeights, just before it)
+                    deps += (loaded, (first + len(deps), identity[gi % slots], *war))
+                else:
+                    deps.append(loaded + war)
+            # (at the chunk's place in the bank)
+            self.put_passes(entries, held, deps, in_at, bank * self.bank_elems
+                            + at * self.row_step, label)
+            assert self.next_id() == first + len(deps)   # (the ids taken below)
+            for j, entry in enumerate(entries):   # (a LoadWeights or PeTranspose reads)
+                readers.setdefault(entry[0], []).append(first + step * j)
+            self.shared["pe"] += range(first + step - 1, first + step * len(entries), step)
+            if at == share - 1:  # the last of the chunks that share the copy
+                acts += self.copy_out(block, slot, ci, chunk, i0 + rel_row, span, passes,
+                                      share)
         return acts
 
     def chunk_form(self, block: dict, chunk: tuple[int, int, int, int]
                    ) -> tuple[int, int, int, tuple[tuple[int, ...], tuple[int, ...]], list]:
-        """What :meth:`compute_chunk` makes of ``chunk`` whatever the block's place:
+        """What :meth:`chunk_passes` makes of ``chunk`` whatever the block's place:
         :meth:`shared_copy`, its first column in a row (by turns, see
         :func:`.tiling.interleave`), :meth:`pass_walk` and the bands of row groups that
         pass together ``(first group, groups, rows)``."""
@@ -225,55 +244,95 @@ class Emitter(InstructionBuilder, BlockGeometry):
         # the ragged column chunks of several batch matrices side by side
         return (count, width), (t.block_cols * parts * t.row_turns, parts)
 
-    def pe_pass(self, block: dict, slot: int, ci: int, chunk: tuple[int, int, int, int],
-                gi: int, col: int, walk: tuple[tuple[int, ...], tuple[int, ...]], turn: int,
-                part: int, psum_at: int,
-                loads: dict[tuple[int, int], list[int]], readers: dict[int, list[int]],
-                war: tuple[int, ...]) -> int | None:
-        """Row group ``gi`` through the array for one pass (``turn``, carrier ``part``;
-        ``walk`` from column ``col``) into PSUM at ``psum_at``; the id of the instruction
-        whose end the copy waits for (None: a ragged last partition alone has no row
-        this turn)."""
-        t, v = self.tiling, self.view
+    def chunk_passes(self, block: dict, chunk: tuple[int, int, int, int]
+                     ) -> tuple[int, int, list[tuple[int, int, tuple[range, range],
+                                                     list[tuple], list]]]:
+        """The PE passes of ``chunk`` whatever the block's slot and PSUM bank, after its
+        :meth:`shared_copy` ``(n, i)``, in groups that share a bank and one copy:
+        ``(first row, rows, (turns, parts), passes, where a sketch holds their
+        structures (see put_passes))``; each pass (row group ``gi`` through the array
+        for one turn and carrier part) as
+        ``(gi, its loads' key (see pass_deps), offset in the slot's input tile, in the
+        chunk's PSUM place, its instructions' forms, (first row, turn, part))`` -- none
+        where a ragged last partition alone has no row that turn. Rows from the block's
+        first: the passes are alike in blocks of one shape, the last rows' apart."""
+        t, v, parts = self.tiling, self.view, self.parts
         bb0, count, _, width = chunk
-        row0, k = block["groups"][gi]
-        k -= v.short(row0, row0 + k, turn)   # a ragged last partition's missing row
-        if k == 0:
-            return None
-        parts, R = self.parts, t.row_turns
-        part0 = (gi % t.partition_slots) * t.group_rows
-        at = (self.in_offset(slot, gi, bb0) + col) * parts + turn * t.block_cols * parts + part
-        src = ("sbuf", None, part0, k, *walk, self.pe_dtype)
-        dst = ("psum", None, 0, count * width, (k,), (1,), t.psum_dtype)
-        deps = self.pass_deps(block, gi, chunk, loads)
+        groups = block["groups"]
+        share, at, col, walk, bands = self.chunk_form(block, chunk)
+        whole = t.batch_turns and block["turned"] is not None   # (see pass_deps)
+        out = []
+        for g0, band, span in bands:
+            for passes in self.pass_groups(groups[g0][0], span):
+                entries = []
+                for n, (turn, part) in enumerate(itertools.product(*passes)):
+                    for gi in band:
+                        row0, k = groups[gi]
+                        k -= v.short(row0, row0 + k, turn)   # a ragged last partition's
+                        if k == 0:
+                            continue
+                        part0 = (gi % t.partition_slots) * t.group_rows
+                        src = ("sbuf", None, part0, k, *walk, self.pe_dtype)
+                        dst = ("psum", None, 0, count * width, (k,), (1,), t.psum_dtype)
+                        if t.mode == "passthrough":
+                            forms: tuple[Form, ...] = (Form(PeTranspose, (), src, dst),)
+                        else:
+                            ident = ("sbuf", None, part0, k, (k,), (1,), self.pe_dtype)
+                            forms = (Form(LoadWeights, (), src),
+                                     Form(MatMul, (False,), ident, dst))
+                        pass_at = ((self.in_offset(0, gi, bb0) + col) * parts
+                                   + turn * t.block_cols * parts + part)
+                        psum_at = n * span + (gi - g0) * t.group_rows
+                        key = (gi, 0, block["nb"]) if whole else (gi, bb0, count)
+                        entries.append((gi, key, pass_at, psum_at, forms,
+                                        (row0 - block["i0"], turn, part)))
+                out.append((groups[g0][0] - block["i0"], span, passes, entries, [None, None]))
+        return share, at, out
 
-        def label(what: str) -> Callable[[], str]:
-            return lambda: f"{what} {block['name']} chunk {ci} rows {row0}.." + (
+    def put_passes(self, entries: list[tuple], held: list, deps: list[tuple[int, ...]],
+                   in_at: int, base: int, label: Callable | None) -> None:
+        """Add the instructions of passes ``entries`` (see :meth:`chunk_passes`; ``held``
+        their group's) with ``deps`` each, the input tile at ``in_at``, the PSUM place at
+        ``base``. A sketch finds their structures once (``held``: ``[sketch, their
+        indices]``) and adds the rows of each later group of the shape at once."""
+        sketch = self.sketching
+        if sketch is not None and held[0] is sketch:
+            sketch.add_rows(held[1], deps)
+            return
+        made = []
+        j = 0
+        for _, _, pass_at, psum_at, forms, where in entries:
+            offsets = (((in_at + pass_at, base + psum_at),) if len(forms) == 1 else
+                       ((in_at + pass_at,), (0, base + psum_at)))
+            for form, at in zip(forms, offsets):
+                if sketch is None:
+                    assert label is not None
+                    self.put(form, at, deps[j], label(_PASS_LABELS[form.cls], where))
+                else:   # (in the order of the rows: as each were put)
+                    made.append(self.form_index(sketch, form, at, deps[j]))
+                j += 1
+        if sketch is not None:
+            held[:] = sketch, made
+            sketch.add_rows(made, deps)
+
+    def pass_label(self, block: dict, ci: int) -> Callable[[str, tuple], Callable[[], str]]:
+        """The labels of chunk ``ci``'s passes (a program's): by what and where (rows
+        from the block's first, see :meth:`chunk_passes`)."""
+        R, parts = self.tiling.row_turns, self.parts
+
+        def label(what: str, where: tuple[int, int, int]) -> Callable[[], str]:
+            row, turn, part = where
+            return lambda: f"{what} {block['name']} chunk {ci} rows {block['i0'] + row}.." + (
                 f" turn {turn}" * (R > 1) + f" part {part}" * (parts > 1))
+        return label
 
-        if t.mode == "passthrough":
-            i = self.put(PeTranspose, (), (src, dst), (at, psum_at), deps + war,
-                         label("transpose"))
-            readers.setdefault(gi, []).append(i)
-            return i
-        w = self.put(LoadWeights, (), (src,), (at,), deps, label("weights"))
-        ident = ("sbuf", None, part0, k, (k,), (1,), self.pe_dtype)
-        readers.setdefault(gi, []).append(w)
-        return self.put(MatMul, (False,), (ident, dst), (0, psum_at),
-                        (w, self.identity[gi % t.partition_slots], *war), label("identity"))
-
-    def pass_deps(self, block: dict, gi: int, chunk: tuple[int, int, int, int],
-                  loads: dict[tuple[int, int], list[int]]) -> tuple[int, ...]:
-        """The loads a pass of row group ``gi`` of ``chunk`` waits for: its matrices' (by
-        turns over all the block's; a run of batches loaded together shares them), once
-        per block."""
-        whole = self.tiling.batch_turns and block["turned"] is not None
-        key = (gi, 0, block["nb"]) if whole else (gi, chunk[0], chunk[1])
-        deps = block["pass_deps"].get(key)
-        if deps is None:
-            deps = block["pass_deps"][key] = tuple(dict.fromkeys(
-                d for bb in range(key[1], key[1] + key[2]) for d in loads[gi, bb]))
-        return deps
+    def pass_deps(self, key: tuple[int, int, int], loads: dict[tuple[int, int], list[int]]
+                  ) -> tuple[int, ...]:
+        """The loads a pass of row group ``gi`` waits for, ``key`` ``(gi, first batch,
+        batches)``: its matrices' (by turns over all the block's; a run of batches
+        loaded together shares them), worked out once per block."""
+        gi, b0, nb = key
+        return tuple(dict.fromkeys(d for bb in range(b0, b0 + nb) for d in loads[gi, bb]))
 
     def copy_out(self, block: dict, slot: int, ci: int, chunk: tuple[int, int, int, int],
                  first_row: int, span: int, passes: tuple[range, range], share: int
@@ -283,7 +342,7 @@ class Emitter(InstructionBuilder, BlockGeometry):
         layout a box of partitions at a time, each turn a row step further."""
         t, v = self.tiling, self.view
         count, width, R, parts = chunk[1], chunk[3], t.row_turns, self.parts
-        turns, hs = passes
+        turns = passes[0]
         first = self.shared["ci"]
         bank = self.shared["bank"]
         rows = span + (share - 1) * self.row_step
@@ -294,15 +353,12 @@ class Emitter(InstructionBuilder, BlockGeometry):
             return ids
         readers = self.bank_reader[bank] = []
         deps = tuple(self.shared["pe"] + self.shared["free"])
-        cast = (t.psum_dtype != self.pe_dtype,)
-        for src, dst, p0, src_at, dst_at, size in self.copy_pieces(first_row, rows, span, passes,
-                                                                  count, width):
-            offsets = (bank * self.bank_elems + src_at, out * parts + dst_at)
-            label = lambda: f"psum->sbuf {block['name']} chunk {first}..{ci} rows {p0}.."  # noqa: E731
-            if self.copies.pick(size) == "vector":
-                a = self.put(VectorCopy, cast, (src, dst), offsets, deps, label)
-            else:
-                a = self.put(ActCopy, (), (src, dst), offsets, deps, label)
+        for vector, act, p0, src_at, dst_at, size in self.copy_pieces(first_row, rows, span,
+                                                                     passes, count, width):
+            label = None if self.sketching is not None else (
+                lambda: f"psum->sbuf {block['name']} chunk {first}..{ci} rows {p0}..")
+            a = self.put(vector if self.copies.pick(size) == "vector" else act,
+                         (bank * self.bank_elems + src_at, out * parts + dst_at), deps, label)
             readers.append(a)
             ids.append(a)
         return ids
@@ -317,49 +373,69 @@ class Emitter(InstructionBuilder, BlockGeometry):
         base = (v.target_batch(block["b0"] + bb0, t.row_turns) + (block["j0"] + c0) * m
                 + block["i0"] * t.row_turns)
         nbytes = count * width * rows * self.item
-        ids = []
+        ids: list[int] = []
+        sketching = self.sketching is not None
         if v.columns is not None:  # each column lands where the target's column dims say
-            # by turns, a partition holds the K chunks' rows in a row: over a general
-            # layout's turn dim (whole matrices), or the innermost column dim in a block
             k = self.turns(block, chunk)
-            if block["turned"] is not None:
-                columns, first_col = block["turned"].columns, 0
-            elif k > 1:
-                columns = by_turns(v.columns, m, k)
-                first_col = (block["j0"] + c0 - (k - 1) * width) // k
-            else:
-                columns, first_col = v.columns, block["j0"] + c0
-            strides = columns.strides(m)
             out = self.out_offset(slot, ci - k + 1)
-            for bb in range(count):
-                # (R > 1 over a general layout: whole blocks, i0 = 0)
-                b_base = v.target_batch(block["b0"] + bb0 + bb) + block["i0"]
-                for lo, hi in aligned_ranges(first_col, width, self.splits(
-                        k * nbytes // count, width, block["last"]), columns.shape):
-                    for first, index, ext in columns.boxes(first_col + lo, first_col + hi):
-                        src = ("sbuf", None, bb * width + first - first_col, math.prod(ext),
-                               (k * rows,), (1,), t.dtype)
-                        dst = ("dram", "y", 0, 1, ext + (k * rows,), strides + (1,), t.dtype)
-                        ids.extend(self.dma(
-                            src, out, dst, b_base + sum(i * st for i, st in zip(index, strides)),
-                            deps, lambda: f"store {block['name']} chunk {ci} cols {first}.."))
+            # (R > 1 over a general layout: whole blocks, i0 = 0)
+            b_bases = [v.target_batch(block["b0"] + bb0 + bb) + block["i0"]
+                       for bb in range(count)]
+            for bb, first, src, dst, at, held in self.column_store_pieces(block, chunk, k,
+                                                                          rows, m, nbytes):
+                ids.extend(self.dma(src, out, dst, b_bases[bb] + at, deps, None if sketching else (
+                    lambda: f"store {block['name']} chunk {ci} cols {first}.."), held))
         elif self.turns(block, chunk) > 1:  # chunks ci-K+1 .. ci (see tiling.interleave)
             k = self.turns(block, chunk)
             out = self.out_offset(slot, ci - k + 1)
             base -= (k - 1) * width * m
-            for lo, hi in aligned_ranges(0, width, self.splits(k * nbytes, width,
-                                                               block["last"])):
-                src = ("sbuf", None, lo, hi - lo, (k * rows,), (1,), t.dtype)
-                dst = ("dram", "y", 0, 1, (hi - lo, k * rows), (k * m, 1), t.dtype)
-                ids.extend(self.dma(src, out, dst, base + lo * k * m, deps,
-                                    lambda: f"store {block['name']} chunks {ci - k + 1}..{ci}"))
+            for src, dst, at, held in self.turned_store_pieces(k, width, rows, m, nbytes,
+                                                               block["last"]):
+                ids.extend(self.dma(src, out, dst, base + at, deps, None if sketching else (
+                    lambda: f"store {block['name']} chunks {ci - k + 1}..{ci}"), held))
         else:  # each batch matrix's columns, in pieces over the queues
             out = self.out_offset(slot, ci)
-            for bb, lo, src, dst, at in self.store_pieces(count, width, rows, m, block["last"]):
-                ids.extend(self.dma(src, out, dst, base + at, deps,
-                                    lambda: f"store {block['name']} chunk {ci} batch "
-                                            f"{bb0 + bb} cols {c0 + lo}.."))
+            for bb, lo, src, dst, at, held in self.store_pieces(count, width, rows, m,
+                                                                block["last"]):
+                ids.extend(self.dma(src, out, dst, base + at, deps, None if sketching else (
+                    lambda: f"store {block['name']} chunk {ci} batch {bb0 + bb} cols {c0 + lo}.."
+                ), held))
         return ids
+
+    def column_store_pieces(self, block: dict, chunk: tuple[int, int, int, int], k: int,
+                            rows: int, m: int, nbytes: int) -> list[tuple]:
+        """The stores of ``chunk`` (``k``: :meth:`turns`; ``rows`` rows of a target column
+        of ``m``; ``nbytes`` in all) where each column lands where the target's column
+        dims say: ``(batch, first column, source, destination, its offset from the
+        batch's, where its fit is held (see InstructionBuilder.dma))`` each."""
+        def make() -> list[tuple]:
+            t, v = self.tiling, self.view
+            width = chunk[3]
+            assert v.columns is not None   # (a general layout's)
+            # by turns, a partition holds the K chunks' rows in a row: over a general
+            # layout's turn dim (whole matrices), or the innermost column dim in a block
+            if block["turned"] is not None:
+                columns, first_col = block["turned"].columns, 0
+            elif k > 1:
+                columns = by_turns(v.columns, m, k)
+                first_col = (block["j0"] + chunk[2] - (k - 1) * width) // k
+            else:
+                columns, first_col = v.columns, block["j0"] + chunk[2]
+            strides = columns.strides(m)
+            pieces = []
+            for bb in range(chunk[1]):
+                for lo, hi in aligned_ranges(first_col, width, self.splits(
+                        k * nbytes // chunk[1], width, block["last"]), columns.shape):
+                    for first, index, ext in columns.boxes(first_col + lo, first_col + hi):
+                        src = ("sbuf", None, bb * width + first - first_col, math.prod(ext),
+                               (k * rows,), (1,), t.dtype)
+                        dst = ("dram", "y", 0, 1, ext + (k * rows,), strides + (1,), t.dtype)
+                        pieces.append((bb, first, src, dst,
+                                       sum(i * st for i, st in zip(index, strides)),
+                                       [None, None]))
+            return pieces
+        return self.memo(("columns", block["nb"], block["rows"], block["cols"], block["j0"],
+                          block["last"], chunk, k, rows, m, nbytes), make)
 
     # ---------------------------------------------------------------- the schedule
     def batch_turned(self, matrices: int) -> tuple[int, TurnedColumns | None]:

@@ -9,6 +9,8 @@ import math
 from typing import Any, Callable, TypeVar
 
 from ...hardware.description import Hardware
+from ...program.instructions import ActCopy, VectorCopy
+from .builder import Form
 from .columns import aligned_ranges
 from .tiling import PeTiling, TransposeView
 
@@ -63,11 +65,12 @@ class BlockGeometry:
         return ranges
 
     def load_pieces(self, gi: int, row0: int, k: int, nbm: int, stride: int, cols: int,
-                    first: bool) -> list[tuple[tuple, int, tuple, int]]:
+                    first: bool) -> list[tuple[tuple, int, tuple, int, list]]:
         """The load descriptors of row group ``gi`` (partitions ``row0 ..`` ``+ k``) of
         ``nbm`` batches ``stride`` apart, ``cols`` columns: ``(source, its offset from
-        the block's, SBUF destination, first source row)`` each."""
-        def make() -> list[tuple[tuple, int, tuple, int]]:
+        the block's, SBUF destination, first source row, where its fit is held (see
+        InstructionBuilder.dma))`` each."""
+        def make() -> list[tuple[tuple, int, tuple, int, list]]:
             t, v = self.tiling, self.view
             full = t.row_turns * cols  # R > 1: R whole source rows per partition
             part0 = (gi % t.partition_slots) * t.group_rows
@@ -80,7 +83,7 @@ class BlockGeometry:
                     src = ("dram", "x", 0, 1, ext + many + (run,),
                            strides + (stride,) * len(many) + (1,), t.dtype)
                     dst = ("sbuf", None, part0 + top - row0, math.prod(ext), *into)
-                    pieces.append((src, offset, dst, top))
+                    pieces.append((src, offset, dst, top, [None, None]))
             return pieces
         return self.memo(("load", gi % self.tiling.partition_slots, row0, k, nbm, stride,
                           cols, first), make)
@@ -107,14 +110,16 @@ class BlockGeometry:
         return self.memo(("passes", first, span), make)
 
     def copy_pieces(self, first_row: int, rows: int, span: int, passes: tuple[range, range],
-                    count: int, width: int) -> list[tuple[tuple, tuple, int, int, int, int]]:
+                    count: int, width: int) -> list[tuple[Form, Form, int, int, int, int]]:
         """The copies of a PSUM bank's ``passes`` (a band's, ``span`` rows; its ``rows``
         from partition ``first_row``, chunks sharing it included) of ``count`` x ``width``
-        columns: ``(source, destination, first partition, source offset in the bank,
-        destination offset from the tile's (in carrier parts), elements)`` each."""
-        def make() -> list[tuple[tuple, tuple, int, int, int, int]]:
+        columns: ``(on the vector engine, on the activation engine, first partition,
+        source offset in the bank, destination offset from the tile's (in carrier parts),
+        elements)`` each, the engines' instructions as :class:`~.builder.Form`."""
+        def make() -> list[tuple[Form, Form, int, int, int, int]]:
             t, v, parts = self.tiling, self.view, self.parts
             turns, hs = passes
+            cast = (t.psum_dtype != self.pe_dtype,)
             pieces = []
             for p0, ext, strides, place, step in v.row_places(first_row, first_row + rows,
                                                               t.row_turns):
@@ -128,7 +133,8 @@ class BlockGeometry:
                 dst = ("sbuf", None, 0, count * width, dims + ext,
                        tuple(b for _, _, b in outer) + tuple(s * parts for s in strides),
                        self.pe_dtype)
-                pieces.append((src, dst, p0, p0 - first_row,
+                pieces.append((Form(VectorCopy, cast, src, dst), Form(ActCopy, (), src, dst),
+                               p0, p0 - first_row,
                                (place + turns[0] * step) * parts + hs[0],
                                size * len(turns) * len(hs)))
             return pieces
@@ -136,19 +142,34 @@ class BlockGeometry:
                          make)
 
     def store_pieces(self, count: int, width: int, rows: int, m: int, last: bool
-                     ) -> list[tuple[int, int, tuple, tuple, int]]:
+                     ) -> list[tuple[int, int, tuple, tuple, int, list]]:
         """The stores of ``count`` batch matrices' ``width`` columns of ``rows`` rows each
         (``m`` a target column's rows), in pieces over the queues: ``(batch, first
-        column, source, destination, its offset from the chunk's)`` each."""
-        def make() -> list[tuple[int, int, tuple, tuple, int]]:
+        column, source, destination, its offset from the chunk's, where its fit is
+        held)`` each."""
+        def make() -> list[tuple[int, int, tuple, tuple, int, list]]:
             t, v = self.tiling, self.view
             nbytes = count * width * rows * self.item
             pieces = self.splits(nbytes // count, width, last)
             return [(bb, lo, ("sbuf", None, bb * width + lo, hi - lo, (rows,), (1,), t.dtype),
                      ("dram", "y", 0, 1, (hi - lo, rows), (m, 1), t.dtype),
-                     bb * m * v.n + lo * m)
+                     bb * m * v.n + lo * m, [None, None])
                     for bb in range(count) for lo, hi in aligned_ranges(0, width, pieces)]
         return self.memo(("store", count, width, rows, m, last), make)
+
+    def turned_store_pieces(self, k: int, width: int, rows: int, m: int, nbytes: int,
+                            last: bool) -> list[tuple[tuple, tuple, int, list]]:
+        """The stores of ``k`` chunks by turns (see :func:`.tiling.interleave`) of
+        ``width`` columns of ``rows`` rows each (``m`` a target column's rows, ``nbytes``
+        a chunk's), in pieces over the queues: ``(source, destination, its offset from
+        the first chunk's, where its fit is held)`` each."""
+        def make() -> list[tuple[tuple, tuple, int, list]]:
+            dtype = self.tiling.dtype
+            return [(("sbuf", None, lo, hi - lo, (k * rows,), (1,), dtype),
+                     ("dram", "y", 0, 1, (hi - lo, k * rows), (k * m, 1), dtype),
+                     lo * k * m, [None, None])
+                    for lo, hi in aligned_ranges(0, width, self.splits(k * nbytes, width, last))]
+        return self.memo(("turned store", k, width, rows, m, nbytes, last), make)
 
 
 __all__ = ["BlockGeometry", "MEMO_LIMIT"]

@@ -332,8 +332,10 @@ def period_estimate(request: PermuteRequest, view: TransposeView, tiling: PeTili
                     hw: Hardware) -> tuple[float, float]:
     """``(cycles, schedule end)`` of ``tiling``'s whole program, from one period of its
     pipeline (:func:`~strider.planners._period.period_cycles`): the programs of its
-    first blocks, each from a fresh emitter (an emitter adds to the program it holds)."""
-    return period_cycles(lambda n: Emitter(request, view, tiling, hw).sketch(n),
+    first blocks, each from a fresh emitter (an emitter adds to the program it holds),
+    the block shapes worked out once."""
+    memos: dict[tuple, Any] = {}
+    return period_cycles(lambda n: Emitter(request, view, tiling, hw, memos).sketch(n),
                          tiling.blocks(view), 2 * request.nbytes, hw)
 
 
