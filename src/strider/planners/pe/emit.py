@@ -5,7 +5,6 @@ is described in :mod:`strider.planners.pe`)."""
 from __future__ import annotations
 
 import itertools
-import math
 from typing import Any, Callable, Iterator
 
 from ...access_pattern import AccessPattern
@@ -24,7 +23,6 @@ from .._copy_engines import CopyBalancer
 from .._lookahead import Lookahead
 from .batch_runs import batch_runs
 from .builder import Form, InstructionBuilder
-from .columns import Columns, aligned_ranges, by_turns
 from .geometry import BlockGeometry
 from .layout import TurnedColumns, turned_columns
 from .tiling import (
@@ -32,7 +30,6 @@ from .tiling import (
     PeTiling,
     TransposeView,
     block_chunks,
-    block_turn_count,
     interleave,
     turned_chunks,
 )
@@ -402,54 +399,7 @@ class Emitter(InstructionBuilder, BlockGeometry):
                 ), held))
         return ids
 
-    def column_store_pieces(self, block: dict, chunk: tuple[int, int, int, int], k: int,
-                            rows: int, m: int, nbytes: int) -> list[tuple]:
-        """The stores of ``chunk`` (``k``: :meth:`turns`; ``rows`` rows of a target column
-        of ``m``; ``nbytes`` in all) where each column lands where the target's column
-        dims say: ``(batch, first column, source, destination, its offset from the
-        batch's, where its fit is held (see InstructionBuilder.dma))`` each."""
-        def make() -> list[tuple]:
-            t, v = self.tiling, self.view
-            width = chunk[3]
-            assert v.columns is not None   # (a general layout's)
-            # by turns, a partition holds the K chunks' rows in a row: over a general
-            # layout's turn dim (whole matrices), or the innermost column dim in a block
-            if block["turned"] is not None:
-                columns, first_col = block["turned"].columns, 0
-            elif k > 1:
-                columns = by_turns(v.columns, m, k)
-                first_col = (block["j0"] + chunk[2] - (k - 1) * width) // k
-            else:
-                columns, first_col = v.columns, block["j0"] + chunk[2]
-            strides = columns.strides(m)
-            pieces = []
-            for bb in range(chunk[1]):
-                for lo, hi in aligned_ranges(first_col, width, self.splits(
-                        k * nbytes // chunk[1], width, block["last"]), columns.shape):
-                    for first, index, ext in columns.boxes(first_col + lo, first_col + hi):
-                        src = ("sbuf", None, bb * width + first - first_col, math.prod(ext),
-                               (k * rows,), (1,), t.dtype)
-                        dst = ("dram", "y", 0, 1, ext + (k * rows,), strides + (1,), t.dtype)
-                        pieces.append((bb, first, src, dst,
-                                       sum(i * st for i, st in zip(index, strides)),
-                                       [None, None]))
-            return pieces
-        return self.memo(("columns", block["nb"], block["rows"], block["cols"], block["j0"],
-                          block["last"], chunk, k, rows, m, nbytes), make)
-
     # ---------------------------------------------------------------- the schedule
-    def batch_turned(self, matrices: int) -> tuple[int, TurnedColumns | None]:
-        """``(K, columns)`` of a block whose ``matrices`` whole matrices take turns
-        together (:mod:`.batch_turns`): chunk ``c`` of the ``K`` (:func:`block_chunks`)
-        takes the block's columns ``c, c + K, ...`` in a row over the matrices, partition
-        ``i`` then holding target rows ``iK .. iK + K - 1`` of the block; ``(1, None)``
-        where they go matrix by matrix (a ragged last block without turns)."""
-        k = block_turn_count(self.view, self.tiling, matrices)
-        if k is None:
-            return 1, None
-        width = matrices * self.view.n // k
-        return k, TurnedColumns(Columns((width,), (0,), (k * self.view.m,)), (k,), 1)
-
     def _walk_blocks(self, count: int) -> Iterator[dict]:
         """The first ``count`` blocks in program order, the last of them marked."""
         t, v = self.tiling, self.view

@@ -11,8 +11,9 @@ from typing import Any, Callable, TypeVar
 from ...hardware.description import Hardware
 from ...program.instructions import ActCopy, VectorCopy
 from .builder import Form
-from .columns import aligned_ranges
-from .tiling import PeTiling, TransposeView
+from .columns import Columns, aligned_ranges, by_turns
+from .layout import TurnedColumns
+from .tiling import PeTiling, TransposeView, block_turn_count
 
 T = TypeVar("T")
 
@@ -170,6 +171,54 @@ class BlockGeometry:
                      lo * k * m, [None, None])
                     for lo, hi in aligned_ranges(0, width, self.splits(k * nbytes, width, last))]
         return self.memo(("turned store", k, width, rows, m, nbytes, last), make)
+
+
+    def column_store_pieces(self, block: dict, chunk: tuple[int, int, int, int], k: int,
+                            rows: int, m: int, nbytes: int) -> list[tuple]:
+        """The stores of ``chunk`` (``k``: :meth:`turns`; ``rows`` rows of a target column
+        of ``m``; ``nbytes`` in all) where each column lands where the target's column
+        dims say: ``(batch, first column, source, destination, its offset from the
+        batch's, where its fit is held (see InstructionBuilder.dma))`` each."""
+        def make() -> list[tuple]:
+            t, v = self.tiling, self.view
+            width = chunk[3]
+            assert v.columns is not None   # (a general layout's)
+            # by turns, a partition holds the K chunks' rows in a row: over a general
+            # layout's turn dim (whole matrices), or the innermost column dim in a block
+            if block["turned"] is not None:
+                columns, first_col = block["turned"].columns, 0
+            elif k > 1:
+                columns = by_turns(v.columns, m, k)
+                first_col = (block["j0"] + chunk[2] - (k - 1) * width) // k
+            else:
+                columns, first_col = v.columns, block["j0"] + chunk[2]
+            strides = columns.strides(m)
+            pieces = []
+            for bb in range(chunk[1]):
+                for lo, hi in aligned_ranges(first_col, width, self.splits(
+                        k * nbytes // chunk[1], width, block["last"]), columns.shape):
+                    for first, index, ext in columns.boxes(first_col + lo, first_col + hi):
+                        src = ("sbuf", None, bb * width + first - first_col, math.prod(ext),
+                               (k * rows,), (1,), t.dtype)
+                        dst = ("dram", "y", 0, 1, ext + (k * rows,), strides + (1,), t.dtype)
+                        pieces.append((bb, first, src, dst,
+                                       sum(i * st for i, st in zip(index, strides)),
+                                       [None, None]))
+            return pieces
+        return self.memo(("columns", block["nb"], block["rows"], block["cols"], block["j0"],
+                          block["last"], chunk, k, rows, m, nbytes), make)
+
+    def batch_turned(self, matrices: int) -> tuple[int, TurnedColumns | None]:
+        """``(K, columns)`` of a block whose ``matrices`` whole matrices take turns
+        together (:mod:`.batch_turns`): chunk ``c`` of the ``K`` (:func:`block_chunks`)
+        takes the block's columns ``c, c + K, ...`` in a row over the matrices, partition
+        ``i`` then holding target rows ``iK .. iK + K - 1`` of the block; ``(1, None)``
+        where they go matrix by matrix (a ragged last block without turns)."""
+        k = block_turn_count(self.view, self.tiling, matrices)
+        if k is None:
+            return 1, None
+        width = matrices * self.view.n // k
+        return k, TurnedColumns(Columns((width,), (0,), (k * self.view.m,)), (k,), 1)
 
 
 __all__ = ["BlockGeometry", "MEMO_LIMIT"]
