@@ -149,8 +149,10 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
         if best is None or plan.predicted_cycles < best[0]:
             best = (plan.predicted_cycles, name)
 
-    for bound, name, strategy in sorted(applicable, key=lambda a: (
-            a[0][0] if a[0] else 0.0, getattr(a[2], "planning_cost", 1) if ranked else 0)):
+    order = sorted(applicable, key=lambda a: (
+        a[0][0] if a[0] else 0.0, getattr(a[2], "planning_cost", 1) if ranked else 0))
+    deferred: list[tuple[str, Any, Any]] = []   # (name, strategy, generator) at its score
+    for at, (bound, name, strategy) in enumerate(order):
         lead = _leader(best, staged)
         if bound is not None and lead is not None and (
                 bound[0] > lead[0] or ranked and bound[0] == lead[0] and name > lead[1]):
@@ -166,17 +168,31 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
             if ranked and fastest_only and hasattr(strategy, "plan_staged"):
                 generator = strategy.plan_staged(request, hw, **options, **beat)
                 try:
-                    staged.append((next(generator), name, generator))
+                    first = next(generator)
+                    if first.scored:   # only scored: what may beat it is planned first
+                        if any(b is not None and b[0] < first.cycles for b, _, _ in order[at + 1:]):
+                            deferred.append((name, strategy, generator))
+                            continue
+                        first = generator.send(None)
+                    staged.append((first, name, generator))
                     continue
                 except StopIteration as stop:   # planned whole at once
                     finished(name, stop.value)
             else:
                 finished(name, strategy.plan(request, hw, **options, **beat))
         except Outpaced as exc:
-            assert lead is not None   # (only raised with a plan to beat)
-            found[name] = f"not planned whole: {exc}, more than {lead[1]}'s {lead[2]} {lead[0]:,.0f}"
-            if lead[3]:
-                stopped.append((exc.cycles, name, strategy, lead))
+            found[name] = _outpaced(exc, name, strategy, lead, stopped)
+        except PlanError as exc:
+            found[name] = str(exc)
+    # the strategies deferred at their score, resumed with the plan to beat now
+    for name, strategy, generator in deferred:
+        lead = _leader(best, staged)
+        try:
+            staged.append((generator.send(lead[0] if lead else None), name, generator))
+        except StopIteration as stop:
+            finished(name, stop.value)
+        except Outpaced as exc:
+            found[name] = _outpaced(exc, name, strategy, lead, stopped)
         except PlanError as exc:
             found[name] = str(exc)
     # the staged strategies, fastest estimate first: each emits its whole program only
@@ -199,6 +215,17 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
             except PlanError as exc:
                 found[name] = str(exc)
     return [(name, found[name]) for name in strategies()]
+
+
+def _outpaced(exc: Outpaced, name: str, strategy: Any, lead: tuple | None,
+              stopped: list[tuple]) -> str:
+    """The entry of strategy ``name`` stopped by ``lead`` (:func:`_leader`'s) before
+    emitting its best program; where the lead is a staged strategy's figure, it is kept
+    in ``stopped``, to be planned after all should that figure prove low."""
+    assert lead is not None   # (only raised with a plan to beat)
+    if lead[3]:
+        stopped.append((exc.cycles, name, strategy, lead))
+    return f"not planned whole: {exc}, more than {lead[1]}'s {lead[2]} {lead[0]:,.0f}"
 
 
 def _leader(best: tuple[float, str] | None, staged: list[tuple[Staged, str, Any]]

@@ -109,11 +109,18 @@ class Staged(NamedTuple):
     yet) rather than one period's scaled, and how far a period's may err (``margin``:
     :data:`UNIFORM_MARGIN` where every step is alike). Resumed with the prediction to
     beat (or None), it may yield again (exact, where there is one to beat) before its
-    plan; closed, it emits nothing (see :func:`strider.strategy.candidates`)."""
+    plan; closed, it emits nothing (see :func:`strider.strategy.candidates`).
+
+    ``scored``: an earlier stage, before any candidate is costed -- ``cycles`` is the
+    analytic score of the best candidate, no bound and no estimate. Resumed with a
+    prediction to beat, the strategy stops where that score is clearly slower
+    (:class:`~strider.errors.Outpaced`) before costing anything; ``auto`` plans first
+    the strategies whose floor is below that score."""
 
     cycles: float
     exact: bool
     margin: float = CROSS_MARGIN
+    scored: bool = False
 
 
 def finish_staged(staged: Generator[Staged, float | None, Plan]) -> Plan:

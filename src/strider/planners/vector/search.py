@@ -203,27 +203,62 @@ class Shortlisted:
         return tiling, program, counts, summary
 
 
-def shortlist_sbuf(w: Working, hw: Hardware, empty: Program, search: str = "ranked",
-                   outpace: float | None = None) -> Shortlisted:
-    """The vector search up to its winner, whose whole program :meth:`Shortlisted.finish`
-    emits. ``outpace``: another strategy's prediction; where the analytic score's best
-    tiling is slower by more than SCORE_MARGIN, no tiling is costed
-    (:class:`~strider.errors.Outpaced`)."""
-    exact = search == "exhaustive"
+class Ranking(NamedTuple):
+    """The analytic score's shortlist of a working permutation (:func:`rank_sbuf`) and
+    how many tilings it ranked (its stats: ``ranked``, ``scored``, ...)."""
+
+    shortlist: list[VectorTiling]
+    stats: dict[str, float]
+
+    @property
+    def best_score(self) -> float | None:
+        """The score of the shortlist's best tiling (None: no tiling fits)."""
+        return self.shortlist[0].estimate["cycles"] if self.shortlist else None
+
+
+def rank_sbuf(w: Working, hw: Hardware, outpace: float | None = None) -> Ranking:
+    """The vector search's ranking: the analytic score's shortlist. ``outpace``: another
+    strategy's prediction; where the score's best tiling is slower by more than
+    SCORE_MARGIN, the search stops (:class:`~strider.errors.Outpaced`) -- and tilings
+    whose floor is above that margin are not scored."""
     keep = KEEP_SMALL if w.size * w.itemsize <= SMALL_BYTES else KEEP
-    best = None
-    tried = []
-    clipped_of: dict[VectorTiling, VectorTiling] = {}   # each padded way's clipped twin
-    scored: dict[str, int] = {}
+    scored: dict[str, float] = {}
     limit = outpace * SCORE_MARGIN if outpace is not None else None
-    shortlist = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep, stats=scored,
-                             above=limit)
+    ranking = Ranking(rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep, stats=scored,
+                                   above=limit), scored)
     if limit is not None and "least" in scored:   # every tiling scores above the limit
         raise Outpaced(scored["least"], "a floor under the analytic score of every vector "
                        "tiling; no program costed", at_least=True)
-    if limit is not None and shortlist and shortlist[0].estimate["cycles"] > limit:
-        raise Outpaced(shortlist[0].estimate["cycles"], "the analytic score of the vector "
-                       "search's best tiling; no program costed")
+    check_score(ranking, outpace)
+    return ranking
+
+
+def check_score(ranking: Ranking, outpace: float | None) -> None:
+    """Raise :class:`~strider.errors.Outpaced` where the score's best tiling is slower than
+    ``outpace`` (another strategy's prediction; None: none) by more than SCORE_MARGIN."""
+    score = ranking.best_score
+    if outpace is not None and score is not None and score > outpace * SCORE_MARGIN:
+        raise Outpaced(score, "the analytic score of the vector search's best tiling; no "
+                       "program costed")
+
+
+def shortlist_sbuf(w: Working, hw: Hardware, empty: Program, search: str = "ranked",
+                   outpace: float | None = None, ranking: Ranking | None = None
+                   ) -> Shortlisted:
+    """The vector search up to its winner, whose whole program :meth:`Shortlisted.finish`
+    emits. ``outpace``: another strategy's prediction; where the analytic score's best
+    tiling is slower by more than SCORE_MARGIN, no tiling is costed
+    (:class:`~strider.errors.Outpaced`). ``ranking``: :func:`rank_sbuf`'s, where it ran
+    before the prediction to beat was known (the same shortlist, and the same check)."""
+    exact = search == "exhaustive"
+    best = None
+    tried = []
+    clipped_of: dict[VectorTiling, VectorTiling] = {}   # each padded way's clipped twin
+    if ranking is None:
+        ranking = rank_sbuf(w, hw, outpace)
+    else:
+        check_score(ranking, outpace)
+    shortlist, scored = ranking
     for rank, tiling in enumerate(shortlist):
         tried.append((rank, tiling))
         padded = padded_variant(tiling)
@@ -287,7 +322,7 @@ def shortlist_sbuf(w: Working, hw: Hardware, empty: Program, search: str = "rank
                 best = _shared(best, other, costs)
     if best[1].tiles >= FEWER_PIECES_MIN_TILES:
         best = _fewer_pieces(best, w, hw, costs)
-    return Shortlisted(costs, best, scored["ranked"], search)
+    return Shortlisted(costs, best, int(scored["ranked"]), search)
 
 
 def _two_pass_variants(best, costs: Costs, n: int):
@@ -370,6 +405,6 @@ def _fewer_pieces(best, w: Working, hw: Hardware, costs: Costs):
     return best
 
 
-__all__ = ["shortlist_sbuf", "Shortlisted", "Costs", "RANKED_VARIANTS", "FEWER_PIECES_MIN_TILES",
+__all__ = ["shortlist_sbuf", "rank_sbuf", "check_score", "Ranking", "Shortlisted", "Costs", "RANKED_VARIANTS", "FEWER_PIECES_MIN_TILES",
            "KEEP", "KEEP_SMALL", "SMALL_BYTES", "SHORT_PROGRAM", "VARIANTS_OF",
            "DESCRIPTOR_SHARES", "SCORE_MARGIN"]

@@ -46,7 +46,7 @@ from .._working import Working, declare_tensors, direct_is_fine, emit_direct, ma
 from ..inbuffer import in_buffer_steps
 from .boxes import tile_boxes
 from .pipeline import emit_sbuf  # (re-exported: tests emit a chosen tiling)
-from .search import FEWER_PIECES_MIN_TILES, shortlist_sbuf
+from .search import FEWER_PIECES_MIN_TILES, rank_sbuf, shortlist_sbuf
 from .tiling import VectorTiling
 from .two_pass import scratch_bytes, scratch_ring
 
@@ -82,7 +82,9 @@ class VectorStrategy:
     def plan_staged(self, request: PermuteRequest, hw: Hardware, **options: Any
                     ) -> Generator[Staged, float | None, Plan]:
         """:meth:`plan` in stages, for ``auto`` to weigh strategies before any emits a
-        whole program it may not need: this yields the winning tiling's estimate first
+        whole program it may not need: with nothing to beat yet, this yields the analytic
+        score of the best tiling first (``Staged.scored``: nothing costed yet), then --
+        resumed with a prediction to beat, or None -- the winning tiling's estimate
         (:class:`~strider.planners._period.Staged`: its whole program's, or one period's
         scaled); resumed with a prediction to beat, a period's estimate is followed by
         the whole program's (sketched, not emitted); the plan, emitted once resumed
@@ -123,7 +125,12 @@ class VectorStrategy:
             details.update(mode="direct", descriptors=count, chunk_in_bytes=run,
                            chunk_out_bytes=run)
             return make_plan(request, hw, program, self.name, lines, details, search)
-        chosen = shortlist_sbuf(w, hw, program, search, options.get("outpace"))
+        outpace, ranking = options.get("outpace"), None
+        if outpace is None and search == "ranked":   # nothing to beat yet: the score first,
+            ranking = rank_sbuf(w, hw)               # for auto to plan first what may beat it
+            if ranking.best_score is not None:
+                outpace = yield Staged(ranking.best_score, False, scored=True)
+        chosen = shortlist_sbuf(w, hw, program, search, outpace, ranking)
         beat = yield Staged(chosen.cycles, chosen.whole, chosen.margin)
         if beat is not None and not chosen.whole:   # a plan to beat: the exact estimate
             chosen.sketch()                         # first, its program only if it wins
