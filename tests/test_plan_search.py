@@ -128,14 +128,14 @@ def test_cli_search_flag(capsys):
     # costed, and no tiling even scored (each one's floor is above the margin)
     (Hardware.preset("trn1-like"), (1, 64, 56, 56), (0, 2, 3, 1), "float32", "vector",
      "a floor under the analytic score of every vector tiling"),
-    # the PE path's floor is above the DRAM's (the vector path's) but below the score of
-    # the vector search's best tiling: the PE path is planned first, and the vector
-    # search, resumed with its plan to beat, stops at that score (a ResNet-50 layer on
-    # four queues: it costed 30-50 tilings before)
+    # the PE path's floor is above the DRAM's (the vector path's) but below every vector
+    # tiling's score: the PE path is planned first, and the vector search, resumed with
+    # its plan to beat, stops at its ranking (a ResNet-50 layer on four queues: it costed
+    # 30-50 tilings before)
     (Hardware.preset("trn1-like").with_changes(dma={"queues": 4},
                                                sbuf={"bytes_per_partition": 65536}),
      (2, 256, 28, 28), (0, 2, 3, 1), "bfloat16", "vector",
-     "the analytic score of the vector search's best tiling"),
+     "a floor under the analytic score of every vector tiling"),
 ])
 def test_ranked_auto_stops_a_strategy_before_emitting_a_losing_program(hw, shape, perm, dtype,
                                                                       skipped, why):
@@ -160,6 +160,29 @@ def test_ranked_auto_stops_a_strategy_before_emitting_a_losing_program(hw, shape
     assert plan_permute(shape, perm, dtype, hw, strategy=skipped).strategy == skipped
     result, report = run_plan(chosen, check=True)
     assert report["verified"] is True
+
+
+def test_auto_plans_first_what_may_beat_every_vector_score():
+    """The vector path's floor (the DRAM's) is the lower, but every vector tiling scores
+    above the PE path's floor: ``auto`` plans the PE path first, and the vector search,
+    resumed with its plan to beat, stops at its ranking -- the plan planning both whole
+    picks, and no vector tiling costed (it costed 30-50 before)."""
+    from strider.planners.pe import STRATEGY as PE
+    from strider.planners.vector import STRATEGY as VECTOR
+    from strider.strategy import candidates, choose
+    hw = Hardware.preset("trn1-like").with_changes(dma={"queues": 4},
+                                                   sbuf={"bytes_per_partition": 65536})
+    request = PermuteRequest((2, 256, 28, 28), (0, 2, 3, 1), "bfloat16")
+    assert VECTOR.lower_bound(request, hw)[0] < PE.lower_bound(request, hw)[0]
+    staged = VECTOR.plan_staged(request, hw, score_above=PE.lower_bound(request, hw)[0])
+    first = next(staged)
+    assert first.scored and first.cycles > PE.lower_bound(request, hw)[0]
+    staged.close()
+    found = candidates(request, hw, fastest_only=True)
+    assert dict(found)["vector"].startswith("not planned whole: needs at least")
+    every = dict(candidates(request, hw))
+    assert choose(found, request, hw).predicted_cycles == min(
+        p.predicted_cycles for p in every.values() if not isinstance(p, str))
 
 
 def test_a_float_pass_that_cannot_beat_the_exact_plan_keeps_it():

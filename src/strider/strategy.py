@@ -166,14 +166,15 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
         try:
             beat = {"outpace": lead[0]} if ranked and fastest_only and lead else {}
             if ranked and fastest_only and hasattr(strategy, "plan_staged"):
+                if not beat:   # the lowest floor still to plan: what may beat it
+                    beat = {"score_above": min((b[0] for b, _, _ in order[at + 1:] if b),
+                                               default=None)}
                 generator = strategy.plan_staged(request, hw, **options, **beat)
                 try:
                     first = next(generator)
-                    if first.scored:   # only scored: what may beat it is planned first
-                        if any(b is not None and b[0] < first.cycles for b, _, _ in order[at + 1:]):
-                            deferred.append((name, strategy, generator))
-                            continue
-                        first = generator.send(None)
+                    if first.scored:   # every candidate scores above a floor still to plan:
+                        deferred.append((name, strategy, generator))   # planned after it
+                        continue
                     staged.append((first, name, generator))
                     continue
                 except StopIteration as stop:   # planned whole at once

@@ -111,11 +111,11 @@ class Staged(NamedTuple):
     beat (or None), it may yield again (exact, where there is one to beat) before its
     plan; closed, it emits nothing (see :func:`strider.strategy.candidates`).
 
-    ``scored``: an earlier stage, before any candidate is costed -- ``cycles`` is the
-    analytic score of the best candidate, no bound and no estimate. Resumed with a
-    prediction to beat, the strategy stops where that score is clearly slower
-    (:class:`~strider.errors.Outpaced`) before costing anything; ``auto`` plans first
-    the strategies whose floor is below that score."""
+    ``scored``: an earlier stage, before any candidate is costed, where every candidate
+    scores above another strategy's floor (``cycles``: a lower bound on the analytic
+    scores, no bound on the prediction): ``auto`` plans that strategy first and resumes
+    this one with its prediction to beat (or None), and it stops where its best score is
+    clearly slower (:class:`~strider.errors.Outpaced`) before costing anything."""
 
     cycles: float
     exact: bool

@@ -216,17 +216,21 @@ class Ranking(NamedTuple):
         return self.shortlist[0].estimate["cycles"] if self.shortlist else None
 
 
-def rank_sbuf(w: Working, hw: Hardware, outpace: float | None = None) -> Ranking:
+def rank_sbuf(w: Working, hw: Hardware, outpace: float | None = None,
+              above: float | None = None) -> Ranking:
     """The vector search's ranking: the analytic score's shortlist. ``outpace``: another
     strategy's prediction; where the score's best tiling is slower by more than
     SCORE_MARGIN, the search stops (:class:`~strider.errors.Outpaced`) -- and tilings
-    whose floor is above that margin are not scored."""
+    whose floor is above that margin are not scored. ``above`` (without ``outpace``):
+    where every tiling scores above it, the ranking says so (``stats["least"]``: a lower
+    bound on every score) having scored almost nothing; else it is the whole
+    shortlist."""
     keep = KEEP_SMALL if w.size * w.itemsize <= SMALL_BYTES else KEEP
     scored: dict[str, float] = {}
-    limit = outpace * SCORE_MARGIN if outpace is not None else None
+    limit = outpace * SCORE_MARGIN if outpace is not None else above
     ranking = Ranking(rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep, stats=scored,
                                    above=limit), scored)
-    if limit is not None and "least" in scored:   # every tiling scores above the limit
+    if outpace is not None and "least" in scored:   # every tiling scores above the limit
         raise Outpaced(scored["least"], "a floor under the analytic score of every vector "
                        "tiling; no program costed", at_least=True)
     check_score(ranking, outpace)

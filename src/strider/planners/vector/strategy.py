@@ -82,9 +82,11 @@ class VectorStrategy:
     def plan_staged(self, request: PermuteRequest, hw: Hardware, **options: Any
                     ) -> Generator[Staged, float | None, Plan]:
         """:meth:`plan` in stages, for ``auto`` to weigh strategies before any emits a
-        whole program it may not need: with nothing to beat yet, this yields the analytic
-        score of the best tiling first (``Staged.scored``: nothing costed yet), then --
-        resumed with a prediction to beat, or None -- the winning tiling's estimate
+        whole program it may not need: with nothing to beat yet and every tiling scoring
+        above ``score_above`` (another strategy's floor, which ``auto`` passes), this
+        yields a lower bound on every tiling's analytic score first (``Staged.scored``:
+        nothing costed yet), then -- resumed with a prediction to beat, or None -- the
+        winning tiling's estimate
         (:class:`~strider.planners._period.Staged`: its whole program's, or one period's
         scaled); resumed with a prediction to beat, a period's estimate is followed by
         the whole program's (sketched, not emitted); the plan, emitted once resumed
@@ -126,10 +128,12 @@ class VectorStrategy:
                            chunk_out_bytes=run)
             return make_plan(request, hw, program, self.name, lines, details, search)
         outpace, ranking = options.get("outpace"), None
-        if outpace is None and search == "ranked":   # nothing to beat yet: the score first,
-            ranking = rank_sbuf(w, hw)               # for auto to plan first what may beat it
-            if ranking.best_score is not None:
-                outpace = yield Staged(ranking.best_score, False, scored=True)
+        if outpace is None and search == "ranked":   # nothing to beat yet
+            ranking = rank_sbuf(w, hw, above=options.get("score_above"))
+            if "least" in ranking.stats:   # every tiling scores above another's floor: that
+                # strategy goes first, and the search resumes with its plan to beat
+                outpace = yield Staged(ranking.stats["least"], False, scored=True)
+                ranking = None
         chosen = shortlist_sbuf(w, hw, program, search, outpace, ranking)
         beat = yield Staged(chosen.cycles, chosen.whole, chosen.margin)
         if beat is not None and not chosen.whole:   # a plan to beat: the exact estimate
