@@ -164,7 +164,8 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
                 stopped.append((bound[0], name, strategy, lead))
             continue
         try:
-            beat = {"outpace": lead[0]} if ranked and fastest_only and lead else {}
+            beat: dict[str, float | None] = (
+                {"outpace": lead[0]} if ranked and fastest_only and lead else {})
             if ranked and fastest_only and hasattr(strategy, "plan_staged"):
                 if not beat:   # the lowest floor still to plan: what may beat it
                     beat = {"score_above": min((b[0] for b, _, _ in order[at + 1:] if b),
