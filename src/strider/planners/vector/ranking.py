@@ -244,7 +244,8 @@ class _Shortlist:
 
 def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
                  hw: Hardware, keep: int = 4, stats: dict | None = None,
-                 bound: bool = True, above: float | None = None) -> list[VectorTiling]:
+                 bound: bool = True, above: float | None = None,
+                 memo: tuple[dict, dict] | None = None) -> list[VectorTiling]:
     """The ``keep`` cheapest distinct tilings by :func:`~.score.score`, over every split
     of one dim by a divisor (and no split), the best of each :func:`kind` among them;
     ``stats``: ``"ranked"``, how many were considered, ``"scored"`` and ``"bounded"``
@@ -257,8 +258,13 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     holds only tilings that do, or none (``stats["least"]``: a lower bound on every
     tiling's score). Where the tilings left unscored could have been kept, the ranking
     runs again without ``above``.
+
+    ``memo``: two dicts, empty or kept from an earlier ranking of the same working
+    permutation on the same hardware (with another ``above``): its tile spaces and
+    floors, which are the same (:func:`_ranked`).
     """
-    return _ranked(shape, perm, item, hw, keep, stats, bound, above, {}, {})
+    spaces, floors = memo if memo is not None else ({}, {})
+    return _ranked(shape, perm, item, hw, keep, stats, bound, above, spaces, floors)
 
 
 def _ranked(shape: tuple[int, ...], perm: tuple[int, ...], item: int, hw: Hardware, keep: int,

@@ -204,11 +204,13 @@ class Shortlisted:
 
 
 class Ranking(NamedTuple):
-    """The analytic score's shortlist of a working permutation (:func:`rank_sbuf`) and
-    how many tilings it ranked (its stats: ``ranked``, ``scored``, ...)."""
+    """The analytic score's shortlist of a working permutation (:func:`rank_sbuf`), how
+    many tilings it ranked (its stats: ``ranked``, ``scored``, ...) and what a ranking
+    of it again may reuse (``memo``: see :func:`~.ranking.rank_tilings`)."""
 
     shortlist: list[VectorTiling]
     stats: dict[str, float]
+    memo: tuple[dict, dict]
 
     @property
     def best_score(self) -> float | None:
@@ -217,19 +219,20 @@ class Ranking(NamedTuple):
 
 
 def rank_sbuf(w: Working, hw: Hardware, outpace: float | None = None,
-              above: float | None = None) -> Ranking:
+              above: float | None = None, memo: tuple[dict, dict] | None = None) -> Ranking:
     """The vector search's ranking: the analytic score's shortlist. ``outpace``: another
     strategy's prediction; where the score's best tiling is slower by more than
     SCORE_MARGIN, the search stops (:class:`~strider.errors.Outpaced`) -- and tilings
     whose floor is above that margin are not scored. ``above`` (without ``outpace``):
     where every tiling scores above it, the ranking says so (``stats["least"]``: a lower
     bound on every score) having scored almost nothing; else it is the whole
-    shortlist."""
+    shortlist. ``memo``: an earlier ranking's (:attr:`Ranking.memo`)."""
     keep = KEEP_SMALL if w.size * w.itemsize <= SMALL_BYTES else KEEP
     scored: dict[str, float] = {}
     limit = outpace * SCORE_MARGIN if outpace is not None else above
+    memo = memo if memo is not None else ({}, {})
     ranking = Ranking(rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep, stats=scored,
-                                   above=limit), scored)
+                                   above=limit, memo=memo), scored, memo)
     if outpace is not None and "least" in scored:   # every tiling scores above the limit
         raise Outpaced(scored["least"], "a floor under the analytic score of every vector "
                        "tiling; no program costed", at_least=True)
@@ -247,22 +250,23 @@ def check_score(ranking: Ranking, outpace: float | None) -> None:
 
 
 def shortlist_sbuf(w: Working, hw: Hardware, empty: Program, search: str = "ranked",
-                   outpace: float | None = None, ranking: Ranking | None = None
-                   ) -> Shortlisted:
+                   outpace: float | None = None, ranking: Ranking | None = None,
+                   memo: tuple[dict, dict] | None = None) -> Shortlisted:
     """The vector search up to its winner, whose whole program :meth:`Shortlisted.finish`
     emits. ``outpace``: another strategy's prediction; where the analytic score's best
     tiling is slower by more than SCORE_MARGIN, no tiling is costed
     (:class:`~strider.errors.Outpaced`). ``ranking``: :func:`rank_sbuf`'s, where it ran
-    before the prediction to beat was known (the same shortlist, and the same check)."""
+    before the prediction to beat was known (the same shortlist, and the same check);
+    ``memo``: an earlier ranking's, where it is ranked again."""
     exact = search == "exhaustive"
     best = None
     tried = []
     clipped_of: dict[VectorTiling, VectorTiling] = {}   # each padded way's clipped twin
     if ranking is None:
-        ranking = rank_sbuf(w, hw, outpace)
+        ranking = rank_sbuf(w, hw, outpace, memo=memo)
     else:
         check_score(ranking, outpace)
-    shortlist, scored = ranking
+    shortlist, scored = ranking.shortlist, ranking.stats
     for rank, tiling in enumerate(shortlist):
         tried.append((rank, tiling))
         padded = padded_variant(tiling)

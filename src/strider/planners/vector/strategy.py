@@ -127,14 +127,15 @@ class VectorStrategy:
             details.update(mode="direct", descriptors=count, chunk_in_bytes=run,
                            chunk_out_bytes=run)
             return make_plan(request, hw, program, self.name, lines, details, search)
-        outpace, ranking = options.get("outpace"), None
+        outpace, ranking, memo = options.get("outpace"), None, None
         if outpace is None and search == "ranked":   # nothing to beat yet
             ranking = rank_sbuf(w, hw, above=options.get("score_above"))
             if "least" in ranking.stats:   # every tiling scores above another's floor: that
                 # strategy goes first, and the search resumes with its plan to beat
                 outpace = yield Staged(ranking.stats["least"], False, scored=True)
+                memo = ranking.memo   # (its tile spaces and floors, for the ranking again)
                 ranking = None
-        chosen = shortlist_sbuf(w, hw, program, search, outpace, ranking)
+        chosen = shortlist_sbuf(w, hw, program, search, outpace, ranking, memo)
         beat = yield Staged(chosen.cycles, chosen.whole, chosen.margin)
         if beat is not None and not chosen.whole:   # a plan to beat: the exact estimate
             chosen.sketch()                         # first, its program only if it wins
