@@ -152,12 +152,15 @@ class PeStrategy:
 
     def lower_bound(self, request: PermuteRequest, hw: Hardware, **options: Any
                     ) -> tuple[float, str] | None:
-        """``(cycles, why)``: no plan of this strategy is predicted faster (the fewest PE
-        passes of its tilings, :func:`pass_floor`); None when it does not apply."""
+        """``(cycles, why)``: no plan of this strategy is predicted faster (the lowest
+        :func:`pass_floor` of every tiling :meth:`plan` may cost: the deeper-buffered kin
+        and, where float arithmetic is weighed too, the float carrier's); None when it
+        does not apply."""
         found = candidates(request, hw, options)
         if isinstance(found, Refusal):
             return None
-        v, t = min(found.tilings, key=lambda vt: pass_floor(vt[0], vt[1], hw))
+        v, t = min(_costed_tilings(request, hw, options, found),
+                   key=lambda vt: pass_floor(vt[0], vt[1], hw))
         parts = floor_parts(v, t, hw)
         binding = max(parts, key=parts.__getitem__)
         if binding == "copies":
@@ -240,9 +243,8 @@ class PeStrategy:
             raise PlanError(f"strategy 'pe' cannot plan {request.describe()}: {found}")
         search = _Search(options.get("search", "ranked"), outpace=options.get("outpace"))
         best = self._best_of(request, found, hw, options, search)
-        if (options.get("allow_inexact") and carrier_option(options.get("pe_carrier")) == "auto"
-                and found.mode == "mac" and found.engine != request.dtype):
-            float_options = {**options, "pe_carrier": "float"}
+        float_options = _float_options(request, options, found)
+        if float_options is not None:
             floats = candidates(request, hw, float_options)
             if isinstance(floats, Candidates):   # allow_inexact: float arithmetic weighed
                 if search.name != "exhaustive":   # too; it must beat the exact plan (the
@@ -365,6 +367,32 @@ def pe_traffic(program: Program | Sketch) -> dict[str, int]:
             copies += n
             copied += n * dst.nbytes
     return {"psum_bytes": psum, "copies_out": copies, "copied_out_bytes": copied}
+
+
+def _float_options(request: PermuteRequest, options: dict[str, Any], found: Candidates
+                   ) -> dict[str, Any] | None:
+    """The options of the float carrier's tilings where :meth:`PeStrategy.plan` weighs
+    them too (``allow_inexact``, the carrier left to the planner, an exact carrier in
+    multiply-accumulate mode); else None."""
+    if (options.get("allow_inexact") and carrier_option(options.get("pe_carrier")) == "auto"
+            and found.mode == "mac" and found.engine != request.dtype):
+        return {**options, "pe_carrier": "float"}
+    return None
+
+
+def _costed_tilings(request: PermuteRequest, hw: Hardware, options: dict[str, Any],
+                    found: Candidates) -> list[tuple[TransposeView, PeTiling]]:
+    """Every tiling :meth:`PeStrategy.plan` may cost for ``found`` (its tilings, their
+    deeper-buffered kin for small tensors, and the float carrier's where it weighs
+    them), for a bound that holds whichever it picks."""
+    tilings = list(found.tilings)
+    float_options = _float_options(request, options, found)
+    for opts in [options] + ([float_options] if float_options is not None else []):
+        more = [candidates(request, hw, opts)] if opts is not options else []
+        if options.get("pe_buffers") is None and request.nbytes <= SMALL_BYTES:
+            more.append(candidates(request, hw, {**opts, "pe_buffers": DEEP_BUFFERS}))
+        tilings += [vt for c in more if isinstance(c, Candidates) for vt in c.tilings]
+    return tilings
 
 
 def _kind(t: PeTiling) -> tuple[bool, bool]:
