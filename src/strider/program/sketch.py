@@ -178,9 +178,9 @@ class Sketch:
         deps = tuple(deps)
         first = len(self.ent)
         of = self._of
-        keys = list(zip(queues, structures))   # (add's keys lead with a class)
-        found: list[Any] = list(map(of.get, keys))   # (None: a new one)
+        found: list[Any] = list(map(of.get, zip(queues, structures)))   # (None: a new one)
         if None in found:
+            keys = list(zip(queues, structures))   # (add's keys lead with a class)
             for k, e in enumerate(found):
                 if e is not None:
                     continue
@@ -215,7 +215,10 @@ class Sketch:
         :func:`~strider.program.structure.structure_key` is ``key`` (and which has no
         semaphore): built only when it is the first of its structure -- and, where its
         ``engine`` is given, only once its representative is asked for (:meth:`rep`)."""
-        return self._row(key, make, tuple(deps), None, engine)
+        e = self._of.get(key)
+        if e is None:
+            e = self.structure(key, make, engine)
+        return self.add_row(e, tuple(deps))
 
     def vector_copy(self, src: Ref, dst: Ref, deps: Iterable[int] = (), label: str = "",
                     cast: bool = False) -> int:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from itertools import chain
 from operator import itemgetter
-from typing import Callable
+from typing import Callable, Iterable, Sequence
 
 _PAIRS, _SEQ = itemgetter(2), itemgetter(5)
 
@@ -96,6 +96,8 @@ class Hazards:
             if more:
                 matched += more
                 ordered = False
+        if len(matched) == 1:   # (an access's pairs are on distinct engines)
+            return sorted([i for _, i in matched[0][2]])
         if not ordered:   # (the latest last: dict() keeps it)
             matched.sort(key=_SEQ)
         return sorted(dict(chain.from_iterable(map(_PAIRS, matched))).values())
@@ -106,13 +108,16 @@ class Hazards:
         in sequence order."""
         size = self.bucket
         first = lo // size if size else 0
-        if size and max(lo, hi - 1) // size != first:
+        group = self.groups.get(disjoint) if disjoint is not None else None
+        log: Iterable[tuple]
+        if group is None and (not size or max(lo, hi - 1) // size == first):
+            log, one = self.logs.get(first, ()), True   # (an access inside one bucket: most)
+        else:
             logs = [self.logs.get(k, ()) for k in self._buckets(lo, hi)]
-        else:   # (an access inside one bucket: most)
-            logs = [self.logs.get(first, ())]
-        if disjoint in self.groups:   # a later slice of a group: what it forgot too
-            logs.append(self.groups[disjoint][2])
-        log = logs[0] if len(logs) == 1 else chain.from_iterable(logs)
+            if group is not None:   # a later slice of a group: what it forgot too
+                logs.append(group[2])
+            one = len(logs) == 1
+            log = logs[0] if one else chain.from_iterable(logs)
         if disjoint is None and write:   # waits for every access it overlaps
             matched = [e for e in log if e[0] < hi and lo < e[1]]
         elif disjoint is None:
@@ -120,14 +125,14 @@ class Hazards:
         else:
             matched = [e for e in log if e[0] < hi and lo < e[1] and (write or e[3])
                        and e[4] != disjoint]
-        return matched, len(logs) == 1
+        return matched, one
 
-    def record(self, lo: int, hi: int, ids: list[int], write: bool,
+    def record(self, lo: int, hi: int, ids: Sequence[int], write: bool,
                disjoint: object = None) -> None:
         """Log an access of ``[lo, hi)`` by ``ids`` (ascending; after asking
         :meth:`before` or :meth:`latest`)."""
-        logs = self.logs
-        touched = self._buckets(lo, hi)
+        logs, b = self.logs, self.bucket
+        touched = range(lo // b, max(lo, hi - 1) // b + 1) if b else range(1)   # (_buckets)
         if write and disjoint is None:  # accesses inside a new write are ordered before it
             for k in touched:   # (all of such an access's buckets)
                 log = logs.get(k)
@@ -160,15 +165,20 @@ class Hazards:
         together order is forgotten (the module docstring)."""
         logs = self.logs
         first, spans, forgotten = self.groups.get(disjoint, (self.seq, [], []))
-        spans = _merged(spans + [(lo, hi)])
+        if spans and lo >= spans[-1][0]:   # (a slice after the others: most)
+            a, b = spans[-1]
+            spans = spans[:-1] + [(a, max(b, hi))] if lo <= b else spans + [(lo, hi)]
+        else:
+            spans = _merged(spans + [(lo, hi)])
         hull_lo, hull_hi, one = spans[0][0], spans[-1][1], len(spans) == 1
         touched = self._buckets(hull_lo, hull_hi)   # (all of a forgotten access's)
         gone: dict[int, tuple] = {}   # by sequence number
         for k in touched:
-            gone.update((e[5], e) for e in logs.get(k, ())
-                        if hull_lo <= e[0] and e[1] <= hull_hi and e[5] < first
-                        and e[4] != disjoint and (one or any(a <= e[0] and e[1] <= b
-                                                             for a, b in spans)))
+            inside = [e for e in logs.get(k, ()) if hull_lo <= e[0] and e[1] <= hull_hi
+                      and e[5] < first and e[4] != disjoint]
+            if inside:
+                gone.update((e[5], e) for e in inside
+                            if one or any(a <= e[0] and e[1] <= b for a, b in spans))
         if gone:
             forgotten += gone.values()
             for k in touched:

@@ -70,33 +70,40 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
     sketch = program if isinstance(program, Sketch) else None
     source_strides, target_strides = t.source_strides(), t.target_strides()
     worth = descriptor_worth(hw, t.tiles, t.descriptor_share)
+    pick_each, pick_chain = balancer.pick_each, engines.pick_chain
 
     def dma(parts: list[_Placing], lo: int, hi: int, way: str, label) -> None:
         """The descriptors of a slice's ``parts``; ``label()`` their label."""
         on_chip_write = way == "in"
         deps = tuple(hazards.latest((lo, hi, on_chip_write, None)))
-        ids: list[int] = []
-        for placing in parts:
-            on = balancer.pick_each(queues, placing.layout.cycles)
-            if sketch is not None:
-                ids += sketch.dma_keyed(on, placing.layout.structures, placing.at, deps)
-            else:
+        ids: list[int] | range
+        if sketch is not None:   # (the descriptors of a slice are numbered in a row)
+            first = len(sketch)
+            for placing in parts:
+                layout = placing.layout
+                sketch.dma_keyed(pick_each(queues, layout.cycles), layout.structures,
+                                 placing.at, deps)
+            ids = range(first, len(sketch))
+        else:
+            ids = []
+            for placing in parts:
+                on = pick_each(queues, placing.layout.cycles)
                 text = label()
                 ids += [program.dma_placed(q, p, deps, text) for q, p in zip(on, placing.all())]
         hazards.record(lo, hi, ids, write=on_chip_write)   # (the latest on each queue)
         counts["dma_" + way] += len(ids)
 
-    def moves(way: str, free, origin, ext, slot: int):
+    def moves(way: str, free, origin, ext, slot: int) -> list[tuple]:
         """The DMA slices of a tile one way (the parts of each that hold data, placed),
         with their cuts and slot ranges."""
         base = slot * slot_elems
         regions = tuple(existing_regions(t, origin, ext, by="outer"))   # the longest runs
         strides = source_strides if way == "in" else target_strides
         dram_base = sum(o * s for o, s in zip(origin, strides))
-        for parts, lo, hi, cuts in _slices(hw, w.dtype, way, t.part, free, ext, strides, regions,
-                                           t.pieces, t.fine_slices, worth):
-            yield ([_Placing(layout, dram_base + dram, base + chip, pstart)
-                    for layout, dram, chip, pstart in parts], base + lo, base + hi, cuts)
+        return [([_Placing(layout, dram_base + dram, base + chip, pstart)
+                  for layout, dram, chip, pstart in parts], base + lo, base + hi, cuts)
+                for parts, lo, hi, cuts in _slices(hw, w.dtype, way, t.part, free, ext, strides,
+                                                   regions, t.pieces, t.fine_slices, worth)]
 
     def vector_piece(k: int, origin, ext, s_in: int, s_out: int, cut) -> None:
         regions = existing_regions(t, origin, ext)
@@ -111,22 +118,24 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
             if len(chain.steps) > 1:
                 counts["two_pass"] += 1
                 counts["carrier_width"] = chain.carrier_width
-            engine = engines.pick_chain(chain.costs)
+            engine = pick_chain(chain.costs)
             last_step = len(chain.steps) - 1
             for j, step in enumerate(chain.steps):
                 copy(engine, step, k, key if j == last_step else None)
 
     def copy(engine: str, step: _Step, k: int, key: object) -> None:
         """One copy on ``engine`` (the hazards count narrow elements)."""
-        deps = hazards.latest((*step.reads, False, None), (*step.writes, True, key))
+        reads, writes = step.reads, step.writes
+        deps = hazards.latest((reads[0], reads[1], False, None),
+                              (writes[0], writes[1], True, key))
         if sketch is not None:
             vid = sketch.add_keyed(step.structure(engine), step.maker(engine, deps), deps,
                                    _COPIES[engine].engine_kind)
         else:
             vid = program.add(step.instruction(engine, deps, f"permute t{k}" + (
                 f" ({step.src.dtype} carriers)" if step.width > 1 else "")))
-        hazards.record(*step.reads, [vid], write=False)
-        hazards.record(*step.writes, [vid], write=True, disjoint=key)
+        hazards.record(reads[0], reads[1], [vid], write=False)
+        hazards.record(writes[0], writes[1], [vid], write=True, disjoint=key)
         counts["vector"] += 1
 
     boxes = list(itertools.islice(tile_boxes(t), limit))
@@ -138,10 +147,10 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
         if k < len(boxes):
             origin, ext = boxes[k]
             s_in, s_out = slot_pair(t, k)
-            ins = list(moves("in", t.free, origin, ext, s_in))
+            ins = moves("in", t.free, origin, ext, s_in)
         if k > 0:
             po, pe = boxes[k - 1]
-            outs = list(moves("out", free_t, po, pe, slot_pair(t, k - 1)[1]))
+            outs = moves("out", free_t, po, pe, slot_pair(t, k - 1)[1])
         steps: list[tuple[str, tuple]] = []
         if t.slots == 2 and t.needs_vector and outs:
             # the reads land where this step's writes drain: a read slice goes after
