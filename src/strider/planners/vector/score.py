@@ -18,6 +18,31 @@ def _new_memo(hw: Hardware) -> dict:
     return {}
 
 
+def contiguous_run(runs: Sequence[tuple[int, int]], ext: Sequence[int],
+                   upto: int | None = None) -> tuple[int, bool]:
+    """``(elements, joins)``: the DRAM run of a block of extents ``ext`` whose free dims
+    have the DRAM strides ``runs`` (innermost first) -- its dims inside the first whose
+    stride breaks it, dims of extent 1 skipped; with ``upto``, the walk stops at that dim
+    and ``joins`` says whether its stride continues the run.
+
+    >>> contiguous_run([(2, 1), (1, 4), (0, 40)], (3, 5, 4))     # 4 x 5 joined, then a gap
+    (20, False)
+    >>> contiguous_run([(2, 1), (1, 4), (0, 40)], (3, 5, 4), upto=1)
+    (4, True)
+    """
+    run = 1
+    for k, stride in runs:
+        if k == upto:
+            return run, stride == run
+        e = ext[k]
+        if e == 1:
+            continue
+        if stride != run:
+            break
+        run *= e
+    return run, False
+
+
 class TileSpace:
     """What every tiling of one working shape with the same partition dims shares, for
     scoring them (:func:`score`) and bounding their scores (:mod:`.ranking`): each
@@ -153,14 +178,7 @@ class TileSpace:
         extents ``ext`` (``block`` elements) on the way ``"in"`` or ``"out"``: the
         block's contiguous DRAM run (its dims inside the first that breaks it) gets its
         share of a queue's rate (:func:`~strider.cost.chunk_efficiency`); no fixed costs."""
-        run = 1
-        for d, stride in self._runs[side]:
-            e = ext[d]
-            if e == 1:
-                continue
-            if stride != run:
-                break
-            run *= e
+        run = contiguous_run(self._runs[side], ext)[0]
         chunk = min(run, block) * self.item
         efficiency = self._efficiency.get(chunk)
         if efficiency is None:
@@ -248,17 +266,7 @@ def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], nbytes: float,
             continue
         # the run inside d (queue_cycles' walk up to d, the last dim longer than 1), and
         # whether d's cut extends it
-        run, joins = 1, False
-        for k, stride in space._runs[side]:
-            if k == d:
-                joins = stride == run
-                break
-            e = ext[k]
-            if e == 1:
-                continue
-            if stride != run:
-                break
-            run *= e
+        run, joins = contiguous_run(space._runs[side], ext, d)
         e = ext[d]
         rest = block // e   # the block's elements per index of d
         efficiencies = space._efficiency
