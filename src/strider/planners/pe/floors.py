@@ -123,8 +123,8 @@ def pass_intervals(view: TransposeView, t: PeTiling, hw: Hardware) -> float:
 
 
 def _form_counts(total: int, size: int) -> dict[int, int]:
-    """How many blocks of at most ``size`` along a dim of ``total`` have each extent
-    (none where ``total`` is 0)."""
+    """How many blocks of at most ``size`` along a dim of ``total`` have each extent (full
+    and the ragged last; none where ``total`` is 0)."""
     full, edge = divmod(total, size)
     counts = {size: full} if full else {}
     if edge:
@@ -132,18 +132,12 @@ def _form_counts(total: int, size: int) -> dict[int, int]:
     return counts
 
 
-def _forms(total: int, size: int) -> set[int]:
-    """The extents blocks of at most ``size`` take along a dim of ``total``: full and
-    the ragged last (none where ``total`` is 0)."""
-    return {e for e in (min(size, total), total % size if total > size else 0) if e}
-
-
 def load_run_elems(view: TransposeView, t: PeTiling) -> int:
     """The most elements a load's partition receives in one run: ``row_turns`` source
     rows of a block's columns, times the batches that load together (:mod:`.batch_runs`:
     at most a block's, and the innermost batch dim's extent)."""
-    widest = max(_forms(view.n, t.block_cols), default=0)
-    joined = max((min(t.block_batches, extent) for c in _forms(view.n, t.block_cols)
+    widest = max(_form_counts(view.n, t.block_cols), default=0)
+    joined = max((min(t.block_batches, extent) for c in _form_counts(view.n, t.block_cols)
                   if t.block_batches > 1
                   and (extent := joined_extent(view, t.row_turns * c, t.row_turns))),
                  default=1)
@@ -165,9 +159,9 @@ def most_turns(view: TransposeView, t: PeTiling, hw: Hardware) -> int:
     or :func:`~.tiling.block_turn_count` for whole matrices by turns; 1: none)."""
     if t.batch_turns:
         return max((block_turn_count(view, t, nb) or 1
-                    for nb in _forms(view.batch, t.block_batches)), default=1)
-    return max((interleave(view, t, r, c, hw) for r in _forms(view.m, t.block_rows)
-                for c in _forms(view.n, t.block_cols)), default=1)
+                    for nb in _form_counts(view.batch, t.block_batches)), default=1)
+    return max((interleave(view, t, r, c, hw) for r in _form_counts(view.m, t.block_rows)
+                for c in _form_counts(view.n, t.block_cols)), default=1)
 
 
 def copy_floor(view: TransposeView, t: PeTiling, hw: Hardware) -> float:
@@ -233,8 +227,8 @@ def copy_count(view: TransposeView, t: PeTiling, hw: Hardware) -> int:
 def widest_chunk(view: TransposeView, t: PeTiling) -> int:
     """The most PSUM partitions a column chunk of ``t`` fills (its matrices x columns),
     over every block's chunks (full and ragged blocks)."""
-    return max((count * width for nb in _forms(view.batch, t.block_batches)
-                for cols in _forms(view.n, t.block_cols)
+    return max((count * width for nb in _form_counts(view.batch, t.block_batches)
+                for cols in _form_counts(view.n, t.block_cols)
                 for _, count, _, width in block_chunks(view, t, nb, cols)), default=0)
 
 
