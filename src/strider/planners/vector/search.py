@@ -234,10 +234,18 @@ def rank_sbuf(w: Working, hw: Hardware, outpace: float | None = None,
     ranking = Ranking(rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep, stats=scored,
                                    above=limit, memo=memo), scored, memo)
     if outpace is not None and "least" in scored:   # every tiling scores above the limit
-        raise Outpaced(scored["least"], "a floor under the analytic score of every vector "
-                       "tiling; no program costed", at_least=True)
+        check_floor(scored["least"], outpace)
     check_score(ranking, outpace)
     return ranking
+
+
+def check_floor(least: float, outpace: float | None) -> None:
+    """Raise :class:`~strider.errors.Outpaced` where ``least``, a lower bound on every
+    tiling's score, is above ``outpace`` (another strategy's prediction; None: none) by
+    more than SCORE_MARGIN."""
+    if outpace is not None and least > outpace * SCORE_MARGIN:
+        raise Outpaced(least, "a floor under the analytic score of every vector tiling; no "
+                       "program costed", at_least=True)
 
 
 def check_score(ranking: Ranking, outpace: float | None) -> None:
@@ -413,6 +421,7 @@ def _fewer_pieces(best, w: Working, hw: Hardware, costs: Costs):
     return best
 
 
-__all__ = ["shortlist_sbuf", "rank_sbuf", "check_score", "Ranking", "Shortlisted", "Costs", "RANKED_VARIANTS", "FEWER_PIECES_MIN_TILES",
+__all__ = ["shortlist_sbuf", "rank_sbuf", "check_score", "check_floor", "Ranking",
+           "Shortlisted", "Costs", "RANKED_VARIANTS", "FEWER_PIECES_MIN_TILES",
            "KEEP", "KEEP_SMALL", "SMALL_BYTES", "SHORT_PROGRAM", "VARIANTS_OF",
            "DESCRIPTOR_SHARES", "SCORE_MARGIN"]

@@ -46,7 +46,7 @@ from .._working import Working, declare_tensors, direct_is_fine, emit_direct, ma
 from ..inbuffer import in_buffer_steps
 from .boxes import tile_boxes
 from .pipeline import emit_sbuf  # (re-exported: tests emit a chosen tiling)
-from .search import FEWER_PIECES_MIN_TILES, rank_sbuf, shortlist_sbuf
+from .search import FEWER_PIECES_MIN_TILES, check_floor, rank_sbuf, shortlist_sbuf
 from .tiling import VectorTiling
 from .two_pass import scratch_bytes, scratch_ring
 
@@ -133,6 +133,7 @@ class VectorStrategy:
             if "least" in ranking.stats:   # every tiling scores above another's floor: that
                 # strategy goes first, and the search resumes with its plan to beat
                 outpace = yield Staged(ranking.stats["least"], False, scored=True)
+                check_floor(ranking.stats["least"], outpace)   # (no need to rank again)
                 memo = ranking.memo   # (its tile spaces and floors, for the ranking again)
                 ranking = None
         chosen = shortlist_sbuf(w, hw, program, search, outpace, ranking, memo)
