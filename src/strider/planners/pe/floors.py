@@ -30,6 +30,8 @@ Examples
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from ...cost.engines import chunk_efficiency, descriptor_issue_cycles, engine_scale
 from ...dtypes import dtype_of
 from ...hardware.description import Hardware
@@ -69,8 +71,8 @@ def floor_parts(view: TransposeView, t: PeTiling, hw: Hardware) -> dict[str, flo
     together, :mod:`.batch_runs`, one -- and the stores, at the rates their runs get at
     the most) and ``copies`` (:func:`copy_floor`)."""
     pe = pass_intervals(view, t, hw) * engine_scale("pe", hw)
-    row_groups = sum(-(-min(t.block_rows, view.m - i0) // t.group_rows)
-                     for i0 in range(0, view.m, t.block_rows))
+    row_groups = sum(count * -(-rows // t.group_rows)
+                     for rows, count in _form_counts(view.m, t.block_rows).items())
     col_blocks = -(-view.n // t.block_cols) if view.n else 0
     runs = (view.batch if col_blocks != 1 or t.block_batches == 1 else  # (one per run of
             sum(load_count(view, b0, min(t.block_batches, view.batch - b0),
@@ -107,19 +109,27 @@ def pass_intervals(view: TransposeView, t: PeTiling, hw: Hardware) -> float:
 
     R, short = t.row_turns, view.last_rows
     total = 0.0
+    for groups, holds_last, nb, cols, blocks, last in _block_forms(view, t):
+        widths = [count * width for _, count, _, width in block_chunks(view, t, nb, cols)]
+        total += blocks * sum(R * held(k, w) for w in widths for k in groups)
+        if short and holds_last:   # the last row block's last partition: no row in turns
+            k = groups[-1]         # >= short
+            total -= last * sum((R - short) * (held(k, w) - held(k - 1, w)) for w in widths)
+    return total * t.parts
+
+
+def _block_forms(view: TransposeView, t: PeTiling
+                 ) -> Iterator[tuple[list[int], bool, int, int, int, int]]:
+    """Each distinct block form of ``t`` (full and ragged batches, rows and columns):
+    ``(row groups' rows, whether its rows hold the view's last row, matrices, columns,
+    how many blocks have it, how many of those are the last row block)``."""
+    last_rows = (view.m - 1) % t.block_rows + 1
     for rows, row_blocks in _form_counts(view.m, t.block_rows).items():
         groups = [min(t.group_rows, rows - g0) for g0 in range(0, rows, t.group_rows)]
-        ragged = short and rows == (view.m - 1) % t.block_rows + 1   # holds the last row
         for nb, batch_blocks in _form_counts(view.batch, t.block_batches).items():
             for cols, col_blocks in _form_counts(view.n, t.block_cols).items():
-                widths = [count * width for _, count, _, width in block_chunks(view, t, nb, cols)]
-                plain = sum(R * held(k, w) for w in widths for k in groups)
-                missing = 0.0
-                if ragged:   # the last row block's last partition: no row in turns >= short
-                    k = groups[-1]
-                    missing = sum((R - short) * (held(k, w) - held(k - 1, w)) for w in widths)
-                total += batch_blocks * col_blocks * (row_blocks * plain - missing)
-    return total * t.parts
+                yield (groups, rows == last_rows, nb, cols,
+                       row_blocks * batch_blocks * col_blocks, batch_blocks * col_blocks)
 
 
 def _form_counts(total: int, size: int) -> dict[int, int]:
@@ -213,14 +223,10 @@ def copy_count(view: TransposeView, t: PeTiling, hw: Hardware) -> int:
         return turns * parts if per == 0 else -(-turns // per)
 
     total = 0
-    for rows, row_blocks in _form_counts(view.m, t.block_rows).items():
-        groups = [min(t.group_rows, rows - g0) for g0 in range(0, rows, t.group_rows)]
+    for groups, _, nb, cols, blocks, _ in _block_forms(view, t):
         bands = sum(copies(sum(groups[g0:g0 + t.band_groups]))
                     for g0 in range(0, len(groups), t.band_groups))
-        for nb, batch_blocks in _form_counts(view.batch, t.block_batches).items():
-            for cols, col_blocks in _form_counts(view.n, t.block_cols).items():
-                chunks = len(block_chunks(view, t, nb, cols))
-                total += row_blocks * batch_blocks * col_blocks * -(-chunks // share) * bands
+        total += blocks * -(-len(block_chunks(view, t, nb, cols)) // share) * bands
     return total
 
 
