@@ -171,8 +171,8 @@ class PeStrategy:
                    f"{load_run_elems(v, t) * t.elem_bytes:,} B and "
                    f"{store_run_elems(v, t, hw) * t.elem_bytes:,} B")
         else:
-            why = (f"{sub_blocks(v, t) // t.row_turns:,} PE passes and {v.batch:,} batch "
-                   "matrices to load, at the least")
+            why = (f"{sub_blocks(v, t) // t.row_turns:,} PE passes, each holding the array "
+                   "for its interval")
         return parts[binding], why
 
     def _fastest(self, request: PermuteRequest, tilings: list[tuple[TransposeView, PeTiling]],
@@ -264,8 +264,9 @@ class PeStrategy:
         found them), and, for small tensors, of their deeper-buffered kin."""
         tilings = found.tilings
         best = self._fastest(request, tilings, hw, None, search)
-        if options.get("pe_buffers") is None and request.nbytes <= SMALL_BYTES:
-            deeper = candidates(request, hw, {**options, "pe_buffers": DEEP_BUFFERS})
+        deeper_options = _deeper_options(request, options)
+        if deeper_options is not None:
+            deeper = candidates(request, hw, deeper_options)
             if isinstance(deeper, Candidates):   # (only the winner's kind: half the time)
                 kind = _kind(best.tiling)
                 best = self._fastest(request, [vt for vt in deeper.tilings if vt not in tilings
@@ -380,19 +381,26 @@ def _float_options(request: PermuteRequest, options: dict[str, Any], found: Cand
     return None
 
 
+def _deeper_options(request: PermuteRequest, options: dict[str, Any]) -> dict[str, Any] | None:
+    """The options of the deeper-buffered kin :meth:`PeStrategy.plan` weighs for a small
+    tensor whose buffers are left to the planner; else None."""
+    if options.get("pe_buffers") is None and request.nbytes <= SMALL_BYTES:
+        return {**options, "pe_buffers": DEEP_BUFFERS}
+    return None
+
+
 def _costed_tilings(request: PermuteRequest, hw: Hardware, options: dict[str, Any],
                     found: Candidates) -> list[tuple[TransposeView, PeTiling]]:
     """Every tiling :meth:`PeStrategy.plan` may cost for ``found`` (its tilings, their
     deeper-buffered kin for small tensors, and the float carrier's where it weighs
     them), for a bound that holds whichever it picks."""
-    tilings = list(found.tilings)
     float_options = _float_options(request, options, found)
-    for opts in [options] + ([float_options] if float_options is not None else []):
-        more = [candidates(request, hw, opts)] if opts is not options else []
-        if options.get("pe_buffers") is None and request.nbytes <= SMALL_BYTES:
-            more.append(candidates(request, hw, {**opts, "pe_buffers": DEEP_BUFFERS}))
-        tilings += [vt for c in more if isinstance(c, Candidates) for vt in c.tilings]
-    return tilings
+    kinds = [found] + ([candidates(request, hw, float_options)] if float_options else [])
+    for opts in [options] + ([float_options] if float_options else []):
+        deeper = _deeper_options(request, opts)
+        if deeper is not None:
+            kinds.append(candidates(request, hw, deeper))
+    return [vt for c in kinds if isinstance(c, Candidates) for vt in c.tilings]
 
 
 def _kind(t: PeTiling) -> tuple[bool, bool]:
