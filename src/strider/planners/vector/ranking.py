@@ -260,20 +260,12 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     runs again without ``above``.
 
     ``memo``: two dicts, empty or kept from an earlier ranking of the same working
-    permutation on the same hardware (with another ``above``): its tile spaces and
-    floors, which are the same (:func:`_ranked`).
+    permutation on the same hardware (with another ``above``): the :class:`TileSpace`
+    of every working shape and partition dims, and the tiles' floors by space key --
+    the same whatever ``above`` (as are the tilings already scored); the ranking again
+    without ``above`` reuses them too.
     """
     spaces, floors = memo if memo is not None else ({}, {})
-    return _ranked(shape, perm, item, hw, keep, stats, bound, above, spaces, floors)
-
-
-def _ranked(shape: tuple[int, ...], perm: tuple[int, ...], item: int, hw: Hardware, keep: int,
-            stats: dict | None, bound: bool, above: float | None, spaces: dict,
-            floors: dict) -> list[VectorTiling]:
-    """:func:`rank_tilings`, with the :class:`TileSpace` of every working shape and
-    partition dims (``spaces``) and the tiles' floors (``floors``, by space key) kept for
-    the ranking again without ``above``: they are the same, and so are the tilings
-    already scored."""
     total_bytes = math.prod(shape) * item
     options: list[tuple] = [(shape, perm, (), frozenset())]
     for d, n in enumerate(shape):
@@ -316,7 +308,7 @@ def _ranked(shape: tuple[int, ...], perm: tuple[int, ...], item: int, hw: Hardwa
     if full:
         return picked
     again: dict = {}
-    out = _ranked(shape, perm, item, hw, keep, again, bound, None, spaces, floors)
+    out = rank_tilings(shape, perm, item, hw, keep, again, bound, memo=(spaces, floors))
     if stats is not None:
         stats.update(again, ranked=again["ranked"] + stats["ranked"])
     return out

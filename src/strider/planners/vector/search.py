@@ -233,7 +233,7 @@ def rank_sbuf(w: Working, hw: Hardware, outpace: float | None = None,
     memo = memo if memo is not None else ({}, {})
     ranking = Ranking(rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep, stats=scored,
                                    above=limit, memo=memo), scored, memo)
-    if outpace is not None and "least" in scored:   # every tiling scores above the limit
+    if "least" in scored:   # every tiling scores above the limit
         check_floor(scored["least"], outpace)
     check_score(ranking, outpace)
     return ranking
