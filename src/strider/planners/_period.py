@@ -136,25 +136,31 @@ def finish_staged(staged: Generator[Staged, float | None, Plan]) -> Plan:
 def search_line(searched: dict, how: str) -> str:
     """A plan's explanation line for its search: which ran (``searched["search"]``), how
     many candidates were ranked (``how``: by what), how many whole programs were
-    sketched (:mod:`strider.program.sketch`) and emitted, and how many candidates costed
-    by a period.
+    sketched (:mod:`strider.program.sketch`) and emitted, how many candidates costed
+    by a period, and how many a floor under their program left uncosted (``floored``).
 
     >>> search_line({"search": "ranked", "ranked": 40, "emitted": 1, "periods": 3}, "by the score")
     'search: ranked: 40 tilings ranked by the score; 1 whole program emitted and estimated, 3 tilings costed by one period of their pipeline'
     >>> search_line({"search": "ranked", "ranked": 40, "emitted": 1, "sketched": 12,
     ...              "periods": 0}, "by the score")
     'search: ranked: 40 tilings ranked by the score; 12 whole programs sketched and estimated, 1 emitted'
+    >>> search_line({"search": "ranked", "ranked": 40, "emitted": 1, "sketched": 12,
+    ...              "periods": 0, "floored": 5}, "by the score").split("; ")[1]
+    '12 whole programs sketched and estimated, 1 emitted, 5 tilings not costed (their floors are above the fastest)'
     """
     def count(n: int, what: str) -> str:
         return f"{n:,} {what}{'' if n == 1 else 's'}"
 
     periods, sketched = searched["periods"], searched.get("sketched", 0)
+    floored = searched.get("floored", 0)
     costed = (f"{count(sketched, 'whole program')} sketched and estimated, "
               f"{searched['emitted']:,} emitted" if sketched else
               f"{count(searched['emitted'], 'whole program')} emitted and estimated")
     return (f"search: {searched['search']}: {count(searched['ranked'], 'tiling')} ranked {how}; "
             + costed + (f", {count(periods, 'tiling')} costed by one period of their pipeline"
-                        if periods else ""))
+                        if periods else "")
+            + (f", {count(floored, 'tiling')} not costed (their floors are above the fastest)"
+               if floored else ""))
 
 
 __all__ = ["period_cycles", "with_margin", "check_outpaced", "finish_staged", "search_line",

@@ -58,19 +58,14 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
     takes each instruction by its structure, built only where it is the first of it.
     """
     t = tiling
-    free_t = t.free_target
-    slot_elems = t.slot_bytes // t.itemsize
+    walk = TileWalk(w, hw, t)
+    slot_elems = walk.slot_elems
     hazards = Hazards(slot_elems, program.engine_of)   # (a slot per bucket)
     balancer = QueueBalancer(hw)
-    # two_pass: copies made in two passes; carrier_width: elements per carrier they used
-    counts = {"dma_in": 0, "vector": 0, "dma_out": 0, "two_pass": 0, "carrier_width": 0}
+    counts = {"dma_in": 0, "vector": 0, "dma_out": 0}
     queues = range(hw.dma.queues)
-    engines = CopyBalancer(hw, t.partitions)
-    ring = scratch_ring(t, hw) if t.two_pass else None
     sketch = program if isinstance(program, Sketch) else None
-    source_strides, target_strides = t.source_strides(), t.target_strides()
-    worth = descriptor_worth(hw, t.tiles, t.descriptor_share)
-    pick_each, pick_chain = balancer.pick_each, engines.pick_chain
+    pick_each = balancer.pick_each
 
     def dma(parts: list[_Placing], lo: int, hi: int, way: str, label) -> None:
         """The descriptors of a slice's ``parts``; ``label()`` their label."""
@@ -93,32 +88,8 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
         hazards.record(lo, hi, ids, write=on_chip_write)   # (the latest on each queue)
         counts["dma_" + way] += len(ids)
 
-    def moves(way: str, free, origin, ext, slot: int) -> list[tuple]:
-        """The DMA slices of a tile one way (the parts of each that hold data, placed),
-        with their cuts and slot ranges."""
-        base = slot * slot_elems
-        regions = tuple(existing_regions(t, origin, ext, by="outer"))   # the longest runs
-        strides = source_strides if way == "in" else target_strides
-        dram_base = sum(o * s for o, s in zip(origin, strides))
-        return [([_Placing(layout, dram_base + dram, base + chip, pstart)
-                  for layout, dram, chip, pstart in parts], base + lo, base + hi, cuts)
-                for parts, lo, hi, cuts in _slices(hw, w.dtype, way, t.part, free, ext, strides,
-                                                   regions, t.pieces, t.fine_slices, worth)]
-
     def vector_piece(k: int, origin, ext, s_in: int, s_out: int, cut) -> None:
-        regions = existing_regions(t, origin, ext)
-        # the slices (and parts) of one tile's copy write disjoint elements of the out-slot
-        key = ("copy", k) if cut or len(regions) > 1 else None
-        for part in (restrict(cut or (), r) for r in regions):
-            if part is None:
-                continue
-            scratch = (ring[0] + counts["two_pass"] % ring[2] * ring[1]) if ring else None
-            chain = _copy(hw, w.dtype, t.free, free_t, t.part, ext, s_in * slot_elems,
-                          s_out * slot_elems, part, scratch)
-            if len(chain.steps) > 1:
-                counts["two_pass"] += 1
-                counts["carrier_width"] = chain.carrier_width
-            engine = pick_chain(chain.costs)
+        for engine, chain, key in walk.copies(k, origin, ext, s_in, s_out, cut):
             last_step = len(chain.steps) - 1
             for j, step in enumerate(chain.steps):
                 copy(engine, step, k, key if j == last_step else None)
@@ -139,7 +110,6 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
         counts["vector"] += 1
 
     boxes = list(itertools.islice(tile_boxes(t), limit))
-    draining = t.needs_vector and t.drain_by_stores
     # software pipeline: step k reads tile k (and re-orders each slice as it lands) while
     # it writes tile k-1, the slices interleaved so that reads and writes share DRAM
     for k in range(len(boxes) + 1):
@@ -147,10 +117,10 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
         if k < len(boxes):
             origin, ext = boxes[k]
             s_in, s_out = slot_pair(t, k)
-            ins = moves("in", t.free, origin, ext, s_in)
+            ins = walk.moves("in", origin, ext, s_in)
         if k > 0:
             po, pe = boxes[k - 1]
-            outs = moves("out", free_t, po, pe, slot_pair(t, k - 1)[1])
+            outs = walk.moves("out", po, pe, slot_pair(t, k - 1)[1])
         steps: list[tuple[str, tuple]] = []
         if t.slots == 2 and t.needs_vector and outs:
             # the reads land where this step's writes drain: a read slice goes after
@@ -166,7 +136,7 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
         else:  # reads first: the writes wait for the vector step, which waits for reads
             steps = [("in", item) for item in ins]
             steps += [("out", o) for o in outs]
-        drains = draining and k == len(boxes) - 1   # this tile's copies follow its stores
+        drains = walk.drains(k, len(boxes))   # this tile's copies follow its stores
         for way, (parts, lo, hi, cuts) in steps:
             if way == "out":
                 dma(parts, lo, hi, "out", lambda: f"out t{k - 1}")
@@ -176,9 +146,71 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
                 vector_piece(k, origin, ext, s_in, s_out, cuts)
         if drains:
             # the last tile's copies in its DMA-out slices: each slice leaves behind its copy
-            for cuts in slices_of(free_t, ext, t.pieces, t.fine_slices):
+            for cuts in walk.drain_cuts(ext):
                 vector_piece(k, origin, ext, s_in, s_out, cuts)
+    # two_pass: copies made in two passes; carrier_width: elements per carrier they used
+    counts["two_pass"], counts["carrier_width"] = walk.two_pass, walk.carrier_width
     return counts
+
+
+class TileWalk:
+    """A tiling's tiles as its emission (:func:`emit_sbuf`) and its floor
+    (:mod:`.floors`) walk them: each tile's DMA slices one way, and its re-ordering
+    copies' chains, each with the engine it goes to -- picked as the copies come, so a
+    walk asked for every tile's copies in order makes the emission's picks."""
+
+    def __init__(self, w: Working, hw: Hardware, t: VectorTiling) -> None:
+        self.w, self.hw, self.t = w, hw, t
+        self.slot_elems = t.slot_bytes // t.itemsize
+        self.strides = {"in": t.source_strides(), "out": t.target_strides()}
+        self.worth = descriptor_worth(hw, t.tiles, t.descriptor_share)
+        self.ring = scratch_ring(t, hw) if t.two_pass else None
+        self.engines = CopyBalancer(hw, t.partitions)
+        self.two_pass = 0        # copies made in two passes so far
+        self.carrier_width = 0   # elements per carrier the last of them used
+
+    def moves(self, way: str, origin, ext, slot: int) -> list[tuple]:
+        """The DMA slices of a tile one way (the parts of each that hold data, placed),
+        with their slot ranges and cuts."""
+        t = self.t
+        base = slot * self.slot_elems
+        regions = tuple(existing_regions(t, origin, ext, by="outer"))   # the longest runs
+        strides = self.strides[way]
+        dram_base = sum(o * s for o, s in zip(origin, strides))
+        free = t.free if way == "in" else t.free_target
+        return [([_Placing(layout, dram_base + dram, base + chip, pstart)
+                  for layout, dram, chip, pstart in parts], base + lo, base + hi, cuts)
+                for parts, lo, hi, cuts in _slices(self.hw, self.w.dtype, way, t.part, free,
+                                                   ext, strides, regions, t.pieces,
+                                                   t.fine_slices, self.worth)]
+
+    def drains(self, k: int, tiles: int) -> bool:
+        """Whether tile ``k`` of ``tiles`` is copied in its DMA-out slices (draining by
+        the stores) rather than in its DMA-in slices."""
+        return self.t.needs_vector and self.t.drain_by_stores and k == tiles - 1
+
+    def drain_cuts(self, ext) -> list:
+        """The cuts of a drained tile's copies: its DMA-out slices'."""
+        t = self.t
+        return slices_of(t.free_target, ext, t.pieces, t.fine_slices)
+
+    def copies(self, k: int, origin, ext, s_in: int, s_out: int, cut):
+        """``(engine, chain, disjoint key)`` of each part of tile ``k``'s copy of slice
+        ``cut``: the slices (and parts) of one tile's copy write disjoint elements of the
+        out-slot."""
+        t, ring, slot_elems = self.t, self.ring, self.slot_elems
+        regions = existing_regions(t, origin, ext)
+        key = ("copy", k) if cut or len(regions) > 1 else None
+        for part in (restrict(cut or (), r) for r in regions):
+            if part is None:
+                continue
+            scratch = (ring[0] + self.two_pass % ring[2] * ring[1]) if ring else None
+            chain = _copy(self.hw, self.w.dtype, t.free, t.free_target, t.part, ext,
+                          s_in * slot_elems, s_out * slot_elems, part, scratch)
+            if len(chain.steps) > 1:
+                self.two_pass += 1
+                self.carrier_width = chain.carrier_width
+            yield self.engines.pick_chain(chain.costs), chain, key
 
 
 class _Layout(NamedTuple):
@@ -197,6 +229,8 @@ class _Layout(NamedTuple):
     plan: list
     structures: list[tuple]
     cycles: list[float]
+    busy: float = 0.0       # their cycles together
+    quickest: float = 0.0   # the fewest cycles one of them keeps its queue
 
     def transfer(self, dram_offset: int, chip_offset: int, pstart: int) -> Transfer:
         """The slice at these DRAM and slot offsets, from partition ``pstart``."""
@@ -338,7 +372,8 @@ def _layout(hw: Hardware, dtype: str, way: str, shape: tuple[int, ...],
         return layout
     cut = cut_of(transfer, hw)
     structures, cycles = cut.costs(pieces, hw, dtype)
-    return layout._replace(plan=cut.plan(pieces, hw), structures=structures, cycles=cycles)
+    return layout._replace(plan=cut.plan(pieces, hw), structures=structures, cycles=cycles,
+                           busy=sum(cycles), quickest=min(cycles))
 
 
 def _copy(hw: Hardware, dtype: str, free: tuple[int, ...], free_t: tuple[int, ...],
@@ -434,4 +469,4 @@ def _span(pattern: AccessPattern) -> tuple[int, int]:
     return lo, hi
 
 
-__all__ = ["slot_pair", "emit_sbuf"]
+__all__ = ["slot_pair", "emit_sbuf", "TileWalk"]

@@ -28,6 +28,7 @@ from ...sim.estimate import estimate, estimate_sketch
 from .._period import CROSS_MARGIN, PERIOD_STEPS, UNIFORM_MARGIN, period_cycles
 from .._working import Working
 from .boxes import padded_variant, tile_boxes
+from .floors import program_floor
 from .pipeline import emit_sbuf
 from .ranking import rank_tilings
 from .score import score
@@ -92,6 +93,8 @@ class Costs:
     empty: Program
     exact: bool
     found: dict = field(default_factory=dict)
+    # tilings left uncosted, their floor above a program costed: (floor, instructions)
+    floored: dict = field(default_factory=dict)
     sketched: int = 0    # whole programs costed from a sketch
     emitted: int = 0     # whole programs emitted (the winner's)
     periods: int = 0     # tilings costed by a period
@@ -103,6 +106,44 @@ class Costs:
             else:
                 self.found[tiling] = self._period(tiling)
         return self.found[tiling]
+
+    def under(self, tiling: VectorTiling, bar: float | None) -> tuple | None:
+        """``self(tiling)``, or None where the ranked search costs ``tiling``'s whole
+        program and its floor (:func:`~.floors.program_floor`) is above ``bar`` (cycles):
+        it cannot beat that. The exhaustive search costs every tiling."""
+        if tiling in self.found:
+            return self.found[tiling]
+        if bar is not None and not self.exact and tiling.tiles <= PERIOD_STEPS:
+            known = self.floored.get(tiling)
+            floor = known if known is not None else program_floor(tiling, self.w, self.hw)
+            if floor[0] > bar:
+                self.floored[tiling] = floor
+                return None
+        return self(tiling)
+
+    def length(self, tiling: VectorTiling) -> int:
+        """How many instructions ``tiling``'s program has, costed or floored (a tiling
+        costed by a period: more than SHORT_PROGRAM)."""
+        if tiling in self.floored:
+            return self.floored[tiling][1]
+        program = self.found[tiling][1]
+        return program.length if program else SHORT_PROGRAM + 1
+
+    def ranked(self, keep, enough) -> list[VectorTiling]:
+        """The tilings costed that ``keep`` keeps, fastest first, costing the floored
+        ones whose floor is not above the last of the first ``enough(ranked)`` (a count)
+        until none is: that first part of the list is what costing every tiling would
+        rank first."""
+        while True:
+            ranked = sorted((t for t in self.found if keep(t)), key=lambda t: self.found[t][0])
+            m = enough(ranked)
+            bar = self.found[ranked[m - 1]][0][0] if 0 < m <= len(ranked) else float("inf")
+            late = [t for t, (floor, _) in self.floored.items() if keep(t) and floor <= bar]
+            if not late:
+                return ranked
+            for t in late:
+                del self.floored[t]
+                self(t)
 
     def whole(self, tiling: VectorTiling) -> tuple:
         """``tiling``'s whole program, emitted (once), and its full estimate."""
@@ -199,7 +240,8 @@ class Shortlisted:
             made, program, counts = self.costs.whole(tiling)
             self.best = (made, tiling, program, counts)
         summary = {"search": self.search, "ranked": self.ranked, "emitted": self.costs.emitted,
-                   "sketched": self.costs.sketched, "periods": self.costs.periods}
+                   "sketched": self.costs.sketched, "periods": self.costs.periods,
+                   "floored": len(self.costs.floored)}
         return tiling, program, counts, summary
 
 
@@ -289,17 +331,16 @@ def shortlist_sbuf(w: Working, hw: Hardware, empty: Program, search: str = "rank
             # slices often hand over better
             tried += [(rank, replace(tiling, pieces=m)) for m in (4, 8) if m < tiling.pieces]
     costs = Costs(w, hw, empty, exact)
-    emitted = costs.found   # the same tiling is never costed twice
-    longest = 0
+    longest = 0   # (the same tiling is never costed twice)
     for rank, tiling in tried:
         if rank >= KEEP and longest > SHORT_PROGRAM:
             break
-        cycles, program, counts = costs(tiling)
-        longest = max(longest, program.length if program else SHORT_PROGRAM + 1)
+        made = costs.under(tiling, best[0][0] if best is not None else None)
+        longest = max(longest, costs.length(tiling))
         # a tie (both at the DRAM bound) goes to the plan whose queues have the most
         # slack under the cap: its own schedule ends first
-        if best is None or cycles < best[0]:
-            best = (cycles, tiling, program, counts)
+        if made is not None and (best is None or made[0] < best[0]):
+            best = (made[0], tiling, made[1], made[2])
     if best is None:
         raise PlanError(f"sbuf.bytes_per_partition is {hw.sbuf.bytes_per_partition} B; the "
                         f"vector path's buffer needs two slots of {SLOT_ALIGN} B (>= "
@@ -309,11 +350,11 @@ def shortlist_sbuf(w: Working, hw: Hardware, empty: Program, search: str = "rank
     # FEW_TILES tiles (where fill and drain weigh) are also emitted draining by their
     # stores and/or in finer slices (only the best, where programs are long to emit);
     # the cost model sees what ends first
-    ranked = sorted((t for t in emitted if t.needs_vector and t.tiles <= FEW_TILES),
-                    key=lambda t: emitted[t][0])
     n = VARIANTS_OF if longest <= SHORT_PROGRAM else 1
     # short programs cost little to emit: the ranked search saves only on long ones
     n = n if exact or longest <= SHORT_PROGRAM else min(n, RANKED_VARIANTS)
+    ranked = costs.ranked(lambda t: t.needs_vector and t.tiles <= FEW_TILES,
+                          lambda ranked: _ways_enough(ranked, clipped_of, n))
     # a ragged split's two ways of moving its edge count as one tiling, its faster way;
     # the best few kept (not padded) ways keep their variants too, so that the padded
     # ways never crowd out a variant that would have won without them
@@ -327,18 +368,32 @@ def shortlist_sbuf(w: Working, hw: Hardware, empty: Program, search: str = "rank
             if fine and not fine_differs:
                 continue
             other = replace(tiling, drain_by_stores=drain, fine_slices=fine)
-            best = _faster(best, costs(other), other)
+            best = _faster(best, costs, other)
     best = _two_pass_variants(best, costs, n)
     if best[1].tiles <= FEW_TILES:
         plain = best[1]
         best = _shared(best, plain, costs)
         for other in _neighbour_pieces(plain, w, hw):
-            best = _faster(best, costs(other), other, TIE)
+            best = _faster(best, costs, other, TIE)
             if best[1] is other:
                 best = _shared(best, other, costs)
     if best[1].tiles >= FEWER_PIECES_MIN_TILES:
         best = _fewer_pieces(best, w, hw, costs)
     return Shortlisted(costs, best, int(scored["ranked"]), search)
+
+
+def _ways_enough(ranked: list[VectorTiling], clipped_of: dict, n: int) -> int:
+    """How much of ``ranked`` holds its first ``n`` ways (a padded way and its clipped
+    twin count as one) and its first ``n`` kept (not padded) tilings: what the variants
+    are made of (more than its length: not all of it)."""
+    ways: set[VectorTiling] = set()
+    kept = 0
+    for m, t in enumerate(ranked, 1):
+        ways.add(clipped_of.get(t, t))
+        kept += t not in clipped_of
+        if len(ways) >= n and kept >= n:
+            return m
+    return len(ranked) + 1
 
 
 def _two_pass_variants(best, costs: Costs, n: int):
@@ -348,20 +403,22 @@ def _two_pass_variants(best, costs: Costs, n: int):
     the cost model keeps what ends first."""
     if not carrier_widths(costs.w.itemsize, costs.hw):
         return best
-    ranked = sorted((t for t in costs.found if t.needs_vector and not t.two_pass),
-                    key=lambda t: costs.found[t][0])
+    ranked = costs.ranked(lambda t: t.needs_vector and not t.two_pass, lambda _: n)
     for tiling in ranked[:n]:
         other = replace(tiling, two_pass=True)
         if scratch_ring(other, costs.hw) is not None:
-            best = _faster(best, costs(other), other)
+            best = _faster(best, costs, other)
     return best
 
 
-def _faster(best, made: tuple, tiling: VectorTiling, margin: float = 0.0):
-    """``best`` (cycles, tiling, program, counts), or ``tiling`` as ``made`` by
-    :class:`Costs` where the cost model rates it faster: by more than ``margin`` (a
-    fraction of the cycles), or with no margin also where it ties and its schedule ends
-    first."""
+def _faster(best, costs: Costs, tiling: VectorTiling, margin: float = 0.0):
+    """``best`` (cycles, tiling, program, counts), or ``tiling`` as ``costs`` costs it
+    where the cost model rates it faster: by more than ``margin`` (a fraction of the
+    cycles), or with no margin also where it ties and its schedule ends first (not
+    costed where its floor shows it cannot)."""
+    made = costs.under(tiling, best[0][0] * (1 - margin))
+    if made is None:
+        return best
     cycles, program, counts = made
     better = (cycles[0] < best[0][0] * (1 - margin)) if margin else cycles < best[0]
     return (cycles, tiling, program, counts) if better else best
@@ -373,7 +430,7 @@ def _shared(best, tiling: VectorTiling, costs: Costs):
     by SHARE_MARGIN (ties at the DRAM bound made ViT heads 1.02x -> 1.03x)."""
     for share in DESCRIPTOR_SHARES:
         other = replace(tiling, descriptor_share=share)
-        best = _faster(best, costs(other), other, SHARE_MARGIN)
+        best = _faster(best, costs, other, SHARE_MARGIN)
     return best
 
 
@@ -415,7 +472,10 @@ def _fewer_pieces(best, w: Working, hw: Hardware, costs: Costs):
         if m >= tiling.pieces:
             break
         fewer = _in_pieces(tiling, m, w, hw)
-        fewer_cycles, program, counts = costs(fewer)
+        made = costs.under(fewer, cycles[0])
+        if made is None:   # (slower)
+            continue
+        fewer_cycles, program, counts = made
         if fewer_cycles[0] <= cycles[0]:
             return (cycles, fewer, program, counts)
     return best

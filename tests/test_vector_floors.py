@@ -1,0 +1,88 @@
+"""The floor under a vector tiling's program (:mod:`strider.planners.vector.floors`):
+never above the program's estimate, with its instruction count exact, on random valid
+hardware -- so the ranked search that leaves tilings uncosted by it keeps the plan it
+would make costing them all."""
+
+from __future__ import annotations
+
+import math
+from unittest import mock
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pe_helpers import random_hw
+from strategies import examples, outcome, refused
+from strider import Hardware
+from strider.errors import PlanError
+from strider.planners.vector import search
+from strider.planners.vector.floors import program_floor
+from strider.strategy import plan_permute
+
+SHAPES = st.lists(st.integers(1, 40), min_size=2, max_size=4).filter(
+    lambda s: 64 <= math.prod(s) <= 30000)
+DTYPES = st.sampled_from(["float32", "bfloat16", "int16", "int8"])
+
+
+def _plan(shape, perm, dtype, hw, **options):
+    try:
+        return plan_permute(shape, perm, dtype, hw, strategy="vector", **options)
+    except PlanError:   # random hardware the vector path cannot take (a small SBUF)
+        refused("no vector plan")
+
+
+@settings(max_examples=examples(25), deadline=None)
+@given(data=st.data(), shape=SHAPES, dtype=DTYPES)
+def test_the_floor_never_exceeds_the_estimate_of_any_tiling_costed(data, shape, dtype):
+    """Every tiling the exhaustive search costs whole (the shortlist and every variant:
+    drains, finer slices, two passes, descriptor shares, slice counts): its floor is at
+    most its program's estimate, and the instruction count is the program's."""
+    hw = random_hw(data)
+    perm = tuple(data.draw(st.permutations(range(len(shape)))))
+    costed = []
+    sketch = search.Costs.sketch
+
+    def checked(costs, tiling):
+        made = sketch(costs, tiling)
+        costed.append((program_floor(tiling, costs.w, costs.hw), made))
+        return made
+
+    with mock.patch.object(search.Costs, "sketch", checked):
+        _plan(tuple(shape), perm, dtype, hw, search="exhaustive")
+    if not costed:
+        refused("no tiling needed a program")   # (a DRAM -> DRAM copy)
+    for (floor, length), (cycles, program, _) in costed:
+        assert floor <= cycles[0] * (1 + 1e-9), (floor, cycles)
+        assert length == program.length
+    outcome("bounded")
+
+
+@settings(max_examples=examples(12), deadline=None)
+@given(data=st.data(), shape=SHAPES, dtype=DTYPES)
+def test_tilings_left_uncosted_by_their_floor_never_change_the_plan(data, shape, dtype):
+    """The ranked search with its floors and without them (every floor 0) plans the same
+    program: a tiling whose floor is above the fastest costed cannot win, and where the
+    variants are made of the best few, those left uncosted are costed first."""
+    hw = random_hw(data)
+    perm = tuple(data.draw(st.permutations(range(len(shape)))))
+    floored = _plan(tuple(shape), perm, dtype, hw)
+    with mock.patch.object(search, "program_floor",
+                           lambda t, w, hw: (0.0, program_floor(t, w, hw)[1])):
+        every = _plan(tuple(shape), perm, dtype, hw)
+    assert floored.predicted_cycles == every.predicted_cycles
+    assert floored.program.instructions == every.program.instructions
+    outcome("floored" if floored.details["search"].get("floored") else "none floored")
+
+
+def test_the_explanation_counts_the_tilings_a_floor_left_uncosted():
+    plan = plan_permute((241, 254, 22), (0, 2, 1), "int16", Hardware.preset("trn1-like"),
+                        strategy="vector")
+    searched = plan.details["search"]
+    assert searched["floored"] > 0
+    assert f"{searched['floored']} tilings not costed (their floors are above the fastest)" \
+        in plan.explain()
+    exhaustive = plan_permute((241, 254, 22), (0, 2, 1), "int16",
+                              Hardware.preset("trn1-like"), strategy="vector",
+                              search="exhaustive")
+    assert exhaustive.details["search"]["floored"] == 0
+    assert exhaustive.predicted_cycles <= plan.predicted_cycles
