@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...cost.engines import hidden_latency_cycles
+from ...cost.engines import engine_scale, hidden_latency_cycles
 from ...hardware.description import Hardware
 from .boxes import tile_boxes
 from .pipeline import TileWalk, slot_pair
@@ -74,10 +74,10 @@ def program_floor(t: VectorTiling, w: Working, hw: Hardware) -> tuple[float, int
                     length += len(chain.steps)
     if not length:
         return 0.0, 0
-    hidden = hidden_latency_cycles(hw)
+    hidden, scale = hidden_latency_cycles(hw), engine_scale("dma", hw)   # (the queues' clock)
     copies = max(walk.engines.load.values()) if t.needs_vector else 0.0
-    first, last = (quickest[way] + hidden for way in ("in", "out"))
-    return max(busy / hw.dma.queues + hidden,
+    first, last = ((quickest[way] + hidden) * scale for way in ("in", "out"))
+    return max((busy / hw.dma.queues + hidden) * scale,
                2 * w.size * w.itemsize / hw.dram_bytes_per_cycle,
                first + copies + last), length
 
