@@ -17,7 +17,7 @@ is emitted and estimated once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from ...errors import Outpaced, PlanError
 from ...hardware.description import Hardware
@@ -119,6 +119,7 @@ class Costs:
             if floor[0] > bar:
                 self.floored[tiling] = floor
                 return None
+            self.floored.pop(tiling, None)   # (a higher bar: costed after all)
         return self(tiling)
 
     def length(self, tiling: VectorTiling) -> int:
@@ -129,7 +130,8 @@ class Costs:
         program = self.found[tiling][1]
         return program.length if program else SHORT_PROGRAM + 1
 
-    def ranked(self, keep, enough) -> list[VectorTiling]:
+    def ranked(self, keep: Callable[[VectorTiling], bool],
+               enough: Callable[[list[VectorTiling]], int]) -> list[VectorTiling]:
         """The tilings costed that ``keep`` keeps, fastest first, costing the floored
         ones whose floor is not above the last of the first ``enough(ranked)`` (a count)
         until none is: that first part of the list is what costing every tiling would
