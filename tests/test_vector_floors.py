@@ -86,7 +86,7 @@ def test_the_explanation_counts_the_tilings_a_floor_left_uncosted():
                         strategy="vector")
     searched = plan.details["search"]
     assert searched["floored"] > 0
-    assert f"{searched['floored']} tilings not costed (their floors are above the fastest)" \
+    assert f"{searched['floored']} tilings not costed (each with a floor above the fastest costed)" \
         in plan.explain()
     exhaustive = plan_permute((241, 254, 22), (0, 2, 1), "int16",
                               Hardware.preset("trn1-like"), strategy="vector",

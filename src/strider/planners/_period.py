@@ -146,7 +146,7 @@ def search_line(searched: dict, how: str) -> str:
     'search: ranked: 40 tilings ranked by the score; 12 whole programs sketched and estimated, 1 emitted'
     >>> search_line({"search": "ranked", "ranked": 40, "emitted": 1, "sketched": 12,
     ...              "periods": 0, "floored": 5}, "by the score").split("; ")[1]
-    '12 whole programs sketched and estimated, 1 emitted, 5 tilings not costed (their floors are above the fastest)'
+    '12 whole programs sketched and estimated, 1 emitted, 5 tilings not costed (each with a floor above the fastest costed)'
     """
     def count(n: int, what: str) -> str:
         return f"{n:,} {what}{'' if n == 1 else 's'}"
@@ -159,8 +159,8 @@ def search_line(searched: dict, how: str) -> str:
     return (f"search: {searched['search']}: {count(searched['ranked'], 'tiling')} ranked {how}; "
             + costed + (f", {count(periods, 'tiling')} costed by one period of their pipeline"
                         if periods else "")
-            + (f", {count(floored, 'tiling')} not costed (their floors are above the fastest)"
-               if floored else ""))
+            + (f", {count(floored, 'tiling')} not costed (each with a floor above the "
+               "fastest costed)" if floored else ""))
 
 
 __all__ = ["period_cycles", "with_margin", "check_outpaced", "finish_staged", "search_line",
