@@ -8,12 +8,13 @@ from __future__ import annotations
 import math
 from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pe_helpers import random_hw
 from strategies import examples, outcome, refused
-from strider import Hardware
+from strider import Hardware, PermuteRequest
 from strider.errors import PlanError
 from strider.planners.vector import search
 from strider.planners.vector.floors import program_floor
@@ -74,7 +75,7 @@ def test_tilings_left_uncosted_by_their_floor_never_change_the_plan(data, shape,
     perm = tuple(data.draw(st.permutations(range(len(shape)))))
     floored = _plan(tuple(shape), perm, dtype, hw)
     with mock.patch.object(search, "program_floor",
-                           lambda t, w, hw: (0.0, program_floor(t, w, hw)[1])):
+                           lambda t, w, hw, walk: (0.0, program_floor(t, w, hw, walk)[1])):
         every = _plan(tuple(shape), perm, dtype, hw)
     assert floored.predicted_cycles == every.predicted_cycles
     assert floored.program.instructions == every.program.instructions
@@ -93,3 +94,46 @@ def test_the_explanation_counts_the_tilings_a_floor_left_uncosted():
                               search="exhaustive")
     assert exhaustive.details["search"]["floored"] == 0
     assert exhaustive.predicted_cycles <= plan.predicted_cycles
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(data=st.data(), shape=SHAPES, dtype=DTYPES)
+def test_a_sketch_from_the_floors_walk_is_the_sketch_made_afresh(data, shape, dtype):
+    """The sketch of a tiling whose floor walked its tiles reuses that walk (its slices,
+    and its copies on the engines picked then): the same instructions, dependencies and
+    estimate as a sketch that walks them afresh."""
+    from strider.planners._working import Working
+    from strider.planners.vector.pipeline import TileWalk, emit_sbuf
+    from strider.planners.vector.ranking import rank_tilings
+    from strider.program.sketch import Sketch
+    from strider.sim.estimate import estimate_sketch
+    hw = _hardware(data)
+    perm = tuple(data.draw(st.permutations(range(len(shape)))))
+    w = Working.of(PermuteRequest(tuple(shape), perm, dtype), hw)
+    tilings = [t for t in rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4)
+               if t.needs_vector]
+    if not tilings:
+        refused("no tiling needs the vector engine")
+    for t in tilings:
+        fresh, walked = Sketch(), Sketch()
+        fresh_counts = emit_sbuf(fresh, w, hw, t)
+        walk = TileWalk(w, hw, t).keep()
+        program_floor(t, w, hw, walk)
+        assert emit_sbuf(walked, w, hw, t, walked=walk) == fresh_counts
+        assert (walked.ent, walked.deps) == (fresh.ent, fresh.deps)
+        assert estimate_sketch(walked, hw) == estimate_sketch(fresh, hw)
+    outcome("replayed")
+
+
+def test_a_walk_replays_only_what_it_walked():
+    from strider.planners._working import Working
+    from strider.planners.vector.pipeline import TileWalk
+    from strider.planners.vector.ranking import rank_tilings
+    hw = Hardware.preset("trn1-like")
+    w = Working.of(PermuteRequest((64, 48, 40), (2, 0, 1), "float32"), hw)
+    t = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=1)[0]
+    with pytest.raises(ValueError, match="keep"):
+        TileWalk(w, hw, t).replay()
+    walk = TileWalk(w, hw, t).keep().replay()
+    with pytest.raises(ValueError, match="never answered"):
+        walk.moves("in", (0, 0, 0), t.tile, 0)

@@ -48,10 +48,13 @@ if TYPE_CHECKING:
     from .._working import Working
 
 
-def program_floor(t: VectorTiling, w: Working, hw: Hardware) -> tuple[float, int]:
+def program_floor(t: VectorTiling, w: Working, hw: Hardware,
+                  walk: TileWalk | None = None) -> tuple[float, int]:
     """``(cycles, instructions)``: a floor under the estimate of ``t``'s whole program
-    (the module docstring) and how many instructions it has."""
-    walk = TileWalk(w, hw, t)
+    (the module docstring) and how many instructions it has. ``walk``: a fresh
+    :class:`~.pipeline.TileWalk` of ``t`` to walk (one that keeps what it works out,
+    for the emission to reuse)."""
+    walk = walk if walk is not None else TileWalk(w, hw, t)
     boxes = list(tile_boxes(t))
     busy = 0.0
     quickest = {"in": float("inf"), "out": float("inf")}

@@ -42,11 +42,12 @@ def slot_pair(t: VectorTiling, k: int) -> tuple[int, int]:
 
 
 def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: VectorTiling,
-              limit: int | None = None) -> dict[str, int]:
+              limit: int | None = None, walked: TileWalk | None = None) -> dict[str, int]:
     """The seed-003 pipeline over every tile, piece by piece, into ``program`` (or a
     :class:`~strider.program.sketch.Sketch` of it, to cost); returns instruction counts.
     ``limit``: the first ``limit`` tiles only (a period of the pipeline, which the
-    ranked search costs and scales; :mod:`.search`).
+    ranked search costs and scales; :mod:`.search`). ``walked``: the tiling's tiles
+    already walked whole, kept (:meth:`TileWalk.keep`; its floor's walk), to reuse.
 
     Each tile is read in about ``tiling.pieces`` slices of its outermost source-order
     dims (:func:`~.slicing.slices_of`), the vector step re-orders each slice as soon as it has
@@ -58,7 +59,7 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
     takes each instruction by its structure, built only where it is the first of it.
     """
     t = tiling
-    walk = TileWalk(w, hw, t)
+    walk = walked.replay() if walked is not None else TileWalk(w, hw, t)
     slot_elems = walk.slot_elems
     hazards = Hazards(slot_elems, program.engine_of)   # (a slot per bucket)
     balancer = QueueBalancer(hw)
@@ -157,7 +158,9 @@ class TileWalk:
     """A tiling's tiles as its emission (:func:`emit_sbuf`) and its floor
     (:mod:`.floors`) walk them: each tile's DMA slices one way, and its re-ordering
     copies' chains, each with the engine it goes to -- picked as the copies come, so a
-    walk asked for every tile's copies in order makes the emission's picks."""
+    walk asked for every tile's copies in order makes the emission's picks. A walk that
+    keeps what it works out (:meth:`keep`) hands it to a second walk of the same tiles
+    in the same order (:meth:`replay`): the emission after the floor."""
 
     def __init__(self, w: Working, hw: Hardware, t: VectorTiling) -> None:
         self.w, self.hw, self.t = w, hw, t
@@ -168,10 +171,41 @@ class TileWalk:
         self.engines = CopyBalancer(hw, t.partitions)
         self.two_pass = 0        # copies made in two passes so far
         self.carrier_width = 0   # elements per carrier the last of them used
+        self.kept: dict[tuple, list] | None = None   # moves' and copies' answers, by call
+        self.replaying = False
+
+    def keep(self) -> TileWalk:
+        """Keep every answer from now on (for :meth:`replay`); returns the walk."""
+        self.kept = {}
+        return self
+
+    def replay(self) -> TileWalk:
+        """The walk again, from what it kept: the same answers, the copies on the same
+        engines (a call it never answered is an error, not a new pick)."""
+        if self.kept is None:
+            raise ValueError("a walk replays only what it kept: call keep() first")
+        self.replaying = True
+        return self
+
+    def _kept(self, key: tuple, work) -> list:
+        kept = self.kept
+        if kept is None:
+            return work()
+        got = kept.get(key)
+        if got is None:
+            if self.replaying:
+                raise ValueError(f"the walk never answered {key[0]} {key[1:]}: a replay "
+                                 "asks what the first walk asked, in its order")
+            got = kept[key] = work()
+        return got
 
     def moves(self, way: str, origin, ext, slot: int) -> list[tuple]:
         """The DMA slices of a tile one way (the parts of each that hold data, placed),
         with their slot ranges and cuts."""
+        return self._kept(("moves", way, origin, ext, slot),
+                          lambda: self._moves(way, origin, ext, slot))
+
+    def _moves(self, way: str, origin, ext, slot: int) -> list[tuple]:
         t = self.t
         base = slot * self.slot_elems
         regions = tuple(existing_regions(t, origin, ext, by="outer"))   # the longest runs
@@ -194,10 +228,14 @@ class TileWalk:
         t = self.t
         return slices_of(t.free_target, ext, t.pieces, t.fine_slices)
 
-    def copies(self, k: int, origin, ext, s_in: int, s_out: int, cut):
+    def copies(self, k: int, origin, ext, s_in: int, s_out: int, cut) -> list[tuple]:
         """``(engine, chain, disjoint key)`` of each part of tile ``k``'s copy of slice
         ``cut``: the slices (and parts) of one tile's copy write disjoint elements of the
         out-slot."""
+        return self._kept(("copies", k, s_in, s_out, cut),
+                          lambda: list(self._copies(k, origin, ext, s_in, s_out, cut)))
+
+    def _copies(self, k: int, origin, ext, s_in: int, s_out: int, cut):
         t, ring, slot_elems = self.t, self.ring, self.slot_elems
         regions = existing_regions(t, origin, ext)
         key = ("copy", k) if cut or len(regions) > 1 else None

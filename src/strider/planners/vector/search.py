@@ -29,7 +29,7 @@ from .._period import CROSS_MARGIN, PERIOD_STEPS, UNIFORM_MARGIN, period_cycles
 from .._working import Working
 from .boxes import padded_variant, tile_boxes
 from .floors import program_floor
-from .pipeline import emit_sbuf
+from .pipeline import TileWalk, emit_sbuf
 from .ranking import rank_tilings
 from .score import score
 from .slicing import slices_of
@@ -95,6 +95,8 @@ class Costs:
     found: dict = field(default_factory=dict)
     # tilings left uncosted, their floor above a program costed: (floor, instructions)
     floored: dict = field(default_factory=dict)
+    # the tiles of a tiling whose floor was not above, as its floor walked them (kept)
+    walked: dict = field(default_factory=dict)
     sketched: int = 0    # whole programs costed from a sketch
     emitted: int = 0     # whole programs emitted (the winner's)
     periods: int = 0     # tilings costed by a period
@@ -115,11 +117,15 @@ class Costs:
             return self.found[tiling]
         if bar is not None and not self.exact and tiling.tiles <= PERIOD_STEPS:
             known = self.floored.get(tiling)
-            floor = known if known is not None else program_floor(tiling, self.w, self.hw)
+            walk = TileWalk(self.w, self.hw, tiling).keep() if known is None else None
+            floor = known if known is not None else program_floor(tiling, self.w, self.hw,
+                                                                   walk)
             if floor[0] > bar:
                 self.floored[tiling] = floor
                 return None
             self.floored.pop(tiling, None)   # (a higher bar: costed after all)
+            if walk is not None:
+                self.walked[tiling] = walk   # (the sketch reuses its slices and copies)
         return self(tiling)
 
     def length(self, tiling: VectorTiling) -> int:
@@ -167,7 +173,8 @@ class Costs:
         """The sketch of ``tiling``'s program (of its first ``limit`` tiles), and its
         counts."""
         sketch = Sketch()
-        return sketch, emit_sbuf(sketch, self.w, self.hw, tiling, limit)
+        walked = self.walked.pop(tiling, None) if limit is None else None
+        return sketch, emit_sbuf(sketch, self.w, self.hw, tiling, limit, walked)
 
     def sketch(self, tiling: VectorTiling) -> tuple:
         """``tiling`` costed by its whole program's sketch (kept, and returned)."""
