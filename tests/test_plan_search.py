@@ -213,10 +213,10 @@ def test_a_staged_strategy_that_loses_is_costed_but_never_emitted(shape, monkeyp
     emitted: list = []
     real_emit = search.emit_sbuf
 
-    def counting(program, w, hw, tiling, limit=None):
+    def counting(program, w, hw, tiling, limit=None, walked=None):
         if limit is None:
             emitted.append(type(program).__name__)
-        return real_emit(program, w, hw, tiling, limit)
+        return real_emit(program, w, hw, tiling, limit, walked)
 
     monkeypatch.setattr(search, "emit_sbuf", counting)
     found = dict(candidates(request, TINY, fastest_only=True))
@@ -243,10 +243,10 @@ def test_alike_tiles_lose_by_their_period_estimate(monkeypatch):
     whole: list = []
     real_emit = search.emit_sbuf
 
-    def counting(program, w, hw, tiling, limit=None):
+    def counting(program, w, hw, tiling, limit=None, walked=None):
         if limit is None:
             whole.append(tiling)
-        return real_emit(program, w, hw, tiling, limit)
+        return real_emit(program, w, hw, tiling, limit, walked)
 
     monkeypatch.setattr(search, "emit_sbuf", counting)
     found = dict(candidates(request, TINY, fastest_only=True))

@@ -595,7 +595,7 @@ def test_a_plan_does_not_depend_on_the_hardware_planned_before_it():
 
     from strider.hardware.sampling import random_hardware, random_permutation
     from strider.planners import _descriptors
-    from strider.planners.vector import pipeline
+    from strider.planners.vector import walk
     from strider.strategy import candidates
 
     rng = random.Random(61)
@@ -605,8 +605,8 @@ def test_a_plan_does_not_depend_on_the_hardware_planned_before_it():
                             "efficient_chunk_bytes": a.dma.efficient_chunk_bytes * 4})
 
     def fresh() -> None:   # what a new process starts with
-        for cached in (_descriptors._cut, pipeline._slices, pipeline._layout, pipeline._part_of,
-                       pipeline._chained):
+        for cached in (_descriptors._cut, walk._slices, walk._layout, walk._part_of,
+                       walk._chained):
             cached.cache_clear()
 
     def vector(hw):

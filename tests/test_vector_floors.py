@@ -103,8 +103,9 @@ def test_a_sketch_from_the_floors_walk_is_the_sketch_made_afresh(data, shape, dt
     and its copies on the engines picked then): the same instructions, dependencies and
     estimate as a sketch that walks them afresh."""
     from strider.planners._working import Working
-    from strider.planners.vector.pipeline import TileWalk, emit_sbuf
+    from strider.planners.vector.pipeline import emit_sbuf
     from strider.planners.vector.ranking import rank_tilings
+    from strider.planners.vector.walk import TileWalk
     from strider.program.sketch import Sketch
     from strider.sim.estimate import estimate_sketch
     hw = _hardware(data)
@@ -127,8 +128,8 @@ def test_a_sketch_from_the_floors_walk_is_the_sketch_made_afresh(data, shape, dt
 
 def test_a_walk_replays_only_what_it_walked():
     from strider.planners._working import Working
-    from strider.planners.vector.pipeline import TileWalk
     from strider.planners.vector.ranking import rank_tilings
+    from strider.planners.vector.walk import TileWalk
     hw = Hardware.preset("trn1-like")
     w = Working.of(PermuteRequest((64, 48, 40), (2, 0, 1), "float32"), hw)
     t = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=1)[0]

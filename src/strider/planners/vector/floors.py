@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING
 from ...cost.engines import engine_scale, hidden_latency_cycles
 from ...hardware.description import Hardware
 from .boxes import tile_boxes
-from .pipeline import TileWalk, slot_pair
 from .tiling import VectorTiling
+from .walk import TileWalk, slot_pair
 
 if TYPE_CHECKING:
     from .._working import Working

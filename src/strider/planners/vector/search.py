@@ -29,12 +29,13 @@ from .._period import CROSS_MARGIN, PERIOD_STEPS, UNIFORM_MARGIN, period_cycles
 from .._working import Working
 from .boxes import padded_variant, tile_boxes
 from .floors import program_floor
-from .pipeline import TileWalk, emit_sbuf
+from .pipeline import emit_sbuf
 from .ranking import rank_tilings
 from .score import score
 from .slicing import slices_of
 from .tiling import FEW_TILES, PIECES, SLOT_ALIGN, VectorTiling
 from .two_pass import carrier_widths, scratch_ring
+from .walk import TileWalk
 
 #: Tilings the cost model compares (the analytic score's best): more for small tensors
 #: (<= SMALL_BYTES, whose fill and drain the score prices roughly) while their programs
