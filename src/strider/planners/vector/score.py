@@ -153,17 +153,31 @@ class TileSpace:
                 self.hw, partitions, stride))
         return rate
 
-    def floor_steps(self, classes: list[tuple[tuple[int, ...], int, int, int]]) -> list[float]:
-        """Each of ``classes``' steady step at least (:class:`~.ranking.TileFloor`): its
-        DRAM traffic, or its queues' work at one slice with one fixed cost each way."""
-        known = self._floor_steps
-        return [known.get(ext) or self.floor_step(ext, block, nbytes)
-                for ext, _, block, nbytes in classes]
+    def slowest_copy_rate(self, partitions: int) -> float:
+        """:meth:`copy_rate` at its slowest innermost stride: the engines' rates change
+        only past their fast strides, so one stride each side of each decides it."""
+        key = (partitions, -1)   # (no stride is negative)
+        rate = self._rates.get(key)
+        if rate is None:
+            fast = [spec.fast_stride_bytes + 1 for spec in (self.hw.vector, self.hw.activation)
+                    if spec.fast_stride_bytes is not None]
+            rate = self._rates[key] = min(self.copy_rate(partitions, s) for s in [0, *fast])
+        return rate
 
-    def floor_step(self, ext: tuple[int, ...], block: int, nbytes: int) -> float:
-        """:meth:`floor_steps` of one class."""
+    def floor_steps(self, classes: list[tuple[tuple[int, ...], int, int, int]]) -> list[float]:
+        """Each of ``classes``' steady step at least (:class:`~.ranking.TileFloor`)."""
+        known = self._floor_steps
+        return [known.get(ext) or self.floor_step(ext) for ext, _, _, _ in classes]
+
+    def floor_step(self, ext: tuple[int, ...]) -> float:
+        """The steady step at least of a tile (or class) of extents ``ext``: its DRAM
+        traffic, or its queues' work at one slice with one fixed cost each way."""
         step = self._floor_steps.get(ext)
         if step is None:
+            block = 1
+            for d in self.free:
+                block *= ext[d]
+            nbytes = math.prod(ext) * self.item
             # each side's queue cycles in one slice (its longest runs), as the score
             # prices them
             q_in = self.queue_cycles("in", ext, block, nbytes)[0]
