@@ -285,13 +285,16 @@ def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], nbytes: float,
         rest = block // e   # the block's elements per index of d
         efficiencies = space._efficiency
         cycles_of, chunks = [], []
+        cycles, last = 0.0, 0   # (slice counts past e's extent repeat a chunk)
         for m in pieces:
             c = -(-e // (m if m < e else e))
             chunk = min(run * c if joins else run, rest * c) * item
-            efficiency = efficiencies.get(chunk)
-            if efficiency is None:
-                efficiency = space.chunk_efficiency(chunk)
-            cycles_of.append(nbytes / (rate * efficiency) * scale)
+            if chunk != last:
+                efficiency = efficiencies.get(chunk)
+                if efficiency is None:
+                    efficiency = space.chunk_efficiency(chunk)
+                cycles, last = nbytes / (rate * efficiency) * scale, chunk
+            cycles_of.append(cycles)
             chunks.append(chunk)
         out += [cycles_of, chunks]
     return out[0], out[2], out[1], out[3]
