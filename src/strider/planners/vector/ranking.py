@@ -67,11 +67,12 @@ class TileFloor:
 
     def __init__(self, space: TileSpace, tile: tuple[int, ...]) -> None:
         self.space, self.tile = space, tile
-        tiles = full = 1
+        tiles = full = size = 1
         for n, t in zip(space.shape, tile):
             whole = n // t
             full *= whole
             tiles *= whole if whole * t == n else whole + 1
+            size *= t
         self.tiles = tiles
         partitions = 1
         for d in space.part:
@@ -82,7 +83,10 @@ class TileFloor:
         #: sum), less a rounding share (the sums' rounding)
         self.least = 0.0
         if tiles > 1 and full > 1:
-            step = space.floor_step(tile)
+            block = 1
+            for d in space.free:
+                block *= tile[d]
+            step = space.floor_step(tile, block, size * space.item)
             self.least = (full - 1) * step * (1 - ROUNDING)
         self._classes: list | None = None
         self._whole: float | None = None    # the floor, copies included

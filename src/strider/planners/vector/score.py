@@ -167,17 +167,15 @@ class TileSpace:
     def floor_steps(self, classes: list[tuple[tuple[int, ...], int, int, int]]) -> list[float]:
         """Each of ``classes``' steady step at least (:class:`~.ranking.TileFloor`)."""
         known = self._floor_steps
-        return [known.get(ext) or self.floor_step(ext) for ext, _, _, _ in classes]
+        return [known.get(ext) or self.floor_step(ext, block, nbytes)
+                for ext, _, block, nbytes in classes]
 
-    def floor_step(self, ext: tuple[int, ...]) -> float:
-        """The steady step at least of a tile (or class) of extents ``ext``: its DRAM
-        traffic, or its queues' work at one slice with one fixed cost each way."""
+    def floor_step(self, ext: tuple[int, ...], block: int, nbytes: int) -> float:
+        """The steady step at least of a tile (or class) of extents ``ext`` (``block``
+        elements per partition, ``nbytes`` in all): its DRAM traffic, or its queues'
+        work at one slice with one fixed cost each way."""
         step = self._floor_steps.get(ext)
         if step is None:
-            block = 1
-            for d in self.free:
-                block *= ext[d]
-            nbytes = math.prod(ext) * self.item
             # each side's queue cycles in one slice (its longest runs), as the score
             # prices them
             q_in = self.queue_cycles("in", ext, block, nbytes)[0]
