@@ -79,3 +79,24 @@ def test_a_limit_leaves_the_shortlist_or_proves_every_tiling_above_it(seed, keep
             assert stats["least"] <= best * (1 + 1e-12)
         else:
             assert limited == every
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 300),
+       st.lists(st.integers(0, 1 << 12), min_size=1, max_size=20))
+def test_the_slowest_copy_rate_is_the_copy_rate_at_the_slowest_stride(seed, partitions,
+                                                                        strides):
+    """The floor prices a class's copy at its own stride only where the slowest rate could
+    make it outlast the class's step: that rate is at most every stride's, and some
+    stride's (random hardware: the engines' fast strides differ)."""
+    from strider.planners.vector.score import TileSpace
+    from strider.planners.vector.tiling import VectorTiling
+    rng = random.Random(seed)
+    hw = random_hardware(rng.choice)
+    space = TileSpace(VectorTiling((64, 32), (1, 0), (), (), (0, 1), (64, 32), 3, 4), hw, 0)
+    slowest = space.slowest_copy_rate(partitions)
+    fast = [spec.fast_stride_bytes for spec in (hw.vector, hw.activation)
+            if spec.fast_stride_bytes is not None]
+    rates = [space.copy_rate(partitions, s) for s in strides + fast + [f + 1 for f in fast]]
+    assert all(slowest <= rate for rate in rates)
+    assert slowest in rates + [space.copy_rate(partitions, 1 << 40)]

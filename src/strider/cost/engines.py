@@ -155,7 +155,10 @@ def innermost_stride(shape: tuple[int, ...], strides: tuple[int, ...]) -> int:
         return 0
     # the innermost dim longer than 1: coalescing (merge_groups) keeps its stride as its
     # group's (asked for every copy block the planners price: no need to coalesce)
-    return next(abs(s) for n, s in zip(reversed(shape), reversed(strides)) if n != 1)
+    k = len(shape) - 1
+    while shape[k] == 1:
+        k -= 1
+    return abs(strides[k])
 
 
 def access_rate(spec: VectorSpec | ActivationSpec, *refs: Ref) -> float:

@@ -169,8 +169,9 @@ def block_copy(free: tuple[int, ...], free_target: tuple[int, ...], block: tuple
     """
     pos = {d: i for i, d in enumerate(free)}
     cs = row_major_strides(block)
-    shape = tuple(block[pos[d]] for d in free_target)
-    return shape, tuple(cs[pos[d]] for d in free_target), row_major_strides(shape)
+    order = [pos[d] for d in free_target]
+    shape = tuple([block[i] for i in order])
+    return shape, tuple([cs[i] for i in order]), row_major_strides(shape)
 
 
 __all__ = ["block_copy", "copy_engines", "CopyBalancer", "copy_cycles", "copy_cycles_each",

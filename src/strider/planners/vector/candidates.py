@@ -31,8 +31,8 @@ def candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: i
                    spaces: dict[tuple, TileSpace] | None = None) -> list[VectorTiling]:
     """Candidate tilings of one working shape, each with its best slice count by the
     score; ``seen`` collects the tilings (slice count aside) already offered, which are
-    not offered again (by working shape, perm, partition dims and ragged split: their
-    tile extents and slots); dims of ``keep_free`` never spread over partitions; a tiling
+    not offered again (by working shape, perm, partition dims, ragged split and slots:
+    their tile extents); dims of ``keep_free`` never spread over partitions; a tiling
     that ``hopeless`` rejects is neither scored nor offered. ``spaces`` keeps the
     :class:`TileSpace` of each working shape and partition dims (with the tilings scored
     in it) for another call of the same ``item``, ``hw`` and ``total_bytes``."""
@@ -118,9 +118,9 @@ def _candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict,
     a, b = n - 1, perm[-1]
     outer = _outerness(shape, perm)
     free = space.free
-    offered = seen.setdefault(space.key, set())
     out: list[VectorTiling] = []
     for slots in (PIPELINE_SLOTS, 2):
+        offered = seen.setdefault((space.key, slots), set())   # (tiles)
         budget = (hw.sbuf.bytes_per_partition // slots) // SLOT_ALIGN * SLOT_ALIGN // item
         if budget < 1:
             continue
@@ -161,9 +161,9 @@ def _candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict,
                     even[a], even[b] = pair
                     options.append(tuple(even))
         for tile_t in options:
-            if (tile_t, slots) in offered:  # the same tiling (another split, cap or pick
-                continue                    # may lead to it) scores the same
-            offered.add((tile_t, slots))
+            if tile_t in offered:   # the same tiling (another split, cap or pick may lead
+                continue            # to it) scores the same
+            offered.add(tile_t)
             if hopeless is not None and hopeless(space, tile_t, slots):
                 continue
             # the best slice count only (the fewest slices among equals): the ranking

@@ -56,46 +56,43 @@ def score_floor(t: VectorTiling, hw: Hardware, total_bytes: int,
 
 
 class TileFloor:
-    """:func:`score_floor` of the tiles of extents ``tile`` in ``space``, its two parts
-    each priced once, when first needed: the DRAM and queues' bound, then the copies'.
-    It depends on the tile alone (``space.key`` and ``tile``), never on the slots or the
+    """:func:`score_floor` of the tiles of extents ``tile`` in ``space``: :attr:`least`
+    priced with it (nearly every tile asked about needs it), the floor's two parts each
+    once, when first needed: the DRAM and queues' bound, then the copies' (each class's
+    at its own stride only where the slowest copy rate could outlast its step). It depends on the tile alone (``space.key`` and ``tile``), never on the slots or the
     slice count, so the ranking prices each tile's floor once for all its tilings."""
 
-    __slots__ = ("space", "tile", "tiles", "partitions", "_full", "_least", "_classes", "_whole",
+    __slots__ = ("space", "tile", "tiles", "partitions", "least", "_classes", "_whole",
                  "_queues", "_steps")
 
     def __init__(self, space: TileSpace, tile: tuple[int, ...]) -> None:
         self.space, self.tile = space, tile
-        tiles = full = 1
+        tiles = full = size = 1
         for n, t in zip(space.shape, tile):
-            tiles *= -(-n // t)
-            full *= n // t
-        self.tiles, self._full = tiles, full
+            whole = n // t
+            full *= whole
+            tiles *= whole if whole * t == n else whole + 1
+            size *= t
+        self.tiles = tiles
         partitions = 1
         for d in space.part:
             partitions *= tile[d]
         self.partitions = partitions
-        self._least: float | None = None
+        #: below :meth:`at` (whatever ``enough``), for a fraction of its cost: the full
+        #: tiles' steps alone (the first class's; every other class only adds to the
+        #: sum), less a rounding share (the sums' rounding)
+        self.least = 0.0
+        if tiles > 1 and full > 1:
+            block = 1
+            for d in space.free:
+                block *= tile[d]
+            step = space.floor_step(tile, block, size * space.item)
+            self.least = (full - 1) * step * (1 - ROUNDING)
         self._classes: list | None = None
         self._whole: float | None = None    # the floor, copies included
         self._queues: float | None = None   # the DRAM and queues' bound
         # each tile class's steady step (classes: space.classes)
         self._steps: list[float] = []
-
-    @property
-    def least(self) -> float:
-        """Below :meth:`at` (whatever ``enough``), for a fraction of its cost: the full
-        tiles' steps alone (the first class's; every other class only adds to the sum),
-        less a rounding share (the sums' rounding)."""
-        if self._least is None:
-            self._least = 0.0
-            space, tile, full = self.space, self.tile, self._full
-            if self.tiles > 1 and full > 1:
-                prod = math.prod
-                step = space.floor_step(tile, prod([tile[d] for d in space.free]),
-                                        prod(tile) * space.item)
-                self._least = (full - 1) * step * (1 - ROUNDING)
-        return self._least
 
     def at(self, enough: float | None = None) -> float:
         """The floor, or (``enough``) the DRAM and queues' bound where that is above it."""
@@ -123,11 +120,14 @@ class TileFloor:
 
     def _copy_bound(self) -> float:
         space, partitions = self.space, self.partitions
+        slowest = space.slowest_copy_rate(partitions)
         total = 0.0
         assert self._classes is not None   # (set with the steps)
         for k, ((ext, count, block, _), step) in enumerate(zip(self._classes, self._steps)):
-            total += (count - (k == 0)) * max(step, block / space.copy_rate(
-                partitions, space.copy_stride(ext)))
+            copy = block / slowest
+            if copy > step:   # (else the copy at its own stride is no slower than step)
+                copy = block / space.copy_rate(partitions, space.copy_stride(ext))
+            total += (count - (k == 0)) * max(step, copy)
         return max(total, space.dram_cycles)
 
 
@@ -147,6 +147,7 @@ class _Shortlist:
                  floors: dict[tuple, dict[tuple[int, ...], TileFloor]] | None = None):
         self.hw, self.total_bytes, self.keep, self.above = hw, total_bytes, keep, above
         self.bound = bound
+        self._limit = None if above is None else above * (1 + ROUNDING)
         self.worst_kept: list[float] = []     # a max-heap (negated) of the keep best
         self.counted: set[tuple] = set()
         self.best_of_kind: dict[tuple, float] = {}
@@ -183,14 +184,14 @@ class _Shortlist:
         """Whether the tiling of ``space`` with ``tile`` and ``slots`` can be neither
         among the best ``keep`` nor kept for its kind, or (with ``above``) scores above
         ``above`` for certain."""
-        floor = None
         if space is not self._space:   # the floors of the same tiles in another space
             self._space, self._floors = space, self.floors.setdefault(space.key, {})
         bound = self._floors.get(tile)
         if bound is None:
             bound = self._floors[tile] = TileFloor(space, tile)
-        if self.above is not None:
-            limit = self.above * (1 + ROUNDING)
+        floor = None
+        limit = self._limit
+        if limit is not None:
             if bound.least > limit:   # (its floor is priced only if it may be the lowest)
                 self.over += 1
                 self._unpriced.append(bound)
@@ -202,14 +203,17 @@ class _Shortlist:
                 return True
         if not self.bound or len(self.worst_kept) < self.keep:
             return False
-        k = _kind(slots, bound.partitions, bound.tiles, len(space.split))
-        threshold = max(-self.worst_kept[0], self._kind_threshold(k))
-        if floor is None and threshold != math.inf:
-            if bound.least > threshold * (1 + ROUNDING):
+        threshold = max(-self.worst_kept[0], self._kind_threshold(
+            _kind(slots, bound.partitions, bound.tiles, len(space.split))))
+        if threshold == math.inf:
+            return False
+        threshold *= 1 + ROUNDING
+        if floor is None:
+            if bound.least > threshold:
                 self.bounded += 1
                 return True
-            floor = bound.at(threshold * (1 + ROUNDING))
-        if threshold == math.inf or floor is None or floor <= threshold * (1 + ROUNDING):
+            floor = bound.at(threshold)
+        if floor <= threshold:
             return False
         self.bounded += 1
         return True
@@ -217,8 +221,8 @@ class _Shortlist:
     def lowest_over(self) -> float:
         """The lowest floor of the tilings above ``above`` (those left unpriced priced
         now, where their :attr:`TileFloor.least` is below the lowest so far)."""
-        assert self.above is not None
-        limit = self.above * (1 + ROUNDING)
+        limit = self._limit
+        assert limit is not None
         for bound in sorted(self._unpriced, key=lambda b: b.least):
             if bound.least >= self._lowest_over:
                 break

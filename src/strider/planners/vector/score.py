@@ -153,15 +153,27 @@ class TileSpace:
                 self.hw, partitions, stride))
         return rate
 
+    def slowest_copy_rate(self, partitions: int) -> float:
+        """:meth:`copy_rate` at its slowest innermost stride: the engines' rates change
+        only past their fast strides, so one stride each side of each decides it."""
+        key = (partitions, -1)   # (no stride is negative)
+        rate = self._rates.get(key)
+        if rate is None:
+            fast = [spec.fast_stride_bytes + 1 for spec in (self.hw.vector, self.hw.activation)
+                    if spec.fast_stride_bytes is not None]
+            rate = self._rates[key] = min(self.copy_rate(partitions, s) for s in [0, *fast])
+        return rate
+
     def floor_steps(self, classes: list[tuple[tuple[int, ...], int, int, int]]) -> list[float]:
-        """Each of ``classes``' steady step at least (:class:`~.ranking.TileFloor`): its
-        DRAM traffic, or its queues' work at one slice with one fixed cost each way."""
+        """Each of ``classes``' steady step at least (:class:`~.ranking.TileFloor`)."""
         known = self._floor_steps
         return [known.get(ext) or self.floor_step(ext, block, nbytes)
                 for ext, _, block, nbytes in classes]
 
     def floor_step(self, ext: tuple[int, ...], block: int, nbytes: int) -> float:
-        """:meth:`floor_steps` of one class."""
+        """The steady step at least of a tile (or class) of extents ``ext`` (``block``
+        elements per partition, ``nbytes`` in all): its DRAM traffic, or its queues'
+        work at one slice with one fixed cost each way."""
         step = self._floor_steps.get(ext)
         if step is None:
             # each side's queue cycles in one slice (its longest runs), as the score
@@ -271,13 +283,16 @@ def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], nbytes: float,
         rest = block // e   # the block's elements per index of d
         efficiencies = space._efficiency
         cycles_of, chunks = [], []
+        cycles, last = 0.0, 0   # (slice counts past e's extent repeat a chunk)
         for m in pieces:
             c = -(-e // (m if m < e else e))
             chunk = min(run * c if joins else run, rest * c) * item
-            efficiency = efficiencies.get(chunk)
-            if efficiency is None:
-                efficiency = space.chunk_efficiency(chunk)
-            cycles_of.append(nbytes / (rate * efficiency) * scale)
+            if chunk != last:
+                efficiency = efficiencies.get(chunk)
+                if efficiency is None:
+                    efficiency = space.chunk_efficiency(chunk)
+                cycles, last = nbytes / (rate * efficiency) * scale, chunk
+            cycles_of.append(cycles)
             chunks.append(chunk)
         out += [cycles_of, chunks]
     return out[0], out[2], out[1], out[3]

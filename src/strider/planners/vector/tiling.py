@@ -101,7 +101,7 @@ class VectorTiling:
 
     @property
     def partitions(self) -> int:
-        return math.prod(self.tile[d] for d in self.part)
+        return math.prod([self.tile[d] for d in self.part])
 
     @property
     def block_elements(self) -> int:
@@ -126,7 +126,7 @@ class VectorTiling:
 
     @property
     def tiles(self) -> int:
-        return math.prod(-(-n // t) for n, t in zip(self.shape, self.tile))
+        return math.prod([-(-n // t) for n, t in zip(self.shape, self.tile)])
 
     @property
     def needs_vector(self) -> bool:
