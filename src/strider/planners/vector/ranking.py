@@ -59,7 +59,8 @@ class TileFloor:
     """:func:`score_floor` of the tiles of extents ``tile`` in ``space``: :attr:`least`
     priced with it (nearly every tile asked about needs it), the floor's two parts each
     once, when first needed: the DRAM and queues' bound, then the copies' (each class's
-    at its own stride only where the slowest copy rate could outlast its step). It depends on the tile alone (``space.key`` and ``tile``), never on the slots or the
+    at its own stride only where the slowest copy rate could outlast its step). It
+    depends on the tile alone (``space.key`` and ``tile``), never on the slots or the
     slice count, so the ranking prices each tile's floor once for all its tilings."""
 
     __slots__ = ("space", "tile", "tiles", "partitions", "least", "_classes", "_whole",
