@@ -59,9 +59,10 @@ TIE = 1e-9
 
 #: The ranked search, where a program is long: the tilings whose variants are costed
 #: (the exhaustive search, and the ranked one on short programs: VARIANTS_OF). It
-#: costs the whole shortlist: the score mis-ranks few-tile tilings by up to 40%, and a shorter list lost up to 14% (float32 30x32x25 perm 1,0,2 on a random
-#: hardware: the winner was its 11th); one tiling's variants lost 5% (float32
-#: 15x2x16x85x21 perm 4,0,2,1,3 on trn1-like).
+#: costs the whole shortlist: the score mis-ranks few-tile tilings by up to 40%, and a
+#: shorter list lost up to 14% (float32 30x32x25 perm 1,0,2 on a random hardware: the
+#: winner was its 11th); one tiling's variants lost 5% (float32 15x2x16x85x21 perm
+#: 4,0,2,1,3 on trn1-like).
 RANKED_VARIANTS = 2
 
 
