@@ -2,7 +2,7 @@
 without emitting it (:func:`program_floor`): the ranked search leaves a tiling whose
 floor is above the fastest program it has costed uncosted (:mod:`.search`).
 
-The tiling's tiles are walked as its emission walks them (:class:`~.pipeline.TileWalk`:
+The tiling's tiles are walked as its emission walks them (:class:`~.walk.TileWalk`:
 the same DMA slices, descriptors and copy chains, each copy on the engine the emission
 gives it), but no instruction is made and no dependency is worked out. What every
 schedule of that program must take, in the estimate's terms
@@ -52,7 +52,7 @@ def program_floor(t: VectorTiling, w: Working, hw: Hardware,
                   walk: TileWalk | None = None) -> tuple[float, int]:
     """``(cycles, instructions)``: a floor under the estimate of ``t``'s whole program
     (the module docstring) and how many instructions it has. ``walk``: a fresh
-    :class:`~.pipeline.TileWalk` of ``t`` to walk (one that keeps what it works out,
+    :class:`~.walk.TileWalk` of ``t`` to walk (one that keeps what it works out,
     for the emission to reuse)."""
     walk = walk if walk is not None else TileWalk(w, hw, t)
     boxes = list(tile_boxes(t))
