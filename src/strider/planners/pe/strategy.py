@@ -159,9 +159,9 @@ class PeStrategy:
         found = candidates(request, hw, options)
         if isinstance(found, Refusal):
             return None
-        v, t = min(_costed_tilings(request, hw, options, found),
-                   key=lambda vt: pass_floor(vt[0], vt[1], hw))
-        parts = floor_parts(v, t, hw)
+        v, t, parts = min(((v, t, floor_parts(v, t, hw))
+                           for v, t in _costed_tilings(request, hw, options, found)),
+                          key=lambda vtp: max(vtp[2].values()))   # (pass_floor)
         binding = max(parts, key=parts.__getitem__)
         if binding == "copies":
             why = (f"its {copy_count(v, t, hw):,} copies out of PSUM at the fewest, on at "
@@ -185,8 +185,8 @@ class PeStrategy:
         winner's prediction is its own program's."""
         search.ranked += len(tilings)
         by_period = []
-        for v, tiling in sorted(tilings, key=lambda vt: pass_floor(vt[0], vt[1], hw)):
-            floor = pass_floor(v, tiling, hw)
+        floors = [(pass_floor(v, tiling, hw), v, tiling) for v, tiling in tilings]
+        for floor, v, tiling in sorted(floors, key=lambda fvt: fvt[0]):
             if best is not None and floor >= best.predicted.cycles:
                 continue
             if best is None and search.outpace is not None and floor >= search.outpace:

@@ -192,10 +192,15 @@ class TileSpace:
         share of a queue's rate (:func:`~strider.cost.chunk_efficiency`); no fixed costs."""
         run = contiguous_run(self._runs[side], ext)[0]
         chunk = min(run, block) * self.item
+        return self.chunk_cycles(nbytes, chunk), chunk
+
+    def chunk_cycles(self, nbytes: float, chunk: int) -> float:
+        """Queue-cycles of moving ``nbytes`` in runs of ``chunk`` bytes, at the share of a
+        queue's rate such runs get; no fixed costs."""
         efficiency = self._efficiency.get(chunk)
         if efficiency is None:
             efficiency = self.chunk_efficiency(chunk)
-        return nbytes / (self.rate * efficiency) * self.scale, chunk
+        return nbytes / (self.rate * efficiency) * self.scale
 
     def chunk_efficiency(self, chunk: int) -> float:
         """:func:`~strider.cost.chunk_efficiency` of runs of ``chunk`` bytes (kept with
@@ -263,9 +268,9 @@ def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], nbytes: float,
     """Read queue-cycles, write queue-cycles, read and write DRAM run bytes of a tile of
     extents ``ext`` moved in each slice count of ``pieces`` (a list each): each side is
     cut along its outermost free dim longer than 1, which shortens its runs when that
-    dim is part of them (:meth:`TileSpace.queue_cycles` of each cut, worked out once
+    dim is part of them (:meth:`TileSpace.chunk_cycles` of each cut's run, worked out once
     per side: the dims inside the cut one are the same in every cut)."""
-    free, item, rate, scale = space.free, space.item, space.rate, space.scale
+    free, item = space.free, space.item
     block = math.prod([ext[k] for k in free])
     out: list[list] = []   # each side's cycles, then its runs
     for side, dims in (("in", free), ("out", space.free_target)):
@@ -281,17 +286,13 @@ def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], nbytes: float,
         run, joins = contiguous_run(space._runs[side], ext, d)
         e = ext[d]
         rest = block // e   # the block's elements per index of d
-        efficiencies = space._efficiency
         cycles_of, chunks = [], []
         cycles, last = 0.0, 0   # (slice counts past e's extent repeat a chunk)
         for m in pieces:
             c = -(-e // (m if m < e else e))
             chunk = min(run * c if joins else run, rest * c) * item
             if chunk != last:
-                efficiency = efficiencies.get(chunk)
-                if efficiency is None:
-                    efficiency = space.chunk_efficiency(chunk)
-                cycles, last = nbytes / (rate * efficiency) * scale, chunk
+                cycles, last = space.chunk_cycles(nbytes, chunk), chunk
             cycles_of.append(cycles)
             chunks.append(chunk)
         out += [cycles_of, chunks]

@@ -10,8 +10,10 @@ and estimates it (the reference); ``"ranked"`` (the default) costs the same shor
 score, the variants of its best :data:`RANKED_VARIANTS` only, and a tiling of more
 than ``PERIOD_STEPS`` tiles by one period of its pipeline
 (:func:`~strider.planners._period.period_cycles`: the programs of its first few tiles,
-their difference scaled by the tile count; :class:`Costs`). The winner's whole program
-is emitted and estimated once.
+their difference scaled by the tile count; :class:`Costs`); it leaves uncosted a
+tiling whose floor (:func:`~.floors.program_floor`) is above the fastest program costed
+(:meth:`Costs.under`; the variants' best few stay exact: :meth:`Costs.ranked`). The
+winner's whole program is emitted and estimated once.
 """
 
 from __future__ import annotations
@@ -97,8 +99,6 @@ class Costs:
     found: dict = field(default_factory=dict)
     # tilings left uncosted, their floor above a program costed: (floor, instructions)
     floored: dict = field(default_factory=dict)
-    # the tiles of a tiling whose floor was not above, as its floor walked them (kept)
-    walked: dict = field(default_factory=dict)
     sketched: int = 0    # whole programs costed from a sketch
     emitted: int = 0     # whole programs emitted (the winner's)
     periods: int = 0     # tilings costed by a period
@@ -115,19 +115,18 @@ class Costs:
         """``self(tiling)``, or None where the ranked search costs ``tiling``'s whole
         program and its floor (:func:`~.floors.program_floor`) is above ``bar`` (cycles):
         it cannot beat that. The exhaustive search costs every tiling."""
-        if tiling in self.found:
-            return self.found[tiling]
-        if bar is not None and not self.exact and tiling.tiles <= PERIOD_STEPS:
-            known = self.floored.get(tiling)
-            walk = TileWalk(self.w, self.hw, tiling).keep() if known is None else None
-            floor = known if known is not None else program_floor(tiling, self.w, self.hw,
-                                                                   walk)
-            if floor[0] > bar:
-                self.floored[tiling] = floor
-                return None
-            self.floored.pop(tiling, None)   # (a higher bar: costed after all)
-            if walk is not None:
-                self.walked[tiling] = walk   # (the sketch reuses its slices and copies)
+        if tiling in self.found or bar is None or self.exact or tiling.tiles > PERIOD_STEPS:
+            return self(tiling)
+        floor = self.floored.get(tiling)
+        if floor is None:   # (its walk kept: a sketch reuses its slices and copies)
+            walk = TileWalk(self.w, self.hw, tiling).keep()
+            floor = program_floor(tiling, self.w, self.hw, walk)
+            if floor[0] <= bar:
+                return self.sketch(tiling, walk)
+        if floor[0] > bar:
+            self.floored[tiling] = floor
+            return None
+        del self.floored[tiling]   # (a higher bar: costed after all)
         return self(tiling)
 
     def length(self, tiling: VectorTiling) -> int:
@@ -171,16 +170,17 @@ class Costs:
         counts = emit_sbuf(program, self.w, self.hw, tiling)
         return program, counts
 
-    def _sketch(self, tiling: VectorTiling, limit: int | None = None) -> tuple[Sketch, dict]:
-        """The sketch of ``tiling``'s program (of its first ``limit`` tiles), and its
-        counts."""
+    def _sketch(self, tiling: VectorTiling, limit: int | None = None,
+                walked: TileWalk | None = None) -> tuple[Sketch, dict]:
+        """The sketch of ``tiling``'s program (of its first ``limit`` tiles; ``walked``:
+        its tiles walked whole, kept), and its counts."""
         sketch = Sketch()
-        walked = self.walked.pop(tiling, None) if limit is None else None
         return sketch, emit_sbuf(sketch, self.w, self.hw, tiling, limit, walked)
 
-    def sketch(self, tiling: VectorTiling) -> tuple:
-        """``tiling`` costed by its whole program's sketch (kept, and returned)."""
-        sketch, counts = self._sketch(tiling)
+    def sketch(self, tiling: VectorTiling, walked: TileWalk | None = None) -> tuple:
+        """``tiling`` costed by its whole program's sketch (kept, and returned);
+        ``walked``: its tiles walked whole, kept (:meth:`TileWalk.keep`: its floor's)."""
+        sketch, counts = self._sketch(tiling, walked=walked)
         est = estimate_sketch(sketch, self.hw)
         self.sketched += 1
         made = self.found[tiling] = ((est.cycles, est.schedule_cycles), Sketched(len(sketch)),
