@@ -55,7 +55,7 @@ def period_cycles(emit: Callable[[int], Sketch], steps: int, dram_bytes: int,
     sketches ``emit(PERIOD // 2)`` and ``emit(PERIOD)`` of its programs of its first
     steps; ``dram_bytes``: the whole program's DRAM traffic (the cap)."""
     half = PERIOD // 2
-    ends = [estimate_sketch(emit(n), hw).schedule_cycles for n in (half, PERIOD)]
+    ends = [estimate_sketch(emit(n), hw, busy=False).schedule_cycles for n in (half, PERIOD)]
     schedule = ends[1] + (steps - PERIOD) * (ends[1] - ends[0]) / (PERIOD - half)
     return max(schedule, dram_bytes / hw.dram_bytes_per_cycle), schedule
 

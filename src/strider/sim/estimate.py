@@ -35,7 +35,7 @@ from ..program.core import Program
 from ..program.instructions import Instruction
 from ..program.sketch import Sketch
 from .lower import structures
-from .scheduler import Work, run_in_order
+from .scheduler import Windows, Work, run_in_order
 
 
 @dataclass(frozen=True)
@@ -69,9 +69,11 @@ def estimate(program: Program, hw: Hardware) -> Estimate:
 
 
 @collector_paused()
-def estimate_sketch(sketch: Sketch, hw: Hardware) -> Estimate:
+def estimate_sketch(sketch: Sketch, hw: Hardware, busy: bool = True) -> Estimate:
     """:func:`estimate` of the program that ``sketch`` sketches (equal, bit for bit: the
-    same structures, dependencies and semaphores, priced and run alike).
+    same structures, dependencies and semaphores, priced and run alike); ``busy=False``:
+    without the engines' busy cycles (an empty ``engine_busy``), for a caller that reads
+    only the cycles.
 
     >>> from strider import AccessPattern, Hardware
     >>> from strider.program import Ref
@@ -83,7 +85,7 @@ def estimate_sketch(sketch: Sketch, hw: Hardware) -> Estimate:
     20.0
     """
     return _estimate(sketch.ent, sketch.rep_engines, _priced_by_class(sketch, hw), sketch.deps,
-                     sketch.sync, hw, sketch.rep)
+                     sketch.sync, hw, sketch.rep, busy)
 
 
 #: A structure's price depends on it, the hardware and its engine's clock only (a placed
@@ -125,7 +127,7 @@ def _priced_by_class(sketch: Sketch, hw: Hardware) -> list[tuple]:
 
 def _estimate(ent_list: list[int], engines: list[str], priced: list[tuple],
               deps: list[tuple[int, ...]], sync: dict[int, tuple[str, int]], hw: Hardware,
-              rep: Callable[[int], Instruction]) -> Estimate:
+              rep: Callable[[int], Instruction], with_busy: bool = True) -> Estimate:
     """The estimate of instructions given by structure (``ent_list``: each one's, into
     ``engines`` and ``priced``, the engine and :func:`_price` of a representative per
     structure, in order of first use; ``rep(e)``: that representative), with their deps
@@ -140,7 +142,7 @@ def _estimate(ent_list: list[int], engines: list[str], priced: list[tuple],
     windows = [p[2] for p in priced]
     ent = np.array(ent_list, np.int64)
     engine = engine_of[ent]
-    window = [windows[e] for e in ent_list] if any(windows) else None
+    window = Windows.of(windows, ent)
     work = Work(list(index), engine, timing[ent, 0], timing[ent, 1], deps, sync, window)
     run = run_in_order(work)
     if run.done < n:
@@ -148,8 +150,8 @@ def _estimate(ent_list: list[int], engines: list[str], priced: list[tuple],
                    for e, k in run.heads.items()]
         raise DeadlockError("the program cannot finish: every engine's next instruction "
                             "waits on something that never happens", blocked)
-    busy = _busy(np.array(run.start), np.array(run.hold), np.array(run.ends), engine,
-                 list(index))
+    busy = (_busy(np.array(run.start), np.array(run.hold), np.array(run.ends), engine,
+                  list(index)) if with_busy else {})
     # whole bytes: their sum is exact
     dram_bytes = float(int(np.bincount(ent, minlength=len(priced)) @ moved) if n else 0)
     schedule = float(np.max(run.end)) if n else 0.0

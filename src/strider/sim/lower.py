@@ -44,6 +44,7 @@ from ..program.core import Program, dram_writes
 from ..program.descriptor_fit import ttu_problem
 from ..program.instructions import Instruction
 from ..program.structure import layout, structure_and_offsets
+from .scheduler import Windows
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class Table:
     sync: dict[int, tuple[str, int]]
     boxes: dict[str, np.ndarray]
     names: list[str]  #: each instruction's class name
-    stream: list[tuple[float, float] | None] | None = None
+    stream: Windows | None = None
     dram_writes: frozenset[str] = frozenset()  #: the DRAM tensors some instruction writes
 
     @property
@@ -283,8 +284,7 @@ class _Lowering(Rules):
         self.recheck(instrs, entries, ent, off0, off1)
         ent_a = np.array(ent, dtype=np.int64)
         boxes = self.boxes(entries, ent_a, (off0, off1))
-        stream = ([entries[x].window for x in ent] if any(x.window for x in entries)
-                  else None)
+        stream = Windows.of([x.window for x in entries], ent_a)
         del ent, off0, off1  # the lists of Python ints, before the arrays below are made
 
         def per_instruction(field: str, dtype: type) -> np.ndarray:

@@ -78,7 +78,9 @@ def run_compiled(occupancy: np.ndarray, latency: np.ndarray, engine: np.ndarray,
         else:
             signal_sem[k] = sem_id[s]
     has_window = lead_interval = None
-    if window is not None and any(w is not None for w in window):
+    if hasattr(window, "lead_interval"):   # (a scheduler.Windows: arrays already)
+        has_window, lead_interval = window.has, window.lead_interval  # type: ignore[union-attr]
+    elif window is not None and any(w is not None for w in window):
         has_window = np.fromiter((w is not None for w in window), np.uint8, n)
         lead_interval = np.array([w if w is not None else (0.0, 0.0) for w in window],
                                  np.float64).reshape(n, 2)

@@ -181,7 +181,7 @@ class Costs:
         """``tiling`` costed by its whole program's sketch (kept, and returned);
         ``walked``: its tiles walked whole, kept (:meth:`TileWalk.keep`: its floor's)."""
         sketch, counts = self._sketch(tiling, walked=walked)
-        est = estimate_sketch(sketch, self.hw)
+        est = estimate_sketch(sketch, self.hw, busy=False)   # (its cycles only)
         self.sketched += 1
         made = self.found[tiling] = ((est.cycles, est.schedule_cycles), Sketched(len(sketch)),
                                      counts)
