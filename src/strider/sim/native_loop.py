@@ -46,6 +46,39 @@ def _load() -> tuple[ctypes.CDLL | None, str]:
 LOOP, LOAD_ERROR = _load()
 
 
+class Windows:
+    """Moving-path windows per instruction, held per structure: instruction ``k`` of
+    structure ``ent[k]`` has ``by_structure[ent[k]]`` (None: none). The compiled loop
+    reads them as two arrays (:attr:`has` and :attr:`lead_interval`), spread by NumPy,
+    where a list per instruction would cost a Python object each.
+
+    >>> w = Windows([None, (2.0, 8.0)], np.array([1, 0, 1]))
+    >>> w[0], w[1], len(w), w.has.tolist(), w.lead_interval[2].tolist()
+    ((2.0, 8.0), None, 3, [1, 0, 1], [2.0, 8.0])
+    """
+
+    def __init__(self, by_structure: Sequence[tuple[float, float] | None],
+                 ent: np.ndarray) -> None:
+        self._by, self._ent = by_structure, ent
+        has = np.array([w is not None for w in by_structure], np.uint8)
+        lead = np.array([w if w is not None else (0.0, 0.0) for w in by_structure],
+                        np.float64).reshape(-1, 2)
+        self.has = has[ent]
+        self.lead_interval = np.ascontiguousarray(lead[ent])
+
+    def __getitem__(self, k: int) -> tuple[float, float] | None:
+        return self._by[self._ent[k]]
+
+    def __len__(self) -> int:
+        return len(self._ent)
+
+    @classmethod
+    def of(cls, by_structure: Sequence[tuple[float, float] | None],
+           ent: np.ndarray) -> Windows | None:
+        """The windows, or None where no structure has one."""
+        return cls(by_structure, ent) if any(w is not None for w in by_structure) else None
+
+
 def _ptr(a: np.ndarray | None) -> int | None:
     if a is None:
         return None
@@ -57,7 +90,7 @@ def run_compiled(occupancy: np.ndarray, latency: np.ndarray, engine: np.ndarray,
                  n_engines: int, queue: np.ndarray, pos: np.ndarray, dep_at: np.ndarray,
                  dependents: np.ndarray, ndeps: np.ndarray,
                  sync: dict[int, tuple[str, int]],
-                 window: Sequence[tuple[float, float] | None] | None,
+                 window: Windows | Sequence[tuple[float, float] | None] | None,
                  demand: np.ndarray | None, capacity: float, callbacks: bool) -> tuple:
     """The loop over prepared arrays (as :func:`~strider.sim.scheduler.run_in_order`
     prepares them; ``pos`` and ``ndeps`` change in place). Returns ``(start, end, hold,
@@ -78,8 +111,8 @@ def run_compiled(occupancy: np.ndarray, latency: np.ndarray, engine: np.ndarray,
         else:
             signal_sem[k] = sem_id[s]
     has_window = lead_interval = None
-    if hasattr(window, "lead_interval"):   # (a scheduler.Windows: arrays already)
-        has_window, lead_interval = window.has, window.lead_interval  # type: ignore[union-attr]
+    if isinstance(window, Windows):   # (arrays already)
+        has_window, lead_interval = window.has, window.lead_interval
     elif window is not None and any(w is not None for w in window):
         has_window = np.fromiter((w is not None for w in window), np.uint8, n)
         lead_interval = np.array([w if w is not None else (0.0, 0.0) for w in window],
@@ -119,4 +152,4 @@ def replay(events: np.ndarray, on_start: Callable[[int], None] | None,
                 on_finish(-1 - k)
 
 
-__all__ = ["LOOP", "LOAD_ERROR", "replay", "run_compiled"]
+__all__ = ["LOOP", "LOAD_ERROR", "Windows", "replay", "run_compiled"]

@@ -39,7 +39,7 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 
 from .dram import SharedDram
-from .native_loop import LOOP, replay, run_compiled
+from .native_loop import LOOP, Windows, replay, run_compiled
 
 
 class PathSlot(NamedTuple):
@@ -67,39 +67,6 @@ def take_moving_path(window: tuple[float, float], start: float, path_free: float
     delay = max(0.0, path_free - (start + lead))
     return PathSlot(lead + delay, delay, lead + delay + interval,
                     start + lead + delay + interval)
-
-
-class Windows:
-    """Moving-path windows per instruction, held per structure: instruction ``k`` of
-    structure ``ent[k]`` has ``by_structure[ent[k]]`` (None: none). The compiled loop
-    reads them as two arrays (:attr:`has` and :attr:`lead_interval`), spread by NumPy,
-    where a list per instruction would cost a Python object each.
-
-    >>> w = Windows([None, (2.0, 8.0)], np.array([1, 0, 1]))
-    >>> w[0], w[1], len(w), w.has.tolist(), w.lead_interval[2].tolist()
-    ((2.0, 8.0), None, 3, [1, 0, 1], [2.0, 8.0])
-    """
-
-    def __init__(self, by_structure: Sequence[tuple[float, float] | None],
-                 ent: np.ndarray) -> None:
-        self._by, self._ent = by_structure, ent
-        has = np.array([w is not None for w in by_structure], np.uint8)
-        lead = np.array([w if w is not None else (0.0, 0.0) for w in by_structure],
-                        np.float64).reshape(-1, 2)
-        self.has = has[ent]
-        self.lead_interval = np.ascontiguousarray(lead[ent])
-
-    def __getitem__(self, k: int) -> tuple[float, float] | None:
-        return self._by[self._ent[k]]
-
-    def __len__(self) -> int:
-        return len(self._ent)
-
-    @classmethod
-    def of(cls, by_structure: Sequence[tuple[float, float] | None],
-           ent: np.ndarray) -> Windows | None:
-        """The windows, or None where no structure has one."""
-        return cls(by_structure, ent) if any(w is not None for w in by_structure) else None
 
 
 @dataclass
@@ -306,4 +273,4 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
     return Run(start, end, hold, frees, ends, finished, done, heads, sem)
 
 
-__all__ = ["PathSlot", "Run", "Work", "run_in_order", "take_moving_path"]
+__all__ = ["PathSlot", "Run", "Windows", "Work", "run_in_order", "take_moving_path"]
