@@ -74,6 +74,7 @@ class TileSpace:
         src, dst = proto.source_strides(), proto.target_strides()
         self._runs = {"in": tuple((d, src[d]) for d in reversed(self.free)),
                       "out": tuple((d, dst[d]) for d in reversed(self.free_target))}
+        self._runs_in, self._runs_out = self._runs["in"], self._runs["out"]
         self.dram = hw.dram_bytes_per_cycle
         self.rate, self.queues = hw.dma.bytes_per_cycle, hw.dma.queues
         self.scale = engine_scale("dma", hw)   # the queues' cycles in top-level cycles
@@ -95,6 +96,7 @@ class TileSpace:
         self._copy_memo: dict[tuple, tuple[tuple[float, float], ...]] = hw.derived(
             "vector copy cycles", _new_memo)
         self._rates: dict[tuple[int, int], float] = {}
+        self._engines: dict[tuple[int, int], tuple] = {}   # copy_engines', by partitions, stride
         self._best: dict[tuple[tuple[int, ...], int], VectorTiling] = {}   # best_pieces'
 
     def worth(self, tiles: int) -> int:
@@ -177,11 +179,15 @@ class TileSpace:
         step = self._floor_steps.get(ext)
         if step is None:
             # each side's queue cycles in one slice (its longest runs), as the score
-            # prices them
-            q_in = self.queue_cycles("in", ext, block, nbytes)[0]
-            q_out = self.queue_cycles("out", ext, block, nbytes)[0]
-            step = self._floor_steps[ext] = max(2 * nbytes / self.dram,
-                                                (q_in + q_out + 2 * self.issue) / self.queues)
+            # prices them (queue_cycles' figures, written out: asked for every tile bounded)
+            item, efficiency = self.item, self._efficiency
+            chunk = min(contiguous_run(self._runs_in, ext)[0], block) * item
+            q_in = nbytes / (self.rate * (efficiency.get(chunk) or self.chunk_efficiency(chunk)))
+            chunk = min(contiguous_run(self._runs_out, ext)[0], block) * item
+            q_out = nbytes / (self.rate * (efficiency.get(chunk) or self.chunk_efficiency(chunk)))
+            step = self._floor_steps[ext] = max(
+                2 * nbytes / self.dram, (q_in * self.scale + q_out * self.scale
+                                         + 2 * self.issue) / self.queues)
         return step
 
     def queue_cycles(self, side: str, ext: Sequence[int], block: int,
@@ -215,7 +221,12 @@ class TileSpace:
         """:func:`~._copy_engines.copy_cycles` of a copy of ``partitions`` blocks of
         ``block`` elements, innermost stride ``stride`` bytes, in each slice count of
         ``pieces`` (kept with the hardware: every working shape's tiles share them)."""
-        key = (partitions, block, pieces, stride)
+        engines = self._engines.get((partitions, stride))
+        if engines is None:
+            engines = self._engines[partitions, stride] = copy_engines(self.hw, partitions,
+                                                                       stride)
+        # (keyed by the engines' figures: many partition counts and strides share them)
+        key = (engines, block, pieces)
         known = self._copy_memo.get(key)
         if known is None:
             if len(self._copy_memo) >= 1 << 16:   # (bounded)
@@ -262,18 +273,19 @@ def _copy_stride_bytes(free: tuple[int, ...], free_target: tuple[int, ...],
     return itemsize * fastest_walk(shape, src, dst, fast_stride_elements(hw, itemsize))[1]
 
 
-def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], nbytes: float,
+def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], block: int, nbytes: float,
                          pieces: Sequence[int]) -> tuple[list[float], list[float],
                                                          list[int], list[int]]:
     """Read queue-cycles, write queue-cycles, read and write DRAM run bytes of a tile of
-    extents ``ext`` moved in each slice count of ``pieces`` (a list each): each side is
-    cut along its outermost free dim longer than 1, which shortens its runs when that
-    dim is part of them (:meth:`TileSpace.chunk_cycles` of each cut's run, worked out once
-    per side: the dims inside the cut one are the same in every cut)."""
-    free, item = space.free, space.item
-    block = math.prod([ext[k] for k in free])
+    extents ``ext`` (``block`` elements per partition) moved in each slice count of
+    ``pieces`` (a list each): each side is cut along its outermost free dim longer than
+    1, which shortens its runs when that dim is part of them (:meth:`TileSpace.chunk_cycles`
+    of each cut's run, worked out once per side: the dims inside the cut one are the
+    same in every cut)."""
+    item, efficiency, rate, scale = space.item, space._efficiency, space.rate, space.scale
     out: list[list] = []   # each side's cycles, then its runs
-    for side, dims in (("in", free), ("out", space.free_target)):
+    for side, dims, runs in (("in", space.free, space._runs_in),
+                             ("out", space.free_target, space._runs_out)):
         for d in dims:
             if ext[d] > 1:
                 break
@@ -283,7 +295,7 @@ def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], nbytes: float,
             continue
         # the run inside d (queue_cycles' walk up to d, the last dim longer than 1), and
         # whether d's cut extends it
-        run, joins = contiguous_run(space._runs[side], ext, d)
+        run, joins = contiguous_run(runs, ext, d)
         e = ext[d]
         rest = block // e   # the block's elements per index of d
         cycles_of, chunks = [], []
@@ -291,8 +303,10 @@ def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], nbytes: float,
         for m in pieces:
             c = -(-e // (m if m < e else e))
             chunk = min(run * c if joins else run, rest * c) * item
-            if chunk != last:
-                cycles, last = space.chunk_cycles(nbytes, chunk), chunk
+            if chunk != last:   # (chunk_cycles, written out)
+                last = chunk
+                cycles = nbytes / (rate * (efficiency.get(chunk)
+                                           or space.chunk_efficiency(chunk))) * scale
             cycles_of.append(cycles)
             chunks.append(chunk)
         out += [cycles_of, chunks]
@@ -326,25 +340,28 @@ def _scores(space: TileSpace, tile: tuple[int, ...], slots: int,
     tiling of ``space`` with ``tile`` and ``slots``, with each slice count of ``pieces``
     (shared set-up)."""
     classes = space.classes(tile)
-    tiles, partitions = space.tile_count(tile), space.partitions(tile)
+    counts = [count for _, count, _, _ in classes]
+    tiles = sum(counts)   # (the classes share the tiles out)
+    partitions = space.partitions(tile)
     two = int(slots == 2 and space.needs_vector and tiles > 1)   # which step (_priced)
-    latency, dram_cycles = space.latency, space.dram_cycles
+    latency2, dram_cycles = 2 * space.latency, space.dram_cycles
     worth = space.worth(tiles)
     pieces = tuple(pieces)
     priced = [_priced(space, ext, block, nbytes, partitions, worth, pieces)
               for ext, _, block, nbytes in classes]
-    counts = [count for _, count, _, _ in classes]
     out = []
     for j, first in enumerate(priced[0]):   # (first: the first tile's, the most bytes)
-        total = 0.0
-        for count, figures in zip(counts, priced):
-            total += count * figures[j][two]
-        step, alone_in, alone_out, vec, last, run_in, run_out = first[two], *first[2:]
+        # first: (step, step with two slots, alone in, alone out, copy, last slice, runs)
         if tiles == 1:
-            total = max(alone_in, vec) + last + alone_out + 2 * latency
+            vec = first[4]
+            total = (vec if vec > first[2] else first[2]) + first[5] + first[3] + latency2
         else:  # one tile's steady step is replaced by the fill and the drain
-            total += alone_in + last + alone_out + 2 * latency - step
-        out.append((max(total, dram_cycles), run_in, run_out, dram_cycles))
+            total = 0.0
+            for count, figures in zip(counts, priced):
+                total += count * figures[j][two]
+            total += first[2] + first[5] + first[3] + latency2 - first[two]
+        out.append((dram_cycles if dram_cycles > total else total, first[6], first[7],
+                    dram_cycles))
     return out
 
 
@@ -367,7 +384,7 @@ def _priced(space: TileSpace, ext: tuple[int, ...], block: int, nbytes: int, par
     known = space._priced[key] = []
     # (the min and max below written out: the same picks, ties included, as the builtins')
     for m, q_in, q_out, run_in, run_out, (vec, last) in zip(
-            pieces, *_sliced_queue_cycles(space, ext, nbytes, pieces), copies):
+            pieces, *_sliced_queue_cycles(space, ext, block, nbytes, pieces), copies):
         per_piece = int(nbytes // (m * worth))
         if not per_piece < queues:
             per_piece = queues
