@@ -89,6 +89,7 @@ class TileSpace:
         self._stride_memo: dict[tuple, int] = hw.derived("vector copy strides", _new_memo)
         # each target-order free dim's place in the source-order free dims (copy_stride)
         self._target_order = tuple(self.free.index(d) for d in self.free_target)
+        self._fast = fast_stride_elements(hw, self.item)   # (the walk's, copy_stride)
         # a class's figures depend on its extents (and the tiling's partitions, worth and
         # slice counts), and many tiles share their edge classes: each priced once
         self._floor_steps: dict[tuple[int, ...], float] = {}
@@ -98,6 +99,7 @@ class TileSpace:
         self._rates: dict[tuple[int, int], float] = {}
         self._engines: dict[tuple[int, int], tuple] = {}   # copy_engines', by partitions, stride
         self._best: dict[tuple[tuple[int, ...], int], VectorTiling] = {}   # best_pieces'
+        self._picks: dict[tuple[int, ...], tuple] = {}   # its picks, by tile (both slot counts)
 
     def worth(self, tiles: int) -> int:
         """:func:`descriptor_worth` of a tiling of ``tiles`` tiles."""
@@ -251,26 +253,29 @@ class TileSpace:
         if stride is None:
             # the dims longer than 1 alone decide it (the walk and the strides it compares
             # skip the others): the blocks of every working shape's tiles share it
-            rank: dict[int, int] = {}
-            for k, e in enumerate(block):
-                if e > 1:
-                    rank[k] = len(rank)
-            key = (tuple([block[k] for k in rank]),
-                   tuple([rank[k] for k in self._target_order if k in rank]), self.item)
+            if 1 in block:
+                rank: dict[int, int] = {}
+                for k, e in enumerate(block):
+                    if e > 1:
+                        rank[k] = len(rank)
+                key = (tuple([block[k] for k in rank]),
+                       tuple([rank[k] for k in self._target_order if k in rank]), self.item)
+            else:   # (every dim longer than 1: the block and the target order as they are)
+                key = (block, self._target_order, self.item)
             stride = self._stride_memo.get(key)
             if stride is None:
                 if len(self._stride_memo) >= 1 << 16:   # (bounded)
                     self._stride_memo.clear()
                 stride = self._stride_memo[key] = _copy_stride_bytes(
-                    tuple(range(len(rank))), key[1], key[0], self.item, self.hw)
+                    tuple(range(len(key[0]))), key[1], key[0], self.item, self._fast)
             self._strides[block] = stride
         return stride
 
 
 def _copy_stride_bytes(free: tuple[int, ...], free_target: tuple[int, ...],
-                       block: tuple[int, ...], itemsize: int, hw: Hardware) -> int:
+                       block: tuple[int, ...], itemsize: int, fast: int) -> int:
     shape, src, dst = block_copy(free, free_target, block)
-    return itemsize * fastest_walk(shape, src, dst, fast_stride_elements(hw, itemsize))[1]
+    return itemsize * fastest_walk(shape, src, dst, fast)[1]
 
 
 def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], block: int, nbytes: float,
@@ -339,30 +344,47 @@ def _scores(space: TileSpace, tile: tuple[int, ...], slots: int,
     """``(cycles, read run, write run, DRAM-bound cycles)`` of :func:`score` for the
     tiling of ``space`` with ``tile`` and ``slots``, with each slice count of ``pieces``
     (shared set-up)."""
+    return _slot_scores(space, tile, tuple(pieces))[slots == 2]
+
+
+def _slot_scores(space: TileSpace, tile: tuple[int, ...], pieces: tuple[int, ...]
+                 ) -> tuple[list[tuple[float, int, int, float]], list[tuple[float, int, int, float]]]:
+    """:func:`_scores` with three slots and with two, priced together (the same list
+    where two slots change nothing: no copy, or a single tile)."""
     classes = space.classes(tile)
     counts = [count for _, count, _, _ in classes]
     tiles = sum(counts)   # (the classes share the tiles out)
     partitions = space.partitions(tile)
-    two = int(slots == 2 and space.needs_vector and tiles > 1)   # which step (_priced)
     latency2, dram_cycles = 2 * space.latency, space.dram_cycles
     worth = space.worth(tiles)
-    pieces = tuple(pieces)
     priced = [_priced(space, ext, block, nbytes, partitions, worth, pieces)
               for ext, _, block, nbytes in classes]
-    out = []
-    for j, first in enumerate(priced[0]):   # (first: the first tile's, the most bytes)
-        # first: (step, step with two slots, alone in, alone out, copy, last slice, runs)
-        if tiles == 1:
+    # each class's figures: (step, step with two slots, alone in, alone out, copy, last
+    # copy slice, runs); the first class's: the first tile's, the most bytes
+    ones: list[tuple[float, int, int, float]] = []
+    if tiles == 1:
+        for first in priced[0]:
             vec = first[4]
             total = (vec if vec > first[2] else first[2]) + first[5] + first[3] + latency2
-        else:  # one tile's steady step is replaced by the fill and the drain
-            total = 0.0
-            for count, figures in zip(counts, priced):
-                total += count * figures[j][two]
-            total += first[2] + first[5] + first[3] + latency2 - first[two]
-        out.append((dram_cycles if dram_cycles > total else total, first[6], first[7],
-                    dram_cycles))
-    return out
+            ones.append((dram_cycles if dram_cycles > total else total, first[6], first[7],
+                         dram_cycles))
+        return ones, ones
+    twos: list[tuple[float, int, int, float]] = []
+    for j, first in enumerate(priced[0]):
+        total = total2 = 0.0
+        for count, figures in zip(counts, priced):
+            steps = figures[j]
+            total += count * steps[0]
+            total2 += count * steps[1]
+        # one tile's steady step is replaced by the fill and the drain
+        ends = first[2] + first[5] + first[3] + latency2
+        total += ends - first[0]
+        total2 += ends - first[1]
+        ones.append((dram_cycles if dram_cycles > total else total, first[6], first[7],
+                     dram_cycles))
+        twos.append((dram_cycles if dram_cycles > total2 else total2, first[6], first[7],
+                     dram_cycles))
+    return ones, (twos if space.needs_vector else ones)
 
 
 def _priced(space: TileSpace, ext: tuple[int, ...], block: int, nbytes: int, partitions: int,
@@ -415,16 +437,26 @@ def best_pieces(space: TileSpace, tile: tuple[int, ...], slots: int) -> VectorTi
     known = space._best.get((tile, slots))
     if known is not None:
         return known
-    ests = _scores(space, tile, slots, PIECES)
+    picks = space._picks.get(tile)
+    if picks is None:   # (both slot counts' picks at once: most tiles are asked both)
+        ones, twos = _slot_scores(space, tile, PIECES)
+        picks = space._picks[tile] = (_least(ones),) * 2 if ones is twos else (
+            _least(ones), _least(twos))
+    best, est = picks[slots == 2]
+    t = space.proto
+    known = space._best[tile, slots] = VectorTiling(
+        t.shape, t.perm, t.split, t.part, t.free, tile, slots, t.itemsize, PIECES[best],
+        _estimate(*est, space.hw), t.ragged)
+    return known
+
+
+def _least(ests: list[tuple[float, int, int, float]]) -> tuple[int, tuple[float, int, int, float]]:
+    """The index and figures of ``ests``' least cycles, the first among equals."""
     best = 0
     for k in range(1, len(ests)):   # (min's pick: the first of the least)
         if ests[k][0] < ests[best][0]:
             best = k
-    t = space.proto
-    known = space._best[tile, slots] = VectorTiling(
-        t.shape, t.perm, t.split, t.part, t.free, tile, slots, t.itemsize, PIECES[best],
-        _estimate(*ests[best], space.hw), t.ragged)
-    return known
+    return best, ests[best]
 
 
 __all__ = ["TileSpace", "score", "best_pieces"]
