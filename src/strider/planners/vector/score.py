@@ -4,7 +4,6 @@ what every tiling of one working shape shares for it (:class:`TileSpace`)."""
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Sequence
 
@@ -89,6 +88,7 @@ class TileSpace:
         self._stride_memo: dict[tuple, int] = hw.derived("vector copy strides", _new_memo)
         # each target-order free dim's place in the source-order free dims (copy_stride)
         self._target_order = tuple(self.free.index(d) for d in self.free_target)
+        self._is_free = tuple(d in self.free for d in range(len(self.shape)))
         self._fast = fast_stride_elements(hw, self.item)   # (the walk's, copy_stride)
         # a class's figures depend on its extents (and the tiling's partitions, worth and
         # slice counts), and many tiles share their edge classes: each priced once
@@ -120,30 +120,34 @@ class TileSpace:
         cost model sees, and lost better ones."""
         known = self._classes.get(tile)
         if known is None:
-            # each dim's extent and count options
-            exts: list[tuple[int, ...]] = []
-            counts: list[tuple[int, ...]] = []
-            edges = False
-            for n, t in zip(self.shape, tile):
-                whole, edge = divmod(n, t)
-                if whole and edge:
-                    exts.append((t, edge))
-                    counts.append((whole, 1))
-                    edges = True
-                elif whole:
-                    exts.append((t,))
-                    counts.append((whole,))
+            # the full tiles' class (extents clipped where one tile is all), then each
+            # dim with an edge splits every class so far into its full and edge extents
+            # (in the order of each dim's product; their figures scaled from the full one's)
+            shape, count, edges, full = self.shape, 1, [], tile
+            for d, n in enumerate(shape):
+                t = tile[d]
+                whole = n // t
+                if whole:
+                    count *= whole
+                    if whole * t != n:
+                        edges.append(d)
                 else:
-                    exts.append((edge,))
-                    counts.append((1,))
-            free, item, prod = self.free, self.item, math.prod
-            if not edges:   # whole tiles only
-                known = [(tile, prod([c[0] for c in counts]), prod([tile[d] for d in free]),
-                          prod(tile) * item)]
-            else:   # every dim: the partitions' blocks
-                known = [(ext, prod(count), prod([ext[d] for d in free]), prod(ext) * item)
-                         for ext, count in zip(itertools.product(*exts),
-                                               itertools.product(*counts))]
+                    full = full[:d] + (n,) + full[d + 1:]
+            if not edges:
+                full = tile
+            free, prod = self._is_free, math.prod
+            known = [(full, count, prod([full[d] for d in self.free]), prod(full) * self.item)]
+            for d in edges:
+                n, t = shape[d], full[d]
+                whole = n // t
+                edge = n - whole * t
+                split = []
+                for cls in known:
+                    ext, count, block, nbytes = cls
+                    split.append(cls)
+                    split.append((ext[:d] + (edge,) + ext[d + 1:], count // whole,
+                                  block // t * edge if free[d] else block, nbytes // t * edge))
+                known = split
             self._classes[tile] = known
         return known
 
