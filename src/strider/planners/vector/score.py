@@ -96,8 +96,12 @@ class TileSpace:
         self._priced: dict[tuple, list[tuple]] = {}
         self._copy_memo: dict[tuple, tuple[tuple[float, float], ...]] = hw.derived(
             "vector copy cycles", _new_memo)
-        self._rates: dict[tuple[int, int], float] = {}
-        self._engines: dict[tuple[int, int], tuple] = {}   # copy_engines', by partitions, stride
+        # the copy engines' rates and figures by partitions and stride (kept with the
+        # hardware; the figures numbered: copies' keys)
+        self._rates: dict[tuple[int, int], float] = hw.derived("vector copy rates", _new_memo)
+        self._engines: dict[tuple[int, int], int] = hw.derived("vector copy engines", _new_memo)
+        self._engine_numbers: dict[tuple, int] = hw.derived("vector copy engine numbers",
+                                                            _new_memo)
         self._best: dict[tuple[tuple[int, ...], int], VectorTiling] = {}   # best_pieces'
         self._picks: dict[tuple[int, ...], tuple] = {}   # its picks, by tile (both slot counts)
 
@@ -157,6 +161,8 @@ class TileSpace:
         key = (partitions, stride)
         rate = self._rates.get(key)
         if rate is None:
+            if len(self._rates) >= 1 << 16:   # (bounded)
+                self._rates.clear()
             rate = self._rates[key] = sum(1 / per for _, per, _ in copy_engines(
                 self.hw, partitions, stride))
         return rate
@@ -227,11 +233,15 @@ class TileSpace:
         """:func:`~._copy_engines.copy_cycles` of a copy of ``partitions`` blocks of
         ``block`` elements, innermost stride ``stride`` bytes, in each slice count of
         ``pieces`` (kept with the hardware: every working shape's tiles share them)."""
+        # keyed by the engines' figures (many partition counts and strides share them),
+        # each numbered once
         engines = self._engines.get((partitions, stride))
         if engines is None:
-            engines = self._engines[partitions, stride] = copy_engines(self.hw, partitions,
-                                                                       stride)
-        # (keyed by the engines' figures: many partition counts and strides share them)
+            if len(self._engines) >= 1 << 16:   # (bounded)
+                self._engines.clear()
+            numbers = self._engine_numbers
+            engines = self._engines[partitions, stride] = numbers.setdefault(
+                copy_engines(self.hw, partitions, stride), len(numbers))
         key = (engines, block, pieces)
         known = self._copy_memo.get(key)
         if known is None:
@@ -311,7 +321,8 @@ def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], block: int, nbyte
         cycles, last = 0.0, 0   # (slice counts past e's extent repeat a chunk)
         for m in pieces:
             c = -(-e // (m if m < e else e))
-            chunk = min(run * c if joins else run, rest * c) * item
+            chunk, cut = run * c if joins else run, rest * c   # (their min: as the builtin's)
+            chunk = (cut if cut < chunk else chunk) * item
             if chunk != last:   # (chunk_cycles, written out)
                 last = chunk
                 cycles = nbytes / (rate * (efficiency.get(chunk)
