@@ -193,9 +193,11 @@ class TileSpace:
             # each side's queue cycles in one slice (its longest runs), as the score
             # prices them (queue_cycles' figures, written out: asked for every tile bounded)
             item, efficiency = self.item, self._efficiency
-            chunk = min(contiguous_run(self._runs_in, ext)[0], block) * item
+            run = contiguous_run(self._runs_in, ext)[0]
+            chunk = (block if block < run else run) * item   # (min(run, block), as the builtin)
             q_in = nbytes / (self.rate * (efficiency.get(chunk) or self.chunk_efficiency(chunk)))
-            chunk = min(contiguous_run(self._runs_out, ext)[0], block) * item
+            run = contiguous_run(self._runs_out, ext)[0]
+            chunk = (block if block < run else run) * item
             q_out = nbytes / (self.rate * (efficiency.get(chunk) or self.chunk_efficiency(chunk)))
             step = self._floor_steps[ext] = max(
                 2 * nbytes / self.dram, (q_in * self.scale + q_out * self.scale
@@ -422,7 +424,7 @@ def _priced(space: TileSpace, ext: tuple[int, ...], block: int, nbytes: int, par
     # (the min and max below written out: the same picks, ties included, as the builtins')
     for m, q_in, q_out, run_in, run_out, (vec, last) in zip(
             pieces, *_sliced_queue_cycles(space, ext, block, nbytes, pieces), copies):
-        per_piece = int(nbytes // (m * worth))
+        per_piece = nbytes // (m * worth)   # (whole numbers: bytes and descriptor worth)
         if not per_piece < queues:
             per_piece = queues
         if not per_piece > 1:
