@@ -65,6 +65,7 @@ def _even(n: int, e: int) -> int:
     return -(-n // -(-n // e))
 
 
+@lru_cache(maxsize=1 << 12)   # (a working shape is ranked again with another limit)
 def _spread(shape: tuple[int, ...], perm: tuple[int, ...], keep_free: frozenset,
             cap: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """``(partition dims, tile)``: the dims spread over at most ``cap`` partitions
