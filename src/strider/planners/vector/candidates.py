@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Callable, Sequence
+from typing import Callable
 
 from ...hardware.description import Hardware
 from .score import TileSpace, best_pieces

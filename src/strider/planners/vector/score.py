@@ -103,7 +103,8 @@ class TileSpace:
         self._engine_numbers: dict[tuple, int] = hw.derived("vector copy engine numbers",
                                                             _new_memo)
         self._best: dict[tuple[tuple[int, ...], int], VectorTiling] = {}   # best_pieces'
-        self._picks: dict[tuple[int, ...], tuple] = {}   # its picks, by tile (both slot counts)
+        # its picks by tile, with three slots and with two (_least's)
+        self._picks: dict[tuple[int, ...], tuple[tuple[int, tuple[float, int, int, float]], ...]] = {}
 
     def worth(self, tiles: int) -> int:
         """:func:`descriptor_worth` of a tiling of ``tiles`` tiles."""
