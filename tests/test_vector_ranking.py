@@ -100,3 +100,59 @@ def test_the_slowest_copy_rate_is_the_copy_rate_at_the_slowest_stride(seed, part
     rates = [space.copy_rate(partitions, s) for s in strides + fast + [f + 1 for f in fast]]
     assert all(slowest <= rate for rate in rates)
     assert slowest in rates + [space.copy_rate(partitions, 1 << 40)]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.integers(0, 10**6))
+def test_a_tiles_classes_are_its_boxes_grouped_by_extents(seed):
+    """Every tile box of the odometer (extents clipped at each dim's end) counted in the
+    class of its extents, with its elements per partition and bytes; the full tiles'
+    class first."""
+    import itertools
+
+    from strider.planners.vector.score import TileSpace
+    from strider.planners.vector.tiling import VectorTiling
+    rng = random.Random(seed)
+    ndim = rng.randint(1, 4)
+    shape = tuple(rng.choice([1, 2, 3, 5, 7, 8, 12, 30]) for _ in range(ndim))
+    perm = tuple(rng.sample(range(ndim), ndim))
+    part = tuple(d for d in range(ndim - 1) if rng.random() < 0.4)
+    free = tuple(d for d in range(ndim) if d not in part)
+    item = rng.choice([1, 2, 4])
+    tile = tuple(rng.randint(1, n) for n in shape)
+    space = TileSpace(VectorTiling(shape, perm, (), part, free, shape, 3, item),
+                      Hardware.preset("trn1-like"), math.prod(shape) * item)
+    boxes: dict[tuple[int, ...], int] = {}
+    for origin in itertools.product(*(range(0, n, t) for n, t in zip(shape, tile))):
+        ext = tuple(min(t, n - o) for n, t, o in zip(shape, tile, origin))
+        boxes[ext] = boxes.get(ext, 0) + 1
+    classes = space.classes(tile)
+    assert classes[0][0] == tile
+    assert {ext: count for ext, count, _, _ in classes} == boxes
+    assert len(classes) == len(boxes)
+    for ext, _, block, nbytes in classes:
+        assert block == math.prod([ext[d] for d in free])
+        assert nbytes == math.prod(ext) * item
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(st.integers(0, 10**6))
+def test_each_candidate_carries_its_score_at_the_first_best_slice_count(seed):
+    """The candidates price a tile's slice counts for both slot counts at once: each
+    one's estimate is :func:`score`'s of it alone, and no slice count scores lower (none
+    before it as low)."""
+    from dataclasses import replace
+
+    from strider.planners.vector.score import score
+    from strider.planners.vector.tiling import PIECES
+    w, hw = _working(seed)
+    if len(w.shape) < 2:
+        return
+    total = math.prod(w.shape) * w.itemsize
+    tilings = candidates_for(w.shape, w.perm, (), w.itemsize, hw, total)
+    assert {t.slots for t in tilings} <= {2, 3}
+    for t in tilings[::max(1, len(tilings) // 40)]:
+        assert t.estimate == score(t, hw, total)
+        for p in PIECES:
+            other = score(replace(t, pieces=p), hw, total)["cycles"]
+            assert other >= t.estimate["cycles"] if p >= t.pieces else other > t.estimate["cycles"]

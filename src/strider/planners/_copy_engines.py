@@ -152,8 +152,12 @@ def fastest_walk(shape: tuple[int, ...], src: tuple[int, ...], dst: tuple[int, .
         return given, stride
     # a dim longer than 1 moved innermost walks innermost (more than one element: the
     # given order's stride would be 0 else)
-    moved = [(max(abs(src[r]), abs(dst[r])), r) for r in given if shape[r] > 1]
-    least, r = min(moved, key=lambda m: m[0], default=(stride, -1))
+    least, r = stride, -1   # (the first of the least)
+    for k in given:
+        if shape[k] > 1:
+            wider = max(abs(src[k]), abs(dst[k]))
+            if r < 0 or wider < least:
+                least, r = wider, k
     return (given[:r] + given[r + 1:] + (r,), least) if least <= fast else (given, stride)
 
 

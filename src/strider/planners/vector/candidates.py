@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Callable, Sequence
+from typing import Callable
 
 from ...hardware.description import Hardware
 from .score import TileSpace, best_pieces
 from .tiling import PIPELINE_SLOTS, SLOT_ALIGN, SMALL_TILE_CUTS, VectorTiling
 
 
-def _outerness(shape: Sequence[int], perm: Sequence[int]) -> dict[int, int]:
+@lru_cache(maxsize=1 << 12)   # (asked for each partition cap of each working shape)
+def _outerness(shape: tuple[int, ...], perm: tuple[int, ...]) -> tuple[int, ...]:
     n = len(shape)
     pos = {d: k for k, d in enumerate(perm)}
-    return {d: min(n - 1 - d, n - 1 - pos[d]) for d in range(n)}
+    return tuple([min(n - 1 - d, n - 1 - pos[d]) for d in range(n)])
 
 
 #: Rejects a tiling, unscored, given its :class:`TileSpace`, tile extents and slots.
@@ -64,6 +65,7 @@ def _even(n: int, e: int) -> int:
     return -(-n // -(-n // e))
 
 
+@lru_cache(maxsize=1 << 12)   # (a working shape is ranked again with another limit)
 def _spread(shape: tuple[int, ...], perm: tuple[int, ...], keep_free: frozenset,
             cap: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """``(partition dims, tile)``: the dims spread over at most ``cap`` partitions
@@ -118,6 +120,8 @@ def _candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict,
     a, b = n - 1, perm[-1]
     outer = _outerness(shape, perm)
     free = space.free
+    # the dims cut to fit a slot, outermost first
+    trim = sorted((d for d in free if d not in (a, b)), key=lambda d: (-outer[d], d))
     out: list[VectorTiling] = []
     for slots in (PIPELINE_SLOTS, 2):
         offered = seen.setdefault((space.key, slots), set())   # (tiles)
@@ -126,7 +130,7 @@ def _candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict,
             continue
         t = list(tile)
         size = math.prod([t[d] for d in free])
-        for d in sorted((d for d in free if d not in (a, b)), key=lambda d: (-outer[d], d)):
+        for d in trim:
             if size <= budget:
                 break
             rest = size // t[d]
@@ -164,11 +168,10 @@ def _candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict,
             if tile_t in offered:   # the same tiling (another split, cap or pick may lead
                 continue            # to it) scores the same
             offered.add(tile_t)
-            if hopeless is not None and hopeless(space, tile_t, slots):
-                continue
-            # the best slice count only (the fewest slices among equals): the ranking
-            # keeps no other
-            out.append(best_pieces(space, tile_t, slots))
+            if hopeless is None or not hopeless(space, tile_t, slots):
+                # the best slice count only (the fewest slices among equals): the
+                # ranking keeps no other
+                out.append(best_pieces(space, tile_t, slots))
     return out
 
 

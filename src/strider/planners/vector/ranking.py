@@ -204,8 +204,13 @@ class _Shortlist:
                 return True
         if not self.bound or len(self.worst_kept) < self.keep:
             return False
-        threshold = max(-self.worst_kept[0], self._kind_threshold(
-            _kind(slots, bound.partitions, bound.tiles, len(space.split))))
+        k = _kind(slots, bound.partitions, bound.tiles, len(space.split))
+        own = self._thresholds.get(k)
+        if own is None:
+            own = self._kind_threshold(k)
+        threshold = -self.worst_kept[0]
+        if own > threshold:   # (their max, as the builtin picks it)
+            threshold = own
         if threshold == math.inf:
             return False
         threshold *= 1 + ROUNDING

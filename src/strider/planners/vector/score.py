@@ -4,7 +4,6 @@ what every tiling of one working shape shares for it (:class:`TileSpace`)."""
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Sequence
 
@@ -74,6 +73,7 @@ class TileSpace:
         src, dst = proto.source_strides(), proto.target_strides()
         self._runs = {"in": tuple((d, src[d]) for d in reversed(self.free)),
                       "out": tuple((d, dst[d]) for d in reversed(self.free_target))}
+        self._runs_in, self._runs_out = self._runs["in"], self._runs["out"]
         self.dram = hw.dram_bytes_per_cycle
         self.rate, self.queues = hw.dma.bytes_per_cycle, hw.dma.queues
         self.scale = engine_scale("dma", hw)   # the queues' cycles in top-level cycles
@@ -88,14 +88,23 @@ class TileSpace:
         self._stride_memo: dict[tuple, int] = hw.derived("vector copy strides", _new_memo)
         # each target-order free dim's place in the source-order free dims (copy_stride)
         self._target_order = tuple(self.free.index(d) for d in self.free_target)
+        self._is_free = tuple(d in self.free for d in range(len(self.shape)))
+        self._fast = fast_stride_elements(hw, self.item)   # (the walk's, copy_stride)
         # a class's figures depend on its extents (and the tiling's partitions, worth and
         # slice counts), and many tiles share their edge classes: each priced once
         self._floor_steps: dict[tuple[int, ...], float] = {}
         self._priced: dict[tuple, list[tuple]] = {}
         self._copy_memo: dict[tuple, tuple[tuple[float, float], ...]] = hw.derived(
             "vector copy cycles", _new_memo)
-        self._rates: dict[tuple[int, int], float] = {}
+        # the copy engines' rates and figures by partitions and stride (kept with the
+        # hardware; the figures numbered: copies' keys)
+        self._rates: dict[tuple[int, int], float] = hw.derived("vector copy rates", _new_memo)
+        self._engines: dict[tuple[int, int], int] = hw.derived("vector copy engines", _new_memo)
+        self._engine_numbers: dict[tuple, int] = hw.derived("vector copy engine numbers",
+                                                            _new_memo)
         self._best: dict[tuple[tuple[int, ...], int], VectorTiling] = {}   # best_pieces'
+        # its picks by tile, with three slots and with two (_least's)
+        self._picks: dict[tuple[int, ...], tuple[tuple[int, tuple[float, int, int, float]], ...]] = {}
 
     def worth(self, tiles: int) -> int:
         """:func:`descriptor_worth` of a tiling of ``tiles`` tiles."""
@@ -116,30 +125,34 @@ class TileSpace:
         cost model sees, and lost better ones."""
         known = self._classes.get(tile)
         if known is None:
-            # each dim's extent and count options
-            exts: list[tuple[int, ...]] = []
-            counts: list[tuple[int, ...]] = []
-            edges = False
-            for n, t in zip(self.shape, tile):
-                whole, edge = divmod(n, t)
-                if whole and edge:
-                    exts.append((t, edge))
-                    counts.append((whole, 1))
-                    edges = True
-                elif whole:
-                    exts.append((t,))
-                    counts.append((whole,))
+            # the full tiles' class (extents clipped where one tile is all), then each
+            # dim with an edge splits every class so far into its full and edge extents
+            # (in the order of each dim's product; their figures scaled from the full one's)
+            shape, count, edges, full = self.shape, 1, [], tile
+            for d, n in enumerate(shape):
+                t = tile[d]
+                whole = n // t
+                if whole:
+                    count *= whole
+                    if whole * t != n:
+                        edges.append(d)
                 else:
-                    exts.append((edge,))
-                    counts.append((1,))
-            free, item, prod = self.free, self.item, math.prod
-            if not edges:   # whole tiles only
-                known = [(tile, prod([c[0] for c in counts]), prod([tile[d] for d in free]),
-                          prod(tile) * item)]
-            else:   # every dim: the partitions' blocks
-                known = [(ext, prod(count), prod([ext[d] for d in free]), prod(ext) * item)
-                         for ext, count in zip(itertools.product(*exts),
-                                               itertools.product(*counts))]
+                    full = full[:d] + (n,) + full[d + 1:]
+            if not edges:
+                full = tile
+            free, prod = self._is_free, math.prod
+            known = [(full, count, prod([full[d] for d in self.free]), prod(full) * self.item)]
+            for d in edges:
+                n, t = shape[d], full[d]
+                whole = n // t
+                edge = n - whole * t
+                split = []
+                for cls in known:
+                    ext, count, block, nbytes = cls
+                    split.append(cls)
+                    split.append((ext[:d] + (edge,) + ext[d + 1:], count // whole,
+                                  block // t * edge if free[d] else block, nbytes // t * edge))
+                known = split
             self._classes[tile] = known
         return known
 
@@ -149,6 +162,8 @@ class TileSpace:
         key = (partitions, stride)
         rate = self._rates.get(key)
         if rate is None:
+            if len(self._rates) >= 1 << 16:   # (bounded)
+                self._rates.clear()
             rate = self._rates[key] = sum(1 / per for _, per, _ in copy_engines(
                 self.hw, partitions, stride))
         return rate
@@ -177,11 +192,17 @@ class TileSpace:
         step = self._floor_steps.get(ext)
         if step is None:
             # each side's queue cycles in one slice (its longest runs), as the score
-            # prices them
-            q_in = self.queue_cycles("in", ext, block, nbytes)[0]
-            q_out = self.queue_cycles("out", ext, block, nbytes)[0]
-            step = self._floor_steps[ext] = max(2 * nbytes / self.dram,
-                                                (q_in + q_out + 2 * self.issue) / self.queues)
+            # prices them (queue_cycles' figures, written out: asked for every tile bounded)
+            item, efficiency = self.item, self._efficiency
+            run = contiguous_run(self._runs_in, ext)[0]
+            chunk = (block if block < run else run) * item   # (min(run, block), as the builtin)
+            q_in = nbytes / (self.rate * (efficiency.get(chunk) or self.chunk_efficiency(chunk)))
+            run = contiguous_run(self._runs_out, ext)[0]
+            chunk = (block if block < run else run) * item
+            q_out = nbytes / (self.rate * (efficiency.get(chunk) or self.chunk_efficiency(chunk)))
+            step = self._floor_steps[ext] = max(
+                2 * nbytes / self.dram, (q_in * self.scale + q_out * self.scale
+                                         + 2 * self.issue) / self.queues)
         return step
 
     def queue_cycles(self, side: str, ext: Sequence[int], block: int,
@@ -215,7 +236,16 @@ class TileSpace:
         """:func:`~._copy_engines.copy_cycles` of a copy of ``partitions`` blocks of
         ``block`` elements, innermost stride ``stride`` bytes, in each slice count of
         ``pieces`` (kept with the hardware: every working shape's tiles share them)."""
-        key = (partitions, block, pieces, stride)
+        # keyed by the engines' figures (many partition counts and strides share them),
+        # each numbered once
+        engines = self._engines.get((partitions, stride))
+        if engines is None:
+            if len(self._engines) >= 1 << 16:   # (bounded)
+                self._engines.clear()
+            numbers = self._engine_numbers
+            engines = self._engines[partitions, stride] = numbers.setdefault(
+                copy_engines(self.hw, partitions, stride), len(numbers))
+        key = (engines, block, pieces)
         known = self._copy_memo.get(key)
         if known is None:
             if len(self._copy_memo) >= 1 << 16:   # (bounded)
@@ -240,40 +270,44 @@ class TileSpace:
         if stride is None:
             # the dims longer than 1 alone decide it (the walk and the strides it compares
             # skip the others): the blocks of every working shape's tiles share it
-            rank: dict[int, int] = {}
-            for k, e in enumerate(block):
-                if e > 1:
-                    rank[k] = len(rank)
-            key = (tuple([block[k] for k in rank]),
-                   tuple([rank[k] for k in self._target_order if k in rank]), self.item)
+            if 1 in block:
+                rank: dict[int, int] = {}
+                for k, e in enumerate(block):
+                    if e > 1:
+                        rank[k] = len(rank)
+                key = (tuple([block[k] for k in rank]),
+                       tuple([rank[k] for k in self._target_order if k in rank]), self.item)
+            else:   # (every dim longer than 1: the block and the target order as they are)
+                key = (block, self._target_order, self.item)
             stride = self._stride_memo.get(key)
             if stride is None:
                 if len(self._stride_memo) >= 1 << 16:   # (bounded)
                     self._stride_memo.clear()
                 stride = self._stride_memo[key] = _copy_stride_bytes(
-                    tuple(range(len(rank))), key[1], key[0], self.item, self.hw)
+                    tuple(range(len(key[0]))), key[1], key[0], self.item, self._fast)
             self._strides[block] = stride
         return stride
 
 
 def _copy_stride_bytes(free: tuple[int, ...], free_target: tuple[int, ...],
-                       block: tuple[int, ...], itemsize: int, hw: Hardware) -> int:
+                       block: tuple[int, ...], itemsize: int, fast: int) -> int:
     shape, src, dst = block_copy(free, free_target, block)
-    return itemsize * fastest_walk(shape, src, dst, fast_stride_elements(hw, itemsize))[1]
+    return itemsize * fastest_walk(shape, src, dst, fast)[1]
 
 
-def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], nbytes: float,
+def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], block: int, nbytes: float,
                          pieces: Sequence[int]) -> tuple[list[float], list[float],
                                                          list[int], list[int]]:
     """Read queue-cycles, write queue-cycles, read and write DRAM run bytes of a tile of
-    extents ``ext`` moved in each slice count of ``pieces`` (a list each): each side is
-    cut along its outermost free dim longer than 1, which shortens its runs when that
-    dim is part of them (:meth:`TileSpace.chunk_cycles` of each cut's run, worked out once
-    per side: the dims inside the cut one are the same in every cut)."""
-    free, item = space.free, space.item
-    block = math.prod([ext[k] for k in free])
+    extents ``ext`` (``block`` elements per partition) moved in each slice count of
+    ``pieces`` (a list each): each side is cut along its outermost free dim longer than
+    1, which shortens its runs when that dim is part of them (:meth:`TileSpace.chunk_cycles`
+    of each cut's run, worked out once per side: the dims inside the cut one are the
+    same in every cut)."""
+    item, efficiency, rate, scale = space.item, space._efficiency, space.rate, space.scale
     out: list[list] = []   # each side's cycles, then its runs
-    for side, dims in (("in", free), ("out", space.free_target)):
+    for side, dims, runs in (("in", space.free, space._runs_in),
+                             ("out", space.free_target, space._runs_out)):
         for d in dims:
             if ext[d] > 1:
                 break
@@ -283,16 +317,19 @@ def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], nbytes: float,
             continue
         # the run inside d (queue_cycles' walk up to d, the last dim longer than 1), and
         # whether d's cut extends it
-        run, joins = contiguous_run(space._runs[side], ext, d)
+        run, joins = contiguous_run(runs, ext, d)
         e = ext[d]
         rest = block // e   # the block's elements per index of d
         cycles_of, chunks = [], []
         cycles, last = 0.0, 0   # (slice counts past e's extent repeat a chunk)
         for m in pieces:
             c = -(-e // (m if m < e else e))
-            chunk = min(run * c if joins else run, rest * c) * item
-            if chunk != last:
-                cycles, last = space.chunk_cycles(nbytes, chunk), chunk
+            chunk, cut = run * c if joins else run, rest * c   # (their min: as the builtin's)
+            chunk = (cut if cut < chunk else chunk) * item
+            if chunk != last:   # (chunk_cycles, written out)
+                last = chunk
+                cycles = nbytes / (rate * (efficiency.get(chunk)
+                                           or space.chunk_efficiency(chunk))) * scale
             cycles_of.append(cycles)
             chunks.append(chunk)
         out += [cycles_of, chunks]
@@ -325,27 +362,47 @@ def _scores(space: TileSpace, tile: tuple[int, ...], slots: int,
     """``(cycles, read run, write run, DRAM-bound cycles)`` of :func:`score` for the
     tiling of ``space`` with ``tile`` and ``slots``, with each slice count of ``pieces``
     (shared set-up)."""
+    return _slot_scores(space, tile, tuple(pieces))[slots == 2]
+
+
+def _slot_scores(space: TileSpace, tile: tuple[int, ...], pieces: tuple[int, ...]
+                 ) -> tuple[list[tuple[float, int, int, float]], list[tuple[float, int, int, float]]]:
+    """:func:`_scores` with three slots and with two, priced together (the same list
+    where two slots change nothing: no copy, or a single tile)."""
     classes = space.classes(tile)
-    tiles, partitions = space.tile_count(tile), space.partitions(tile)
-    two = int(slots == 2 and space.needs_vector and tiles > 1)   # which step (_priced)
-    latency, dram_cycles = space.latency, space.dram_cycles
+    counts = [count for _, count, _, _ in classes]
+    tiles = sum(counts)   # (the classes share the tiles out)
+    partitions = space.partitions(tile)
+    latency2, dram_cycles = 2 * space.latency, space.dram_cycles
     worth = space.worth(tiles)
-    pieces = tuple(pieces)
     priced = [_priced(space, ext, block, nbytes, partitions, worth, pieces)
               for ext, _, block, nbytes in classes]
-    counts = [count for _, count, _, _ in classes]
-    out = []
-    for j, first in enumerate(priced[0]):   # (first: the first tile's, the most bytes)
-        total = 0.0
+    # each class's figures: (step, step with two slots, alone in, alone out, copy, last
+    # copy slice, runs); the first class's: the first tile's, the most bytes
+    ones: list[tuple[float, int, int, float]] = []
+    if tiles == 1:
+        for first in priced[0]:
+            vec = first[4]
+            total = (vec if vec > first[2] else first[2]) + first[5] + first[3] + latency2
+            ones.append((dram_cycles if dram_cycles > total else total, first[6], first[7],
+                         dram_cycles))
+        return ones, ones
+    twos: list[tuple[float, int, int, float]] = []
+    for j, first in enumerate(priced[0]):
+        total = total2 = 0.0
         for count, figures in zip(counts, priced):
-            total += count * figures[j][two]
-        step, alone_in, alone_out, vec, last, run_in, run_out = first[two], *first[2:]
-        if tiles == 1:
-            total = max(alone_in, vec) + last + alone_out + 2 * latency
-        else:  # one tile's steady step is replaced by the fill and the drain
-            total += alone_in + last + alone_out + 2 * latency - step
-        out.append((max(total, dram_cycles), run_in, run_out, dram_cycles))
-    return out
+            steps = figures[j]
+            total += count * steps[0]
+            total2 += count * steps[1]
+        # one tile's steady step is replaced by the fill and the drain
+        ends = first[2] + first[5] + first[3] + latency2
+        total += ends - first[0]
+        total2 += ends - first[1]
+        ones.append((dram_cycles if dram_cycles > total else total, first[6], first[7],
+                     dram_cycles))
+        twos.append((dram_cycles if dram_cycles > total2 else total2, first[6], first[7],
+                     dram_cycles))
+    return ones, (twos if space.needs_vector else ones)
 
 
 def _priced(space: TileSpace, ext: tuple[int, ...], block: int, nbytes: int, partitions: int,
@@ -367,8 +424,8 @@ def _priced(space: TileSpace, ext: tuple[int, ...], block: int, nbytes: int, par
     known = space._priced[key] = []
     # (the min and max below written out: the same picks, ties included, as the builtins')
     for m, q_in, q_out, run_in, run_out, (vec, last) in zip(
-            pieces, *_sliced_queue_cycles(space, ext, nbytes, pieces), copies):
-        per_piece = int(nbytes // (m * worth))
+            pieces, *_sliced_queue_cycles(space, ext, block, nbytes, pieces), copies):
+        per_piece = nbytes // (m * worth)   # (whole numbers: bytes and descriptor worth)
         if not per_piece < queues:
             per_piece = queues
         if not per_piece > 1:
@@ -398,16 +455,26 @@ def best_pieces(space: TileSpace, tile: tuple[int, ...], slots: int) -> VectorTi
     known = space._best.get((tile, slots))
     if known is not None:
         return known
-    ests = _scores(space, tile, slots, PIECES)
+    picks = space._picks.get(tile)
+    if picks is None:   # (both slot counts' picks at once: most tiles are asked both)
+        ones, twos = _slot_scores(space, tile, PIECES)
+        picks = space._picks[tile] = (_least(ones),) * 2 if ones is twos else (
+            _least(ones), _least(twos))
+    best, est = picks[slots == 2]
+    t = space.proto
+    known = space._best[tile, slots] = VectorTiling(
+        t.shape, t.perm, t.split, t.part, t.free, tile, slots, t.itemsize, PIECES[best],
+        _estimate(*est, space.hw), t.ragged)
+    return known
+
+
+def _least(ests: list[tuple[float, int, int, float]]) -> tuple[int, tuple[float, int, int, float]]:
+    """The index and figures of ``ests``' least cycles, the first among equals."""
     best = 0
     for k in range(1, len(ests)):   # (min's pick: the first of the least)
         if ests[k][0] < ests[best][0]:
             best = k
-    t = space.proto
-    known = space._best[tile, slots] = VectorTiling(
-        t.shape, t.perm, t.split, t.part, t.free, tile, slots, t.itemsize, PIECES[best],
-        _estimate(*ests[best], space.hw), t.ragged)
-    return known
+    return best, ests[best]
 
 
 __all__ = ["TileSpace", "score", "best_pieces"]
