@@ -53,6 +53,7 @@ class TileWalk:
         self.worth = descriptor_worth(hw, t.tiles, t.descriptor_share)
         self.ring = scratch_ring(t, hw) if t.two_pass else None
         self.engines = CopyBalancer(hw, t.partitions)
+        self.chains: dict[tuple, _Copy] = {}   # one-pass copies, by extent, slots and part
         self.two_pass = 0        # copies made in two passes so far
         self.carrier_width = 0   # elements per carrier the last of them used
         self.kept: dict[tuple, list] | None = None   # moves' and copies' answers, by call
@@ -120,15 +121,20 @@ class TileWalk:
                           lambda: list(self._copies(k, origin, ext, s_in, s_out, cut)))
 
     def _copies(self, k: int, origin, ext, s_in: int, s_out: int, cut):
-        t, ring, slot_elems = self.t, self.ring, self.slot_elems
+        t, ring, slot_elems, chains = self.t, self.ring, self.slot_elems, self.chains
         regions = existing_regions(t, origin, ext)
         key = ("copy", k) if cut or len(regions) > 1 else None
-        for part in (restrict(cut or (), r) for r in regions):
+        whole = regions == [()]
+        for part in (cut or (),) if whole else (restrict(cut or (), r) for r in regions):
             if part is None:
                 continue
             scratch = (ring[0] + self.two_pass % ring[2] * ring[1]) if ring else None
-            chain = _copy(self.hw, self.w.dtype, t.free, t.free_target, t.part, ext,
-                          s_in * slot_elems, s_out * slot_elems, part, scratch)
+            chain = chains.get((ext, s_in, s_out, part)) if scratch is None else None
+            if chain is None:
+                chain = _copy(self.hw, self.w.dtype, t.free, t.free_target, t.part, ext,
+                              s_in * slot_elems, s_out * slot_elems, part, scratch)
+                if scratch is None:
+                    chains[ext, s_in, s_out, part] = chain
             if len(chain.steps) > 1:
                 self.two_pass += 1
                 self.carrier_width = chain.carrier_width
@@ -255,28 +261,35 @@ def _slices(hw: Hardware, dtype: str, way: str, part: tuple[int, ...], free: tup
     chip_pstrides = (row_major_strides(tuple(ext[d] for d in part)) if part else ()) \
         + (0,) * len(free)
     dram_strides = tuple(strides[d] for d in dims)
-    item = dtype_of(dtype).itemsize
+    item, queues = dtype_of(dtype).itemsize, hw.dma.queues
     block = tuple(ext[d] for d in free)
     strides_of = dict(zip(free, row_major_strides(block)))
+    # per dim: its place among the DMA's dims and its strides there (chip, partition, DRAM)
+    at = {d: (k, chip_strides[k], chip_pstrides[k], dram_strides[k]) for k, d in enumerate(dims)}
+    full = [ext[d] for d in dims]
+    layouts: dict[tuple, _Layout] = {}   # (the slices of a tile mostly share a shape)
     out = []
     for cuts in slices_of(free, ext, pieces, fine):
         lo, hi = span_of(cuts, strides_of) if cuts else (0, math.prod(block))
         parts = []
-        for p in (restrict(cuts, r) for r in regions):
+        for p in (cuts,) if regions == ((),) else (restrict(cuts, r) for r in regions):
             if p is None:
                 continue
             chip_delta = pstart = dram_delta = 0
-            shape = [ext[d] for d in dims]
+            shape = full.copy()
             for d, a, b in p:  # both sides start at index a of dim d
-                k = dims.index(d)
-                chip_delta += a * chip_strides[k]
-                pstart += a * chip_pstrides[k]
-                dram_delta += a * dram_strides[k]
+                k, chip, partition, dram = at[d]
+                chip_delta += a * chip
+                pstart += a * partition
+                dram_delta += a * dram
                 shape[k] = b - a
             # descriptors per transfer: a share for every queue, each worth its overhead
-            count = int(max(1, min(hw.dma.queues, math.prod(shape) * item // worth)))
-            parts.append((_layout(hw, dtype, way, tuple(shape), chip_strides, chip_pstrides,
-                                  dram_strides, count), dram_delta, chip_delta, pstart))
+            key = (*shape, int(max(1, min(queues, math.prod(shape) * item // worth))))
+            layout = layouts.get(key)
+            if layout is None:
+                layout = layouts[key] = _layout(hw, dtype, way, key[:-1], chip_strides,
+                                                chip_pstrides, dram_strides, key[-1])
+            parts.append((layout, dram_delta, chip_delta, pstart))
         if parts:
             out.append((parts, lo, hi, cuts))
     return out
