@@ -335,8 +335,8 @@ class _Cut:
                                 f"{outer} does not fit the TTU although {longest} do")
             forms[length] = self.form(0, outer, length), self.form(1, outer, length)
         strides = [st or (0,) * len(shape) for _, *sts in self.sides for st in sts]
-        ranges = [(*(a * st[outer] for st in strides), *forms[min(step, shape[outer] - a)])
-                  for a in starts]
+        ranges: list[tuple] = [(*(a * st[outer] for st in strides),
+                                *forms[min(step, shape[outer] - a)]) for a in starts]
         out = []
         for idx in itertools.product(*(range(n) for n in shape[:outer])):
             so, sp, do, dp = (sum(i * st for i, st in zip(idx, sts)) for sts in strides)
