@@ -236,12 +236,8 @@ class _Cut:
         key = (side, outer, length)
         if key not in self._forms:
             memory, strides, pstrides = self.sides[side]
-            try:
-                self._forms[key] = _Form(memory, (length, *self.shape[outer + 1:]),
-                                         strides[outer:], pstrides[outer:], self.row,
-                                         self.max_dims, self.width_bits)
-            except PlanError:
-                self._forms[key] = None
+            self._forms[key] = _form(memory, (length, *self.shape[outer + 1:]), strides[outer:],
+                                     pstrides[outer:], self.row, self.max_dims, self.width_bits)
         return self._forms[key]
 
     def fits(self, outer: int, length: int) -> bool:
@@ -292,10 +288,11 @@ class _Cut:
         plan = self.plan(pieces, hw)
         if key not in self._structures:
             self._structures[key] = [(fs, fd, dtype) for _, _, fs, _, _, fd in plan]
-        item = dtype_of(dtype).itemsize
-        return self._structures[key], [QueueBalancer.cycles(hw, _chunk(fs, fd, item),
-                                                            fs.size * item)
-                                        for _, _, fs, _, _, fd in plan]
+        item, priced = dtype_of(dtype).itemsize, {}   # (a plan has a few pairs of forms)
+        for _, _, fs, _, _, fd in plan:
+            if (fs, fd) not in priced:
+                priced[fs, fd] = QueueBalancer.cycles(hw, _chunk(fs, fd, item), fs.size * item)
+        return self._structures[key], [priced[fs, fd] for _, _, fs, _, _, fd in plan]
 
     def plan(self, pieces: int, hw: Hardware) -> list:
         """``(src offset, src partition, src form, dst offset, dst partition, dst form)``
@@ -329,14 +326,21 @@ class _Cut:
                 f"{hw.name} (dma.max_dims = {self.max_dims} and dma.ttu_width_bits = "
                 f"{self.width_bits} bound one descriptor's walk), more than the "
                 f"{MAX_DESCRIPTORS:,} a plan may hold; use wider TTU registers or more dims")
+        # every step of the outer loop cuts dim outer alike: its ranges' forms and
+        # offsets (as descriptor() gives them) worked out once
+        starts, forms = range(0, shape[outer], step), {}
+        for length in dict.fromkeys(min(step, shape[outer] - a) for a in starts):
+            if not self.fits(outer, length):
+                raise PlanError(f"internal: a descriptor of {length} indices of dim "
+                                f"{outer} does not fit the TTU although {longest} do")
+            forms[length] = self.form(0, outer, length), self.form(1, outer, length)
+        strides = [st or (0,) * len(shape) for _, *sts in self.sides for st in sts]
+        ranges: list[tuple] = [(*(a * st[outer] for st in strides),
+                                *forms[min(step, shape[outer] - a)]) for a in starts]
         out = []
         for idx in itertools.product(*(range(n) for n in shape[:outer])):
-            for start in range(0, shape[outer], step):
-                length = min(step, shape[outer] - start)
-                if not self.fits(outer, length):
-                    raise PlanError(f"internal: a descriptor of {length} indices of dim "
-                                    f"{outer} does not fit the TTU although {longest} do")
-                out.append(self.descriptor(idx, start, start + length))
+            so, sp, do, dp = (sum(i * st for i, st in zip(idx, sts)) for sts in strides)
+            out += [(so + a, sp + b, fs, do + c, dp + d, fd) for a, b, c, d, fs, fd in ranges]
         self._plans[pieces] = out
         return out
 
@@ -346,73 +350,13 @@ def _cut(shape, src, dst, row: int, max_dims: int, width_bits: int) -> _Cut:
     return _Cut(shape, src, dst, row, max_dims, width_bits)
 
 
-
-
-def _refine(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
-    """The coarsest shape that both ``a`` and ``b`` reshape into by splitting dims (as
-    NumPy reshapes row-major), or None when a dim of one straddles two of the other.
-
-    >>> _refine((6, 4), (2, 3, 4)), _refine((4, 6), (6, 4))
-    ((2, 3, 4), None)
-    """
-    left, right = [n for n in a if n != 1], [n for n in b if n != 1]
-    out: list[int] = []
-    while left and right:
-        x, y = left.pop(), right.pop()
-        small, big = min(x, y), max(x, y)
-        if big % small:
-            return None
-        out.append(small)
-        if big > small:
-            (left if x > y else right).append(big // small)
-    if left or right:
+@lru_cache(maxsize=1 << 12)
+def _form(*side) -> _Form | None:
+    """The :class:`_Form` of a side (None: it has no Ref), one object for every cut."""
+    try:
+        return _Form(*side)
+    except PlanError:
         return None
-    return tuple(reversed(out)) or (1,)
-
-
-def _side_over(ref: Ref, shape: tuple[int, ...]) -> Side | None:
-    """``ref`` as a :class:`Side` over ``shape`` (a refinement of its logical shape)."""
-    dims = [(n, 0, st) for n, st in zip(ref.pattern.shape, ref.pattern.strides) if n != 1]
-    if ref.on_chip:
-        if ref.memory != "sbuf":
-            return None
-        if ref.partitions != 1:
-            dims.insert(0, (ref.partitions, 1, 0))
-    strides, pstrides = [], []
-    for n in reversed(shape):
-        size, pst, st = dims.pop()
-        if size != n:  # split: the inner part keeps the stride, the outer part scales it
-            dims.append((size // n, pst * n, st * n))
-        strides.append(st)
-        pstrides.append(pst)
-    strides.reverse()
-    pstrides.reverse()
-    if ref.on_chip:
-        return Side.sbuf(strides, ref.pattern.offset, pstrides, ref.partition_start)
-    return Side.dram(ref.tensor, strides, ref.pattern.offset)  # type: ignore[arg-type]
-
-
-def fitted_pairs(src: Ref, dst: Ref, hw: Hardware) -> list[tuple[Ref, Ref]]:
-    """One DMA ``src -> dst`` as descriptors the TTU can walk: the pair itself when both
-    sides fit (:func:`fits_ttu`), else cut as :func:`descriptors` cuts a transfer.
-
-    >>> from strider import AccessPattern
-    >>> hw = Hardware.preset("tiny")                    # 16-bit TTU registers
-    >>> src = Ref.dram("x", AccessPattern((40, 8), (1000, 1), 0), "int8")
-    >>> dst = Ref.sbuf(0, 8, AccessPattern((40,), (1,), 0), "int8")
-    >>> [s.describe() for s, d in fitted_pairs(src, dst, hw)]
-    ['dram:x[20,8]/(1000,1)+0', 'dram:x[20,8]/(1000,1)+20000']
-    """
-    if fits_ttu(src, hw) and fits_ttu(dst, hw):
-        return [(src, dst)]
-    shape = _refine(tuple(n for n in src.shape if n != 1), tuple(n for n in dst.shape if n != 1))
-    src_side = dst_side = None
-    if shape is not None:
-        src_side, dst_side = _side_over(src, shape), _side_over(dst, shape)
-    if shape is None or src_side is None or dst_side is None:
-        raise PlanError(f"internal: cannot cut the DMA {src.describe()} -> {dst.describe()} "
-                        "into descriptors")
-    return descriptors(Transfer(shape, src.dtype, src_side, dst_side), hw)
 
 
 class QueueBalancer:
@@ -497,4 +441,4 @@ def element_values(ref: Ref, group: int) -> Ref:
 
 __all__ = ["QueueBalancer", "element_values", "Side", "Transfer", "descriptors",
            "costed_descriptors", "placed_descriptors", "Placed", "cut_of", "placed",
-           "fits_ttu", "fitted_pairs"]
+           "fits_ttu"]

@@ -48,7 +48,7 @@ from ..limits import MAX_DESCRIPTORS
 from ..plan import PermuteRequest, Plan
 from ..program.core import Program, Ref
 from ..program.descriptor_fit import ttu_problem
-from ._descriptors import fitted_pairs
+from ._fitted import fitted_pairs
 from ._groups import coalesce_permutation
 from ._working import make_plan
 

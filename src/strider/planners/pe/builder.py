@@ -20,7 +20,8 @@ from ...program.core import Program, Ref
 from ...program.instructions import DmaCopy, Instruction
 from ...program.sketch import Sketch
 from ...program.structure import scalar_names, structure_of
-from .._descriptors import QueueBalancer, element_values, fits_ttu, fitted_pairs
+from .._descriptors import QueueBalancer, element_values, fits_ttu
+from .._fitted import fitted_pairs
 
 _place = itemgetter(0, 1)   # an operand structure's memory and tensor
 

@@ -63,13 +63,15 @@ def program_floor(t: VectorTiling, w: Working, hw: Hardware,
         s_in, s_out = slot_pair(t, k)
         ins = walk.moves("in", origin, ext, s_in)
         for way, slices in (("in", ins), ("out", walk.moves("out", origin, ext, s_out))):
-            for parts, *_ in slices:
-                for placing in parts:
+            least = quickest[way]
+            for slice_ in slices:
+                for placing in slice_[0]:   # (its parts)
                     layout = placing.layout
                     if layout.cycles:
                         busy += layout.busy
                         length += len(layout.cycles)
-                        quickest[way] = min(quickest[way], layout.quickest)
+                        least = min(least, layout.quickest)
+            quickest[way] = least
         if t.needs_vector:
             cuts = walk.drain_cuts(ext) if walk.drains(k, len(boxes)) else [c for *_, c in ins]
             for cut in cuts:

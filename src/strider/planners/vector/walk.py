@@ -53,6 +53,8 @@ class TileWalk:
         self.worth = descriptor_worth(hw, t.tiles, t.descriptor_share)
         self.ring = scratch_ring(t, hw) if t.two_pass else None
         self.engines = CopyBalancer(hw, t.partitions)
+        # the copies' parts (_part_of) and their one-pass chains at 0, by extent and part
+        self.parts: dict[tuple, tuple] = {}
         self.two_pass = 0        # copies made in two passes so far
         self.carrier_width = 0   # elements per carrier the last of them used
         self.kept: dict[tuple, list] | None = None   # moves' and copies' answers, by call
@@ -123,16 +125,44 @@ class TileWalk:
         t, ring, slot_elems = self.t, self.ring, self.slot_elems
         regions = existing_regions(t, origin, ext)
         key = ("copy", k) if cut or len(regions) > 1 else None
-        for part in (restrict(cut or (), r) for r in regions):
+        whole = regions == [()]
+        for part in (cut or (),) if whole else (restrict(cut or (), r) for r in regions):
             if part is None:
                 continue
             scratch = (ring[0] + self.two_pass % ring[2] * ring[1]) if ring else None
-            chain = _copy(self.hw, self.w.dtype, t.free, t.free_target, t.part, ext,
-                          s_in * slot_elems, s_out * slot_elems, part, scratch)
+            chain = self._copy(ext, s_in * slot_elems, s_out * slot_elems, part, scratch)
             if len(chain.steps) > 1:
                 self.two_pass += 1
                 self.carrier_width = chain.carrier_width
             yield self.engines.pick_chain(chain.costs), chain, key
+
+    def _copy(self, ext, src_base: int, dst_base: int, part: tuple[tuple[int, int, int], ...],
+              scratch: int | None) -> _Copy:
+        """The :class:`_Copy` of slice part ``part`` of a tile of extents ``ext`` from the
+        in-slot at element ``src_base`` to the out-slot at ``dst_base``. In one pass it is
+        the copy of its shape at 0, moved (the slices of a tile alike but for the last): a
+        pass's walk and structure do not depend on the offsets
+        (:func:`~.two_pass.copy_chain`; two passes' carriers do)."""
+        hw, dtype, t, key = self.hw, self.w.dtype, self.t, (ext, part)
+        got = self.parts.get(key)   # (tiles of one extent: the same parts)
+        if got is None:
+            got = self.parts[key] = _part_of(t.free, t.free_target, t.part, ext, part), None
+        (cut, src_strides, dst_strides, src_at, dst_at, rows), at_zero = got
+        src_base += src_at
+        dst_base += dst_at
+        if scratch is not None:
+            return _chained(hw, dtype, cut, src_strides, dst_strides, rows, src_base, dst_base,
+                            scratch)
+        if at_zero is None:
+            at_zero = _chained(hw, dtype, cut, src_strides, dst_strides, rows, 0, 0, None)
+            self.parts[key] = got[0], at_zero
+        if not src_base and not dst_base:
+            return at_zero
+        moved = (src_base, dst_base)
+        return _Copy([Step(step.src, step.dst, step.width,
+                           (step.reads[0] + src_base, step.reads[1] + src_base),
+                           (step.writes[0] + dst_base, step.writes[1] + dst_base), step.keys,
+                           moved) for step in at_zero.steps], at_zero.costs, at_zero.carrier_width)
 
 
 class _Layout(NamedTuple):
@@ -255,28 +285,35 @@ def _slices(hw: Hardware, dtype: str, way: str, part: tuple[int, ...], free: tup
     chip_pstrides = (row_major_strides(tuple(ext[d] for d in part)) if part else ()) \
         + (0,) * len(free)
     dram_strides = tuple(strides[d] for d in dims)
-    item = dtype_of(dtype).itemsize
+    item, queues = dtype_of(dtype).itemsize, hw.dma.queues
     block = tuple(ext[d] for d in free)
     strides_of = dict(zip(free, row_major_strides(block)))
+    # per dim: its place among the DMA's dims and its strides there (chip, partition, DRAM)
+    at = {d: (k, chip_strides[k], chip_pstrides[k], dram_strides[k]) for k, d in enumerate(dims)}
+    full = [ext[d] for d in dims]
+    layouts: dict[tuple, _Layout] = {}   # (the slices of a tile mostly share a shape)
     out = []
     for cuts in slices_of(free, ext, pieces, fine):
         lo, hi = span_of(cuts, strides_of) if cuts else (0, math.prod(block))
         parts = []
-        for p in (restrict(cuts, r) for r in regions):
+        for p in (cuts,) if regions == ((),) else (restrict(cuts, r) for r in regions):
             if p is None:
                 continue
             chip_delta = pstart = dram_delta = 0
-            shape = [ext[d] for d in dims]
+            shape = full.copy()
             for d, a, b in p:  # both sides start at index a of dim d
-                k = dims.index(d)
-                chip_delta += a * chip_strides[k]
-                pstart += a * chip_pstrides[k]
-                dram_delta += a * dram_strides[k]
+                k, chip, partition, dram = at[d]
+                chip_delta += a * chip
+                pstart += a * partition
+                dram_delta += a * dram
                 shape[k] = b - a
             # descriptors per transfer: a share for every queue, each worth its overhead
-            count = int(max(1, min(hw.dma.queues, math.prod(shape) * item // worth)))
-            parts.append((_layout(hw, dtype, way, tuple(shape), chip_strides, chip_pstrides,
-                                  dram_strides, count), dram_delta, chip_delta, pstart))
+            key = (*shape, int(max(1, min(queues, math.prod(shape) * item // worth))))
+            layout = layouts.get(key)
+            if layout is None:
+                layout = layouts[key] = _layout(hw, dtype, way, key[:-1], chip_strides,
+                                                chip_pstrides, dram_strides, key[-1])
+            parts.append((layout, dram_delta, chip_delta, pstart))
         if parts:
             out.append((parts, lo, hi, cuts))
     return out
@@ -298,36 +335,11 @@ def _layout(hw: Hardware, dtype: str, way: str, shape: tuple[int, ...],
                            busy=sum(cycles), quickest=min(cycles))
 
 
-def _copy(hw: Hardware, dtype: str, free: tuple[int, ...], free_t: tuple[int, ...],
-          part_dims: tuple[int, ...], ext: tuple[int, ...], src_base: int, dst_base: int,
-          part: tuple[tuple[int, int, int], ...], scratch: int | None) -> _Copy:
-    """The :class:`_Copy` of slice part ``part`` of a tile of extents ``ext`` from the
-    in-slot at element ``src_base`` to the out-slot at ``dst_base``. In one pass it is
-    the copy of its shape at 0, moved (the slices of a tile alike but for the last): a
-    pass's walk and structure do not depend on the offsets
-    (:func:`~.two_pass.copy_chain`; two passes' carriers do)."""
-    cut, src_strides, dst_strides, src_at, dst_at, rows = _part_of(free, free_t, part_dims,
-                                                                   ext, part)
-    src_base += src_at
-    dst_base += dst_at
-    if scratch is not None:
-        return _chained(hw, dtype, cut, src_strides, dst_strides, rows, src_base, dst_base,
-                        scratch)
-    at_zero = _chained(hw, dtype, cut, src_strides, dst_strides, rows, 0, 0, None)
-    if not src_base and not dst_base:
-        return at_zero
-    moved = (src_base, dst_base)
-    return _Copy([Step(step.src, step.dst, step.width,
-                        (step.reads[0] + src_base, step.reads[1] + src_base),
-                        (step.writes[0] + dst_base, step.writes[1] + dst_base), step.keys, moved)
-                  for step in at_zero.steps], at_zero.costs, at_zero.carrier_width)
-
-
 @lru_cache(maxsize=_KEPT)
 def _part_of(free: tuple[int, ...], free_t: tuple[int, ...], part_dims: tuple[int, ...],
              ext: tuple[int, ...], part: tuple[tuple[int, int, int], ...]
              ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], int, int, int]:
-    """The copy of slice part ``part`` of a tile of extents ``ext`` (:func:`_copy`): its
+    """The copy of slice part ``part`` of a tile of extents ``ext`` (:meth:`TileWalk._copy`): its
     shape, its source and destination strides, where it starts in the in-slot and in
     the out-slot, and its partitions."""
     pos = {d: i for i, d in enumerate(free)}
