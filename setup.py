@@ -69,13 +69,12 @@ class BuildSharedLibrary(build_ext):
         compiled = [ext for ext in self.extensions if ext not in mine]
         self.extensions = mine
         super().build_extensions()
-        built = []
         try:
             for ext in compiled:
-                built.append(self.get_ext_fullpath(ext.name))
                 self.build_extension(ext)
         except Exception as exc:   # (a compiler error of any kind: pure Python then)
-            for path in built:
+            for ext in compiled:   # (every one: an earlier build's too)
+                path = self.get_ext_fullpath(ext.name)
                 if os.path.exists(path):
                     os.remove(path)
             print(f"strider: building the compiled modules failed ({exc}); installing "
