@@ -1,9 +1,16 @@
-"""Build hook: the optional compiled kernels -- ``strider.host.permute``'s blocked copy and
-the simulator's scheduler loop (``strider.sim.scheduler``).
+"""Build hook: the optional compiled parts.
 
-Both are plain C loaded with ctypes (no Python or NumPy headers needed). They are
-optional extensions: without a working C compiler the install still succeeds, and
-``strider.host`` falls back to NumPy block copies, the scheduler to its Python loop,
+- Two C kernels: ``strider.host.permute``'s blocked copy and the simulator's scheduler
+  loop (``strider.sim.scheduler``), plain C loaded with ctypes (no Python or NumPy
+  headers needed).
+- The planners' hot modules (:data:`COMPILED`), compiled from their Python source by
+  mypyc (part of mypy): the same code, run as C. A wheel build only (``pip install .``):
+  an editable install (``pip install -e .``) stays pure Python, so that an edited
+  module is never shadowed by a stale build of it; ``STRIDER_PURE_PYTHON=1`` turns it
+  off too.
+
+All are optional: without a working C compiler (or mypyc) the install still succeeds,
+and the package runs as pure Python (NumPy block copies, the scheduler's Python loop),
 with identical results.
 """
 
@@ -13,13 +20,66 @@ import sys
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-
 #: Each kernel's module path (its library is NAME.native.so beside the package's modules).
 KERNELS = {"_kernel": ["strider", "host"], "_scheduler": ["strider", "sim"]}
 
 
+#: The modules mypyc compiles (src/strider/...): the planners' inner loops -- the
+#: vector search's ranking, tile walk, hazard log and emission, the copy balance and
+#: the sketches they build. Each must keep to what mypyc compiles (see
+#: docs/development.md); tests/test_compiled.py checks the list.
+COMPILED = [
+    "planners/vector/score.py", "planners/vector/ranking.py",
+    "planners/vector/candidates.py", "planners/vector/walk.py",
+    "planners/vector/hazards.py", "planners/vector/pipeline.py",
+    "planners/vector/floors.py", "planners/vector/tiling.py", "planners/vector/boxes.py",
+    "planners/vector/slicing.py", "planners/_copy_engines.py", "program/sketch.py",
+]
+
+
+def compiled_modules():
+    """mypyc's extensions of :data:`COMPILED`, or none: an editable install, on request
+    (``STRIDER_PURE_PYTHON``), on Windows, or where mypyc is not there."""
+    if ("editable_wheel" in sys.argv or os.environ.get("STRIDER_PURE_PYTHON")
+            or sys.platform == "win32"):
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError:
+        return []
+    # -ffp-contract=off: no fused multiply-adds, so the floats are bit for bit Python's
+    # mypy's checks as mypyc needs them, not the project's (tests/test_typing runs
+    # those): the build's isolated environment has no NumPy, its types are Any here
+    flags = ["--config-file=", "--ignore-missing-imports", "--no-warn-unused-ignores",
+             "--check-untyped-defs"]
+    extensions = mypycify(flags + [os.path.join("src", "strider", path) for path in COMPILED],
+                          opt_level="3")
+    for ext in extensions:
+        ext.extra_compile_args = [*ext.extra_compile_args, "-ffp-contract=off"]
+    return extensions
+
+
 class BuildSharedLibrary(build_ext):
-    """Names the kernels like plain libraries (they are not importable modules)."""
+    """Names the kernels like plain libraries (they are not importable modules), and
+    builds mypyc's modules all or none (a module whose shared library failed to build
+    would not import)."""
+
+    def build_extensions(self):
+        mine = [ext for ext in self.extensions if ext.name.split(".")[-1] in KERNELS]
+        compiled = [ext for ext in self.extensions if ext not in mine]
+        self.extensions = mine
+        super().build_extensions()
+        try:
+            for ext in compiled:
+                self.build_extension(ext)
+        except Exception as exc:   # (a compiler error of any kind: pure Python then)
+            for ext in compiled:   # (every one: an earlier build's too)
+                path = self.get_ext_fullpath(ext.name)
+                if os.path.exists(path):
+                    os.remove(path)
+            print(f"strider: building the compiled modules failed ({exc}); installing "
+                  "them as pure Python", file=sys.stderr)
+        self.extensions = mine + compiled
 
     def get_ext_filename(self, fullname):
         # called with the full dotted name and with its last part only
@@ -50,6 +110,6 @@ scheduler = Extension(
 )
 
 setup(
-    ext_modules=[kernel, scheduler] if sys.platform != "win32" else [],
+    ext_modules=([kernel, scheduler] if sys.platform != "win32" else []) + compiled_modules(),
     cmdclass={"build_ext": BuildSharedLibrary},
 )

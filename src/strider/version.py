@@ -14,12 +14,15 @@ Examples
 '0.1.0'
 >>> len(code_hash()), code_hash() == code_hash()
 (16, True)
+>>> build().startswith(("pure Python", "compiled:"))
+True
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.machinery
 from pathlib import Path
 
 __version__ = "0.1.0"
@@ -40,4 +43,26 @@ def tree_hash(root: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-__all__ = ["__version__", "code_hash", "tree_hash"]
+def compiled_modules() -> list[str]:
+    """The package's modules installed compiled (by mypyc: a build beside their Python
+    source, which the import system takes first), dotted, sorted. None in an editable
+    install or a pure-Python one (see setup.py)."""
+    root = Path(__file__).resolve().parent
+    found = []
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        for path in root.rglob(f"*{suffix}"):
+            source = path.with_name(path.name[:-len(suffix)] + ".py")
+            if source.exists():
+                parts = source.relative_to(root.parent).with_suffix("").parts
+                found.append(".".join(parts))
+    return sorted(set(found))
+
+
+def build() -> str:
+    """What runs: ``"pure Python"``, or how many modules are compiled (for a benchmark's
+    record: compiled planners plan faster)."""
+    compiled = compiled_modules()
+    return f"compiled: {len(compiled)} modules (mypyc)" if compiled else "pure Python"
+
+
+__all__ = ["__version__", "build", "code_hash", "compiled_modules", "tree_hash"]

@@ -36,6 +36,7 @@ import sys
 import time
 from typing import Any, NamedTuple
 
+from ..version import build
 from ._args import (
     conclude,
     hardware_type,
@@ -185,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     if not groups:
         print("nothing to plan: give --random N or leave out --skip-suite")
         return 0
+    print(f"planners: {build()}")
     results = [table(title, rows, args.quick) for title, rows in groups]
     return conclude(results, args.quick, lead="\n")
 

@@ -121,6 +121,6 @@ def _error(command: str, exc: StriderError) -> None:
 
 
 def _version() -> str:
-    from ..version import __version__
+    from ..version import __version__, build
 
-    return f"strider {__version__}"
+    return f"strider {__version__} ({build()})"

@@ -7,7 +7,7 @@ their slices, layouts and copies are worked out once and kept."""
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING, NamedTuple
 
 from ...access_pattern import AccessPattern, row_major_strides
@@ -244,7 +244,7 @@ class Step(NamedTuple):
 
     def maker(self, engine: str, deps):
         """:meth:`instruction`, when called."""
-        return lambda: self.instruction(engine, deps)
+        return partial(self.instruction, engine, deps)
 
 
 class _Copy(NamedTuple):
