@@ -9,7 +9,7 @@ structure (a :class:`Fit`)."""
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, partial
 from operator import itemgetter
 from typing import Callable
 
@@ -17,7 +17,7 @@ from ...access_pattern import AccessPattern
 from ...hardware.description import Hardware
 from ...operands import unchecked_maker
 from ...program.core import Program, Ref
-from ...program.instructions import DmaCopy, Instruction
+from ...program.instructions import DmaCopy, Instruction, dma_engine
 from ...program.sketch import Sketch
 from ...program.structure import scalar_names, structure_of
 from .._descriptors import QueueBalancer, element_values, fits_ttu, fitted_pairs
@@ -36,6 +36,22 @@ def _maker(cls: type[Instruction]) -> Callable[..., Instruction]:
     return unchecked_maker(cls, names + scalar_names(cls))  # type: ignore[arg-type]  # mypy#11470
 
 
+def operand_ref(operand: tuple, offset: int) -> Ref:
+    """The Ref of ``operand`` (a structure, as :meth:`InstructionBuilder.put` takes it) at
+    ``offset``."""
+    memory, tensor, start, partitions, shape, strides, dtype = operand
+    pattern = AccessPattern.unchecked(shape, strides, offset)
+    if memory == "dram":
+        return Ref.unchecked(memory, pattern, dtype, tensor, start, partitions)
+    return Ref(memory, pattern, dtype, tensor, start, partitions)
+
+
+def _instruction(cls: type[Instruction], scalars: tuple, operands: tuple[tuple, ...],
+                 offsets: tuple[int, ...], deps: tuple[int, ...]) -> Instruction:
+    """An instruction of ``cls`` (see :meth:`InstructionBuilder.put`) without a label."""
+    return _maker(cls)(deps, "", *map(operand_ref, operands, offsets), *scalars)  # type: ignore[arg-type]  # mypy#11470
+
+
 class Form:
     """An instruction of ``cls`` offsets aside, as :meth:`InstructionBuilder.put` takes
     it: its ``scalars`` (the values of :func:`~strider.program.structure.scalar_names`),
@@ -43,11 +59,14 @@ class Form:
     and its structure ``key``; in a sketch, the index of its structure there (found
     once: a block's forms recur in every block of its shape)."""
 
-    __slots__ = ("cls", "scalars", "operands", "key", "sketch", "e", "make", "known")
+    __slots__ = ("cls", "scalars", "operands", "key", "engine", "sketch", "e", "make", "known")
 
     def __init__(self, cls: type[Instruction], scalars: tuple, *operands: tuple) -> None:
         self.cls, self.scalars, self.operands = cls, scalars, operands
         self.key = structure_of(cls, scalars, *operands)
+        # its engine where its class alone says (a sketch then builds its representative
+        # only when asked: the estimate asks only for structures it has not priced)
+        self.engine: str | None = cls.engine_kind or None
         self.sketch: Sketch | None = None   # the sketch whose structure e is
         self.e = 0
         self.make: Callable[..., Instruction] | None = None   # for a program (see put)
@@ -129,7 +148,7 @@ class InstructionBuilder:
             if e is None:   # (a sketch's representative costs as any of its structure)
                 e = fit.es[q] = sketch.structure(
                     structure_of(DmaCopy, (q,), src, dst),
-                    lambda: DmaCopy(queue=q, src=fit.s, dst=fit.d, deps=deps))
+                    partial(DmaCopy, queue=q, src=fit.s, dst=fit.d, deps=deps), dma_engine(q))
             return [sketch.add_row(e, deps)]
         s, d = self.ref(src, src_at), self.ref(dst, dst_at)
         if self.group > 1:  # an element is `group` values in a row: walk the values
@@ -175,8 +194,8 @@ class InstructionBuilder:
         """The index in ``sketch`` of ``form``'s structure, made (by this instruction, at
         ``offsets`` with ``deps``) where it is the first."""
         if form.sketch is not sketch:
-            form.e = sketch.structure(form.key, lambda: self.instruction(
-                form.cls, form.scalars, form.operands, offsets, deps))
+            form.e = sketch.structure(form.key, partial(
+                _instruction, form.cls, form.scalars, form.operands, offsets, deps), form.engine)
             form.sketch = sketch
         return form.e
 
@@ -184,13 +203,6 @@ class InstructionBuilder:
         """The id the next instruction takes."""
         program = self.program
         return len(program) if isinstance(program, Sketch) else len(program.instructions)
-
-    def instruction(self, cls: type[Instruction], scalars: tuple, operands: tuple[tuple, ...],
-                    offsets: tuple[int, ...], deps: tuple[int, ...]) -> Instruction:
-        """An instruction of ``cls`` (see :meth:`put`) without a label; its operands:
-        :meth:`ref`."""
-        return _maker(cls)(deps, "", *map(self.ref, operands, offsets),  # type: ignore[arg-type]  # mypy#11470
-                           *scalars)
 
     def ref(self, operand: tuple, offset: int) -> Ref:
         """The Ref of ``operand`` (a structure) at ``offset``: on chip, the one made
@@ -203,12 +215,9 @@ class InstructionBuilder:
                 return ref
             if len(refs) >= 1 << 16:
                 refs.clear()
-        memory, tensor, start, partitions, shape, strides, dtype = operand
-        pattern = AccessPattern.unchecked(shape, strides, offset)
-        if memory == "dram":
-            return Ref.unchecked(memory, pattern, dtype, tensor, start, partitions)
-        ref = refs[operand, offset] = Ref(memory, pattern, dtype, tensor, start, partitions)
-        return ref
+            ref = refs[operand, offset] = operand_ref(operand, offset)
+            return ref
+        return operand_ref(operand, offset)
 
 
 __all__ = ["Fit", "Form", "InstructionBuilder"]
