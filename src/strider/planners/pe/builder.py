@@ -96,6 +96,7 @@ class InstructionBuilder:
         self.program: Program | Sketch = program
         self.hw, self.group = hw, group
         self.sketching: Sketch | None = None   # the sketch added to (see put)
+        self.taken: list = program.instructions   # one per id taken (the next: its length)
         self.refs: dict[tuple, Ref] = {}   # the on-chip operands made so far (see ref)
         self.fits: dict[tuple, Fit] = {}   # DMAs by structure (see fit)
         self.known: set[tuple] = set()   # kinds of instruction the program has taken (see put)
@@ -104,6 +105,7 @@ class InstructionBuilder:
     def into_sketch(self) -> Sketch:
         """Add to a new :class:`~strider.program.sketch.Sketch` from now on; it."""
         sketch = self.program = self.sketching = Sketch()
+        self.taken = sketch.ent
         return sketch
 
     def fit(self, src: tuple, src_at: int, dst: tuple, dst_at: int) -> Fit:
@@ -198,11 +200,6 @@ class InstructionBuilder:
                 _instruction, form.cls, form.scalars, form.operands, offsets, deps), form.engine)
             form.sketch = sketch
         return form.e
-
-    def next_id(self) -> int:
-        """The id the next instruction takes."""
-        program = self.program
-        return len(program) if isinstance(program, Sketch) else len(program.instructions)
 
     def ref(self, operand: tuple, offset: int) -> Ref:
         """The Ref of ``operand`` (a structure) at ``offset``: on chip, the one made
