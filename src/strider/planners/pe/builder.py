@@ -9,7 +9,7 @@ structure (a :class:`Fit`)."""
 
 from __future__ import annotations
 
-from functools import cache, partial
+from functools import cache, lru_cache, partial
 from operator import itemgetter
 from typing import Callable
 
@@ -73,16 +73,25 @@ class Form:
         self.known: InstructionBuilder | None = None   # whose program has taken its kind
 
 
+@lru_cache(maxsize=1 << 14)
+def _side(operand: tuple, hw: Hardware) -> tuple[bool, int, int]:
+    """Of a DMA side ``operand`` (a structure, as :meth:`InstructionBuilder.put` takes
+    it): whether it fits a queue's TTU as one descriptor, its longest run and its bytes
+    -- whatever its offset."""
+    ref = operand_ref(operand, 0)
+    return fits_ttu(ref, hw), ref.run_bytes, ref.nbytes
+
+
 class Fit:
     """A DMA's operand structures ``(src, dst)`` as :meth:`InstructionBuilder.dma` weighs
     them, offsets aside: ``one`` (as one descriptor, it fits the TTU), the ``cycles`` it
-    keeps a queue, and for a sketch the Refs of its first (``s``, ``d``: the first on
-    each queue stands in with them) and per queue its structure's index there."""
+    keeps a queue, and for a sketch the offsets of its first (``at``: the first on each
+    queue stands in with its Refs) and per queue its structure's index there."""
 
-    __slots__ = ("one", "cycles", "s", "d", "forms", "sketch", "es")
+    __slots__ = ("one", "cycles", "at", "forms", "sketch", "es")
 
-    def __init__(self, one: bool, cycles: float, s: Ref, d: Ref, queues: int) -> None:
-        self.one, self.cycles, self.s, self.d = one, cycles, s, d
+    def __init__(self, one: bool, cycles: float, at: tuple[int, int], queues: int) -> None:
+        self.one, self.cycles, self.at = one, cycles, at
         self.forms: list[Form | None] = [None] * queues   # DmaCopy per queue (a program's)
         self.sketch: Sketch | None = None
         self.es: list[int | None] = [None] * queues
@@ -111,16 +120,19 @@ class InstructionBuilder:
     def fit(self, src: tuple, src_at: int, dst: tuple, dst_at: int) -> Fit:
         """The :class:`Fit` of a DMA from operand ``src`` at ``src_at`` to ``dst`` at
         ``dst_at`` (structures, as :meth:`put` takes them; patterns in elements), worked
-        out once per structure (its Refs at these offsets, the first's)."""
+        out once per structure (these offsets the first's)."""
         fit = self.fits.get((src, dst))
         if fit is None:   # (whether it fits, the cycles it keeps a queue, offsets aside)
             if len(self.fits) >= 1 << 12:
                 self.fits = {}   # (a new dict: see dma's held)
-            s, d = self.ref(src, src_at), self.ref(dst, dst_at)
-            one = self.group == 1 and fits_ttu(s, self.hw) and fits_ttu(d, self.hw)
-            cycles = (QueueBalancer.cycles(self.hw, min(s.run_bytes, d.run_bytes), s.nbytes)
-                      if one else 0.0)
-            fit = self.fits[src, dst] = Fit(one, cycles, s, d, len(self.all_queues))
+            one, cycles = False, 0.0
+            if self.group == 1:
+                fits_s, run_s, nbytes = _side(src, self.hw)
+                fits_d, run_d, _ = _side(dst, self.hw)
+                one = fits_s and fits_d
+                if one:
+                    cycles = QueueBalancer.cycles(self.hw, min(run_s, run_d), nbytes)
+            fit = self.fits[src, dst] = Fit(one, cycles, (src_at, dst_at), len(self.all_queues))
         return fit
 
     def dma(self, src: tuple, src_at: int, dst: tuple, dst_at: int, deps: tuple[int, ...],
@@ -150,7 +162,7 @@ class InstructionBuilder:
             if e is None:   # (a sketch's representative costs as any of its structure)
                 e = fit.es[q] = sketch.structure(
                     structure_of(DmaCopy, (q,), src, dst),
-                    partial(DmaCopy, queue=q, src=fit.s, dst=fit.d, deps=deps), dma_engine(q))
+                    partial(_instruction, DmaCopy, (q,), (src, dst), fit.at, deps), dma_engine(q))
             return [sketch.add_row(e, deps)]
         s, d = self.ref(src, src_at), self.ref(dst, dst_at)
         if self.group > 1:  # an element is `group` values in a row: walk the values
