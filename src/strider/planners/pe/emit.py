@@ -23,15 +23,13 @@ from ...program.sketch import Sketch
 from .._copy_engines import CopyBalancer
 from .._lookahead import Lookahead
 from .batch_runs import batch_runs
-from .builder import Form, InstructionBuilder
+from .builder import InstructionBuilder
 from .geometry import BlockGeometry
 from .layout import TurnedColumns, turned_columns
 from .tiling import (
     DESCRIPTOR_AMORTISATION,
     PeTiling,
     TransposeView,
-    block_chunks,
-    interleave,
     turned_chunks,
 )
 
@@ -148,10 +146,12 @@ class Emitter(InstructionBuilder, BlockGeometry):
                 off = self.in_offset(slot, gi, bb0)
                 got: list[int] = []
                 deps = tuple(readers.get(gi, ()))
-                for src, at, dst, first, held in self.load_pieces(gi, row0, k, nbm, stride,
-                                                                  cols, block["first"]):
-                    got.extend(self.dma(src, base + at, dst, off, deps, None if sketching else (
-                        lambda: f"load {block['name']} batch {b} rows {first}.."), held))
+                row, at0, pieces = self.load_pieces(gi, row0, k, nbm, stride, cols,
+                                                    block["first"])
+                at0 += base
+                for src, at, dst, first, held in pieces:
+                    got.extend(self.dma(src, at0 + at, dst, off, deps, None if sketching else partial(
+                        "load {} batch {} rows {}..".format, block["name"], b, row + first), held))
                 for bb in range(bb0, bb0 + nbm):
                     ids[gi, bb] = got
         return ids
@@ -269,7 +269,7 @@ class Emitter(InstructionBuilder, BlockGeometry):
         share, at, col, walk, bands = self.chunk_form(block, chunk)
         whole = t.batch_turns and block["turned"] is not None   # (see pass_deps)
         step = 1 + (t.mode == "mac")   # (instructions a pass)
-        out = []
+        out: list[tuple] = []
         for g0, band, span in bands:
             for passes in self.pass_groups(groups[g0][0], span):
                 entries = []
@@ -292,19 +292,6 @@ class Emitter(InstructionBuilder, BlockGeometry):
                             tuple(entry[1] for entry in entries),
                             tuple((entry[0], step * j) for j, entry in enumerate(entries)), {}))
         return share, at, out
-
-    def pass_forms(self, part0: int, k: int, walk: tuple[tuple[int, ...], tuple[int, ...]],
-                   columns: int) -> tuple[Form, ...]:
-        """The forms of a pass's instructions: ``k`` rows from partition ``part0``, each
-        read as ``walk`` (:meth:`pass_walk`), into ``columns`` PSUM partitions (the same
-        in every chunk of a width: their structures found once)."""
-        t = self.tiling
-        src = ("sbuf", None, part0, k, *walk, self.pe_dtype)
-        dst = ("psum", None, 0, columns, (k,), (1,), t.psum_dtype)
-        if t.mode == "passthrough":
-            return (Form(PeTranspose, (), src, dst),)
-        ident = ("sbuf", None, part0, k, (k,), (1,), self.pe_dtype)
-        return Form(LoadWeights, (), src), Form(MatMul, (False,), ident, dst)
 
     def put_passes(self, entries: list[tuple], held: list, deps: list[tuple[int, ...]],
                    in_at: int, base: int, label: Callable | None) -> None:
@@ -437,8 +424,9 @@ class Emitter(InstructionBuilder, BlockGeometry):
                     chunks, k, turned = self.memo(("form", nb, rows, cols), self.block_form,
                                                   nb, rows, cols)
                     # (a chunk's passes, as many as the chunks: alike in blocks of a shape)
-                    passes = self.memo(("chunk passes", i0 + rows == v.m, nb, rows, cols), list,
-                                       (None,) * len(chunks))
+                    passes: list[tuple | None] = self.memo(
+                        ("chunk passes", i0 + rows == v.m, nb, rows, cols), list,
+                        (None,) * len(chunks))
                     yield {"b0": b0, "nb": nb, "i0": i0, "rows": rows, "j0": j0,
                            "cols": cols, "groups": groups, "interleave": k,
                            "chunks": chunks, "turned": turned, "name": f"block {n}",
@@ -447,15 +435,6 @@ class Emitter(InstructionBuilder, BlockGeometry):
                     n += 1
                     if n == count:
                         return
-
-    def block_form(self, nb: int, rows: int, cols: int
-                   ) -> tuple[list[tuple[int, int, int, int]], int, TurnedColumns | None]:
-        """A block's of ``nb`` batches, ``rows`` x ``cols``: its column chunks, how many
-        take turns (see :meth:`turns`) and over which columns."""
-        t, v = self.tiling, self.view
-        return (block_chunks(v, t, nb, cols), *(
-            self.batch_turned(nb) if t.batch_turns else
-            (interleave(v, t, rows, cols, self.hw), self.turned)))
 
     def emit(self, limit: int | None = None) -> Program:
         """The program; ``limit``: of the first ``limit`` blocks only (a period of the

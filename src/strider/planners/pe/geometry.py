@@ -9,11 +9,11 @@ import math
 from typing import Any, Callable, TypeVar
 
 from ...hardware.description import Hardware
-from ...program.instructions import ActCopy, VectorCopy
+from ...program.instructions import ActCopy, LoadWeights, MatMul, PeTranspose, VectorCopy
 from .builder import Form
 from .columns import Columns, aligned_ranges, by_turns
 from .layout import TurnedColumns
-from .tiling import PeTiling, TransposeView, block_turn_count
+from .tiling import PeTiling, TransposeView, block_chunks, block_turn_count, interleave
 
 T = TypeVar("T")
 
@@ -35,6 +35,7 @@ class BlockGeometry:
     min_desc_bytes: float
     bank_elems: int
     memos: dict[tuple, Any]   # (see memo)
+    turned: TurnedColumns | None   # (see Emitter)
 
     def memo(self, key: tuple, make: Callable[..., T], *args: Any) -> T:
         """``make(*args)``, once per ``key`` (no closure: one per call costs its cells)."""
@@ -66,16 +67,25 @@ class BlockGeometry:
         return ranges
 
     def load_pieces(self, gi: int, row0: int, k: int, nbm: int, stride: int, cols: int,
-                    first: bool) -> list[tuple[tuple, int, tuple, int, list]]:
+                    first: bool) -> tuple[int, int, list[tuple[tuple, int, tuple, int, list]]]:
         """The load descriptors of row group ``gi`` (partitions ``row0 ..`` ``+ k``) of
-        ``nbm`` batches ``stride`` apart, ``cols`` columns: ``(source, its offset from
-        the block's, SBUF destination, first source row, where its fit is held (see
-        InstructionBuilder.dma))`` each."""
-        return self.memo(("load", gi % self.tiling.partition_slots, row0, k, nbm, stride,
-                          cols, first), self._load_pieces, gi, row0, k, nbm, stride, cols, first)
+        ``nbm`` batches ``stride`` apart, ``cols`` columns, from ``(row, offset)``:
+        ``(row, offset, pieces)``, each piece ``(source, its offset from the block's and
+        ``offset``, SBUF destination, first source row from ``row``, where its fit is
+        held (see InstructionBuilder.dma))``. Rows of one dim (a view without a layout)
+        load alike from any first row (but the last): from ``row0``'s."""
+        t, v = self.tiling, self.view
+        key: tuple
+        if v.layout is None:
+            row, at, key = row0, row0 * t.row_turns * v.n, ("load from", row0 + k == v.m)
+        else:
+            row, at, key = 0, 0, ("load", row0)
+        return row, at, self.memo((*key, gi % t.partition_slots, k, nbm, stride, cols, first),
+                                  self._load_pieces, gi, row0, k, nbm, stride, cols, first,
+                                  row, at)
 
     def _load_pieces(self, gi: int, row0: int, k: int, nbm: int, stride: int, cols: int,
-                     first: bool) -> list[tuple[tuple, int, tuple, int, list]]:
+                     first: bool, row: int, at: int) -> list[tuple[tuple, int, tuple, int, list]]:
         t, v = self.tiling, self.view
         full = t.row_turns * cols  # R > 1: R whole source rows per partition
         part0 = (gi % t.partition_slots) * t.group_rows
@@ -88,7 +98,7 @@ class BlockGeometry:
                 src = ("dram", "x", 0, 1, ext + many + (run,),
                        strides + (stride,) * len(many) + (1,), t.dtype)
                 dst = ("sbuf", None, part0 + top - row0, math.prod(ext), *into)
-                pieces.append((src, offset, dst, top, [None, None]))
+                pieces.append((src, offset - at, dst, top - row, [None, None]))
         return pieces
 
     def pass_groups(self, first: int, span: int) -> list[tuple[range, range]]:
@@ -217,6 +227,28 @@ class BlockGeometry:
                     pieces.append((bb, first, src, dst,
                                    sum(i * st for i, st in zip(index, strides)), [None, None]))
         return pieces
+
+    def block_form(self, nb: int, rows: int, cols: int
+                   ) -> tuple[list[tuple[int, int, int, int]], int, TurnedColumns | None]:
+        """Of a block of ``nb`` batches, ``rows`` x ``cols``: its column chunks, how many
+        take turns (see :meth:`.emit.Emitter.turns`) and over which columns."""
+        t, v = self.tiling, self.view
+        return (block_chunks(v, t, nb, cols), *(
+            self.batch_turned(nb) if t.batch_turns else
+            (interleave(v, t, rows, cols, self.hw), self.turned)))
+
+    def pass_forms(self, part0: int, k: int, walk: tuple[tuple[int, ...], tuple[int, ...]],
+                   columns: int) -> tuple[Form, ...]:
+        """The forms of a pass's instructions: ``k`` rows from partition ``part0``, each
+        read as ``walk`` (:meth:`.emit.Emitter.pass_walk`), into ``columns`` PSUM partitions (the same
+        in every chunk of a width: their structures found once)."""
+        t = self.tiling
+        src = ("sbuf", None, part0, k, *walk, self.pe_dtype)
+        dst = ("psum", None, 0, columns, (k,), (1,), t.psum_dtype)
+        if t.mode == "passthrough":
+            return (Form(PeTranspose, (), src, dst),)
+        ident = ("sbuf", None, part0, k, (k,), (1,), self.pe_dtype)
+        return Form(LoadWeights, (), src), Form(MatMul, (False,), ident, dst)
 
     def batch_turned(self, matrices: int) -> tuple[int, TurnedColumns | None]:
         """``(K, columns)`` of a block whose ``matrices`` whole matrices take turns
