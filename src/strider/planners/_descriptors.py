@@ -391,20 +391,18 @@ class QueueBalancer:
 
     def pick_one(self, cycles: float) -> int:
         """:meth:`pick_cycles` over all the queues."""
-        return self._pick_all((cycles,))[0]
+        heap = self._heap
+        if heap is None:   # (sorted: a heap)
+            heap = self._heap = sorted((x, q) for q, x in enumerate(self.load))
+        x, q = heap[0]
+        x += cycles
+        heapreplace(heap, (x, q))
+        self.load[q] = x
+        return q
 
     def _pick_all(self, cycles: Sequence[float]) -> list[int]:
         """:meth:`pick_one` of descriptors in turn."""
-        heap, load = self._heap, self.load
-        if heap is None:   # (sorted: a heap)
-            heap = self._heap = sorted((x, q) for q, x in enumerate(load))
-        out = []
-        for c in cycles:
-            x, q = heap[0][0] + c, heap[0][1]
-            heapreplace(heap, (x, q))
-            load[q] = x
-            out.append(q)
-        return out
+        return [self.pick_one(c) for c in cycles]
 
     def pick_each(self, queues: range, cycles: Sequence[float]) -> list[int]:
         """:meth:`pick_cycles` of descriptors in turn."""

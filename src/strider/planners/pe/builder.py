@@ -9,7 +9,7 @@ structure (a :class:`Fit`)."""
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache, partial
 from operator import itemgetter
 from typing import Callable
 
@@ -17,7 +17,7 @@ from ...access_pattern import AccessPattern
 from ...hardware.description import Hardware
 from ...operands import unchecked_maker
 from ...program.core import Program, Ref
-from ...program.instructions import DmaCopy, Instruction
+from ...program.instructions import DmaCopy, Instruction, dma_engine
 from ...program.sketch import Sketch
 from ...program.structure import scalar_names, structure_of
 from .._descriptors import QueueBalancer, element_values, fits_ttu
@@ -37,6 +37,22 @@ def _maker(cls: type[Instruction]) -> Callable[..., Instruction]:
     return unchecked_maker(cls, names + scalar_names(cls))  # type: ignore[arg-type]  # mypy#11470
 
 
+def operand_ref(operand: tuple, offset: int) -> Ref:
+    """The Ref of ``operand`` (a structure, as :meth:`InstructionBuilder.put` takes it) at
+    ``offset``."""
+    memory, tensor, start, partitions, shape, strides, dtype = operand
+    pattern = AccessPattern.unchecked(shape, strides, offset)
+    if memory == "dram":
+        return Ref.unchecked(memory, pattern, dtype, tensor, start, partitions)
+    return Ref(memory, pattern, dtype, tensor, start, partitions)
+
+
+def _instruction(cls: type[Instruction], scalars: tuple, operands: tuple[tuple, ...],
+                 offsets: tuple[int, ...], deps: tuple[int, ...]) -> Instruction:
+    """An instruction of ``cls`` (see :meth:`InstructionBuilder.put`) without a label."""
+    return _maker(cls)(deps, "", *map(operand_ref, operands, offsets), *scalars)  # type: ignore[arg-type]  # mypy#11470
+
+
 class Form:
     """An instruction of ``cls`` offsets aside, as :meth:`InstructionBuilder.put` takes
     it: its ``scalars`` (the values of :func:`~strider.program.structure.scalar_names`),
@@ -44,27 +60,39 @@ class Form:
     and its structure ``key``; in a sketch, the index of its structure there (found
     once: a block's forms recur in every block of its shape)."""
 
-    __slots__ = ("cls", "scalars", "operands", "key", "sketch", "e", "make", "known")
+    __slots__ = ("cls", "scalars", "operands", "key", "engine", "sketch", "e", "make", "known")
 
     def __init__(self, cls: type[Instruction], scalars: tuple, *operands: tuple) -> None:
         self.cls, self.scalars, self.operands = cls, scalars, operands
         self.key = structure_of(cls, scalars, *operands)
+        # its engine where its class alone says (a sketch then builds its representative
+        # only when asked: the estimate asks only for structures it has not priced)
+        self.engine: str | None = cls.engine_kind or None
         self.sketch: Sketch | None = None   # the sketch whose structure e is
         self.e = 0
         self.make: Callable[..., Instruction] | None = None   # for a program (see put)
         self.known: InstructionBuilder | None = None   # whose program has taken its kind
 
 
+@lru_cache(maxsize=1 << 14)
+def _side(operand: tuple, hw: Hardware) -> tuple[bool, int, int]:
+    """Of a DMA side ``operand`` (a structure, as :meth:`InstructionBuilder.put` takes
+    it): whether it fits a queue's TTU as one descriptor, its longest run and its bytes
+    -- whatever its offset."""
+    ref = operand_ref(operand, 0)
+    return fits_ttu(ref, hw), ref.run_bytes, ref.nbytes
+
+
 class Fit:
     """A DMA's operand structures ``(src, dst)`` as :meth:`InstructionBuilder.dma` weighs
     them, offsets aside: ``one`` (as one descriptor, it fits the TTU), the ``cycles`` it
-    keeps a queue, and for a sketch the Refs of its first (``s``, ``d``: the first on
-    each queue stands in with them) and per queue its structure's index there."""
+    keeps a queue, and for a sketch the offsets of its first (``at``: the first on each
+    queue stands in with its Refs) and per queue its structure's index there."""
 
-    __slots__ = ("one", "cycles", "s", "d", "forms", "sketch", "es")
+    __slots__ = ("one", "cycles", "at", "forms", "sketch", "es")
 
-    def __init__(self, one: bool, cycles: float, s: Ref, d: Ref, queues: int) -> None:
-        self.one, self.cycles, self.s, self.d = one, cycles, s, d
+    def __init__(self, one: bool, cycles: float, at: tuple[int, int], queues: int) -> None:
+        self.one, self.cycles, self.at = one, cycles, at
         self.forms: list[Form | None] = [None] * queues   # DmaCopy per queue (a program's)
         self.sketch: Sketch | None = None
         self.es: list[int | None] = [None] * queues
@@ -78,6 +106,7 @@ class InstructionBuilder:
         self.program: Program | Sketch = program
         self.hw, self.group = hw, group
         self.sketching: Sketch | None = None   # the sketch added to (see put)
+        self.taken: list = program.instructions   # one per id taken (the next: its length)
         self.refs: dict[tuple, Ref] = {}   # the on-chip operands made so far (see ref)
         self.fits: dict[tuple, Fit] = {}   # DMAs by structure (see fit)
         self.known: set[tuple] = set()   # kinds of instruction the program has taken (see put)
@@ -86,21 +115,25 @@ class InstructionBuilder:
     def into_sketch(self) -> Sketch:
         """Add to a new :class:`~strider.program.sketch.Sketch` from now on; it."""
         sketch = self.program = self.sketching = Sketch()
+        self.taken = sketch.ent
         return sketch
 
     def fit(self, src: tuple, src_at: int, dst: tuple, dst_at: int) -> Fit:
         """The :class:`Fit` of a DMA from operand ``src`` at ``src_at`` to ``dst`` at
         ``dst_at`` (structures, as :meth:`put` takes them; patterns in elements), worked
-        out once per structure (its Refs at these offsets, the first's)."""
+        out once per structure (these offsets the first's)."""
         fit = self.fits.get((src, dst))
         if fit is None:   # (whether it fits, the cycles it keeps a queue, offsets aside)
             if len(self.fits) >= 1 << 12:
                 self.fits = {}   # (a new dict: see dma's held)
-            s, d = self.ref(src, src_at), self.ref(dst, dst_at)
-            one = self.group == 1 and fits_ttu(s, self.hw) and fits_ttu(d, self.hw)
-            cycles = (QueueBalancer.cycles(self.hw, min(s.run_bytes, d.run_bytes), s.nbytes)
-                      if one else 0.0)
-            fit = self.fits[src, dst] = Fit(one, cycles, s, d, len(self.all_queues))
+            one, cycles = False, 0.0
+            if self.group == 1:
+                fits_s, run_s, nbytes = _side(src, self.hw)
+                fits_d, run_d, _ = _side(dst, self.hw)
+                one = fits_s and fits_d
+                if one:
+                    cycles = QueueBalancer.cycles(self.hw, min(run_s, run_d), nbytes)
+            fit = self.fits[src, dst] = Fit(one, cycles, (src_at, dst_at), len(self.all_queues))
         return fit
 
     def dma(self, src: tuple, src_at: int, dst: tuple, dst_at: int, deps: tuple[int, ...],
@@ -130,7 +163,7 @@ class InstructionBuilder:
             if e is None:   # (a sketch's representative costs as any of its structure)
                 e = fit.es[q] = sketch.structure(
                     structure_of(DmaCopy, (q,), src, dst),
-                    lambda: DmaCopy(queue=q, src=fit.s, dst=fit.d, deps=deps))
+                    partial(_instruction, DmaCopy, (q,), (src, dst), fit.at, deps), dma_engine(q))
             return [sketch.add_row(e, deps)]
         s, d = self.ref(src, src_at), self.ref(dst, dst_at)
         if self.group > 1:  # an element is `group` values in a row: walk the values
@@ -176,22 +209,10 @@ class InstructionBuilder:
         """The index in ``sketch`` of ``form``'s structure, made (by this instruction, at
         ``offsets`` with ``deps``) where it is the first."""
         if form.sketch is not sketch:
-            form.e = sketch.structure(form.key, lambda: self.instruction(
-                form.cls, form.scalars, form.operands, offsets, deps))
+            form.e = sketch.structure(form.key, partial(
+                _instruction, form.cls, form.scalars, form.operands, offsets, deps), form.engine)
             form.sketch = sketch
         return form.e
-
-    def next_id(self) -> int:
-        """The id the next instruction takes."""
-        program = self.program
-        return len(program) if isinstance(program, Sketch) else len(program.instructions)
-
-    def instruction(self, cls: type[Instruction], scalars: tuple, operands: tuple[tuple, ...],
-                    offsets: tuple[int, ...], deps: tuple[int, ...]) -> Instruction:
-        """An instruction of ``cls`` (see :meth:`put`) without a label; its operands:
-        :meth:`ref`."""
-        return _maker(cls)(deps, "", *map(self.ref, operands, offsets),  # type: ignore[arg-type]  # mypy#11470
-                           *scalars)
 
     def ref(self, operand: tuple, offset: int) -> Ref:
         """The Ref of ``operand`` (a structure) at ``offset``: on chip, the one made
@@ -204,12 +225,9 @@ class InstructionBuilder:
                 return ref
             if len(refs) >= 1 << 16:
                 refs.clear()
-        memory, tensor, start, partitions, shape, strides, dtype = operand
-        pattern = AccessPattern.unchecked(shape, strides, offset)
-        if memory == "dram":
-            return Ref.unchecked(memory, pattern, dtype, tensor, start, partitions)
-        ref = refs[operand, offset] = Ref(memory, pattern, dtype, tensor, start, partitions)
-        return ref
+            ref = refs[operand, offset] = operand_ref(operand, offset)
+            return ref
+        return operand_ref(operand, offset)
 
 
 __all__ = ["Fit", "Form", "InstructionBuilder"]

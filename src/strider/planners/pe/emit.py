@@ -5,6 +5,7 @@ is described in :mod:`strider.planners.pe`)."""
 from __future__ import annotations
 
 import itertools
+from functools import partial
 from typing import Any, Callable, Iterator
 
 from ...access_pattern import AccessPattern
@@ -22,15 +23,13 @@ from ...program.sketch import Sketch
 from .._copy_engines import CopyBalancer
 from .._lookahead import Lookahead
 from .batch_runs import batch_runs
-from .builder import Form, InstructionBuilder
+from .builder import InstructionBuilder
 from .geometry import BlockGeometry
 from .layout import TurnedColumns, turned_columns
 from .tiling import (
     DESCRIPTOR_AMORTISATION,
     PeTiling,
     TransposeView,
-    block_chunks,
-    interleave,
     turned_chunks,
 )
 
@@ -147,10 +146,12 @@ class Emitter(InstructionBuilder, BlockGeometry):
                 off = self.in_offset(slot, gi, bb0)
                 got: list[int] = []
                 deps = tuple(readers.get(gi, ()))
-                for src, at, dst, first, held in self.load_pieces(gi, row0, k, nbm, stride,
-                                                                  cols, block["first"]):
-                    got.extend(self.dma(src, base + at, dst, off, deps, None if sketching else (
-                        lambda: f"load {block['name']} batch {b} rows {first}.."), held))
+                row, at0, pieces = self.load_pieces(gi, row0, k, nbm, stride, cols,
+                                                    block["first"])
+                at0 += base
+                for src, at, dst, first, held in pieces:
+                    got.extend(self.dma(src, at0 + at, dst, off, deps, None if sketching else partial(
+                        "load {} batch {} rows {}..".format, block["name"], b, row + first), held))
                 for bb in range(bb0, bb0 + nbm):
                     ids[gi, bb] = got
         return ids
@@ -159,49 +160,58 @@ class Emitter(InstructionBuilder, BlockGeometry):
                       loads: dict[tuple[int, int], list[int]], readers: dict[int, list[int]],
                       out_free: list[int]) -> list[int]:
         """PE work and PSUM -> SBUF copies of one column chunk; returns the copies' ids."""
-        t = self.tiling
-        acts = []
-        i0 = block["i0"]
-        share, at, groups = self.memo(("passes", i0 + block["rows"] == self.view.m,
-                                       block["nb"], block["rows"], block["cols"], chunk),
-                                      lambda: self.chunk_passes(block, chunk))
+        t, i0 = self.tiling, block["i0"]
+        acts: list[int] = []
+        made = block["passes"]   # (the chunks' passes, by chunk: see _walk_blocks)
+        got = made[ci]
+        if got is None:
+            got = made[ci] = self.chunk_passes(block, chunk)
+        share, at, groups = got
         in_at = slot * t.in_tile_elems * self.parts   # the slot's input tile
         mac, slots, identity = t.mode == "mac", t.partition_slots, self.identity
         step = 1 + mac   # a pass's instructions: LoadWeights and MatMul, or PeTranspose
         deps_of = block["pass_deps"]
-        label = self.pass_label(block, ci) if self.sketching is None else None
+        sketch, taken = self.sketching, self.taken
+        label = self.pass_label(block, ci) if sketch is None else None
         # each pass: one row of each partition (R > 1), one carrier part of its elements;
         # the passes of a group land side by side in one PSUM bank and leave in one copy
-        for rel_row, span, passes, entries, held in groups:
+        for rel_row, span, passes, entries, held, keys, reads, copies in groups:
             if at == 0:  # a fresh bank (the first of chunks that share one copy)
                 bank = self.bank
-                self.bank = (self.bank + 1) % self.hw.psum.banks
+                self.bank = (bank + 1) % self.hw.psum.banks
                 war = tuple(self.bank_reader.get(bank, ()))
-                self.shared = {"bank": bank, "war": war, "pe": [], "free": list(out_free),
-                               "ci": ci}
+                shared = self.shared = {"bank": bank, "war": war, "pe": [],
+                                        "free": list(out_free), "ci": ci}
             else:  # a later chunk in the shared bank (one band, one pass: once a chunk)
-                self.shared["free"] += out_free
-            bank, war = self.shared["bank"], self.shared["war"]
-            first = self.next_id()
+                shared = self.shared
+                shared["free"] += out_free
+                bank, war = shared["bank"], shared["war"]
+            first = len(taken)
             deps: list[tuple[int, ...]] = []   # of each instruction of the passes
-            for gi, key, *_ in entries:
+            for key in keys:
                 loaded = deps_of.get(key)
                 if loaded is None:
                     loaded = deps_of[key] = self.pass_deps(key, loads)
                 if mac:  # (the MatMul waits for its LoadWeights, just before it)
-                    deps += (loaded, (first + len(deps), identity[gi % slots], *war))
+                    deps += (loaded, (first + len(deps), identity[key[0] % slots], *war))
                 else:
                     deps.append(loaded + war)
-            # (at the chunk's place in the bank)
-            self.put_passes(entries, held, deps, in_at, bank * self.bank_elems
-                            + at * self.row_step, label)
-            assert self.next_id() == first + len(deps)   # (the ids taken below)
-            for j, entry in enumerate(entries):   # (a LoadWeights or PeTranspose reads)
-                readers.setdefault(entry[0], []).append(first + step * j)
-            self.shared["pe"] += range(first + step - 1, first + step * len(entries), step)
+            if sketch is not None and held[0] is sketch:   # (see put_passes)
+                sketch.add_rows(held[1], deps)
+            else:   # (at the chunk's place in the bank)
+                self.put_passes(entries, held, deps, in_at, bank * self.bank_elems
+                                + at * self.row_step, label)
+            assert len(taken) == first + len(deps)   # (the ids taken below)
+            for gi, j in reads:   # (a LoadWeights or PeTranspose reads)
+                got_ids = readers.get(gi)
+                if got_ids is None:
+                    readers[gi] = [first + j]
+                else:
+                    got_ids.append(first + j)
+            shared["pe"] += range(first + step - 1, first + step * len(entries), step)
             if at == share - 1:  # the last of the chunks that share the copy
                 acts += self.copy_out(block, slot, ci, chunk, i0 + rel_row, span, passes,
-                                      share)
+                                      share, copies)
         return acts
 
     def chunk_form(self, block: dict, chunk: tuple[int, int, int, int]
@@ -242,12 +252,12 @@ class Emitter(InstructionBuilder, BlockGeometry):
         return (count, width), (t.block_cols * parts * t.row_turns, parts)
 
     def chunk_passes(self, block: dict, chunk: tuple[int, int, int, int]
-                     ) -> tuple[int, int, list[tuple[int, int, tuple[range, range],
-                                                     list[tuple], list]]]:
+                     ) -> tuple[int, int, list[tuple]]:
         """The PE passes of ``chunk`` whatever the block's slot and PSUM bank, after its
         :meth:`shared_copy` ``(n, i)``, in groups that share a bank and one copy:
         ``(first row, rows, (turns, parts), passes, where a sketch holds their
-        structures (see put_passes))``; each pass (row group ``gi`` through the array
+        structures (see put_passes), the passes' loads' keys, ``(gi, id from the
+        first's)`` of each pass's reader, its copies by first row (see copy_out))``; each pass (row group ``gi`` through the array
         for one turn and carrier part) as
         ``(gi, its loads' key (see pass_deps), offset in the slot's input tile, in the
         chunk's PSUM place, its instructions' forms, (first row, turn, part))`` -- none
@@ -258,7 +268,8 @@ class Emitter(InstructionBuilder, BlockGeometry):
         groups = block["groups"]
         share, at, col, walk, bands = self.chunk_form(block, chunk)
         whole = t.batch_turns and block["turned"] is not None   # (see pass_deps)
-        out = []
+        step = 1 + (t.mode == "mac")   # (instructions a pass)
+        out: list[tuple] = []
         for g0, band, span in bands:
             for passes in self.pass_groups(groups[g0][0], span):
                 entries = []
@@ -269,21 +280,17 @@ class Emitter(InstructionBuilder, BlockGeometry):
                         if k == 0:
                             continue
                         part0 = (gi % t.partition_slots) * t.group_rows
-                        src = ("sbuf", None, part0, k, *walk, self.pe_dtype)
-                        dst = ("psum", None, 0, count * width, (k,), (1,), t.psum_dtype)
-                        if t.mode == "passthrough":
-                            forms: tuple[Form, ...] = (Form(PeTranspose, (), src, dst),)
-                        else:
-                            ident = ("sbuf", None, part0, k, (k,), (1,), self.pe_dtype)
-                            forms = (Form(LoadWeights, (), src),
-                                     Form(MatMul, (False,), ident, dst))
+                        forms = self.memo(("pass forms", part0, k, walk, count * width),
+                                          self.pass_forms, part0, k, walk, count * width)
                         pass_at = ((self.in_offset(0, gi, bb0) + col) * parts
                                    + turn * t.block_cols * parts + part)
                         psum_at = n * span + (gi - g0) * t.group_rows
                         key = (gi, 0, block["nb"]) if whole else (gi, bb0, count)
                         entries.append((gi, key, pass_at, psum_at, forms,
                                         (row0 - block["i0"], turn, part)))
-                out.append((groups[g0][0] - block["i0"], span, passes, entries, [None, None]))
+                out.append((groups[g0][0] - block["i0"], span, passes, entries, [None, None],
+                            tuple(entry[1] for entry in entries),
+                            tuple((entry[0], step * j) for j, entry in enumerate(entries)), {}))
         return share, at, out
 
     def put_passes(self, entries: list[tuple], held: list, deps: list[tuple[int, ...]],
@@ -332,32 +339,34 @@ class Emitter(InstructionBuilder, BlockGeometry):
         return tuple(dict.fromkeys(d for bb in range(b0, b0 + nb) for d in loads[gi, bb]))
 
     def copy_out(self, block: dict, slot: int, ci: int, chunk: tuple[int, int, int, int],
-                 first_row: int, span: int, passes: tuple[range, range], share: int
-                 ) -> list[int]:
+                 first_row: int, span: int, passes: tuple[range, range], share: int,
+                 made: dict[int, tuple[int, list]]) -> list[int]:
         """Copies of a PSUM bank's passes (and chunks that share it) to the output tile:
         every (parts R)-th element of the output rows; rows by turns over a general
-        layout a box of partitions at a time, each turn a row step further."""
-        t, v = self.tiling, self.view
-        count, width, R, parts = chunk[1], chunk[3], t.row_turns, self.parts
-        turns = passes[0]
-        first = self.shared["ci"]
-        bank = self.shared["bank"]
-        rows = span + (share - 1) * self.row_step
-        rows -= v.short(first_row, first_row + rows, turns[0])
-        out = self.out_offset(slot, first) - block["i0"] * R
-        ids: list[int] = []
-        if rows == 0:   # (the bank keeps its earlier readers: the next user waits for them)
-            return ids
-        readers = self.bank_reader[bank] = []
-        deps = tuple(self.shared["pe"] + self.shared["free"])
-        for vector, act, p0, src_at, dst_at, size in self.copy_pieces(first_row, rows, span,
-                                                                     passes, count, width):
-            label = None if self.sketching is not None else (
-                lambda: f"psum->sbuf {block['name']} chunk {first}..{ci} rows {p0}..")
-            a = self.put(vector if self.copies.pick(size) == "vector" else act,
-                         (bank * self.bank_elems + src_at, out * parts + dst_at), deps, label)
-            readers.append(a)
-            ids.append(a)
+        layout a box of partitions at a time, each turn a row step further. ``made``:
+        the group's rows and :meth:`copy_pieces` by first row."""
+        got = made.get(first_row)
+        if got is None:
+            rows = span + (share - 1) * self.row_step
+            rows -= self.view.short(first_row, first_row + rows, passes[0][0])
+            got = made[first_row] = rows, self.copy_pieces(first_row, rows, span, passes,
+                                                           chunk[1], chunk[3])
+        if got[0] == 0:   # (the bank keeps its earlier readers: the next user waits for them)
+            return []
+        shared, sketch, pick = self.shared, self.sketching, self.copies.pick
+        first, bank = shared["ci"], shared["bank"]
+        src0 = bank * self.bank_elems
+        out = (self.out_offset(slot, first) - block["i0"] * self.tiling.row_turns) * self.parts
+        ids = self.bank_reader[bank] = []
+        deps = tuple(shared["pe"] + shared["free"])
+        for vector, act, p0, src_at, dst_at, size in got[1]:
+            form = vector if pick(size) == "vector" else act
+            if sketch is None:
+                ids.append(self.put(form, (src0 + src_at, out + dst_at), deps, partial(
+                    "psum->sbuf {} chunk {}..{} rows {}..".format, block["name"], first, ci, p0)))
+            else:   # (put's, its structure's index found once)
+                ids.append(sketch.add_row(form.e if form.sketch is sketch else self.form_index(
+                    sketch, form, (src0 + src_at, out + dst_at), deps), deps))
         return ids
 
     def stores(self, block: dict, slot: int, ci: int, chunk: tuple[int, int, int, int],
@@ -412,14 +421,17 @@ class Emitter(InstructionBuilder, BlockGeometry):
                           for g0 in range(0, rows, t.group_rows)]
                 for j0 in range(0, v.n, t.block_cols):
                     cols = min(t.block_cols, v.n - j0)
-                    chunks, k, turned = self.memo(("form", nb, rows, cols), lambda: (
-                        block_chunks(v, t, nb, cols), *(
-                            self.batch_turned(nb) if t.batch_turns else
-                            (interleave(v, t, rows, cols, self.hw), self.turned))))
+                    chunks, k, turned = self.memo(("form", nb, rows, cols), self.block_form,
+                                                  nb, rows, cols)
+                    # (a chunk's passes, as many as the chunks: alike in blocks of a shape)
+                    passes: list[tuple | None] = self.memo(
+                        ("chunk passes", i0 + rows == v.m, nb, rows, cols), list,
+                        (None,) * len(chunks))
                     yield {"b0": b0, "nb": nb, "i0": i0, "rows": rows, "j0": j0,
                            "cols": cols, "groups": groups, "interleave": k,
                            "chunks": chunks, "turned": turned, "name": f"block {n}",
-                           "first": n == 0, "last": n == count - 1, "pass_deps": {}}
+                           "first": n == 0, "last": n == count - 1, "pass_deps": {},
+                           "passes": passes}
                     n += 1
                     if n == count:
                         return
