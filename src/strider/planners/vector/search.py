@@ -67,7 +67,6 @@ TIE = 1e-9
 #: 4,0,2,1,3 on trn1-like).
 RANKED_VARIANTS = 2
 
-
 #: How far above another strategy's prediction the score's best tiling may be and still
 #: be costed. Over 83 vector plans (the exhaustive search; 2-4 MiB on trn1-like and small
 #: tensors on random hardware, seeds 20-22, never used for tuning) the cost model rated
@@ -77,8 +76,7 @@ SCORE_MARGIN = 1.15
 
 class Sketched(NamedTuple):
     """A tiling costed whole through a :class:`~strider.program.sketch.Sketch` of its
-    program (its estimate is the whole program's; the program itself is emitted only
-    for the winner): how many instructions it has."""
+    program (the whole program's estimate; emitted for the winner only): its length."""
 
     length: int
 
@@ -102,8 +100,10 @@ class Costs:
     sketched: int = 0    # whole programs costed from a sketch
     emitted: int = 0     # whole programs emitted (the winner's)
     periods: int = 0     # tilings costed by a period
+    asked: dict = field(default_factory=dict)   # each tiling's turn: ties rank by it
 
     def __call__(self, tiling: VectorTiling) -> tuple:
+        self.asked.setdefault(tiling, len(self.asked))
         if tiling not in self.found:
             if self.exact or tiling.tiles <= PERIOD_STEPS:
                 self.sketch(tiling)
@@ -115,6 +115,7 @@ class Costs:
         """``self(tiling)``, or None where the ranked search costs ``tiling``'s whole
         program and its floor (:func:`~.floors.program_floor`) is above ``bar`` (cycles):
         it cannot beat that. The exhaustive search costs every tiling."""
+        self.asked.setdefault(tiling, len(self.asked))
         if tiling in self.found or bar is None or self.exact or tiling.tiles > PERIOD_STEPS:
             return self(tiling)
         floor = self.floored.get(tiling)
@@ -144,7 +145,8 @@ class Costs:
         until none is: that first part of the list is what costing every tiling would
         rank first."""
         while True:
-            ranked = sorted((t for t in self.found if keep(t)), key=lambda t: self.found[t][0])
+            ranked = sorted((t for t in self.found if keep(t)),
+                            key=lambda t: (self.found[t][0], self.asked[t]))
             m = enough(ranked)
             bar = self.found[ranked[m - 1]][0][0] if 0 < m <= len(ranked) else float("inf")
             late = [t for t, (floor, _) in self.floored.items() if keep(t) and floor <= bar]
