@@ -32,7 +32,7 @@ from .._working import Working
 from .boxes import padded_variant, tile_boxes
 from .floors import program_floor
 from .pipeline import emit_sbuf
-from .ranking import rank_tilings
+from .ranking import ROUNDING, rank_tilings
 from .score import score
 from .slicing import slices_of
 from .tiling import FEW_TILES, PIECES, SLOT_ALIGN, VectorTiling
@@ -113,12 +113,12 @@ class Costs:
 
     def under(self, tiling: VectorTiling, bar: float | None) -> tuple | None:
         """``self(tiling)``, or None where the ranked search costs ``tiling``'s whole
-        program and its floor (:func:`~.floors.program_floor`) is above ``bar`` (cycles):
-        it cannot beat that. The exhaustive search costs every tiling."""
+        program and its floor (:func:`~.floors.program_floor`) is above ``bar`` (cycles)
+        by more than rounding (a tie may win on its schedule's end): it cannot win."""
         self.asked.setdefault(tiling, len(self.asked))
         if tiling in self.found or bar is None or self.exact or tiling.tiles > PERIOD_STEPS:
             return self(tiling)
-        floor = self.floored.get(tiling)
+        floor, bar = self.floored.get(tiling), bar * (1 + ROUNDING)
         if floor is None:   # (its walk kept: a sketch reuses its slices and copies)
             walk = TileWalk(self.w, self.hw, tiling).keep()
             floor = program_floor(tiling, self.w, self.hw, walk)
@@ -131,8 +131,7 @@ class Costs:
         return self(tiling)
 
     def length(self, tiling: VectorTiling) -> int:
-        """How many instructions ``tiling``'s program has, costed or floored (a tiling
-        costed by a period: more than SHORT_PROGRAM)."""
+        """``tiling``'s program's length, costed or floored (by a period: > SHORT_PROGRAM)."""
         if tiling in self.floored:
             return self.floored[tiling][1]
         program = self.found[tiling][1]
@@ -149,7 +148,8 @@ class Costs:
                             key=lambda t: (self.found[t][0], self.asked[t]))
             m = enough(ranked)
             bar = self.found[ranked[m - 1]][0][0] if 0 < m <= len(ranked) else float("inf")
-            late = [t for t, (floor, _) in self.floored.items() if keep(t) and floor <= bar]
+            late = [t for t, (floor, _) in self.floored.items()
+                    if keep(t) and floor <= bar * (1 + ROUNDING)]
             if not late:
                 return ranked
             for t in late:
