@@ -6,7 +6,8 @@ in target order -- DMA-in of tile t+1, the copies of t and DMA-out of t-1 overla
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Callable
 
 from ...hardware.description import Hardware
 from ...program.core import Program
@@ -41,55 +42,8 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
     t = tiling
     walk = walked.replay() if walked is not None else TileWalk(w, hw, t)
     slot_elems = walk.slot_elems
-    hazards = Hazards(slot_elems, program.engine_of)   # (a slot per bucket)
-    balancer = QueueBalancer(hw)
-    counts = {"dma_in": 0, "vector": 0, "dma_out": 0}
-    queues = range(hw.dma.queues)
-    sketch = program if isinstance(program, Sketch) else None
-    pick_each = balancer.pick_each
-
-    def dma(parts: list[Placing], lo: int, hi: int, way: str, label) -> None:
-        """The descriptors of a slice's ``parts``; ``label()`` their label."""
-        on_chip_write = way == "in"
-        deps = tuple(hazards.latest((lo, hi, on_chip_write, None)))
-        ids: list[int] | range
-        if sketch is not None:   # (the descriptors of a slice are numbered in a row)
-            first = len(sketch)
-            for placing in parts:
-                layout = placing.layout
-                sketch.dma_keyed(pick_each(queues, layout.cycles), layout.structures,
-                                 placing.at, deps)
-            ids = range(first, len(sketch))
-        else:
-            ids = []
-            for placing in parts:
-                on = pick_each(queues, placing.layout.cycles)
-                text = label()
-                ids += [program.dma_placed(q, p, deps, text) for q, p in zip(on, placing.all())]
-        hazards.record(lo, hi, ids, write=on_chip_write)   # (the latest on each queue)
-        counts["dma_" + way] += len(ids)
-
-    def vector_piece(k: int, origin, ext, s_in: int, s_out: int, cut) -> None:
-        for engine, chain, key in walk.copies(k, origin, ext, s_in, s_out, cut):
-            last_step = len(chain.steps) - 1
-            for j, step in enumerate(chain.steps):
-                copy(engine, step, k, key if j == last_step else None)
-
-    def copy(engine: str, step: Step, k: int, key: object) -> None:
-        """One copy on ``engine`` (the hazards count narrow elements)."""
-        reads, writes = step.reads, step.writes
-        deps = hazards.latest((reads[0], reads[1], False, None),
-                              (writes[0], writes[1], True, key))
-        if sketch is not None:
-            vid = sketch.add_keyed(step.structure(engine), step.maker(engine, deps), deps,
-                                   COPIES[engine].engine_kind)
-        else:
-            vid = program.add(step.instruction(engine, deps, f"permute t{k}" + (
-                f" ({step.src.dtype} carriers)" if step.width > 1 else "")))
-        hazards.record(reads[0], reads[1], [vid], write=False)
-        hazards.record(writes[0], writes[1], [vid], write=True, disjoint=key)
-        counts["vector"] += 1
-
+    emit = _Emission(program, walk, hw)
+    dma, vector_piece = emit.dma, emit.vector_piece
     boxes = list(itertools.islice(tile_boxes(t), limit))
     # software pipeline: step k reads tile k (and re-orders each slice as it lands) while
     # it writes tile k-1, the slices interleaved so that reads and writes share DRAM
@@ -120,9 +74,9 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
         drains = walk.drains(k, len(boxes))   # this tile's copies follow its stores
         for way, (parts, lo, hi, cuts) in steps:
             if way == "out":
-                dma(parts, lo, hi, "out", lambda: f"out t{k - 1}")
+                dma(parts, lo, hi, "out", partial("out t{}".format, k - 1))
                 continue
-            dma(parts, lo, hi, "in", lambda: f"in t{k}")
+            dma(parts, lo, hi, "in", partial("in t{}".format, k))
             if t.needs_vector and not drains:
                 vector_piece(k, origin, ext, s_in, s_out, cuts)
         if drains:
@@ -130,8 +84,69 @@ def emit_sbuf(program: Program | Sketch, w: Working, hw: Hardware, tiling: Vecto
             for cuts in walk.drain_cuts(ext):
                 vector_piece(k, origin, ext, s_in, s_out, cuts)
     # two_pass: copies made in two passes; carrier_width: elements per carrier they used
+    counts = emit.counts
     counts["two_pass"], counts["carrier_width"] = walk.two_pass, walk.carrier_width
     return counts
+
+
+class _Emission:
+    """What :func:`emit_sbuf` adds its instructions with: the hazard log, the queue
+    balance and the counts (a class, not closures: compiled, nested functions and their
+    environment hold each other, and every sketch would be left to the cyclic collector)."""
+
+    def __init__(self, program: Program | Sketch, walk: TileWalk, hw: Hardware) -> None:
+        self.program, self.walk = program, walk
+        self.sketch = program if isinstance(program, Sketch) else None
+        self.hazards = Hazards(walk.slot_elems, program.engine_of)   # (a slot per bucket)
+        self.pick_each = QueueBalancer(hw).pick_each
+        self.queues = range(hw.dma.queues)
+        self.counts = {"dma_in": 0, "vector": 0, "dma_out": 0}
+
+    def dma(self, parts: list[Placing], lo: int, hi: int, way: str,
+            label: Callable[[], str]) -> None:
+        """The descriptors of a slice's ``parts``; ``label()`` their label."""
+        on_chip_write = way == "in"
+        hazards, sketch, pick_each, queues = self.hazards, self.sketch, self.pick_each, self.queues
+        deps = tuple(hazards.latest((lo, hi, on_chip_write, None)))
+        ids: list[int] | range
+        if sketch is not None:   # (the descriptors of a slice are numbered in a row)
+            first = len(sketch)
+            for placing in parts:
+                layout = placing.layout
+                sketch.dma_keyed(pick_each(queues, layout.cycles), layout.structures,
+                                 placing.at, deps)
+            ids = range(first, len(sketch))
+        else:
+            ids = []
+            program = self.program
+            for placing in parts:
+                on = pick_each(queues, placing.layout.cycles)
+                text = label()
+                ids += [program.dma_placed(q, p, deps, text) for q, p in zip(on, placing.all())]
+        hazards.record(lo, hi, ids, write=on_chip_write)   # (the latest on each queue)
+        self.counts["dma_" + way] += len(ids)
+
+    def vector_piece(self, k: int, origin, ext, s_in: int, s_out: int, cut) -> None:
+        for engine, chain, key in self.walk.copies(k, origin, ext, s_in, s_out, cut):
+            last_step = len(chain.steps) - 1
+            for j, step in enumerate(chain.steps):
+                self.copy(engine, step, k, key if j == last_step else None)
+
+    def copy(self, engine: str, step: Step, k: int, key: object) -> None:
+        """One copy on ``engine`` (the hazards count narrow elements)."""
+        hazards, sketch = self.hazards, self.sketch
+        reads, writes = step.reads, step.writes
+        deps = hazards.latest((reads[0], reads[1], False, None),
+                              (writes[0], writes[1], True, key))
+        if sketch is not None:
+            vid = sketch.add_keyed(step.structure(engine), step.maker(engine, deps), deps,
+                                   COPIES[engine].engine_kind)
+        else:
+            vid = self.program.add(step.instruction(engine, deps, f"permute t{k}" + (
+                f" ({step.src.dtype} carriers)" if step.width > 1 else "")))
+        hazards.record(reads[0], reads[1], [vid], write=False)
+        hazards.record(writes[0], writes[1], [vid], write=True, disjoint=key)
+        self.counts["vector"] += 1
 
 
 __all__ = ["slot_pair", "emit_sbuf"]
