@@ -192,17 +192,11 @@ class TileSpace:
         step = self._floor_steps.get(ext)
         if step is None:
             # each side's queue cycles in one slice (its longest runs), as the score
-            # prices them (queue_cycles' figures, written out: asked for every tile bounded)
-            item, efficiency = self.item, self._efficiency
-            run = contiguous_run(self._runs_in, ext)[0]
-            chunk = (block if block < run else run) * item   # (min(run, block), as the builtin)
-            q_in = nbytes / (self.rate * (efficiency.get(chunk) or self.chunk_efficiency(chunk)))
-            run = contiguous_run(self._runs_out, ext)[0]
-            chunk = (block if block < run else run) * item
-            q_out = nbytes / (self.rate * (efficiency.get(chunk) or self.chunk_efficiency(chunk)))
-            step = self._floor_steps[ext] = max(
-                2 * nbytes / self.dram, (q_in * self.scale + q_out * self.scale
-                                         + 2 * self.issue) / self.queues)
+            # prices them
+            q_in = self.queue_cycles("in", ext, block, nbytes)[0]
+            q_out = self.queue_cycles("out", ext, block, nbytes)[0]
+            step = self._floor_steps[ext] = max(2 * nbytes / self.dram,
+                                                (q_in + q_out + 2 * self.issue) / self.queues)
         return step
 
     def queue_cycles(self, side: str, ext: Sequence[int], block: int,
@@ -304,7 +298,7 @@ def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], block: int, nbyte
     1, which shortens its runs when that dim is part of them (:meth:`TileSpace.chunk_cycles`
     of each cut's run, worked out once per side: the dims inside the cut one are the
     same in every cut)."""
-    item, efficiency, rate, scale = space.item, space._efficiency, space.rate, space.scale
+    item = space.item
     out: list[list] = []   # each side's cycles, then its runs
     for side, dims, runs in (("in", space.free, space._runs_in),
                              ("out", space.free_target, space._runs_out)):
@@ -326,10 +320,9 @@ def _sliced_queue_cycles(space: TileSpace, ext: Sequence[int], block: int, nbyte
             c = -(-e // (m if m < e else e))
             chunk, cut = run * c if joins else run, rest * c   # (their min: as the builtin's)
             chunk = (cut if cut < chunk else chunk) * item
-            if chunk != last:   # (chunk_cycles, written out)
+            if chunk != last:
                 last = chunk
-                cycles = nbytes / (rate * (efficiency.get(chunk)
-                                           or space.chunk_efficiency(chunk))) * scale
+                cycles = space.chunk_cycles(nbytes, chunk)
             cycles_of.append(cycles)
             chunks.append(chunk)
         out += [cycles_of, chunks]
