@@ -47,14 +47,13 @@ def compiled_modules():
         from mypyc.build import mypycify
     except ImportError:
         return []
-    # -ffp-contract=off: no fused multiply-adds, so the floats are bit for bit Python's
     # mypy's checks as mypyc needs them, not the project's (tests/test_typing runs
     # those): the build's isolated environment has no NumPy, its types are Any here
     flags = ["--config-file=", "--ignore-missing-imports", "--no-warn-unused-ignores",
              "--check-untyped-defs"]
     extensions = mypycify(flags + [os.path.join("src", "strider", path) for path in COMPILED],
                           opt_level="3")
-    for ext in extensions:
+    for ext in extensions:   # (no fused multiply-adds: the floats are Python's, bit for bit)
         ext.extra_compile_args = [*ext.extra_compile_args, "-ffp-contract=off"]
     return extensions
 

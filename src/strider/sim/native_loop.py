@@ -110,13 +110,11 @@ def run_compiled(occupancy: np.ndarray, latency: np.ndarray, engine: np.ndarray,
             wait_sem[k], wait_count[k] = sem_id[s], count
         else:
             signal_sem[k] = sem_id[s]
+    if window is not None and not isinstance(window, Windows):   # (one per instruction)
+        window = Windows.of(window, np.arange(n))
     has_window = lead_interval = None
-    if isinstance(window, Windows):   # (arrays already)
+    if window is not None:
         has_window, lead_interval = window.has, window.lead_interval
-    elif window is not None and any(w is not None for w in window):
-        has_window = np.fromiter((w is not None for w in window), np.uint8, n)
-        lead_interval = np.array([w if w is not None else (0.0, 0.0) for w in window],
-                                 np.float64).reshape(n, 2)
     start, end, hold = np.zeros(n), np.zeros(n), np.zeros(n)
     frees, ends = occupancy.copy(), latency.copy()
     finished = np.zeros(n, np.uint8)
