@@ -14,6 +14,7 @@ from tests.strategies import examples, outcome
 from strider import Hardware
 from strider.demo_suite import CASES
 from strider.sim import Machine
+from strider.sim import native_loop as native
 from strider.sim import scheduler as core
 from strider.sim.dram import SharedDram
 from strider.sim.native_loop import LOAD_ERROR, LOOP
@@ -110,3 +111,24 @@ def test_times_given_as_views_or_float32_are_read_alike():
             m.setattr(core, "LOOP", None)
             python = core.run_in_order(work)
         assert list(compiled.end) == list(python.end) == [1.0, 4.0, 9.0, 16.0]
+
+
+@needs_loop
+@settings(max_examples=examples(200), deadline=None)
+@given(st.lists(st.lists(st.integers(-3, 40), max_size=6), max_size=40))
+def test_dependents_in_c_are_numpys_stable_sort(deps):
+    """The compiled counting sort of the dependents (dependents_of) is what the NumPy
+    path gives: each dependency's dependents in id order, a dependency outside the
+    program (negative, or past its end) left out; the loop reads only these."""
+    n = len(deps)
+    nd = np.array([len(d) for d in deps], np.int64)
+    flat = np.array([d for ds in deps for d in ds], np.int64)
+    dep_at, dependents = native.dependents_of(flat, nd)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(native, "LOOP", None)
+        np_at, np_dependents = native.dependents_of(flat, nd)
+    expected = [[k for k in range(n) for d in deps[k] if d == j] for j in range(n)]
+    for at, got in ((dep_at, dependents), (np_at, np_dependents)):
+        assert at.tolist()[0] == 0 and len(at) == n + 1
+        assert [got[at[j]:at[j + 1]].tolist() for j in range(n)] == expected
+        assert len(got) == at[n]

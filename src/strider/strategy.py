@@ -23,6 +23,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 import re
@@ -48,6 +49,13 @@ class Strategy(Protocol):
 
 def strategies() -> dict[str, Strategy]:
     """Every strategy module in :mod:`strider.planners`, by name."""
+    return dict(_found_strategies())
+
+
+@functools.cache
+def _found_strategies() -> dict[str, Strategy]:
+    """:func:`strategies`, found once a process (a scan of the package's modules costs
+    more than a small plan)."""
     from . import planners
 
     found: dict[str, Strategy] = {}

@@ -20,6 +20,8 @@
  * finished, sem_count[n_sem], and, when events is not NULL, every start (k) and
  * finish (-1 - k) in time order, their count in *n_events.
  * Returns the number of instructions that finished, or -1 when out of memory.
+ *
+ * strider_dependents builds dep_at and dependents from each instruction's deps.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -254,4 +256,29 @@ out:
     free(s.dram.a);
     (void)n;
     return done;
+}
+
+/* Each instruction's dependents as CSR (dep_at[n + 1], dependents[]) from the
+ * dependencies of every instruction in id order (nd[n] of them each, one after the
+ * other in flat[]): a counting sort, stable -- a dependency's dependents in id order,
+ * as a stable argsort of flat gives them. A dependency outside [0, n) has no entry
+ * (its instruction never becomes ready: the caller names the deadlock). Returns 0,
+ * or -1 when out of memory. */
+int strider_dependents(int64_t n, const int64_t *flat, const int64_t *nd, int64_t *dep_at,
+                       int64_t *dependents) {
+    int64_t m = 0;
+    memset(dep_at, 0, (size_t)(n + 1) * sizeof(int64_t));
+    for (int64_t k = 0; k < n; k++) m += nd[k];
+    for (int64_t i = 0; i < m; i++)
+        if (flat[i] >= 0 && flat[i] < n) dep_at[flat[i] + 1]++;
+    for (int64_t k = 0; k < n; k++) dep_at[k + 1] += dep_at[k];
+    int64_t *next = (int64_t *)malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    if (!next) return -1;
+    memcpy(next, dep_at, (size_t)n * sizeof(int64_t));
+    int64_t i = 0;
+    for (int64_t k = 0; k < n; k++)
+        for (int64_t c = 0; c < nd[k]; c++, i++)
+            if (flat[i] >= 0 && flat[i] < n) dependents[next[flat[i]]++] = k;
+    free(next);
+    return 0;
 }

@@ -40,6 +40,8 @@ def _load() -> tuple[ctypes.CDLL | None, str]:
     if lib is not None:
         lib.strider_run_in_order.restype = ctypes.c_int64
         lib.strider_run_in_order.argtypes = ARGTYPES
+        lib.strider_dependents.restype = ctypes.c_int
+        lib.strider_dependents.argtypes = [_I64, _P, _P, _P, _P]
     return lib, why
 
 
@@ -136,6 +138,33 @@ def run_compiled(occupancy: np.ndarray, latency: np.ndarray, engine: np.ndarray,
             events[:n_events.value] if callbacks else None)
 
 
+def dependents_of(flat: np.ndarray, nd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(dep_at, dependents)``: each instruction's dependents by id, as CSR, from the
+    dependencies of every instruction in id order (``nd`` of them each, one after the
+    other in ``flat``; int64). A dependency's dependents are in id order; one outside
+    ``[0, n)`` has none. In C where the library is built (a counting sort: a stable
+    argsort of a program's dependencies cost more than the event loop), else NumPy.
+
+    >>> dep_at, dependents = dependents_of(np.array([0, 0, 1]), np.array([0, 1, 2]))
+    >>> dep_at.tolist(), dependents.tolist()     # 0 -> 1, 2; 1 -> 2
+    ([0, 2, 3, 3], [1, 2, 2])
+    """
+    n = nd.size
+    flat, nd = np.ascontiguousarray(flat, np.int64), np.ascontiguousarray(nd, np.int64)
+    if LOOP is None:
+        by_dep = np.argsort(flat, kind="stable")
+        dependents = np.repeat(np.arange(n, dtype=np.int64), nd)[by_dep]
+        ranked = flat[by_dep]
+        inside = (ranked >= 0) & (ranked < n)
+        dep_at = np.searchsorted(ranked[inside], np.arange(n + 1)).astype(np.int64,
+                                                                           copy=False)
+        return dep_at, dependents[inside]
+    dep_at, dependents = np.empty(n + 1, np.int64), np.empty(flat.size, np.int64)
+    if LOOP.strider_dependents(n, _ptr(flat), _ptr(nd), _ptr(dep_at), _ptr(dependents)):
+        raise MemoryError("the scheduler's dependents ran out of memory")
+    return dep_at, dependents[:dep_at[n]]
+
+
 def replay(events: np.ndarray, on_start: Callable[[int], None] | None,
            on_finish: Callable[[int], None] | None) -> None:
     """Call ``on_start(k)`` / ``on_finish(k)`` for the events :func:`run_compiled` recorded,
@@ -150,4 +179,4 @@ def replay(events: np.ndarray, on_start: Callable[[int], None] | None,
                 on_finish(-1 - k)
 
 
-__all__ = ["LOOP", "LOAD_ERROR", "Windows", "replay", "run_compiled"]
+__all__ = ["LOOP", "LOAD_ERROR", "Windows", "dependents_of", "replay", "run_compiled"]

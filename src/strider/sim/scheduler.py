@@ -39,7 +39,7 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 
 from .dram import SharedDram
-from .native_loop import LOOP, Windows, replay, run_compiled
+from .native_loop import LOOP, Windows, dependents_of, replay, run_compiled
 
 
 class PathSlot(NamedTuple):
@@ -137,10 +137,8 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
     pos_a = np.cumsum(counts + 1) - counts - 1
     nd = np.fromiter(map(len, deps), dtype=np.int64, count=n)
     flat = np.fromiter(chain.from_iterable(deps), dtype=np.int64, count=int(nd.sum()))
-    by_dep = np.argsort(flat, kind="stable")
-    dependents_a = np.repeat(np.arange(n, dtype=np.int64), nd)[by_dep]
-    dep_at_a = np.searchsorted(flat[by_dep], np.arange(n + 1)).astype(np.int64, copy=False)
-    del order, flat, by_dep
+    dep_at_a, dependents_a = dependents_of(flat, nd)
+    del order, flat
     nd = np.append(nd, 1)  # the sentinel's 1: never ready
     demand_a = None
     if dram is not None and work.dram_bytes is not None:
