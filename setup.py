@@ -34,6 +34,7 @@ COMPILED = [
     "planners/vector/hazards.py", "planners/vector/pipeline.py",
     "planners/vector/floors.py", "planners/vector/tiling.py", "planners/vector/boxes.py",
     "planners/vector/slicing.py", "planners/_copy_engines.py", "program/sketch.py",
+    "planners/pe/emit.py", "planners/pe/builder.py", "planners/pe/geometry.py",
 ]
 
 

@@ -23,7 +23,6 @@ from ...program.sketch import Sketch
 from .._copy_engines import CopyBalancer
 from .._lookahead import Lookahead
 from .batch_runs import batch_runs
-from .builder import InstructionBuilder
 from .geometry import BlockGeometry
 from .layout import TurnedColumns, turned_columns
 from .tiling import (
@@ -46,7 +45,7 @@ def empty_program(request: PermuteRequest) -> Program:
     return program
 
 
-class Emitter(InstructionBuilder, BlockGeometry):
+class Emitter(BlockGeometry):
     """Builds the program for one tiling (once: :meth:`emit`, or :meth:`sketch` for
     costing): addresses, queues and dependencies. ``memos``: the block shapes worked out
     by an earlier emitter of the same request, view, tiling and hardware (what they
@@ -467,15 +466,13 @@ class Emitter(InstructionBuilder, BlockGeometry):
         in_readers: dict[int, dict[int, list[int]]] = {s: {} for s in range(nbuf)}
         out_readers: dict[tuple[int, int], list[int]] = {}
 
-        def emit_loads(b: int) -> None:
-            loads[b] = self.loads(blocks[b], b % nbuf, in_readers[b % nbuf])
-
         for b in range(min(ahead, len(blocks))):
-            emit_loads(b)
+            loads[b] = self.loads(blocks[b], b % nbuf, in_readers[b % nbuf])
         for b in range(len(blocks)):
             block = blocks[b]
             if b + ahead < len(blocks):
-                emit_loads(b + ahead)
+                a = b + ahead
+                loads[a] = self.loads(blocks[a], a % nbuf, in_readers[a % nbuf])
             readers: dict[int, list[int]] = {}   # row group -> this block's PE readers
             slot = b % nbuf
             pending: list[int] = []

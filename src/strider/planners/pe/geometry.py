@@ -10,7 +10,7 @@ from typing import Any, Callable, TypeVar
 
 from ...hardware.description import Hardware
 from ...program.instructions import ActCopy, LoadWeights, MatMul, PeTranspose, VectorCopy
-from .builder import Form
+from .builder import Form, InstructionBuilder
 from .columns import Columns, aligned_ranges, by_turns
 from .layout import TurnedColumns
 from .tiling import PeTiling, TransposeView, block_chunks, block_turn_count, interleave
@@ -21,14 +21,13 @@ T = TypeVar("T")
 MEMO_LIMIT = 1 << 14
 
 
-class BlockGeometry:
+class BlockGeometry(InstructionBuilder):
     """What a block's instructions look like, offsets aside: descriptor splits, load
     pieces, PE pass groups, PSUM copy pieces and store pieces (for
     :class:`~.emit.Emitter`)."""
 
     view: TransposeView
     tiling: PeTiling
-    hw: Hardware
     item: int
     parts: int
     pe_dtype: str
