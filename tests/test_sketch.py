@@ -24,7 +24,7 @@ from strider.planners.vector.ranking import rank_tilings
 from strider.program import Program
 from strider.program.sketch import Sketch
 from strider.program.structure import structure_key
-from strider.sim.estimate import estimate, estimate_sketch
+from strider.sim.estimate import _price, estimate, estimate_sketch, pricing_key
 from strider.sim.lower import structures
 
 
@@ -101,3 +101,39 @@ def test_a_pe_sketch_estimates_as_its_program(seed, pick, limit):
     assert (again.ent, again.deps, again.reps) == (sketch.ent, sketch.deps, sketch.reps)
     assert Emitter(request, view, tiling, hw, memos).emit(limit).instructions == \
         program.instructions
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(st.integers(0, 10**6), st.booleans())
+def test_prices_do_not_read_the_memories_sizes(seed, pe):
+    """The estimate keeps its prices per pricing_key, which leaves out the SBUF's and
+    the DRAM's sizes: every representative of a random sketch (vector or PE) is priced
+    alike on hardware that differs in those only, and the key sees any other change."""
+    rng = random.Random(seed)
+    hw = random_hardware(rng.choice)
+    other = replace(hw, sbuf=replace(hw.sbuf, bytes_per_partition=2 * hw.sbuf.bytes_per_partition),
+                    dram=replace(hw.dram, capacity_bytes=3 * hw.dram.capacity_bytes))
+    assert pricing_key(other) == pricing_key(hw)
+    assert pricing_key(replace(hw, clock_hz=2 * hw.clock_hz)) != pricing_key(hw)
+    assert pricing_key(replace(hw, dma=replace(hw.dma, queues=hw.dma.queues + 1))) != \
+        pricing_key(hw)
+    shape, perm, dtype = random_permutation(rng.choice, max_side=40, max_size=60_000)
+    request = PermuteRequest(shape, perm, dtype)
+    sketch = Sketch()
+    if pe:
+        found = pe_candidates(request, hw, {})
+        if isinstance(found, Refusal) or not found.tilings:
+            outcome("the pe strategy refuses")
+            return
+        sketch = Emitter(request, *found.tilings[0], hw).sketch()
+    else:
+        w = Working.of(PermuteRequest(shape, perm, dtype), hw)
+        tilings = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=1) if len(w.shape) > 1 else []
+        if not tilings:
+            outcome("no tiling")
+            return
+        emit_sbuf(sketch, w, hw, tilings[0])
+    outcome("pe" if pe else "vector")
+    assert sketch.reps
+    for rep in sketch.reps:
+        assert _price(rep, hw) == _price(rep, other)

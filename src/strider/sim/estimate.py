@@ -22,7 +22,7 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Callable
 
 import numpy as np
@@ -88,14 +88,46 @@ def estimate_sketch(sketch: Sketch, hw: Hardware, busy: bool = True) -> Estimate
                      sketch.sync, hw, sketch.rep, busy)
 
 
-#: A structure's price depends on it, the hardware and its engine's clock only (a placed
-#: descriptor's on its cost class: alike on every queue): a search's sketches share most
-#: of theirs (a third of a sketch's instructions start a structure; a twelfth of those a
-#: cost class), so the prices are kept per hardware (a few thousand each; a few hardware
-#: at a time).
-_PRICED: dict[Hardware, dict[tuple, tuple]] = {}
+#: A structure's price depends on it, the hardware's timing and its engine's clock only
+#: (a placed descriptor's on its cost class: alike on every queue): a search's sketches
+#: share most of theirs (a third of a sketch's instructions start a structure; a
+#: twelfth of those a cost class), so the prices are kept per hardware timing
+#: (:func:`pricing_key`; a few thousand each; a few timings at a time).
+_PRICED: dict[tuple, dict[tuple, tuple]] = {}
 _PRICED_KEYS = 1 << 14
 _PRICED_HARDWARE = 8
+
+#: The hardware's fields that no instruction's price reads: the sizes of its memories
+#: (an instruction's time depends on what it moves, never on the room around it) and
+#: its words. Hardware that differs only in these prices every structure alike.
+UNPRICED = frozenset({"name", "description", "sources", "sbuf.bytes_per_partition",
+                      "dram.capacity_bytes"})
+
+
+def pricing_key(hw: Hardware) -> tuple:
+    """What the prices of ``hw``'s structures depend on: every field but
+    :data:`UNPRICED` (a sweep over SBUF sizes prices each structure once per timing).
+
+    >>> from dataclasses import replace
+    >>> hw = Hardware.preset("trn1-like")
+    >>> roomier = replace(hw, sbuf=replace(hw.sbuf, bytes_per_partition=96 * 1024))
+    >>> pricing_key(roomier) == pricing_key(hw) != pricing_key(Hardware.preset("tiny"))
+    True
+    """
+    return hw.derived("pricing key", _pricing_fields)
+
+
+def _pricing_fields(hw: Hardware) -> tuple:
+    out = []
+    for f in fields(hw):
+        if f.name in UNPRICED:
+            continue
+        value = getattr(hw, f.name)
+        if is_dataclass(value):
+            value = tuple((g.name, getattr(value, g.name)) for g in fields(value)
+                          if f"{f.name}.{g.name}" not in UNPRICED)
+        out.append((f.name, value))
+    return tuple(out)
 
 
 def _price(instr: Instruction, hw: Hardware) -> tuple:
@@ -107,11 +139,12 @@ def _price(instr: Instruction, hw: Hardware) -> tuple:
 def _priced_by_class(sketch: Sketch, hw: Hardware) -> list[tuple]:
     """:func:`_price` of each of the sketch's representatives, kept by its cost class
     and engine clock (the representative built only where they are new)."""
-    kept = _PRICED.get(hw)
+    key = pricing_key(hw)
+    kept = _PRICED.get(key)
     if kept is None or len(kept) > _PRICED_KEYS:
         if len(_PRICED) >= _PRICED_HARDWARE:
             _PRICED.clear()
-        kept = _PRICED[hw] = {}
+        kept = _PRICED[key] = {}
     scales: dict[str, float] = {}
     out = []
     for e, (cost_class, engine) in enumerate(zip(sketch.classes, sketch.rep_engines)):
@@ -192,4 +225,4 @@ def _busy(start: np.ndarray, hold: np.ndarray, ends: np.ndarray, engine: np.ndar
     return busy
 
 
-__all__ = ["Estimate", "estimate", "estimate_sketch"]
+__all__ = ["Estimate", "estimate", "estimate_sketch", "pricing_key", "UNPRICED"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, TypeVar
 
-from ...hardware.description import Hardware
 from ...program.instructions import ActCopy, LoadWeights, MatMul, PeTranspose, VectorCopy
 from .builder import Form, InstructionBuilder
 from .columns import Columns, aligned_ranges, by_turns
