@@ -21,8 +21,8 @@ from strider.cli import main
 from strider.errors import ArgumentError
 from strider.planners._period import PERIOD_STEPS
 from strider.planners._working import Working, declare_tensors
+from strider.planners.vector.costs import Costs
 from strider.planners.vector.ranking import rank_tilings
-from strider.planners.vector.search import Costs
 from strider.program.core import Program
 from strider.sim.estimate import estimate
 from strider.strategy import SEARCHES, plan_permute
@@ -207,18 +207,18 @@ def test_a_staged_strategy_that_loses_is_costed_but_never_emitted(shape, monkeyp
     is its whole program's estimate (the same figure as planning it by name), and no
     whole vector program is emitted (only sketched; a period's programs are short)."""
     from strider.plan import Predicted
-    from strider.planners.vector import search
+    from strider.planners.vector import costs
     from strider.strategy import candidates, choose
     request = PermuteRequest(shape, (0, 2, 1), "float32")
     emitted: list = []
-    real_emit = search.emit_sbuf
+    real_emit = costs.emit_sbuf
 
     def counting(program, w, hw, tiling, limit=None, walked=None):
         if limit is None:
             emitted.append(type(program).__name__)
         return real_emit(program, w, hw, tiling, limit, walked)
 
-    monkeypatch.setattr(search, "emit_sbuf", counting)
+    monkeypatch.setattr(costs, "emit_sbuf", counting)
     found = dict(candidates(request, TINY, fastest_only=True))
     assert isinstance(found["vector"], Predicted)
     assert "Program" not in emitted and "Sketch" in emitted
@@ -236,23 +236,23 @@ def test_alike_tiles_lose_by_their_period_estimate(monkeypatch):
     exhaustive search picks. The premise is checked too: the period estimate is within
     the margin of the whole program's."""
     from strider.planners._period import UNIFORM_MARGIN
-    from strider.planners.vector import search
+    from strider.planners.vector import costs
     from strider.strategy import candidates
     shape = (3, 60, 200)
     request = PermuteRequest(shape, (0, 2, 1), "float32")
     whole: list = []
-    real_emit = search.emit_sbuf
+    real_emit = costs.emit_sbuf
 
     def counting(program, w, hw, tiling, limit=None, walked=None):
         if limit is None:
             whole.append(tiling)
         return real_emit(program, w, hw, tiling, limit, walked)
 
-    monkeypatch.setattr(search, "emit_sbuf", counting)
+    monkeypatch.setattr(costs, "emit_sbuf", counting)
     found = dict(candidates(request, TINY, fastest_only=True))
     assert isinstance(found["vector"], str) and found["vector"].startswith("not planned whole")
     assert whole == []
-    monkeypatch.setattr(search, "emit_sbuf", real_emit)
+    monkeypatch.setattr(costs, "emit_sbuf", real_emit)
     by_name = plan_permute(shape, (0, 2, 1), "float32", TINY, strategy="vector")
     tiling = by_name.details["tile"], by_name.details["tiles"]
     assert tiling[1] > 16 and all(n % e == 0 for n, e in zip(by_name.details["working_shape"],

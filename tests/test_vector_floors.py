@@ -16,7 +16,7 @@ from pe_helpers import random_hw
 from strategies import examples, outcome, refused
 from strider import Hardware, PermuteRequest
 from strider.errors import PlanError
-from strider.planners.vector import search
+from strider.planners.vector import costs
 from strider.planners.vector.floors import program_floor
 from strider.strategy import plan_permute
 
@@ -48,14 +48,14 @@ def test_the_floor_never_exceeds_the_estimate_of_any_tiling_costed(data, shape, 
     hw = _hardware(data)
     perm = tuple(data.draw(st.permutations(range(len(shape)))))
     costed = []
-    sketch = search.Costs.sketch
+    sketch = costs.Costs.sketch
 
     def checked(costs, tiling):
         made = sketch(costs, tiling)
         costed.append((program_floor(tiling, costs.w, costs.hw), made))
         return made
 
-    with mock.patch.object(search.Costs, "sketch", checked):
+    with mock.patch.object(costs.Costs, "sketch", checked):
         _plan(tuple(shape), perm, dtype, hw, search="exhaustive")
     if not costed:
         refused("no tiling needed a program")   # (a DRAM -> DRAM copy)
@@ -74,7 +74,7 @@ def test_tilings_left_uncosted_by_their_floor_never_change_the_plan(data, shape,
     hw = _hardware(data)
     perm = tuple(data.draw(st.permutations(range(len(shape)))))
     floored = _plan(tuple(shape), perm, dtype, hw)
-    with mock.patch.object(search, "program_floor",
+    with mock.patch.object(costs, "program_floor",
                            lambda t, w, hw, walk: (0.0, program_floor(t, w, hw, walk)[1])):
         every = _plan(tuple(shape), perm, dtype, hw)
     assert floored.predicted_cycles == every.predicted_cycles
@@ -106,7 +106,7 @@ def test_ties_rank_as_if_every_tiling_were_costed(request_, sbuf, dma):
         dma={**dma, "ttu_width_bits": 16, "overlap_dram_latency": False},
         stream={"page_bytes": 1024, "pages": 4})
     floored = _plan(*request_, hw)
-    with mock.patch.object(search, "program_floor",
+    with mock.patch.object(costs, "program_floor",
                            lambda t, w, hw, walk: (0.0, program_floor(t, w, hw, walk)[1])):
         every = _plan(*request_, hw)
     exhaustive = _plan(*request_, hw, search="exhaustive")

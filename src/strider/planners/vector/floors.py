@@ -23,7 +23,7 @@ Examples
 >>> from strider import Hardware, PermuteRequest
 >>> from strider.planners._working import Working
 >>> from strider.planners.vector.ranking import rank_tilings
->>> from strider.planners.vector.search import Costs
+>>> from strider.planners.vector.costs import Costs
 >>> from strider.program.core import Program
 >>> hw = Hardware.preset("trn1-like")
 >>> w = Working.of(PermuteRequest((64, 48, 40), (2, 0, 1), "float32"), hw)
