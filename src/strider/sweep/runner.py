@@ -54,7 +54,8 @@ def row_key(base: Hardware, point: Point, workload: Workload, predict: bool,
     search (where not the default) and the code that computed it
     (:func:`strider.version.code_hash`: a changed planner or cost model re-runs the rows
     it would change)."""
-    text = json.dumps([base.to_dict(), name or base.name, sorted(point.items()), workload.kind,
+    plain = base.derived("row key plain", Hardware.to_dict)   # (once a base: read only)
+    text = json.dumps([plain, name or base.name, sorted(point.items()), workload.kind,
                        list(map(str, workload.spec)), predict, code_hash()]
                       + ([search] if search != "ranked" else []),
                       sort_keys=True, default=str)
