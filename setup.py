@@ -35,6 +35,7 @@ COMPILED = [
     "planners/vector/floors.py", "planners/vector/tiling.py", "planners/vector/boxes.py",
     "planners/vector/slicing.py", "planners/_copy_engines.py", "program/sketch.py",
     "planners/pe/emit.py", "planners/pe/builder.py", "planners/pe/geometry.py",
+    "planners/_descriptors.py",
 ]
 
 

@@ -110,6 +110,49 @@ def placed_descriptors(transfer: Transfer, hw: Hardware, pieces: int = 1) -> lis
     return placed(transfer, cut_of(transfer, hw).plan(pieces, hw))
 
 
+def _chunk(src: _Form, dst: _Form, item: int) -> int:
+    """:attr:`Placed.chunk` of a descriptor of these forms and ``item``-byte elements."""
+    return min(src.run, dst.run) * item
+
+
+class _Form:
+    """One side of a descriptor with its offsets left open: the coalesced pattern, the
+    partition count (on chip), and why the TTU cannot walk it (None: it fits). Whether a
+    descriptor fits does not depend on its offsets (the registers hold offsets from the
+    descriptor's base), so one form answers for every descriptor of its shape."""
+
+    __slots__ = ("on_chip", "shape", "strides", "partitions", "problem", "run", "size")
+
+    def __init__(self, memory: str, shape: tuple[int, ...], strides: tuple[int, ...],
+                 pstrides: tuple[int, ...], row: int, max_dims: int, width_bits: int) -> None:
+        # the side's Ref: partition dims lead, flattened row-major
+        self.on_chip = memory != "dram"
+        lead = 0
+        self.partitions = 1
+        if self.on_chip:
+            while lead < len(shape) and pstrides and pstrides[lead] != 0:
+                lead += 1
+            if pstrides and any(pstrides[lead:]):
+                raise PlanError("internal: partition dims must lead the transfer's logical dims")
+            for k in reversed(range(lead)):
+                if shape[k] > 1 and pstrides[k] != self.partitions:
+                    raise PlanError("internal: partition dims must flatten row-major")
+                self.partitions *= shape[k]
+        self.shape, self.strides = coalesced_dims(shape[lead:], strides[lead:])
+        # as Ref.size and Ref.run_bytes (the pattern is coalesced already)
+        self.run = self.shape[-1] if self.strides[-1] == 1 else 1
+        self.size = math.prod(self.shape) * self.partitions
+        self.problem = walk_problem(self.shape, self.strides,
+                                    self.partitions if self.on_chip else 0, row, max_dims,
+                                    width_bits)
+
+    def ref(self, tensor: str | None, offset: int, pstart: int, dtype: str) -> Ref:
+        pattern = AccessPattern.unchecked(self.shape, self.strides, offset)
+        if self.on_chip:
+            return Ref.sbuf(pstart, self.partitions, pattern, dtype)
+        return Ref.dram(tensor, pattern, dtype)  # type: ignore[arg-type]
+
+
 class Placed(NamedTuple):
     """One descriptor of a transfer with its Refs not built yet: each side's
     :class:`_Form` (its coalesced walk, offsets open) and where it is placed; ``chunk``
@@ -162,49 +205,6 @@ def placed(transfer: Transfer, plan: Sequence[tuple]) -> list[Placed]:
     return [Placed(fs, s_name, s_off + so, s_pst + sp, fd, d_name, d_off + do, d_pst + dp,
                    dtype, _chunk(fs, fd, item), fs.size * item)
             for so, sp, fs, do, dp, fd in plan]
-
-
-def _chunk(src: _Form, dst: _Form, item: int) -> int:
-    """:attr:`Placed.chunk` of a descriptor of these forms and ``item``-byte elements."""
-    return min(src.run, dst.run) * item
-
-
-class _Form:
-    """One side of a descriptor with its offsets left open: the coalesced pattern, the
-    partition count (on chip), and why the TTU cannot walk it (None: it fits). Whether a
-    descriptor fits does not depend on its offsets (the registers hold offsets from the
-    descriptor's base), so one form answers for every descriptor of its shape."""
-
-    __slots__ = ("on_chip", "shape", "strides", "partitions", "problem", "run", "size")
-
-    def __init__(self, memory: str, shape: tuple[int, ...], strides: tuple[int, ...],
-                 pstrides: tuple[int, ...], row: int, max_dims: int, width_bits: int) -> None:
-        # the side's Ref: partition dims lead, flattened row-major
-        self.on_chip = memory != "dram"
-        lead = 0
-        self.partitions = 1
-        if self.on_chip:
-            while lead < len(shape) and pstrides and pstrides[lead] != 0:
-                lead += 1
-            if pstrides and any(pstrides[lead:]):
-                raise PlanError("internal: partition dims must lead the transfer's logical dims")
-            for k in reversed(range(lead)):
-                if shape[k] > 1 and pstrides[k] != self.partitions:
-                    raise PlanError("internal: partition dims must flatten row-major")
-                self.partitions *= shape[k]
-        self.shape, self.strides = coalesced_dims(shape[lead:], strides[lead:])
-        # as Ref.size and Ref.run_bytes (the pattern is coalesced already)
-        self.run = self.shape[-1] if self.strides[-1] == 1 else 1
-        self.size = math.prod(self.shape) * self.partitions
-        self.problem = walk_problem(self.shape, self.strides,
-                                    self.partitions if self.on_chip else 0, row, max_dims,
-                                    width_bits)
-
-    def ref(self, tensor: str | None, offset: int, pstart: int, dtype: str) -> Ref:
-        pattern = AccessPattern.unchecked(self.shape, self.strides, offset)
-        if self.on_chip:
-            return Ref.sbuf(pstart, self.partitions, pattern, dtype)
-        return Ref.dram(tensor, pattern, dtype)  # type: ignore[arg-type]
 
 
 class _Cut:
@@ -302,20 +302,25 @@ class _Cut:
         hold, the loop going deeper where the outer dims are too short)."""
         if pieces in self._plans:
             return self._plans[pieces]
-        for outer in range(len(self.shape)):
-            longest = self.longest(outer)
+        outer = longest = 0   # (the first dim whose descriptors fit; no for-else: mypyc)
+        for d in range(len(self.shape)):
+            longest = self.longest(d)
             if longest:
+                outer = d
                 break
-        else:
+        if not longest:
             self.refuse(hw)
         shape = self.shape
         # DRAM -> DRAM with too few indices to share out: loop over this dim too and cut
         # the next one (never the innermost, whose runs a cut would shorten); on chip the
         # planners share the work out by partitions themselves
         dram = all(memory == "dram" for memory, _, _ in self.sides)
-        while (dram and math.prod(shape[:outer + 1]) < pieces and outer + 2 < len(shape)
-               and longest == shape[outer]):
-            outer, longest = outer + 1, self.longest(outer + 1)
+        deeper = dram   # (a flag, not the while's test: mypyc mis-builds that loop)
+        while deeper:
+            deeper = (math.prod(shape[:outer + 1]) < pieces and outer + 2 < len(shape)
+                      and longest == shape[outer])
+            if deeper:
+                outer, longest = outer + 1, self.longest(outer + 1)
         count = math.prod(shape[:outer])
         cut = max(1, min(shape[outer], -(-pieces // count)), -(-shape[outer] // longest))
         step = -(-shape[outer] // cut)
