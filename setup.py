@@ -1,8 +1,9 @@
 """Build hook: the optional compiled parts.
 
-- Two C kernels: ``strider.host.permute``'s blocked copy and the simulator's scheduler
-  loop (``strider.sim.scheduler``), plain C loaded with ctypes (no Python or NumPy
-  headers needed).
+- Three C kernels, loaded with ctypes: ``strider.host.permute``'s blocked copy and the
+  simulator's scheduler loop (``strider.sim.scheduler``), plain C (no Python or NumPy
+  headers needed), and the reader of a program's dependencies (``_deps.c``: Python's
+  headers, which the build gives every extension).
 - The planners' hot modules (:data:`COMPILED`), compiled from their Python source by
   mypyc (part of mypy): the same code, run as C. A wheel build only (``pip install .``):
   an editable install (``pip install -e .``) stays pure Python, so that an edited
@@ -21,7 +22,8 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 #: Each kernel's module path (its library is NAME.native.so beside the package's modules).
-KERNELS = {"_kernel": ["strider", "host"], "_scheduler": ["strider", "sim"]}
+KERNELS = {"_kernel": ["strider", "host"], "_scheduler": ["strider", "sim"],
+           "_deps": ["strider", "sim"]}
 
 
 #: The modules mypyc compiles (src/strider/...): the planners' inner loops -- the
@@ -110,7 +112,16 @@ scheduler = Extension(
     optional=True,
 )
 
+# reads the Python objects of a program's dependencies in place (ctypes.PyDLL)
+deps = Extension(
+    "strider.sim._deps",
+    sources=["src/strider/sim/_deps.c"],
+    extra_compile_args=["-O2", "-fvisibility=default", "-Werror=implicit-function-declaration"],
+    optional=True,
+)
+
 setup(
-    ext_modules=([kernel, scheduler] if sys.platform != "win32" else []) + compiled_modules(),
+    ext_modules=([kernel, scheduler, deps] if sys.platform != "win32" else [])
+    + compiled_modules(),
     cmdclass={"build_ext": BuildSharedLibrary},
 )

@@ -132,3 +132,33 @@ def test_dependents_in_c_are_numpys_stable_sort(deps):
         assert at.tolist()[0] == 0 and len(at) == n + 1
         assert [got[at[j]:at[j + 1]].tolist() for j in range(n)] == expected
         assert len(got) == at[n]
+
+
+@pytest.mark.skipif(native.DEPS is None, reason="the dependencies' library is not built")
+@settings(max_examples=examples(200), deadline=None)
+@given(st.lists(st.lists(st.integers(-2**63, 2**63 - 1) | st.integers(-3, 50),
+                         max_size=5).map(tuple), max_size=30),
+       st.sampled_from(["tuples", "lists", "numpy ints", "a big int", "a tuple of rows"]))
+def test_dependencies_read_in_place_are_numpys(deps, form):
+    """deps_arrays reads a program's dependencies in C where they are Python ints in
+    lists or tuples, and falls back to NumPy for anything else (NumPy integers, an int
+    past int64): the arrays are the same either way."""
+    rows: list | tuple = list(deps)
+    if form == "lists":
+        rows = [list(d) for d in deps]
+    elif form == "numpy ints":
+        rows = [tuple(np.int64(v) for v in d) for d in deps]
+    elif form == "a big int" and deps:
+        rows = [*deps[:-1], (*deps[-1], 2**64)]
+    elif form == "a tuple of rows":
+        rows = tuple(deps)
+    if form == "a big int" and deps:
+        with pytest.raises(OverflowError):   # (NumPy's own refusal: not a silent wrap)
+            native.deps_arrays(rows)
+        outcome("past int64: refused")
+        return
+    nd, flat = native.deps_arrays(rows)
+    assert nd.dtype == flat.dtype == np.int64
+    assert nd.tolist() == [len(d) for d in deps]
+    assert flat.tolist() == [int(v) for d in deps for v in d]
+    outcome(form)

@@ -177,11 +177,14 @@ def _samefile(a: str, b: str) -> bool:
         return False
 
 
-def load_library(beside: str, name: str, switch: str) -> tuple[ctypes.CDLL | None, str]:
+def load_library(beside: str, name: str, switch: str, python: bool = False
+                 ) -> tuple[ctypes.CDLL | None, str]:
     """``(library, "")``: the compiled kernel ``name`` (a plain shared library that the
     package's build makes where it finds a C compiler) in the folder of the module file
     ``beside``; or ``(None, why)`` where it is off (``switch=0`` in the environment),
     not built or not loadable -- its caller then takes its Python or NumPy path.
+    ``python``: a kernel that reads Python objects (loaded as ``ctypes.PyDLL``: its
+    calls hold the GIL).
 
     >>> load_library(__file__, "_none.native.so", "STRIDER_NONE")[1].endswith("not built "
     ...     "(no C compiler at install time?)")
@@ -193,7 +196,7 @@ def load_library(beside: str, name: str, switch: str) -> tuple[ctypes.CDLL | Non
     if not path.exists():
         return None, f"{path} not built (no C compiler at install time?)"
     try:
-        return ctypes.CDLL(str(path)), ""
+        return (ctypes.PyDLL if python else ctypes.CDLL)(str(path)), ""
     except OSError as exc:
         return None, f"cannot load {path}: {exc}"
 

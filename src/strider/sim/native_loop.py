@@ -16,6 +16,7 @@ True
 from __future__ import annotations
 
 import ctypes
+from itertools import chain
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -46,6 +47,21 @@ def _load() -> tuple[ctypes.CDLL | None, str]:
 
 
 LOOP, LOAD_ERROR = _load()
+
+
+def _load_deps() -> ctypes.CDLL | None:
+    lib, _ = load_library(__file__, DEPS_LIBRARY_NAME, "STRIDER_SIM_KERNEL", python=True)
+    if lib is not None:
+        lib.strider_count_deps.restype = ctypes.c_int64
+        lib.strider_count_deps.argtypes = [ctypes.py_object, _I64, _P]
+        lib.strider_flatten_deps.restype = ctypes.c_int64
+        lib.strider_flatten_deps.argtypes = [ctypes.py_object, _I64, _P]
+    return lib
+
+
+#: The library that reads a program's dependencies in place (``_deps.c``).
+DEPS_LIBRARY_NAME = "_deps.native.so"
+DEPS = _load_deps()
 
 
 class Windows:
@@ -138,6 +154,27 @@ def run_compiled(occupancy: np.ndarray, latency: np.ndarray, engine: np.ndarray,
             events[:n_events.value] if callbacks else None)
 
 
+def deps_arrays(deps: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """``(nd, flat)``: each instruction's dependency count and all the dependencies in id
+    order, as int64 arrays. Read in place by C where the library is built and ``deps``
+    is a list or tuple of tuples or lists of Python ints; else by NumPy.
+
+    >>> nd, flat = deps_arrays([(), (0,), [0, 1]])
+    >>> nd.tolist(), flat.tolist()
+    ([0, 1, 2], [0, 0, 1])
+    """
+    n = len(deps)
+    nd = np.empty(n, np.int64)
+    if DEPS is not None:
+        total = DEPS.strider_count_deps(deps, n, _ptr(nd))
+        if total >= 0:
+            flat = np.empty(total, np.int64)
+            if DEPS.strider_flatten_deps(deps, total, _ptr(flat)) == 0:
+                return nd, flat
+    nd = np.fromiter(map(len, deps), dtype=np.int64, count=n)
+    return nd, np.fromiter(chain.from_iterable(deps), dtype=np.int64, count=int(nd.sum()))
+
+
 def dependents_of(flat: np.ndarray, nd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(dep_at, dependents)``: each instruction's dependents by id, as CSR, from the
     dependencies of every instruction in id order (``nd`` of them each, one after the
@@ -179,4 +216,5 @@ def replay(events: np.ndarray, on_start: Callable[[int], None] | None,
                 on_finish(-1 - k)
 
 
-__all__ = ["LOOP", "LOAD_ERROR", "Windows", "dependents_of", "replay", "run_compiled"]
+__all__ = ["LOOP", "LOAD_ERROR", "DEPS", "Windows", "deps_arrays", "dependents_of", "replay",
+           "run_compiled"]

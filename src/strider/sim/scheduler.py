@@ -33,13 +33,12 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from itertools import chain
 from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
 from .dram import SharedDram
-from .native_loop import LOOP, Windows, dependents_of, replay, run_compiled
+from .native_loop import LOOP, Windows, dependents_of, deps_arrays, replay, run_compiled
 
 
 class PathSlot(NamedTuple):
@@ -135,8 +134,7 @@ def run_in_order(work: Work, dram: SharedDram | None = None,
     queue_a = np.full(n + E, n, dtype=np.int64)
     queue_a[np.arange(n) + eng_a[order]] = order
     pos_a = np.cumsum(counts + 1) - counts - 1
-    nd = np.fromiter(map(len, deps), dtype=np.int64, count=n)
-    flat = np.fromiter(chain.from_iterable(deps), dtype=np.int64, count=int(nd.sum()))
+    nd, flat = deps_arrays(deps)
     dep_at_a, dependents_a = dependents_of(flat, nd)
     del order, flat
     nd = np.append(nd, 1)  # the sentinel's 1: never ready
