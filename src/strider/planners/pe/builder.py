@@ -71,7 +71,8 @@ class Form:
         self.sketch: Sketch | None = None   # the sketch whose structure e is
         self.e = 0
         self.make: Callable[..., Instruction] | None = None   # for a program (see put)
-        self.known: InstructionBuilder | None = None   # whose program has taken its kind
+        # the program that has taken its kind (not the builder: its memos hold the form)
+        self.known: Program | None = None
 
 
 @lru_cache(maxsize=1 << 14)
@@ -191,17 +192,17 @@ class InstructionBuilder:
         instruction = make(deps, label(), *map(self.ref, operands, offsets), *scalars)
         program = self.program
         assert isinstance(program, Program)
-        if form.known is self:
+        if form.known is program:
             return program._add_again(instruction)
         # (True and 1 are equal keys: their types too; the operands' memories and tensors)
         key = (cls, scalars, *map(type, scalars), *map(_place, operands))
         if key in self.known:
-            form.known = self
+            form.known = program
             return program._add_again(instruction)
         i = program.add(instruction)
         if program.instructions[i] is instruction:   # (taken as it was: nothing to convert)
             self.known.add(key)
-            form.known = self
+            form.known = program
         return i
 
     def form_index(self, sketch: Sketch, form: Form, offsets: tuple[int, ...],
