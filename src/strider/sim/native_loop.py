@@ -23,8 +23,10 @@ import numpy as np
 
 from ..files import load_library
 
-#: File name the build gives the library (see setup.py); not an importable module.
+#: File names the build gives the libraries (see setup.py); not importable modules: the
+#: event loop's, and the reader of a program's dependencies (``_deps.c``).
 LIBRARY_NAME = "_scheduler.native.so"
+DEPS_LIBRARY_NAME = "_deps.native.so"
 
 #: How many events a run's callbacks are replayed from at a time.
 _REPLAY = 1 << 16
@@ -59,8 +61,6 @@ def _load_deps() -> ctypes.CDLL | None:
     return lib
 
 
-#: The library that reads a program's dependencies in place (``_deps.c``).
-DEPS_LIBRARY_NAME = "_deps.native.so"
 DEPS = _load_deps()
 
 

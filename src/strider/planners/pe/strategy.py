@@ -298,8 +298,8 @@ class PeStrategy:
             "block_shape": (tiling.block_rows, tiling.block_cols),
             "sub_block_shape": (tiling.group_rows, tiling.chunk_cols),
             "sub_blocks": sub_blocks(view, tiling),
-            "tiling": {f.name: getattr(tiling, f.name) for f in fields(tiling)},  # (flat:
-            # asdict deep-copies each field, a millisecond a plan)
+            # (its fields as they are: asdict deep-copies each, a millisecond a plan)
+            "tiling": {f.name: getattr(tiling, f.name) for f in fields(tiling)},
             "sbuf_bytes_per_partition": tiling.sbuf_bytes_per_partition,
             "engine_busy": dict(predicted.engine_busy),
             "search": search.summary(),
