@@ -37,7 +37,7 @@ COMPILED = [
     "planners/vector/floors.py", "planners/vector/tiling.py", "planners/vector/boxes.py",
     "planners/vector/slicing.py", "planners/_copy_engines.py", "program/sketch.py",
     "planners/pe/emit.py", "planners/pe/builder.py", "planners/pe/geometry.py",
-    "planners/_descriptors.py",
+    "planners/_descriptors.py", "planners/vector/space_floor.py",
 ]
 
 

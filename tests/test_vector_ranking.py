@@ -14,7 +14,8 @@ from strider import Hardware, PermuteRequest
 from strider.hardware.sampling import random_hardware, random_permutation
 from strider.planners._working import Working
 from strider.planners.vector.candidates import candidates_for
-from strider.planners.vector.ranking import rank_tilings, score_floor
+from strider.planners.vector.ranking import TileFloor, _Shortlist, rank_tilings, score_floor
+from strider.planners.vector.space_floor import space_floor
 
 
 def _working(seed: int) -> tuple[Working, Hardware]:
@@ -79,6 +80,73 @@ def test_a_limit_leaves_the_shortlist_or_proves_every_tiling_above_it(seed, keep
             assert stats["least"] <= best * (1 + 1e-12)
         else:
             assert limited == every
+
+
+def _big_working(seed: int) -> tuple[Working, Hardware]:
+    """A random permutation large enough for many tiles on random hardware."""
+    rng = random.Random(seed)
+    hw = random_hardware(rng.choice) if seed % 3 else Hardware.preset("trn1-like")
+    shape, perm, dtype = random_permutation(rng.choice, max_side=400, max_size=4_000_000)
+    return Working.of(PermuteRequest(shape, perm, dtype), hw), hw
+
+
+@settings(max_examples=examples(25), deadline=None)
+@given(st.integers(0, 10**6))
+def test_a_spaces_floor_is_below_the_floor_of_each_of_its_tiles(seed):
+    """:func:`space_floor` of every tile space the ranking walks (each with the tile
+    that spreads its partition dims) is at most the floor of every tile offered there."""
+    w, hw = _big_working(seed)
+    if len(w.shape) < 2:
+        return
+    total = math.prod(w.shape) * w.itemsize
+    spread: list = []
+    walked: list = []
+
+    def note_space(space, tile, seen):
+        spread.append(space_floor(space, math.prod([tile[d] for d in space.part])))
+        return False
+
+    def note_tile(space, tile, slots):
+        walked.append((spread[-1], TileFloor(space, tile).at(), space.dram_cycles))
+        return True
+
+    for split in [()] + [((d, 2),) for d, n in enumerate(w.shape) if n % 2 == 0][:1]:
+        shape, perm = w.shape, w.perm
+        if split:
+            from strider.planners._groups import split_dim
+            shape, perm = split_dim(shape, perm, split[0][0], 2)
+        candidates_for(shape, perm, split, w.itemsize, hw, total, hopeless=note_tile,
+                       hopeless_space=note_space)
+    assert walked
+    for bound, floor, dram in walked:
+        assert dram <= bound <= floor * (1 + 1e-9), (bound, floor)
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(st.integers(0, 10**6), st.sampled_from([0.5, 0.9, 1.0, 1.2]))
+def test_spaces_left_unwalked_change_neither_the_shortlist_nor_the_least_score(seed, factor):
+    """With a limit, the ranking that leaves whole spaces unwalked by their floor
+    returns what walking every tile of them returns, its bound on every score too."""
+    w, hw = _big_working(seed)
+    if len(w.shape) < 2:
+        return
+    every = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4, bound=False)
+    if not every:
+        return
+    above = every[0].estimate["cycles"] * factor
+    skipped: dict = {}
+    fast = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4, stats=skipped, above=above)
+    walked: dict = {}
+    original = _Shortlist.hopeless_space
+    try:
+        _Shortlist.hopeless_space = lambda self, space, tile, seen: False
+        slow = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4, stats=walked,
+                            above=above)
+    finally:
+        _Shortlist.hopeless_space = original
+    assert fast == slow
+    assert skipped.get("least") == walked.get("least")
+    assert skipped["scored"] == walked["scored"]
 
 
 @settings(max_examples=examples(40), deadline=None)

@@ -23,20 +23,25 @@ def _outerness(shape: tuple[int, ...], perm: tuple[int, ...]) -> tuple[int, ...]
 
 #: Rejects a tiling, unscored, given its :class:`TileSpace`, tile extents and slots.
 Hopeless = Callable[[TileSpace, tuple[int, ...], int], bool]
+#: Rejects every tiling of a :class:`TileSpace` at once, given the tile that spreads its
+#: partition dims (:func:`candidates_capped` offers them later, where asked).
+HopelessSpace = Callable[[TileSpace, tuple[int, ...], dict], bool]
 
 
 def candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: int,
                    hw: Hardware, total_bytes: int, seen: dict | None = None,
                    keep_free: frozenset = frozenset(), ragged: tuple = (),
                    hopeless: Hopeless | None = None,
-                   spaces: dict[tuple, TileSpace] | None = None) -> list[VectorTiling]:
+                   spaces: dict[tuple, TileSpace] | None = None,
+                   hopeless_space: HopelessSpace | None = None) -> list[VectorTiling]:
     """Candidate tilings of one working shape, each with its best slice count by the
     score; ``seen`` collects the tilings (slice count aside) already offered, which are
     not offered again (by working shape, perm, partition dims, ragged split and slots:
     their tile extents); dims of ``keep_free`` never spread over partitions; a tiling
     that ``hopeless`` rejects is neither scored nor offered. ``spaces`` keeps the
     :class:`TileSpace` of each working shape and partition dims (with the tilings scored
-    in it) for another call of the same ``item``, ``hw`` and ``total_bytes``."""
+    in it) for another call of the same ``item``, ``hw`` and ``total_bytes``; a space
+    that ``hopeless_space`` rejects offers no tiling (nor marks any seen)."""
     out: list[VectorTiling] = []
     seen = {} if seen is None else seen
     spaces = {} if spaces is None else spaces   # by working shape and partition dims
@@ -52,7 +57,8 @@ def candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: i
                 space = spaces[shape, perm, split, part, ragged] = TileSpace(
                     VectorTiling(shape, perm, split, part, free, tile, PIPELINE_SLOTS, item,
                                  ragged=ragged), hw, total_bytes)
-            out += _candidates_capped(space, tile, seen, hopeless)
+            if hopeless_space is None or not hopeless_space(space, tile, seen):
+                out += candidates_capped(space, tile, seen, hopeless)
         if cap <= hw.sbuf.partitions // 4:
             break
         cap //= 2
@@ -111,7 +117,7 @@ def _pairs(na: int, nb: int, room: int) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
-def _candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict,
+def candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict,
                        hopeless: Hopeless | None = None) -> list[VectorTiling]:
     """The candidates of ``space`` from its partition dims spread as ``tile`` (see
     :func:`candidates_for`)."""
@@ -175,4 +181,4 @@ def _candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict,
     return out
 
 
-__all__ = ["candidates_for", "Hopeless"]
+__all__ = ["candidates_for", "candidates_capped", "Hopeless", "HopelessSpace"]

@@ -31,8 +31,9 @@ import math
 from ...hardware.description import Hardware
 from .._groups import divisors, split_dim
 from .._splits import double_splits, ragged_splits, run_splits
-from .candidates import candidates_for
+from .candidates import candidates_capped, candidates_for
 from .score import TileSpace
+from .space_floor import space_floor
 from .tiling import FEW_TILES, VectorTiling
 
 #: A floor above a threshold by less than this share is not trusted to exclude (float
@@ -160,8 +161,11 @@ class _Shortlist:
         self._floors: dict[tuple[int, ...], TileFloor] = {}
         self.bounded = 0
         self.over = 0                  # tilings whose floor is above `above`
+        self.spaces_over = 0           # spaces left unwalked, every floor above `above`
         self._lowest_over = math.inf   # the lowest of those floors priced
         self._unpriced: list[TileFloor] = []   # the others (TileFloor.least is above)
+        # the spaces left unwalked, their floor above `above`: (floor, space, tile, seen)
+        self._skipped: list[tuple[float, TileSpace, tuple[int, ...], dict]] = []
 
     def _kind_threshold(self, k: tuple) -> float:
         """The score above which a tiling of kind ``k`` cannot be kept for its kind."""
@@ -224,11 +228,35 @@ class _Shortlist:
         self.bounded += 1
         return True
 
+    def hopeless_space(self, space: TileSpace, tile: tuple[int, ...], seen: dict) -> bool:
+        """Whether every tiling of ``space`` spread as ``tile`` scores above ``above``
+        for certain (:func:`~.space_floor.space_floor`): its tiles are then not walked, and
+        :meth:`lowest_over` walks them only where they may hold the lowest floor."""
+        limit = self._limit
+        if limit is None:
+            return False
+        partitions = 1
+        for d in space.part:
+            partitions *= tile[d]
+        floor = space_floor(space, partitions) * (1 - ROUNDING)   # (sums round apart)
+        if floor <= limit:
+            return False
+        self._skipped.append((floor, space, tile, seen))
+        self.spaces_over += 1
+        return True
+
     def lowest_over(self) -> float:
         """The lowest floor of the tilings above ``above`` (those left unpriced priced
-        now, where their :attr:`TileFloor.least` is below the lowest so far)."""
+        now, where their :attr:`TileFloor.least` is below the lowest so far; the spaces
+        left unwalked walked now, where their floor is)."""
         limit = self._limit
         assert limit is not None
+        for floor, space, tile, seen in sorted(self._skipped, key=lambda s: s[0]):
+            if floor >= self._lowest_over:
+                break
+            # (every tiling of it is above: each floor priced, as hopeless prices it)
+            candidates_capped(space, tile, seen, self.hopeless)
+        self._skipped = []
         for bound in sorted(self._unpriced, key=lambda b: b.least):
             if bound.least >= self._lowest_over:
                 break
@@ -291,7 +319,8 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
         for cand in candidates_for(s, p, split, item, hw, total_bytes, seen, keep_free,
                                    tuple(ragged[0]) if ragged else (),
                                    shortlist.hopeless if bound or above is not None
-                                   else None, spaces):
+                                   else None, spaces,
+                                   shortlist.hopeless_space if above is not None else None):
             key = (cand.shape, cand.perm, cand.part, cand.tile, cand.slots, cand.pieces,
                    cand.ragged)
             found.setdefault(key, cand)
@@ -304,7 +333,7 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     for t in ranked:
         best_of_tile.setdefault(tile_key(t), t)
     ranked = list(best_of_tile.values())
-    if not shortlist.over:
+    if not shortlist.over and not shortlist.spaces_over:
         return _picked(ranked, keep)[0]
     assert above is not None
     # the tilings left unscored score above `above`: the shortlist of those that score

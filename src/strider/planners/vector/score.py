@@ -78,6 +78,7 @@ class TileSpace:
         self.rate, self.queues = hw.dma.bytes_per_cycle, hw.dma.queues
         self.scale = engine_scale("dma", hw)   # the queues' cycles in top-level cycles
         self.issue = descriptor_issue_cycles(hw) * self.scale   # a descriptor's fixed cost
+        self.total_bytes = total_bytes   # (the tensor's)
         self.dram_cycles = 2 * total_bytes / self.dram   # the DRAM roofline
         self.latency = hidden_latency_cycles(hw) * self.scale  # the first load, last store
         self._worth = {few: descriptor_worth(hw, 1 if few else FEW_TILES + 1)
