@@ -117,6 +117,32 @@ def test_prices_do_not_read_the_memories_sizes(seed, pe):
     assert pricing_key(replace(hw, clock_hz=2 * hw.clock_hz)) != pricing_key(hw)
     assert pricing_key(replace(hw, dma=replace(hw.dma, queues=hw.dma.queues + 1))) != \
         pricing_key(hw)
+    sketch = _random_sketch(rng, hw, pe)
+    if sketch is None:
+        return
+    for rep in sketch.reps:
+        assert _price(rep, hw) == _price(rep, other)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.integers(0, 10**6), st.booleans())
+def test_structures_of_one_cost_class_price_alike(seed, pe):
+    """A sketch prices each cost class once (a PE sketch's DMA structures by
+    :func:`~strider.program.sketch.dma_price_class`, whatever their queue, offsets and
+    partitions): every structure of a class is priced as its first, on random hardware."""
+    rng = random.Random(seed)
+    hw = random_hardware(rng.choice) if seed % 3 else Hardware.preset("trn1-like")
+    sketch = _random_sketch(rng, hw, pe)
+    if sketch is None:
+        return
+    first: dict = {}
+    for cost, rep in zip(sketch.classes, sketch.reps):
+        assert _price(rep, hw) == first.setdefault(cost, _price(rep, hw)), (cost, rep)
+
+
+def _random_sketch(rng: random.Random, hw: Hardware, pe: bool) -> Sketch | None:
+    """The sketch of a random permutation's first PE tiling (``pe``) or best vector
+    tiling on ``hw``; None (the outcome noted) where there is none."""
     shape, perm, dtype = random_permutation(rng.choice, max_side=40, max_size=60_000)
     request = PermuteRequest(shape, perm, dtype)
     sketch = Sketch()
@@ -124,16 +150,14 @@ def test_prices_do_not_read_the_memories_sizes(seed, pe):
         found = pe_candidates(request, hw, {})
         if isinstance(found, Refusal) or not found.tilings:
             outcome("the pe strategy refuses")
-            return
+            return None
         sketch = Emitter(request, *found.tilings[0], hw).sketch()
     else:
-        w = Working.of(PermuteRequest(shape, perm, dtype), hw)
+        w = Working.of(request, hw)
         tilings = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=1) if len(w.shape) > 1 else []
         if not tilings:
             outcome("no tiling")
-            return
+            return None
         emit_sbuf(sketch, w, hw, tilings[0])
     outcome("pe" if pe else "vector")
-    assert sketch.reps
-    for rep in sketch.reps:
-        assert _price(rep, hw) == _price(rep, other)
+    return sketch

@@ -114,11 +114,13 @@ class Sketch:
         return k
 
     def structure(self, key: tuple, rep: Callable[[], Instruction],
-                  engine: str | None = None) -> int:
+                  engine: str | None = None, cost: tuple = ()) -> int:
         """The index of the structure ``key`` (as :meth:`add_keyed` takes it), made on its
         first use -- then with ``rep()`` its representative: built now, or where its
         ``engine`` is given, once asked for (:meth:`rep`). A planner that adds many
-        instructions of one structure asks once and adds each with :meth:`add_row`."""
+        instructions of one structure asks once and adds each with :meth:`add_row`.
+        ``cost``: its cost class where coarser than ``key`` (:func:`dma_price_class`:
+        structures alike in all a price reads, priced once)."""
         e = self._of.get(key)
         if e is None:
             e = self._of[key] = len(self._reps)
@@ -130,7 +132,7 @@ class Sketch:
                 self._make[e] = rep
             self._reps.append(made)
             self._keys.append(key)
-            self.classes.append(key)
+            self.classes.append(cost if cost else key)
             self.rep_engines.append(engine)
         return e
 
@@ -243,4 +245,27 @@ class Sketch:
         return self.add(PeTranspose(src=src, dst=dst, deps=tuple(deps)))
 
 
-__all__ = ["Sketch", "PlacedDescriptor"]
+def dma_price_class(nbytes: int, run: int, src_memory: str, dst_memory: str) -> tuple:
+    """The cost class of a :class:`~strider.program.instructions.DmaCopy` of ``nbytes``
+    whose shorter side's runs are ``run`` bytes: all that its price reads (its timing --
+    bytes, runs, whether a side is in DRAM -- and its DRAM traffic), whatever its queue,
+    offsets, partitions and tensors; a DMA queue's clock is every queue's.
+
+    >>> from strider import AccessPattern, Hardware
+    >>> from strider.program import DmaCopy, Ref
+    >>> from strider.sim.estimate import _price
+    >>> hw = Hardware.preset("trn1-like")
+    >>> def copy(queue, offset, partition):
+    ...     src = Ref.dram("x", AccessPattern((4, 64), (128, 1), offset), "float32")
+    ...     dst = Ref.sbuf(partition, 4, AccessPattern.contiguous((64,)), "float32")
+    ...     return DmaCopy(queue=queue, src=src, dst=dst)
+    >>> a, b = copy(0, 0, 0), copy(5, 64, 12)
+    >>> _price(a, hw) == _price(b, hw)
+    True
+    >>> dma_price_class(a.nbytes, min(a.src.run_bytes, a.dst.run_bytes), "dram", "sbuf")
+    ('DmaCopy', 1024, 256, True, False)
+    """
+    return ("DmaCopy", nbytes, max(1, run), src_memory == "dram", dst_memory == "dram")
+
+
+__all__ = ["Sketch", "PlacedDescriptor", "dma_price_class"]

@@ -18,7 +18,7 @@ from ...hardware.description import Hardware
 from ...operands import unchecked_maker
 from ...program.core import Program, Ref
 from ...program.instructions import DmaCopy, Instruction, dma_engine
-from ...program.sketch import Sketch
+from ...program.sketch import Sketch, dma_price_class
 from ...program.structure import scalar_names, structure_of
 from .._descriptors import QueueBalancer, element_values, fits_ttu
 from .._fitted import fitted_pairs
@@ -90,10 +90,13 @@ class Fit:
     keeps a queue, and for a sketch the offsets of its first (``at``: the first on each
     queue stands in with its Refs) and per queue its structure's index there."""
 
-    __slots__ = ("one", "cycles", "at", "forms", "sketch", "es")
+    __slots__ = ("one", "cycles", "price", "at", "forms", "sketch", "es")
 
-    def __init__(self, one: bool, cycles: float, at: tuple[int, int], queues: int) -> None:
+    def __init__(self, one: bool, cycles: float, at: tuple[int, int], queues: int,
+                 price: tuple = ()) -> None:
         self.one, self.cycles, self.at = one, cycles, at
+        #: its cost class in a sketch (one descriptor): what a DmaCopy's price reads
+        self.price = price
         self.forms: list[Form | None] = [None] * queues   # DmaCopy per queue (a program's)
         self.sketch: Sketch | None = None
         self.es: list[int | None] = [None] * queues
@@ -127,14 +130,16 @@ class InstructionBuilder:
         if fit is None:   # (whether it fits, the cycles it keeps a queue, offsets aside)
             if len(self.fits) >= 1 << 12:
                 self.fits = {}   # (a new dict: see dma's held)
-            one, cycles = False, 0.0
+            one, cycles, price = False, 0.0, ()
             if self.group == 1:
                 fits_s, run_s, nbytes = _side(src, self.hw)
                 fits_d, run_d, _ = _side(dst, self.hw)
                 one = fits_s and fits_d
                 if one:
                     cycles = QueueBalancer.cycles(self.hw, min(run_s, run_d), nbytes)
-            fit = self.fits[src, dst] = Fit(one, cycles, (src_at, dst_at), len(self.all_queues))
+                    price = dma_price_class(nbytes, min(run_s, run_d), src[0], dst[0])
+            fit = self.fits[src, dst] = Fit(one, cycles, (src_at, dst_at), len(self.all_queues),
+                                            price)
         return fit
 
     def dma(self, src: tuple, src_at: int, dst: tuple, dst_at: int, deps: tuple[int, ...],
@@ -164,7 +169,8 @@ class InstructionBuilder:
             if e is None:   # (a sketch's representative costs as any of its structure)
                 e = fit.es[q] = sketch.structure(
                     structure_of(DmaCopy, (q,), src, dst),
-                    partial(_instruction, DmaCopy, (q,), (src, dst), fit.at, deps), dma_engine(q))
+                    partial(_instruction, DmaCopy, (q,), (src, dst), fit.at, deps), dma_engine(q),
+                    fit.price)
             return [sketch.add_row(e, deps)]
         s, d = self.ref(src, src_at), self.ref(dst, dst_at)
         if self.group > 1:  # an element is `group` values in a row: walk the values
