@@ -130,7 +130,8 @@ class InstructionBuilder:
         if fit is None:   # (whether it fits, the cycles it keeps a queue, offsets aside)
             if len(self.fits) >= 1 << 12:
                 self.fits = {}   # (a new dict: see dma's held)
-            one, cycles, price = False, 0.0, ()
+            one, cycles = False, 0.0
+            price: tuple = ()   # (annotated: compiled, a bare () types it as empty only)
             if self.group == 1:
                 fits_s, run_s, nbytes = _side(src, self.hw)
                 fits_d, run_d, _ = _side(dst, self.hw)
