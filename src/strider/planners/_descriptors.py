@@ -37,6 +37,7 @@ from ..errors import PlanError
 from ..hardware.description import Hardware
 from ..limits import MAX_DESCRIPTORS
 from ..program.core import Ref
+from ..program.sketch import dma_price_class
 from ..program.descriptor_fit import ttu_problem, walk_problem
 
 
@@ -229,6 +230,7 @@ class _Cut:
         self._forms: dict[tuple[int, int, int], _Form | None] = {}
         self._plans: dict[int, list] = {}
         self._structures: dict[tuple[int, str], list[tuple]] = {}   # by (pieces, dtype)
+        self._classes: dict[tuple[int, str], list[tuple]] = {}      # (their cost classes)
 
     def form(self, side: int, outer: int, length: int) -> _Form | None:
         """The form of side ``side`` (0: src, 1: dst) with the dims before ``outer`` fixed
@@ -278,21 +280,29 @@ class _Cut:
                     self.form(side, depth, stop - start)]
         return tuple(out)
 
-    def costs(self, pieces: int, hw: Hardware, dtype: str) -> tuple[list[tuple], list[float]]:
+    def costs(self, pieces: int, hw: Hardware, dtype: str
+              ) -> tuple[list[tuple], list[float], list[tuple]]:
         """Per descriptor of :meth:`plan` (of ``dtype`` elements): its
-        :meth:`Placed.structure` and the cycles it keeps a queue of ``hw``
-        (:meth:`QueueBalancer.cycles`) -- what costing it needs, its offsets aside. The
-        structures are kept; the cycles are priced on every call (a cut is shared by
-        every hardware of the same TTU and SBUF row: its caller keeps them by hardware)."""
+        :meth:`Placed.structure`, the cycles it keeps a queue of ``hw``
+        (:meth:`QueueBalancer.cycles`) and its cost class
+        (:func:`~strider.program.sketch.dma_price_class`) -- what costing it needs, its
+        offsets aside. The structures and classes are kept; the cycles are priced on
+        every call (a cut is shared by every hardware of the same TTU and SBUF row: its
+        caller keeps them by hardware)."""
         key = (pieces, dtype)
         plan = self.plan(pieces, hw)
+        item = dtype_of(dtype).itemsize
         if key not in self._structures:
             self._structures[key] = [(fs, fd, dtype) for _, _, fs, _, _, fd in plan]
-        item, priced = dtype_of(dtype).itemsize, {}   # (a plan has a few pairs of forms)
+            self._classes[key] = [dma_price_class(
+                fs.size * item, _chunk(fs, fd, item), "sbuf" if fs.on_chip else "dram",
+                "sbuf" if fd.on_chip else "dram") for _, _, fs, _, _, fd in plan]
+        priced: dict[tuple, float] = {}   # (a plan has a few pairs of forms)
         for _, _, fs, _, _, fd in plan:
             if (fs, fd) not in priced:
                 priced[fs, fd] = QueueBalancer.cycles(hw, _chunk(fs, fd, item), fs.size * item)
-        return self._structures[key], [priced[fs, fd] for _, _, fs, _, _, fd in plan]
+        return (self._structures[key], [priced[fs, fd] for _, _, fs, _, _, fd in plan],
+                self._classes[key])
 
     def plan(self, pieces: int, hw: Hardware) -> list:
         """``(src offset, src partition, src form, dst offset, dst partition, dst form)``

@@ -171,12 +171,13 @@ class Sketch:
         return self.dma_keyed([queue], [placed.structure()], lambda _: placed, deps)[0]
 
     def dma_keyed(self, queues: Sequence[int], structures: Sequence[tuple],
-                  placing: Callable[[int], PlacedDescriptor], deps: Iterable[int] = ()
-                  ) -> range:
+                  placing: Callable[[int], PlacedDescriptor], deps: Iterable[int] = (),
+                  prices: Sequence[tuple] = ()) -> range:
         """DMA descriptors with the same ``deps``, descriptor ``k`` (placed by
         ``placing(k)``, whose :meth:`~PlacedDescriptor.structure` is ``structures[k]``) on
         ``queues[k]``: placed only where its representative is built (:meth:`rep`); their
-        ids."""
+        ids. ``prices``: each one's cost class where coarser than its structure
+        (:func:`dma_price_class`)."""
         deps = tuple(deps)
         first = len(self.ent)
         of = self._of
@@ -194,7 +195,7 @@ class Sketch:
                         self._first.setdefault(structure, (placing, k))
                     e = of[key] = len(self._reps)
                     self._keys.append(key)
-                    self.classes.append(structure)
+                    self.classes.append(prices[k] if prices else structure)
                     self._reps.append(None)
                     self.rep_engines.append(dma_engine(queue))
                 found[k] = e

@@ -114,7 +114,7 @@ class _Emission:
             for placing in parts:
                 layout = placing.layout
                 sketch.dma_keyed(pick_each(queues, layout.cycles), layout.structures,
-                                 placing.at, deps)
+                                 placing.at, deps, layout.prices)
             ids = range(first, len(sketch))
         else:
             ids = []

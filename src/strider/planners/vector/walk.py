@@ -181,6 +181,7 @@ class _Layout(NamedTuple):
     plan: list
     structures: list[tuple]
     cycles: list[float]
+    prices: list[tuple]     # their cost classes (dma_price_class)
     busy: float = 0.0       # their cycles together
     quickest: float = 0.0   # the fewest cycles one of them keeps its queue
 
@@ -325,14 +326,15 @@ def _layout(hw: Hardware, dtype: str, way: str, shape: tuple[int, ...],
             dram_strides: tuple[int, ...], pieces: int) -> _Layout:
     """The :class:`_Layout` of a DMA slice one way, cut into about ``pieces``
     descriptors."""
-    layout = _Layout(way, dtype, shape, chip_strides, chip_pstrides, dram_strides, [], [], [])
+    layout = _Layout(way, dtype, shape, chip_strides, chip_pstrides, dram_strides, [], [], [],
+                     [])
     transfer = layout.transfer(0, 0, 0)
     if not transfer.size:
         return layout
     cut = cut_of(transfer, hw)
-    structures, cycles = cut.costs(pieces, hw, dtype)
+    structures, cycles, prices = cut.costs(pieces, hw, dtype)
     return layout._replace(plan=cut.plan(pieces, hw), structures=structures, cycles=cycles,
-                           busy=sum(cycles), quickest=min(cycles))
+                           prices=prices, busy=sum(cycles), quickest=min(cycles))
 
 
 @lru_cache(maxsize=_KEPT)
