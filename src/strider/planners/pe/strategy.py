@@ -357,9 +357,16 @@ def pe_traffic(program: Program | Sketch) -> dict[str, int]:
     (8, 2)
     """
     psum = copies = copied = 0
-    counted = (zip(program.reps, np.bincount(program.ent, minlength=len(program.reps)).tolist())
-               if isinstance(program, Sketch) else ((i, 1) for i in program.instructions))
-    for instr, n in counted:   # (a sketch: each structure's, its bytes alike)
+    counted: Any
+    if isinstance(program, Sketch):   # each structure's, its bytes alike; no DMA writes
+        # PSUM or reads it, so its descriptors' representatives are not built
+        engines = program.rep_engines
+        counts = np.bincount(program.ent, minlength=len(engines)).tolist()
+        counted = ((program.rep(e), counts[e]) for e, engine in enumerate(engines)
+                   if not engine.startswith("dma"))
+    else:
+        counted = ((i, 1) for i in program.instructions)
+    for instr, n in counted:
         dst = getattr(instr, "dst", None)
         if dst is None:
             continue
