@@ -18,10 +18,13 @@ from strider.planners.vector.ranking import TileFloor, _Shortlist, rank_tilings,
 from strider.planners.vector.space_floor import space_floor
 
 
-def _working(seed: int) -> tuple[Working, Hardware]:
+def _working(seed: int, max_side: int = 60, max_size: int = 200_000
+             ) -> tuple[Working, Hardware]:
+    """A random permutation (sides up to ``max_side``, ``max_size`` elements) on random
+    hardware (trn1-like for every third seed)."""
     rng = random.Random(seed)
     hw = random_hardware(rng.choice) if seed % 3 else Hardware.preset("trn1-like")
-    shape, perm, dtype = random_permutation(rng.choice, max_side=60, max_size=200_000)
+    shape, perm, dtype = random_permutation(rng.choice, max_side=max_side, max_size=max_size)
     return Working.of(PermuteRequest(shape, perm, dtype), hw), hw
 
 
@@ -82,12 +85,8 @@ def test_a_limit_leaves_the_shortlist_or_proves_every_tiling_above_it(seed, keep
             assert limited == every
 
 
-def _big_working(seed: int) -> tuple[Working, Hardware]:
-    """A random permutation large enough for many tiles on random hardware."""
-    rng = random.Random(seed)
-    hw = random_hardware(rng.choice) if seed % 3 else Hardware.preset("trn1-like")
-    shape, perm, dtype = random_permutation(rng.choice, max_side=400, max_size=4_000_000)
-    return Working.of(PermuteRequest(shape, perm, dtype), hw), hw
+#: A random permutation large enough for many tiles (:func:`_working`'s sizes).
+BIG = {"max_side": 400, "max_size": 4_000_000}
 
 
 @settings(max_examples=examples(25), deadline=None)
@@ -95,7 +94,7 @@ def _big_working(seed: int) -> tuple[Working, Hardware]:
 def test_a_spaces_floor_is_below_the_floor_of_each_of_its_tiles(seed):
     """:func:`space_floor` of every tile space the ranking walks (each with the tile
     that spreads its partition dims) is at most the floor of every tile offered there."""
-    w, hw = _big_working(seed)
+    w, hw = _working(seed, **BIG)
     if len(w.shape) < 2:
         return
     total = math.prod(w.shape) * w.itemsize
@@ -127,7 +126,7 @@ def test_a_spaces_floor_is_below_the_floor_of_each_of_its_tiles(seed):
 def test_spaces_left_unwalked_change_neither_the_shortlist_nor_the_least_score(seed, factor):
     """With a limit, the ranking that leaves whole spaces unwalked by their floor
     returns what walking every tile of them returns, its bound on every score too."""
-    w, hw = _big_working(seed)
+    w, hw = _working(seed, **BIG)
     if len(w.shape) < 2:
         return
     every = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4, bound=False)

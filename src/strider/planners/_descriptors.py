@@ -37,8 +37,8 @@ from ..errors import PlanError
 from ..hardware.description import Hardware
 from ..limits import MAX_DESCRIPTORS
 from ..program.core import Ref
-from ..program.sketch import dma_price_class
 from ..program.descriptor_fit import ttu_problem, walk_problem
+from ..program.sketch import dma_price_class
 
 
 @dataclass(frozen=True)
