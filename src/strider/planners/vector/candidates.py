@@ -118,7 +118,7 @@ def _pairs(na: int, nb: int, room: int) -> tuple[tuple[int, int], ...]:
 
 
 def candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict,
-                       hopeless: Hopeless | None = None) -> list[VectorTiling]:
+                      hopeless: Hopeless | None = None) -> list[VectorTiling]:
     """The candidates of ``space`` from its partition dims spread as ``tile`` (see
     :func:`candidates_for`)."""
     shape, perm, item, hw = space.shape, space.proto.perm, space.item, space.hw
