@@ -20,6 +20,7 @@ import textwrap
 from typing import Any, Callable, Mapping, Sequence
 
 from .plan import Plan, Predicted
+from .program.instructions import is_dma_queue
 from .sim import SimResult
 
 
@@ -109,11 +110,11 @@ def bound_by(utilisation: Mapping[str, float], dram_share: float) -> dict[str, A
     >>> bound_by({"dma0": 0.5, "vector": 0.4}, dram_share=0.3)["resource"]
     'latency'
     """
-    queues = [u for e, u in utilisation.items() if _is_queue(e)]
+    queues = [u for e, u in utilisation.items() if is_dma_queue(e)]
     shares = {"DRAM": float(dram_share)}
     if queues:
         shares["DMA queues"] = sum(queues) / len(queues)
-    shares.update({e: float(u) for e, u in utilisation.items() if not _is_queue(e)})
+    shares.update({e: float(u) for e, u in utilisation.items() if not is_dma_queue(e)})
     name, share = max(shares.items(), key=lambda kv: kv[1])
     if share < BOUND_SHARE:
         return {"resource": "latency", "share": round(share, 4), "busiest": name}
@@ -219,11 +220,6 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _is_queue(engine: str) -> bool:
-    """A DMA queue's engine name (``dma0``, ``dma1``, ...)."""
-    return engine.startswith("dma") and engine[3:].isdigit()
-
-
 def _bound_text(bound: Mapping[str, Any]) -> str:
     if bound["resource"] == "latency":
         return (f"latency: no resource reaches {BOUND_SHARE:.0%} of its peak (the busiest, "
@@ -234,7 +230,7 @@ def _bound_text(bound: Mapping[str, Any]) -> str:
 
 def _engine_rows(util: dict[str, float], busy: dict[str, float]) -> list[tuple]:
     """One row per engine; the DMA queues folded into one row (mean busy, min-max use)."""
-    queues = [e for e in util if _is_queue(e)]
+    queues = [e for e in util if is_dma_queue(e)]
     rows: list[tuple] = []
     if len(queues) > 2:
         used = [util[q] * 100 for q in queues]

@@ -193,6 +193,15 @@ def dma_engine(queue: int) -> str:
     return name
 
 
+def is_dma_queue(engine: str) -> bool:
+    """Whether ``engine`` names a DMA queue (:func:`dma_engine`'s ``dma0``, ``dma1``, ...).
+
+    >>> is_dma_queue(dma_engine(3)), is_dma_queue("vector")
+    (True, False)
+    """
+    return engine.startswith("dma") and engine[3:].isdigit()
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DmaCopy(Instruction):
     """One DMA descriptor on queue ``queue``: ``dst[i] = src[i]``, any memories.

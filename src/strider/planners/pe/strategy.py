@@ -79,6 +79,7 @@ from ...hardware.pe import input_kind
 from ...plan import PermuteRequest, Plan
 from ...program.core import Program
 from ...program.deferred import DeferredProgram
+from ...program.instructions import is_dma_queue
 from ...program.sketch import Sketch
 from ...sim.estimate import Estimate, estimate, estimate_sketch
 from .._period import PERIOD_MARGIN, PERIOD_STEPS, check_outpaced, period_cycles, search_line
@@ -363,7 +364,7 @@ def pe_traffic(program: Program | Sketch) -> dict[str, int]:
         engines = program.rep_engines
         counts = np.bincount(program.ent, minlength=len(engines)).tolist()
         counted = ((program.rep(e), counts[e]) for e, engine in enumerate(engines)
-                   if not engine.startswith("dma"))
+                   if not is_dma_queue(engine))
     else:
         counted = ((i, 1) for i in program.instructions)
     for instr, n in counted:

@@ -11,7 +11,7 @@ from typing import Callable
 
 from ...hardware.description import Hardware
 from .score import TileSpace, best_pieces
-from .tiling import PIPELINE_SLOTS, SLOT_ALIGN, SMALL_TILE_CUTS, VectorTiling
+from .tiling import PIPELINE_SLOTS, SMALL_TILE_CUTS, VectorTiling, slot_budget
 
 
 @lru_cache(maxsize=1 << 12)   # (asked for each partition cap of each working shape)
@@ -131,7 +131,7 @@ def candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict,
     out: list[VectorTiling] = []
     for slots in (PIPELINE_SLOTS, 2):
         offered = seen.setdefault((space.key, slots), set())   # (tiles)
-        budget = (hw.sbuf.bytes_per_partition // slots) // SLOT_ALIGN * SLOT_ALIGN // item
+        budget = slot_budget(hw, slots, item)
         if budget < 1:
             continue
         t = list(tile)

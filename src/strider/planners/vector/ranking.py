@@ -161,7 +161,6 @@ class _Shortlist:
         self._floors: dict[tuple[int, ...], TileFloor] = {}
         self.bounded = 0
         self.over = 0                  # tilings whose floor is above `above`
-        self.spaces_over = 0           # spaces left unwalked, every floor above `above`
         self._lowest_over = math.inf   # the lowest of those floors priced
         self._unpriced: list[TileFloor] = []   # the others (TileFloor.least is above)
         # the spaces left unwalked, their floor above `above`: (floor, space, tile, seen)
@@ -242,8 +241,12 @@ class _Shortlist:
         if floor <= limit:
             return False
         self._skipped.append((floor, space, tile, seen))
-        self.spaces_over += 1
         return True
+
+    def any_over(self) -> bool:
+        """Whether any tiling was left unscored for its floor above ``above`` (alone or
+        with its whole space)."""
+        return bool(self.over or self._skipped)
 
     def lowest_over(self) -> float:
         """The lowest floor of the tilings above ``above`` (those left unpriced priced
@@ -256,7 +259,6 @@ class _Shortlist:
                 break
             # (every tiling of it is above: each floor priced, as hopeless prices it)
             candidates_capped(space, tile, seen, self.hopeless)
-        self._skipped = []
         for bound in sorted(self._unpriced, key=lambda b: b.least):
             if bound.least >= self._lowest_over:
                 break
@@ -333,7 +335,7 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     for t in ranked:
         best_of_tile.setdefault(tile_key(t), t)
     ranked = list(best_of_tile.values())
-    if not shortlist.over and not shortlist.spaces_over:
+    if not shortlist.any_over():
         return _picked(ranked, keep)[0]
     assert above is not None
     # the tilings left unscored score above `above`: the shortlist of those that score

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 
 from .score import TileSpace
-from .tiling import SLOT_ALIGN
+from .tiling import slot_budget
 
 #: No price: the runs' shape cannot occur within the block.
 _NONE = math.inf
@@ -42,7 +42,7 @@ def space_floor(space: TileSpace, partitions: int) -> float:
     block = 1   # the most elements a partition's tile holds
     for d in space.free:
         block *= shape[d]
-    budget = (space.hw.sbuf.bytes_per_partition // 2) // SLOT_ALIGN * SLOT_ALIGN // item
+    budget = slot_budget(space.hw, 2, item)   # (the roomiest slots the candidates take)
     if budget < block:
         block = budget if budget > 1 else 1
     most = partitions * block * item   # the largest tile's bytes

@@ -47,6 +47,16 @@ SMALL_TILE_CUTS = (2, 4)
 FEW_TILES = 4
 
 
+def slot_budget(hw: Hardware, slots: int, item: int) -> int:
+    """Elements of ``item`` bytes one partition's slot holds with ``slots`` slots in
+    rotation: the SBUF shared evenly, each slot a multiple of SLOT_ALIGN bytes.
+
+    >>> slot_budget(Hardware.preset("trn1-like"), PIPELINE_SLOTS, 4)   # 192 KiB / 3 / 4 B
+    16384
+    """
+    return (hw.sbuf.bytes_per_partition // slots) // SLOT_ALIGN * SLOT_ALIGN // item
+
+
 def descriptor_worth(hw: Hardware, tiles: int, share: int = 0) -> int:
     """Bytes a descriptor should carry at least: ``share`` (by default 32, few tiles: 8)
     times what its fixed cost on its queue (:func:`~strider.cost.descriptor_issue_cycles`)
@@ -152,5 +162,5 @@ class VectorTiling:
         return self._strides[1]
 
 
-__all__ = ["VectorTiling", "descriptor_worth", "PIPELINE_SLOTS", "SLOT_ALIGN", "PIECES",
+__all__ = ["VectorTiling", "descriptor_worth", "slot_budget", "PIPELINE_SLOTS", "SLOT_ALIGN", "PIECES",
            "SMALL_TILE_CUTS", "FEW_TILES"]
