@@ -306,3 +306,23 @@ def test_a_wrong_result_fails_a_quick_run(monkeypatch, capsys):
                "--repeats", "1", "--no-torch"])
     out = capsys.readouterr().out
     assert rc == 1 and "MISMATCH: int8 3d 021" in out
+
+
+def test_bench_plan_says_how_far_down_the_scores_shortlist_the_winners_were(capsys):
+    """`strider bench plan` reports, for the cases the vector path wins, the winner's
+    place in the analytic score's shortlist (read from the plan's search details):
+    how well the score ranks is what decides how few programs a search need cost."""
+    from strider import Hardware
+    from strider.benchmarks.plan import plan_both, table
+
+    vector = plan_both("a vector case", (64, 48, 40), (2, 0, 1), "float32",
+                       Hardware.preset("trn1-like"))
+    assert vector.strategy == "vector" and vector.score_rank is not None
+    rows = [vector._replace(score_rank=k) for k in (1, 3, 14, 2, 5)]
+    rows.append(vector._replace(strategy="pe", score_rank=None))   # (not counted)
+    table("some cases", rows, quick=True)
+    out = capsys.readouterr().out
+    assert ("vector plans' winners by the score's rank (5): median 3, 90th percentile 5, "
+            "worst 14; first 1, within the first 4 3") in out
+    table("no vector case", rows[-1:], quick=True)
+    assert "by the score's rank" not in capsys.readouterr().out

@@ -9,20 +9,24 @@ ranked and emitted. How close its plans are to the exhaustive search's is held b
 
 from __future__ import annotations
 
+import random
 import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from strategies import examples, outcome
 from strider import Hardware, PermuteRequest
 from strider.api import run_plan
 from strider.cli import main
-from strider.errors import ArgumentError
+from strider.errors import ArgumentError, PlanError
+from strider.hardware.sampling import random_hardware, random_permutation
 from strider.planners._period import PERIOD_STEPS
 from strider.planners._working import Working, declare_tensors
 from strider.planners.vector.costs import Costs
 from strider.planners.vector.ranking import rank_tilings
+from strider.planners.vector.search import rank_sbuf
 from strider.program.core import Program
 from strider.sim.estimate import estimate
 from strider.strategy import SEARCHES, plan_permute
@@ -104,6 +108,36 @@ def test_pe_tiling_of_many_blocks_is_emitted_whole_when_it_wins():
     assert plan.predicted_cycles == estimate(plan.program, TINY).cycles
     _, report = run_plan(plan, seed=5)
     assert report["verified"]
+
+
+@settings(max_examples=examples(8), deadline=None)
+@given(st.integers(0, 10**6))
+def test_a_vector_plan_says_where_its_winner_was_in_the_scores_shortlist(seed):
+    """``score_rank``: the place (1: the best) in the analytic score's shortlist of the
+    tile the cost model chose -- the tiling itself or a variant of it, which keeps its
+    tile -- on random hardware and permutations."""
+    rng = random.Random(seed)
+    hw = random_hardware(rng.choice) if seed % 3 else Hardware.preset("trn1-like")
+    shape, perm, dtype = random_permutation(rng.choice, max_side=60, max_size=200_000)
+    try:
+        plan = plan_permute(shape, perm, dtype, hw, "vector")
+    except PlanError:
+        outcome("refused")
+        return
+    searched = plan.details["search"]
+    if plan.details["mode"] != "sbuf":   # (no buffer: nothing ranked)
+        assert "score_rank" not in searched
+        outcome("no buffer")
+        return
+    outcome("ranked")
+    rank = searched["score_rank"]
+    assert 1 <= rank <= searched["shortlisted"]
+    w = Working.of(PermuteRequest(shape, perm, dtype), hw)
+    listed = rank_sbuf(w, hw).shortlist[rank - 1]
+    d = plan.details
+    assert (listed.shape, set(listed.part), listed.tile, listed.slots, listed.ragged) == (
+        d["working_shape"], set(d["partition_dims"]), d["tile"], d["slots"], d["ragged"])
+    assert f"was {rank}" in plan.explain() and "the ranking shortlisted" in plan.explain()
 
 
 def test_unknown_search_is_refused():

@@ -15,6 +15,8 @@ where a sketch costed it, is emitted when first read
 also shown with its program emitted -- the speed-up (the
 median of the per-case ratios) and the quality: the ranked plan's predicted cycles over
 the exhaustive plan's, the share of cases within 2% and within 5%, and the worst cases.
+Where the vector path wins, how far down the analytic score's shortlist its winner
+was (1: the score's best): the fewer tilings a search need cost, the better the score.
 
 Targets (on ``trn1-like``): ranked plan time median <= 20 ms and worst <= 200 ms, at
 least 20x faster than the exhaustive search (median); predicted cycles within 2% of the
@@ -62,6 +64,7 @@ class Timed(NamedTuple):
     exhaustive_s: float
     quality: float          # ranked predicted cycles / exhaustive predicted cycles
     honest: bool            # both plans' predictions are their programs' estimates
+    score_rank: int | None  # a vector winner's place in the score's shortlist (1: first)
 
 
 def plan_both(name: str, shape, perm, dtype: str, hw: Any) -> Timed:
@@ -85,7 +88,9 @@ def plan_both(name: str, shape, perm, dtype: str, hw: Any) -> Timed:
                  for p in (ranked, exhaustive))
     quality = (ranked.predicted_cycles / exhaustive.predicted_cycles
                if exhaustive.predicted_cycles else 1.0)
-    return Timed(name, ranked.strategy, ranked_s, emit_s, exhaustive_s, quality, honest)
+    searched = ranked.details.get("search")
+    rank = searched.get("score_rank") if isinstance(searched, dict) else None
+    return Timed(name, ranked.strategy, ranked_s, emit_s, exhaustive_s, quality, honest, rank)
 
 
 def table(title: str, rows: list[Timed], quick: bool) -> tuple[bool, bool]:
@@ -120,6 +125,12 @@ def table(title: str, rows: list[Timed], quick: bool) -> tuple[bool, bool]:
     worst = sorted(rows, key=lambda r: -r.quality)[:3]
     print("worst quality: " + "; ".join(f"{r.name} ({r.strategy}) {r.quality:.4f}x"
                                         for r in worst))
+    ranks = sorted(r.score_rank for r in rows if r.score_rank is not None)
+    if ranks:   # how far down the score's shortlist the cost model found the winner
+        print(f"vector plans' winners by the score's rank ({len(ranks)}): median "
+              f"{statistics.median(ranks):g}, 90th percentile "
+              f"{ranks[(9 * (len(ranks) - 1)) // 10]}, worst {ranks[-1]}; first "
+              f"{sum(k == 1 for k in ranks)}, within the first 4 {sum(k <= 4 for k in ranks)}")
     met = True
     for text, ok in checks:
         print(f"  {text}: {verdict(ok, quick)}")

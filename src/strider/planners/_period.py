@@ -147,6 +147,9 @@ def search_line(searched: dict, how: str) -> str:
     >>> search_line({"search": "ranked", "ranked": 40, "emitted": 1, "sketched": 12,
     ...              "periods": 0, "floored": 5}, "by the score").split("; ")[1]
     '12 whole programs sketched and estimated, 1 emitted, 5 tilings not costed (each with a floor above the fastest costed)'
+    >>> search_line({"search": "ranked", "ranked": 40, "emitted": 1, "sketched": 12,
+    ...              "periods": 0, "shortlisted": 16, "score_rank": 7}, "by the score").split("; ")[-1]
+    "the winner's tile was 7th of the 16 the ranking shortlisted"
     """
     def count(n: int, what: str) -> str:
         return f"{n:,} {what}{'' if n == 1 else 's'}"
@@ -160,7 +163,16 @@ def search_line(searched: dict, how: str) -> str:
             + costed + (f", {count(periods, 'tiling')} costed by one period of their pipeline"
                         if periods else "")
             + (f", {count(floored, 'tiling')} not costed (each with a floor above the "
-               "fastest costed)" if floored else ""))
+               "fastest costed)" if floored else "")
+            + (f"; the winner's tile was {_ordinal(searched['score_rank'])} of the "
+               f"{searched['shortlisted']} the ranking shortlisted"
+               if "score_rank" in searched else ""))
+
+
+def _ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th``, ..., ``11th``, ``21st``."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 __all__ = ["period_cycles", "with_margin", "check_outpaced", "finish_staged", "search_line",

@@ -80,6 +80,8 @@ class Shortlisted:
     best: tuple
     ranked: int          # tilings the score ranked
     search: str
+    shortlisted: int = 0            # tilings the score shortlisted
+    score_rank: int | None = None   # the winner's tile's place among them (0: the best)
 
     @property
     def cycles(self) -> float:
@@ -128,7 +130,9 @@ class Shortlisted:
             self.best = (made, tiling, program, counts)
         summary = {"search": self.search, "ranked": self.ranked, "emitted": self.costs.emitted,
                    "sketched": self.costs.sketched, "periods": self.costs.periods,
-                   "floored": len(self.costs.floored)}
+                   "floored": len(self.costs.floored), "shortlisted": self.shortlisted}
+        if self.score_rank is not None:
+            summary["score_rank"] = self.score_rank + 1
         return tiling, program, counts, summary
 
 
@@ -267,7 +271,16 @@ def shortlist_sbuf(w: Working, hw: Hardware, empty: Program, search: str = "rank
                 best = _shared(best, other, costs)
     if best[1].tiles >= FEWER_PIECES_MIN_TILES:
         best = _fewer_pieces(best, w, hw, costs)
-    return Shortlisted(costs, best, int(scored["ranked"]), search)
+    ranks: dict[tuple, int] = {}   # (a variant keeps its tile: its tiling's place)
+    for rank, tiling in tried:
+        ranks.setdefault(_tile_of(tiling), rank)
+    return Shortlisted(costs, best, int(scored["ranked"]), search, len(shortlist),
+                       ranks.get(_tile_of(best[1])))
+
+
+def _tile_of(t: VectorTiling) -> tuple:
+    """What a tiling's variants keep of it (a padded way reorders its partition dims)."""
+    return t.shape, frozenset(t.part), t.tile, t.slots, t.ragged
 
 
 def _ways_enough(ranked: list[VectorTiling], clipped_of: dict, n: int) -> int:
