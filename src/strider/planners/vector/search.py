@@ -271,11 +271,9 @@ def shortlist_sbuf(w: Working, hw: Hardware, empty: Program, search: str = "rank
                 best = _shared(best, other, costs)
     if best[1].tiles >= FEWER_PIECES_MIN_TILES:
         best = _fewer_pieces(best, w, hw, costs)
-    ranks: dict[tuple, int] = {}   # (a variant keeps its tile: its tiling's place)
-    for rank, tiling in tried:
-        ranks.setdefault(_tile_of(tiling), rank)
+    won = _tile_of(best[1])   # (a variant keeps its tile: its tiling's place)
     return Shortlisted(costs, best, int(scored["ranked"]), search, len(shortlist),
-                       ranks.get(_tile_of(best[1])))
+                       next((rank for rank, t in tried if _tile_of(t) == won), None))
 
 
 def _tile_of(t: VectorTiling) -> tuple:
