@@ -71,3 +71,25 @@ def test_stream_and_sweep_name_the_reduce_kernel_alike():
     stream = next(p for p in PARSERS if p.prog == "strider stream")
     kernels = next(a for a in stream._actions if a.dest == "kernel").choices
     assert set(STREAM_KERNELS) == set(kernels)
+
+
+def test_a_command_line_imports_only_its_own_verb():
+    """`strider cache show` starts without importing the other verbs (NumPy, the planners):
+    a command pays only for what it runs."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom strider.cli import main\nmain(['cache', 'show'])\n"
+            "print(sorted(m for m in sys.modules if m.startswith('strider.cli.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**__import__("os").environ, "STRIDER_CACHE": "off"})
+    loaded = out.stdout.strip().splitlines()[-1]
+    assert "strider.cli.cache" in loaded and "strider.cli.demo" not in loaded, loaded
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["sweeep"]])
+def test_without_a_known_verb_the_whole_parser_answers(argv, capsys):
+    with pytest.raises(SystemExit):
+        main(argv)
+    text = capsys.readouterr()
+    assert "transpose" in text.out + text.err   # every verb listed

@@ -80,7 +80,7 @@ def test_verification_error_is_1_in_every_verb(verb, capsys, monkeypatch):
 
     parser = cli.build_parser()
     args = parser.parse_args(argv)
-    monkeypatch.setattr(cli, "build_parser", lambda: _Fixed(args, fail))
+    monkeypatch.setattr(cli, "build_parser", lambda only=None: _Fixed(args, fail))
     assert main(argv) == 1
     assert "differs from NumPy" in capsys.readouterr().err
 
@@ -98,7 +98,7 @@ def test_out_of_memory_is_2_with_advice_for_the_verb(argv, advice, capsys, monke
         raise MemoryError
 
     args = cli.build_parser().parse_args(argv)
-    monkeypatch.setattr(cli, "build_parser", lambda: _Fixed(args, exhausted))
+    monkeypatch.setattr(cli, "build_parser", lambda only=None: _Fixed(args, exhausted))
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "out of memory" in err and advice in err

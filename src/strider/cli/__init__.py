@@ -18,19 +18,27 @@ from ..errors import StriderError, VerificationError
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser with every discovered verb."""
+def verbs() -> list[str]:
+    """The verbs, one per module of this package (found without importing them).
+
+    >>> "sweep" in verbs() and "_common" not in verbs()
+    True
+    """
+    return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser with every discovered verb, or with verb ``only`` alone (what
+    a command line naming that verb needs: the other verbs' modules, some of which
+    import NumPy and the planners, are not imported)."""
     parser = argparse.ArgumentParser(
         prog="strider",
         description="Plan, simulate and execute tensor movement and re-layout on AI accelerators.",
     )
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        module.register(sub)
+    for name in [only] if only is not None else verbs():
+        importlib.import_module(f"{__name__}.{name}").register(sub)
     for verb in _all_parsers(parser):
         _tidy_help(verb)
     return parser
@@ -72,8 +80,10 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit status: 0 success, 1 a result that failed
     verification, 2 bad input or a refusal (typed errors become one line per problem on
     stderr), 130 when interrupted (Ctrl-C; outputs are never left half-written)."""
+    argv = sys.argv[1:] if argv is None else argv
+    first = argv[0] if argv else None   # the verb, unless a top-level option comes first
     try:
-        parser = build_parser()
+        parser = build_parser(first if first in verbs() else None)
         args = parser.parse_args(argv)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
