@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from pe_helpers import random_hw
 from strategies import examples, outcome, refused
 from strider import Hardware, PermuteRequest
-from strider.errors import PlanError
+from strider.errors import Outpaced, PlanError
 from strider.planners.vector import costs
 from strider.planners.vector.floors import program_floor
 from strider.strategy import plan_permute
@@ -23,6 +23,9 @@ from strider.strategy import plan_permute
 SHAPES = st.lists(st.integers(1, 40), min_size=2, max_size=4).filter(
     lambda s: 64 <= math.prod(s) <= 30000)
 DTYPES = st.sampled_from(["float32", "bfloat16", "int16", "int8"])
+#: Shapes of many tiles on random hardware (a plan to beat floors those only).
+MANY_TILES = st.lists(st.integers(4, 300), min_size=2, max_size=4).filter(
+    lambda s: 20000 <= math.prod(s) <= 400000)
 
 
 def _hardware(data) -> Hardware:
@@ -75,11 +78,65 @@ def test_tilings_left_uncosted_by_their_floor_never_change_the_plan(data, shape,
     perm = tuple(data.draw(st.permutations(range(len(shape)))))
     floored = _plan(tuple(shape), perm, dtype, hw)
     with mock.patch.object(costs, "program_floor",
-                           lambda t, w, hw, walk: (0.0, program_floor(t, w, hw, walk)[1])):
+                           lambda t, w, hw, walk=None: (0.0, program_floor(t, w, hw, walk)[1])):
         every = _plan(tuple(shape), perm, dtype, hw)
     assert floored.predicted_cycles == every.predicted_cycles
     assert floored.program.instructions == every.program.instructions
     outcome("floored" if floored.details["search"].get("floored") else "none floored")
+
+
+def _vector_against(shape, perm, dtype, hw, outpace):
+    """The vector strategy's ranked plan with another strategy's prediction to beat (as
+    ``auto`` passes it), or the :class:`Outpaced` that stopped it."""
+    from strider.planners.vector.strategy import STRATEGY
+    try:
+        return STRATEGY.plan(PermuteRequest(shape, perm, dtype), hw, outpace=outpace)
+    except Outpaced as exc:
+        return exc
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(data=st.data(), shape=MANY_TILES, dtype=DTYPES,
+       factor=st.sampled_from([0.7, 0.8, 0.9, 0.999, 1.001, 1.1, 2.0]))
+def test_a_plan_to_beat_never_changes_a_vector_plan_that_beats_it(data, shape, dtype, factor):
+    """With another strategy's prediction to beat, the vector search leaves uncosted the
+    tilings whose floor is above it, and stops where that is all of them: a plan that
+    beats it is the plan made without it, and a stop by the floors is sound (above the
+    prediction, and under the plan made without it)."""
+    hw = _hardware(data)
+    perm = tuple(data.draw(st.permutations(range(len(shape)))))
+    alone = _plan(tuple(shape), perm, dtype, hw)
+    outpace = alone.predicted_cycles * factor
+    against = _vector_against(tuple(shape), perm, dtype, hw, outpace)
+    by_floors = isinstance(against, Outpaced) and "every tiling the analytic" in against.why
+    if by_floors:
+        assert outpace < against.cycles <= alone.predicted_cycles * (1 + 1e-9)
+    if alone.predicted_cycles < outpace:
+        assert not by_floors, against
+        if not isinstance(against, Outpaced):   # (else the score's own stop: SCORE_MARGIN)
+            assert against.predicted_cycles == alone.predicted_cycles
+            assert against.program.instructions == alone.program.instructions
+    if by_floors:
+        outcome("pruned: stopped by the floors")
+    elif isinstance(against, Outpaced):
+        outcome("stopped by the score")
+    elif against.details["search"].get("floored", 0) > alone.details["search"].get("floored", 0):
+        outcome("pruned: more tilings left uncosted")
+    else:
+        outcome("as without it")
+
+
+def test_the_stem_on_two_queues_stops_at_the_pe_plans_prediction():
+    """ResNet-50's stem on 2 DMA queues and 128 KiB of SBUF: the PE plan (2,654,366
+    cycles) beats every vector tiling the score shortlists by its floor, so ``auto``'s
+    vector search, planned second, costs none of them."""
+    hw = Hardware.preset("trn1-like").with_changes(dma={"queues": 2},
+                                                  sbuf={"bytes_per_partition": 131072})
+    shape, perm = (32, 64, 112, 112), (0, 2, 3, 1)
+    plan = plan_permute(shape, perm, "bfloat16", hw)
+    assert plan.strategy == "pe"
+    vector = plan.details["candidates"]["vector"]
+    assert "a floor under the whole program of every tiling" in vector, vector
 
 
 #: Two plans the floors once changed, found by the property test above (random
@@ -107,7 +164,7 @@ def test_ties_rank_as_if_every_tiling_were_costed(request_, sbuf, dma):
         stream={"page_bytes": 1024, "pages": 4})
     floored = _plan(*request_, hw)
     with mock.patch.object(costs, "program_floor",
-                           lambda t, w, hw, walk: (0.0, program_floor(t, w, hw, walk)[1])):
+                           lambda t, w, hw, walk=None: (0.0, program_floor(t, w, hw, walk)[1])):
         every = _plan(*request_, hw)
     exhaustive = _plan(*request_, hw, search="exhaustive")
     assert floored.details["search"]["floored"] > 0   # (the case: some left uncosted)

@@ -17,8 +17,14 @@ from .._working import Working
 from .floors import program_floor
 from .pipeline import emit_sbuf
 from .ranking import ROUNDING
-from .tiling import VectorTiling
+from .tiling import FEW_TILES, VectorTiling
 from .walk import TileWalk
+
+#: The most tiles of a tiling costed by a period whose floor is checked against another
+#: strategy's prediction first: its floor walks every tile (a period costs two short
+#: programs), so it pays on a few dozen tiles (ResNet-50's stem, 18-37, where the PE
+#: path wins on few queues), not on thousands.
+FLOOR_TILES = 64
 
 
 class Sketched(NamedTuple):
@@ -58,15 +64,27 @@ class Costs:
                 self.found[tiling] = self._period(tiling)
         return self.found[tiling]
 
-    def under(self, tiling: VectorTiling, bar: float | None) -> tuple | None:
+    def under(self, tiling: VectorTiling, bar: float | None,
+              outpace: float | None = None) -> tuple | None:
         """``self(tiling)``, or None where the ranked search costs ``tiling``'s whole
         program and its floor (:func:`~.floors.program_floor`) is above ``bar`` (cycles)
-        by more than rounding (a tie may win on its schedule's end): it cannot win."""
+        by more than rounding (a tie may win on its schedule's end): it cannot win. A
+        tiling of more than PERIOD_STEPS tiles, which a period costs, is held against
+        ``outpace`` only (another strategy's prediction: a whole program's figure, as
+        the floor is; the search's own best may be a period's, which errs either way),
+        and only up to FLOOR_TILES tiles (its floor walks every tile)."""
         self.asked.setdefault(tiling, len(self.asked))
-        if tiling in self.found or bar is None or self.exact or tiling.tiles > PERIOD_STEPS:
+        by_period = tiling.tiles > PERIOD_STEPS
+        if by_period:
+            bar = outpace if tiling.tiles <= FLOOR_TILES else None
+        elif tiling.tiles > FEW_TILES and outpace is not None:
+            bar = outpace if bar is None else min(bar, outpace)
+        if tiling in self.found or bar is None or self.exact:
             return self(tiling)
         floor, bar = self.floored.get(tiling), bar * (1 + ROUNDING)
-        if floor is None:   # (its walk kept: a sketch reuses its slices and copies)
+        if floor is None and by_period:
+            floor = program_floor(tiling, self.w, self.hw)
+        elif floor is None:   # (its walk kept: a sketch reuses its slices and copies)
             walk = TileWalk(self.w, self.hw, tiling).keep()
             floor = program_floor(tiling, self.w, self.hw, walk)
             if floor[0] <= bar:
@@ -74,7 +92,7 @@ class Costs:
         if floor[0] > bar:
             self.floored[tiling] = floor
             return None
-        del self.floored[tiling]   # (a higher bar: costed after all)
+        self.floored.pop(tiling, None)   # (a higher bar: costed after all)
         return self(tiling)
 
     def length(self, tiling: VectorTiling) -> int | None:

@@ -11,9 +11,12 @@ score, the variants of its best :data:`RANKED_VARIANTS` only, and a tiling of mo
 than ``PERIOD_STEPS`` tiles by one period of its pipeline
 (:func:`~strider.planners._period.period_cycles`: the programs of its first few tiles,
 their difference scaled by the tile count; :class:`~.costs.Costs`); it leaves uncosted a
-tiling whose floor (:func:`~.floors.program_floor`) is above the fastest program costed
-(:meth:`~.costs.Costs.under`; the variants' best few stay exact: :meth:`~.costs.Costs.ranked`). The
-winner's whole program is emitted and estimated once.
+tiling whose floor (:func:`~.floors.program_floor`) is above the fastest program costed,
+or above another strategy's prediction where ``auto`` passes one (``outpace``: where
+every shortlisted tiling's floor is above it, the search stops,
+:class:`~strider.errors.Outpaced`, having costed nothing) (:meth:`~.costs.Costs.under`;
+the variants' best few stay exact: :meth:`~.costs.Costs.ranked`). The winner's whole
+program is emitted and estimated once.
 """
 
 from __future__ import annotations
@@ -226,13 +229,17 @@ def shortlist_sbuf(w: Working, hw: Hardware, empty: Program, search: str = "rank
     for rank, tiling in tried:
         if rank >= KEEP and longest > SHORT_PROGRAM:
             break
-        made = costs.under(tiling, best[0][0] if best is not None else None)
+        made = costs.under(tiling, best[0][0] if best is not None else None, outpace)
         length = costs.length(tiling)
         longest = max(longest, SHORT_PROGRAM + 1 if length is None else length)
         # a tie (both at the DRAM bound) goes to the plan whose queues have the most
         # slack under the cap: its own schedule ends first
         if made is not None and (best is None or made[0] < best[0]):
             best = (made[0], tiling, made[1], made[2])
+    if best is None and costs.floored:   # (only a plan to beat floors the first tiling)
+        raise Outpaced(min(f for f, _ in costs.floored.values()),
+                       "a floor under the whole program of every tiling the analytic score "
+                       "shortlisted; no program costed", at_least=True)
     if best is None:
         raise PlanError(f"sbuf.bytes_per_partition is {hw.sbuf.bytes_per_partition} B; the "
                         f"vector path's buffer needs two slots of {SLOT_ALIGN} B (>= "
