@@ -76,13 +76,14 @@ def test_stream_and_sweep_name_the_reduce_kernel_alike():
 def test_a_command_line_imports_only_its_own_verb():
     """`strider cache show` starts without importing the other verbs (NumPy, the planners):
     a command pays only for what it runs."""
+    import os
     import subprocess
     import sys
 
     code = ("import sys\nfrom strider.cli import main\nmain(['cache', 'show'])\n"
             "print(sorted(m for m in sys.modules if m.startswith('strider.cli.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env={**__import__("os").environ, "STRIDER_CACHE": "off"})
+                         check=True, env={**os.environ, "STRIDER_CACHE": "off"})
     loaded = out.stdout.strip().splitlines()[-1]
     assert "strider.cli.cache" in loaded and "strider.cli.demo" not in loaded, loaded
 
