@@ -18,6 +18,7 @@ from strider import Hardware, PermuteRequest
 from strider.errors import Outpaced, PlanError
 from strider.planners.vector import costs
 from strider.planners.vector.floors import program_floor
+from strider.sim.estimate import estimate
 from strider.strategy import plan_permute
 
 SHAPES = st.lists(st.integers(1, 40), min_size=2, max_size=4).filter(
@@ -98,11 +99,12 @@ def _vector_against(shape, perm, dtype, hw, outpace):
 @settings(max_examples=examples(20), deadline=None)
 @given(data=st.data(), shape=MANY_TILES, dtype=DTYPES,
        factor=st.sampled_from([0.7, 0.8, 0.9, 0.999, 1.001, 1.1, 2.0]))
-def test_a_plan_to_beat_never_changes_a_vector_plan_that_beats_it(data, shape, dtype, factor):
+def test_a_plan_to_beat_never_stops_a_vector_plan_that_beats_it(data, shape, dtype, factor):
     """With another strategy's prediction to beat, the vector search leaves uncosted the
-    tilings whose floor is above it, and stops where that is all of them: a plan that
-    beats it is the plan made without it, and a stop by the floors is sound (above the
-    prediction, and under the plan made without it)."""
+    tilings whose floor is above it, and stops where that is all of them: where the plan
+    made without it beats it, the search is not stopped and its plan beats it too (it
+    may even be faster: a tiling left uncosted no longer misleads the search with a low
+    period estimate), and a stop by the floors is sound (above the prediction)."""
     hw = _hardware(data)
     perm = tuple(data.draw(st.permutations(range(len(shape)))))
     alone = _plan(tuple(shape), perm, dtype, hw)
@@ -110,12 +112,11 @@ def test_a_plan_to_beat_never_changes_a_vector_plan_that_beats_it(data, shape, d
     against = _vector_against(tuple(shape), perm, dtype, hw, outpace)
     by_floors = isinstance(against, Outpaced) and "every tiling the analytic" in against.why
     if by_floors:
-        assert outpace < against.cycles <= alone.predicted_cycles * (1 + 1e-9)
+        assert against.cycles > outpace
     if alone.predicted_cycles < outpace:
         assert not by_floors, against
         if not isinstance(against, Outpaced):   # (else the score's own stop: SCORE_MARGIN)
-            assert against.predicted_cycles == alone.predicted_cycles
-            assert against.program.instructions == alone.program.instructions
+            assert against.predicted_cycles < outpace
     if by_floors:
         outcome("pruned: stopped by the floors")
     elif isinstance(against, Outpaced):
@@ -137,6 +138,39 @@ def test_the_stem_on_two_queues_stops_at_the_pe_plans_prediction():
     assert plan.strategy == "pe"
     vector = plan.details["candidates"]["vector"]
     assert "a floor under the whole program of every tiling" in vector, vector
+
+
+#: Random hardware (seed 6 of a search over 300 random tensors) where one period's
+#: estimate was low: the ranked search picked the tiling it rated 50,000-odd cycles, whose
+#: whole program then took 58,310, over a tiling sketched whole at 42,407.
+LOW_PERIOD = Hardware.preset("trn1-like").with_changes(
+    sbuf={"partitions": 16, "bytes_per_partition": 57344}, psum={"partitions": 16},
+    pe={"rows": 12, "cols": 9, "dtype_cycles": (("float32", 2), ("int8", 1)), "row_tiles": 4,
+        "transpose_dtype_cycles": (("float32", 2),), "background_transpose": True},
+    vector={"lanes": 16, "transpose_block": 8}, activation={"lanes": 16},
+    dma={"queues": 14, "ttu_width_bits": 16, "overlap_dram_latency": False},
+    stream={"page_bytes": 1024, "pages": 4})
+
+
+@pytest.mark.parametrize("request_, hw", [(((131, 43, 2, 40), (1, 0, 3, 2), "float32"),
+                                           LOW_PERIOD)])
+def test_a_winner_picked_by_a_low_period_estimate_yields_to_one_costed_whole(request_, hw):
+    """Where a period's estimate picked the winner and its whole program proves slower
+    than a tiling the search costed whole, that tiling wins: the plan is never slower
+    than a program the search sketched (beyond the descriptor shares' 1% margin)."""
+    sketched = []
+    sketch = costs.Costs.sketch
+
+    def kept(self, tiling, walked=None):
+        made = sketch(self, tiling, walked)
+        sketched.append(made[0][0])
+        return made
+
+    with mock.patch.object(costs.Costs, "sketch", kept):
+        plan = _plan(*request_, hw)
+    assert plan.details["search"]["periods"] > 0   # (the case: a period costed some)
+    assert plan.predicted_cycles <= min(sketched) * 1.01
+    assert plan.predicted_cycles == estimate(plan.program, hw).cycles
 
 
 #: Two plans the floors once changed, found by the property test above (random

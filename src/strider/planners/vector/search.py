@@ -21,7 +21,7 @@ program is emitted and estimated once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from ...errors import Outpaced, PlanError
@@ -84,7 +84,13 @@ class Shortlisted:
     ranked: int          # tilings the score ranked
     search: str
     shortlisted: int = 0            # tilings the score shortlisted
-    score_rank: int | None = None   # the winner's tile's place among them (0: the best)
+    # each shortlisted tile's place among them (0: the best; a variant keeps its tile's)
+    places: dict = field(default_factory=dict)
+
+    @property
+    def score_rank(self) -> int | None:
+        """The winner's tile's place in the score's shortlist (0: the best)."""
+        return self.places.get(_tile_of(self.best[1]))
 
     @property
     def cycles(self) -> float:
@@ -110,9 +116,18 @@ class Shortlisted:
         """Cost the winner's whole program from a sketch (no program emitted): after it,
         :attr:`cycles` is its full estimate."""
         if not self.whole:
-            tiling = self.best[1]
-            made = self.costs.sketch(tiling)
-            self.best = (made[0], tiling, made[1], made[2])
+            self._costed_whole(self.costs.sketch(self.best[1]))
+
+    def _costed_whole(self, made: tuple) -> None:
+        """The winner, a period's estimate's, with ``made`` (its whole program's costing,
+        as :class:`~.costs.Costs` gives it) -- or, where that ends later than another
+        tiling costed whole (the period's estimate was low), that one."""
+        self.best = (made[0], self.best[1], made[1], made[2])
+        found, asked = self.costs.found, self.costs.asked
+        fastest = min((t for t, m in found.items() if m[1] is not None),
+                      key=lambda t: (found[t][0], asked[t]))
+        if found[fastest][0] < self.best[0]:
+            self.best = (found[fastest][0], fastest, found[fastest][1], found[fastest][2])
 
     def finish(self):
         """``(tiling, program, counts, summary)``: the winner's whole program (after
@@ -121,6 +136,8 @@ class Shortlisted:
         counts, and the summary: which search ran, how many tilings the score ranked, how
         many whole programs were sketched and emitted and how many tilings were costed by
         a period."""
+        if not self.whole:
+            self._costed_whole(self.costs.whole(self.best[1]))
         tiling, costed, counts = self.best[1], self.best[2], self.best[3]
         program: Program
         if isinstance(costed, Sketched):   # emitted when first read
@@ -129,8 +146,7 @@ class Shortlisted:
                                       lambda: self.costs.emit(tiling)[0])
             self.costs.emitted += 1
         else:
-            made, program, counts = self.costs.whole(tiling)
-            self.best = (made, tiling, program, counts)
+            program = costed
         summary = {"search": self.search, "ranked": self.ranked, "emitted": self.costs.emitted,
                    "sketched": self.costs.sketched, "periods": self.costs.periods,
                    "floored": len(self.costs.floored), "shortlisted": self.shortlisted}
@@ -278,9 +294,8 @@ def shortlist_sbuf(w: Working, hw: Hardware, empty: Program, search: str = "rank
                 best = _shared(best, other, costs)
     if best[1].tiles >= FEWER_PIECES_MIN_TILES:
         best = _fewer_pieces(best, w, hw, costs)
-    won = _tile_of(best[1])   # (a variant keeps its tile: its tiling's place)
-    return Shortlisted(costs, best, int(scored["ranked"]), search, len(shortlist),
-                       next((rank for rank, t in tried if _tile_of(t) == won), None))
+    places = {_tile_of(t): rank for rank, t in reversed(tried)}   # (each tile's first)
+    return Shortlisted(costs, best, int(scored["ranked"]), search, len(shortlist), places)
 
 
 def _tile_of(t: VectorTiling) -> tuple:
