@@ -84,12 +84,12 @@ class Shortlisted:
     ranked: int          # tilings the score ranked
     search: str
     shortlisted: int = 0            # tilings the score shortlisted
-    # each shortlisted tile's place among them (0: the best; a variant keeps its tile's)
+    # each shortlisted tile's place among them (1: the best; a variant keeps its tile's)
     places: dict = field(default_factory=dict)
 
     @property
     def score_rank(self) -> int | None:
-        """The winner's tile's place in the score's shortlist (0: the best)."""
+        """The winner's tile's place in the score's shortlist (1: the best)."""
         return self.places.get(_tile_of(self.best[1]))
 
     @property
@@ -151,7 +151,7 @@ class Shortlisted:
                    "sketched": self.costs.sketched, "periods": self.costs.periods,
                    "floored": len(self.costs.floored), "shortlisted": self.shortlisted}
         if self.score_rank is not None:
-            summary["score_rank"] = self.score_rank + 1
+            summary["score_rank"] = self.score_rank
         return tiling, program, counts, summary
 
 
@@ -294,7 +294,7 @@ def shortlist_sbuf(w: Working, hw: Hardware, empty: Program, search: str = "rank
                 best = _shared(best, other, costs)
     if best[1].tiles >= FEWER_PIECES_MIN_TILES:
         best = _fewer_pieces(best, w, hw, costs)
-    places = {_tile_of(t): rank for rank, t in reversed(tried)}   # (each tile's first)
+    places = {_tile_of(t): rank + 1 for rank, t in reversed(tried)}   # (each tile's first)
     return Shortlisted(costs, best, int(scored["ranked"]), search, len(shortlist), places)
 
 
