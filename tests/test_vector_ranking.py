@@ -80,7 +80,7 @@ def test_a_limit_leaves_the_shortlist_or_proves_every_tiling_above_it(seed, keep
     else:
         assert all(t.estimate["cycles"] > above for t in limited)
         if "least" in stats:
-            assert stats["least"] <= best * (1 + 1e-12)
+            assert stats["least"].over() <= best * (1 + 1e-12)
         else:
             assert limited == every
 
@@ -144,8 +144,40 @@ def test_spaces_left_unwalked_change_neither_the_shortlist_nor_the_least_score(s
     finally:
         _Shortlist.hopeless_space = original
     assert fast == slow
-    assert skipped.get("least") == walked.get("least")
+    assert ("least" in skipped) == ("least" in walked)
+    if "least" in skipped:
+        assert skipped["least"].over() == walked["least"].over()
     assert skipped["scored"] == walked["scored"]
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(st.integers(0, 10**6), st.sampled_from([0.5, 0.9, 1.0]),
+       st.lists(st.floats(0.5, 3.0), min_size=1, max_size=3))
+def test_the_least_score_asked_against_a_bar_decides_as_the_exact_one(seed, factor, bars):
+    """``stats["least"].over(bar)`` walks only what may be at most ``bar``: it is above
+    ``bar`` exactly where the lowest floor (walking everything) is, never above that
+    floor, and asked again with other bars, it still is."""
+    w, hw = _working(seed, **BIG)
+    if len(w.shape) < 2:
+        return
+    every = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4, bound=False)
+    if not every:
+        return
+    above = every[0].estimate["cycles"] * factor
+    exact: dict = {}
+    rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4, stats=exact, above=above)
+    if "least" not in exact:
+        return
+    lowest = exact["least"].over()
+    bounded: dict = {}
+    rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4, stats=bounded, above=above)
+    assert bounded["least"].over(-math.inf) <= lowest * (1 + 1e-12)
+    for scale in bars:
+        bar = lowest * scale
+        bound = bounded["least"].over(bar)
+        assert bound <= lowest * (1 + 1e-12)
+        assert (bound > bar) == (lowest > bar), (bound, bar, lowest)
+    assert bounded["least"].over() == lowest
 
 
 @settings(max_examples=examples(40), deadline=None)

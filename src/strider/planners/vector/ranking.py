@@ -248,23 +248,37 @@ class _Shortlist:
         with its whole space)."""
         return bool(self.over or self._skipped)
 
-    def lowest_over(self) -> float:
-        """The lowest floor of the tilings above ``above`` (those left unpriced priced
-        now, where their :attr:`TileFloor.least` is below the lowest so far; the spaces
-        left unwalked walked now, where their floor is)."""
+    def least_over(self, bar: float = math.inf) -> float:
+        """A lower bound on the floors of the tilings above ``above``, that is above ``bar``
+        only where every one of them is: the spaces left unwalked and the tiles left
+        unpriced are walked and priced now only where their own bound may be both the
+        lowest so far and at most ``bar`` (``math.inf``: the lowest floor, exact). So it
+        decides ``> bar`` as the lowest floor would, walking only what may be below
+        ``bar``; a second call goes on from the first."""
         limit = self._limit
         assert limit is not None
-        for floor, space, tile, seen in sorted(self._skipped, key=lambda s: s[0]):
-            if floor >= self._lowest_over:
-                break
+        skipped = sorted(self._skipped, key=lambda s: s[0])
+        walked = 0
+        while (walked < len(skipped) and skipped[walked][0] < self._lowest_over
+               and skipped[walked][0] <= bar):
+            _, space, tile, seen = skipped[walked]
             # (every tiling of it is above: each floor priced, as hopeless prices it)
             candidates_capped(space, tile, seen, self.hopeless)
-        for bound in sorted(self._unpriced, key=lambda b: b.least):
-            if bound.least >= self._lowest_over:
-                break
-            self._lowest_over = min(self._lowest_over, bound.at(limit))
-        self._unpriced = []
-        return self._lowest_over
+            walked += 1
+        self._skipped = skipped[walked:]
+        unpriced = sorted(self._unpriced, key=lambda b: b.least)
+        priced = 0
+        while (priced < len(unpriced) and unpriced[priced].least < self._lowest_over
+               and unpriced[priced].least <= bar):
+            self._lowest_over = min(self._lowest_over, unpriced[priced].at(limit))
+            priced += 1
+        self._unpriced = unpriced[priced:]
+        bound = self._lowest_over
+        if self._skipped:
+            bound = min(bound, self._skipped[0][0])
+        if self._unpriced:
+            bound = min(bound, self._unpriced[0].least)
+        return bound
 
     def record(self, t: VectorTiling) -> None:
         cycles = t.estimate["cycles"]
@@ -282,6 +296,27 @@ class _Shortlist:
             heapq.heappop(self.worst_kept)
 
 
+class Least:
+    """Where every tiling scores above a ranking's ``above``: a lower bound on every
+    tiling's score, as tight as a caller's threshold needs (:meth:`over`). The tiles
+    left unpriced and the spaces left unwalked are priced and walked only when asked,
+    and only where they may decide it."""
+
+    __slots__ = ("_shortlist", "_scored")
+
+    def __init__(self, shortlist: _Shortlist, scored: float) -> None:
+        self._shortlist = shortlist
+        self._scored = scored   # the lowest score of the tilings scored (all above)
+
+    def over(self, bar: float = math.inf) -> float:
+        """A lower bound on every tiling's score, above ``bar`` exactly where the lowest
+        floor is (``math.inf``: the lowest floor itself, exact -- the most work)."""
+        if self._scored <= bar < math.inf:   # decided by a score: nothing to walk
+            return min(self._shortlist.least_over(-math.inf), self._scored)
+        # (a floor below the lowest score is found where it is at most the bar)
+        return min(self._shortlist.least_over(min(bar, self._scored)), self._scored)
+
+
 def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
                  hw: Hardware, keep: int = 4, stats: dict | None = None,
                  bound: bool = True, above: float | None = None,
@@ -295,9 +330,9 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     ``above`` (a caller that needs the shortlist only where some tiling scores at most
     that): tilings whose floor is above it are not scored either (``stats["over"]``).
     The shortlist is the same, or -- where every tiling scores above ``above`` -- it
-    holds only tilings that do, or none (``stats["least"]``: a lower bound on every
-    tiling's score). Where the tilings left unscored could have been kept, the ranking
-    runs again without ``above``.
+    holds only tilings that do, or none (``stats["least"]``: a :class:`Least`, a lower
+    bound on every tiling's score). Where the tilings left unscored could have been
+    kept, the ranking runs again without ``above``.
 
     ``memo``: two dicts, empty or kept from an earlier ranking of the same working
     permutation on the same hardware (with another ``above``): the :class:`TileSpace`
@@ -343,7 +378,8 @@ def rank_tilings(shape: tuple[int, ...], perm: tuple[int, ...], item: int,
     within = [t for t in ranked if t.estimate["cycles"] <= above]
     if not within:
         if stats is not None:
-            stats["least"] = min([shortlist.lowest_over()] + [t.estimate["cycles"] for t in ranked])
+            stats["least"] = Least(shortlist, min([t.estimate["cycles"] for t in ranked],
+                                                  default=math.inf))
         return _picked(ranked, keep)[0]
     picked, full = _picked(within, keep)
     if full:
@@ -391,4 +427,4 @@ def _kind(slots: int, partitions: int, tiles: int, splits: int) -> tuple[int, in
     return slots, partitions, tiles <= FEW_TILES, splits
 
 
-__all__ = ["rank_tilings", "score_floor", "TileFloor", "kind", "tile_key", "ROUNDING"]
+__all__ = ["rank_tilings", "score_floor", "TileFloor", "Least", "kind", "tile_key", "ROUNDING"]

@@ -22,7 +22,7 @@ program is emitted and estimated once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ...errors import Outpaced, PlanError
 from ...hardware.description import Hardware
@@ -32,7 +32,7 @@ from .._period import CROSS_MARGIN, UNIFORM_MARGIN
 from .._working import Working
 from .boxes import padded_variant, tile_boxes
 from .costs import Costs, Sketched
-from .ranking import rank_tilings
+from .ranking import Least, rank_tilings
 from .score import score
 from .slicing import slices_of
 from .tiling import FEW_TILES, PIECES, SLOT_ALIGN, VectorTiling
@@ -161,7 +161,7 @@ class Ranking(NamedTuple):
     of it again may reuse (``memo``: see :func:`~.ranking.rank_tilings`)."""
 
     shortlist: list[VectorTiling]
-    stats: dict[str, float]
+    stats: dict[str, Any]
     memo: tuple[dict, dict]
 
     @property
@@ -180,7 +180,7 @@ def rank_sbuf(w: Working, hw: Hardware, outpace: float | None = None,
     bound on every score) having scored almost nothing; else it is the whole
     shortlist. ``memo``: an earlier ranking's (:attr:`Ranking.memo`)."""
     keep = KEEP_SMALL if w.size * w.itemsize <= SMALL_BYTES else KEEP
-    scored: dict[str, float] = {}
+    scored: dict[str, Any] = {}
     limit = outpace * SCORE_MARGIN if outpace is not None else above
     memo = memo if memo is not None else ({}, {})
     ranking = Ranking(rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep, stats=scored,
@@ -191,12 +191,15 @@ def rank_sbuf(w: Working, hw: Hardware, outpace: float | None = None,
     return ranking
 
 
-def check_floor(least: float, outpace: float | None) -> None:
-    """Raise :class:`~strider.errors.Outpaced` where ``least``, a lower bound on every
-    tiling's score, is above ``outpace`` (another strategy's prediction; None: none) by
-    more than SCORE_MARGIN."""
-    if outpace is not None and least > outpace * SCORE_MARGIN:
-        raise Outpaced(least, "a floor under the analytic score of every vector tiling; no "
+def check_floor(least: Least, outpace: float | None) -> None:
+    """Raise :class:`~strider.errors.Outpaced` where ``least`` (a ranking's lower bound on
+    every tiling's score) is above ``outpace`` (another strategy's prediction; None:
+    none) by more than SCORE_MARGIN."""
+    if outpace is None:
+        return
+    bound = least.over(outpace * SCORE_MARGIN)
+    if bound > outpace * SCORE_MARGIN:
+        raise Outpaced(bound, "a floor under the analytic score of every vector tiling; no "
                        "program costed", at_least=True)
 
 

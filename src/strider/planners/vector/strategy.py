@@ -35,6 +35,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from typing import Any, Generator
 
 from ...hardware.description import Hardware
@@ -132,7 +133,10 @@ class VectorStrategy:
             ranking = rank_sbuf(w, hw, above=options.get("score_above"))
             if "least" in ranking.stats:   # every tiling scores above another's floor: that
                 # strategy goes first, and the search resumes with its plan to beat
-                outpace = yield Staged(ranking.stats["least"], False, scored=True)
+                # (the bound as it stands, nothing more walked: what this stage says
+                # is that every tiling scores above the floor)
+                outpace = yield Staged(ranking.stats["least"].over(-math.inf), False,
+                                       scored=True)
                 check_floor(ranking.stats["least"], outpace)   # (no need to rank again)
                 memo = ranking.memo   # (its tile spaces and floors, for the ranking again)
                 ranking = None
