@@ -63,8 +63,7 @@ def row_key(base: Hardware, point: Point, workload: Workload, predict: bool,
 
 
 def _point_task(task: tuple) -> list[dict[str, Any]]:
-    """Evaluate workloads on one hardware point (runs in a worker; the sweep gives each
-    task one workload)."""
+    """Evaluate every workload on one hardware point (runs in a worker)."""
     base, point, workloads, predict, cache, search = task
     try:
         hw = apply(base, point)
@@ -83,7 +82,7 @@ def _point_task(task: tuple) -> list[dict[str, Any]]:
 
 
 def _lost_rows(workloads: Sequence[Workload], lost: Lost) -> list[dict[str, Any]]:
-    """The rows of a task whose worker died on every try: in error, naming the cause."""
+    """The rows of a point whose worker died on every try: in error, naming the cause."""
     rows = []
     for w in workloads:
         row = empty_row(w)
@@ -125,11 +124,11 @@ def run(base_hw: Hardware | str | Sequence[Hardware | str], workloads: Sequence[
         write it at the same time (:mod:`.output`: a lock and a merge). A file that is
         not a sweep file is refused (``ArgumentError``), never overwritten.
     progress : callable, optional
-        ``progress(done, total)`` after each finished row.
+        ``progress(done, total)`` after each finished point.
     notify : callable, optional
         Called with one line when the sweep resumes from rows already in ``out``
         (``"resumed from rows.csv: 12 row(s) reused, 4 to run"``), and at the end when
-        rows are in error (a row whose worker died twice: ``refused`` is ``"error
+        rows are in error (a point whose worker died twice: ``refused`` is ``"error
         worker died (signal 9, SIGKILL) twice; not retried again"``; an unexpected
         exception).
     cache : bool, optional
@@ -139,10 +138,8 @@ def run(base_hw: Hardware | str | Sequence[Hardware | str], workloads: Sequence[
         The planners' search (:data:`strider.strategy.SEARCHES`): ``"exhaustive"`` emits
         and costs every candidate (its rows are keyed apart).
 
-    Each row to compute is a task of its own, so the workers share a point's rows (a
-    point per task left one worker idle for up to a point's time at the end). A row whose
-    worker process dies (killed, out of memory) is retried once on a fresh worker; when
-    that one dies too, the row is in error and the sweep goes on.
+    A point whose worker process dies (killed, out of memory) is retried once on a
+    fresh worker; when that one dies too, its rows are in error and the sweep goes on.
     """
     bases = hardware_axis(base_hw)
     workloads = list(workloads)
@@ -161,14 +158,14 @@ def run(base_hw: Hardware | str | Sequence[Hardware | str], workloads: Sequence[
     done_rows = {r["key"]: r for r in merge_rows(rows, [])}  # a key twice: the one done
     keys = [[row_key(base, p, w, predict, name, search) for w in workloads]
             for name, base, p in points]
-    todo = [(i, j) for i, ks in enumerate(keys) for j, k in enumerate(ks)
-            if not (k in done_rows and not is_error(done_rows[k]))]
+    todo = [i for i, ks in enumerate(keys)
+            if not all(k in done_rows and not is_error(done_rows[k]) for k in ks)]
     if notify is not None and path is not None and not CAN_LOCK:
         notify(f"no file lock on this platform: another sweep writing {path} at the same "
                "time may lose rows")
     if notify is not None and path is not None and rows:
         ours = {k for ks in keys for k in ks}
-        notify(resume_line(path, sum(map(len, keys)) - len(todo), len(todo),
+        notify(resume_line(path, len(keys) - len(todo), len(todo), len(workloads),
                            sum(k not in ours for k in done_rows),
                            sum(k in done_rows and is_error(done_rows[k]) for k in ours)))
     jsonl = path is not None and fmt(path) == ".jsonl"
@@ -176,17 +173,20 @@ def run(base_hw: Hardware | str | Sequence[Hardware | str], workloads: Sequence[
         start_appending(path, done_rows.values())  # appends start on a fresh line
     total, finished, saved = len(todo), 0, time.monotonic()
     with open_engine(engine, workers, address) as pool:
-        tasks = [(points[i][1], points[i][2], (workloads[j],), predict, cache, search)
-                 for i, j in todo]
-        for (i, j), rows in zip(todo, pool.map(_point_task, tasks)):
+        tasks = [(points[i][1], points[i][2], tuple(workloads), predict, cache, search)
+                 for i in todo]
+        for i, rows in zip(todo, pool.map(_point_task, tasks)):
             if isinstance(rows, Lost):
-                rows = _lost_rows([workloads[j]], rows)
-            name, _, point = points[i]
-            row = {"key": keys[i][j], "hw": {"name": name, **point}, **rows[0],
-                   "version": __version__}
-            done_rows[keys[i][j]] = row
+                rows = _lost_rows(workloads, rows)
+            fresh = []
+            for key, row in zip(keys[i], rows):
+                name, _, point = points[i]
+                row = {"key": key, "hw": {"name": name, **point}, **row,
+                       "version": __version__}
+                done_rows[key] = row
+                fresh.append(row)
             if jsonl and path is not None:
-                append_rows(path, [row])
+                append_rows(path, fresh)
             elif path is not None and time.monotonic() - saved > CHECKPOINT_S:
                 save_rows(path, done_rows.values())  # CSV / Parquet: a checkpoint
                 saved = time.monotonic()
@@ -202,17 +202,19 @@ def run(base_hw: Hardware | str | Sequence[Hardware | str], workloads: Sequence[
     return result
 
 
-def resume_line(path: Path, reused: int, todo: int, others: int = 0,
-                errors: int = 0) -> str:
-    """What a resumed sweep says: rows reused and rows to run (a row not in the file, or
-    in error there, runs again), and how many other rows of the file (other grids or
-    workloads, or rows an earlier Strider computed) are kept beside them.
+def resume_line(path: Path, points_done: int, points_todo: int, per_point: int,
+                others: int = 0, errors: int = 0) -> str:
+    """What a resumed sweep says: rows reused and rows to run (a point whose rows are not
+    all in the file, or not all done -- a row in error runs again -- runs whole), and how
+    many other rows of the file (other grids or workloads, or rows an earlier Strider
+    computed) are kept beside them.
 
-    >>> resume_line(Path("rows.csv"), 12, 4, others=2)
+    >>> resume_line(Path("rows.csv"), 3, 1, 4, others=2)
     'resumed from rows.csv: 12 row(s) reused, 4 to run; 2 other row(s) of the file kept'
-    >>> resume_line(Path("rows.csv"), 15, 1, errors=1)
-    'resumed from rows.csv: 15 row(s) reused, 1 to run (1 of them in error before)'
+    >>> resume_line(Path("rows.csv"), 3, 1, 4, errors=1)
+    'resumed from rows.csv: 12 row(s) reused, 4 to run (1 of them in error before)'
     """
+    reused, todo = points_done * per_point, points_todo * per_point
     line = f"resumed from {path}: {reused} row(s) reused, {todo} to run"
     line += f" ({errors} of them in error before)" if errors else ""
     return line + (f"; {others} other row(s) of the file kept" if others else "")
@@ -234,14 +236,14 @@ def error_line(failed: list[dict[str, Any]], path: Path | None) -> str:
 
 
 def terminal_progress(stream=sys.stderr) -> Progress:
-    """A one-line progress bar with rows done / total and an ETA."""
+    """A one-line progress bar with points done / total and an ETA."""
     started = time.perf_counter()
 
     def show(done: int, total: int) -> None:
         elapsed = time.perf_counter() - started
         eta = elapsed / done * (total - done) if done else 0.0
         bar = "#" * int(30 * done / max(total, 1))
-        stream.write(f"\r[{bar:<30}] {done}/{total} rows, {elapsed:,.0f} s, "
+        stream.write(f"\r[{bar:<30}] {done}/{total} points, {elapsed:,.0f} s, "
                      f"ETA {eta:,.0f} s")
         if done == total:
             stream.write("\n")
