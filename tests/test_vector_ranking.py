@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -178,6 +179,36 @@ def test_the_least_score_asked_against_a_bar_decides_as_the_exact_one(seed, fact
         assert bound <= lowest * (1 + 1e-12)
         assert (bound > bar) == (lowest > bar), (bound, bar, lowest)
     assert bounded["least"].over() == lowest
+
+
+@settings(max_examples=examples(10), deadline=None)
+@given(st.integers(0, 10**6), st.lists(st.floats(0.5, 3.0), min_size=1, max_size=3))
+def test_a_stop_by_the_least_score_answers_later_bars_as_the_exact_one(seed, bars):
+    """The vector search's stop by its least score (``check_floor``) carries the bound on,
+    so that ``auto``, asking again whether the stopped search needs more than a later bar
+    (``Outpaced.above``), decides as the lowest floor would."""
+    from strider.errors import Outpaced
+    from strider.planners.vector.search import SCORE_MARGIN, check_floor
+    w, hw = _working(seed, **BIG)
+    if len(w.shape) < 2:
+        return
+    every = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4, bound=False)
+    if not every:
+        return
+    above = every[0].estimate["cycles"] * 0.5
+    exact: dict = {}
+    rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4, stats=exact, above=above)
+    stats: dict = {}
+    rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4, stats=stats, above=above)
+    if "least" not in stats:
+        return
+    lowest = exact["least"].over()
+    outpace = above / SCORE_MARGIN   # (every tiling's floor is above it)
+    with pytest.raises(Outpaced) as stop:
+        check_floor(stats["least"], outpace)
+    assert stop.value.cycles <= lowest * (1 + 1e-12)
+    for scale in bars:
+        assert stop.value.above(lowest * scale) == (lowest > lowest * scale)
 
 
 @settings(max_examples=examples(40), deadline=None)

@@ -12,6 +12,8 @@ True
 
 from __future__ import annotations
 
+from typing import Callable
+
 
 class StriderError(Exception):
     """Base class of every error Strider raises on purpose."""
@@ -64,12 +66,22 @@ class Outpaced(PlanError):
     """A strategy's ranked search stopped before emitting its best program whole: costed by
     one period of its pipeline, that program is slower than the plan it had to beat (the
     ``outpace`` cycles that :func:`strider.strategy.candidates` passes). ``cycles``: its
-    period estimate, or (``at_least``) a lower bound; ``why``: what was estimated."""
+    period estimate, or (``at_least``) a lower bound; ``why``: what was estimated.
+    ``sharpen``: where the lower bound was worked out only as far as the stop needed, a
+    function giving it again for another bar (above that bar exactly where the sharpest
+    bound the search could give is)."""
 
-    def __init__(self, cycles: float, why: str, at_least: bool = False):
+    def __init__(self, cycles: float, why: str, at_least: bool = False,
+                 sharpen: Callable[[float], float] | None = None):
         super().__init__(f"needs {'at least' if at_least else 'about'} {cycles:,.0f} cycles "
                          f"({why})")
         self.cycles, self.why, self.at_least = cycles, why, at_least
+        self._sharpen = sharpen
+
+    def above(self, bar: float) -> bool:
+        """Whether what the search needs is above ``bar`` cycles (:attr:`cycles`, sharpened
+        where the search can)."""
+        return (self._sharpen(bar) if self._sharpen is not None else self.cycles) > bar
 
 
 class SimulationError(StriderError):

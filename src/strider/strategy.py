@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import functools
 import importlib
+import operator
 import pkgutil
 import re
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from .errors import ArgumentError, Outpaced, PlanError
 from .hardware.description import Hardware
@@ -148,7 +149,9 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
         applicable.append((bound, name, strategy))
     best: tuple[float, str] | None = None      # the fastest whole plan: (cycles, name)
     staged: list[tuple[Staged, str, Any]] = []  # (estimate, name, generator), to finish
-    stopped: list[tuple] = []   # by a staged strategy's figure: (figure, name, strategy, lead)
+    # by a staged strategy's figure: (whether what it needs is above a bar, name, strategy,
+    # lead)
+    stopped: list[tuple[Callable[[float], bool], str, Strategy, tuple]] = []
     ranked = options.get("search", SEARCHES[0]) == "ranked"
 
     def finished(name: str, plan: Plan) -> None:
@@ -169,7 +172,7 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
                            f"{'more than' if not tie else 'as many as'} {lead[1]}'s "
                            f"{lead[2]} {lead[0]:,.0f}{tie}")
             if lead[3]:   # a staged strategy's figure: checked once it is finished
-                stopped.append((bound[0], name, strategy, lead))
+                stopped.append((functools.partial(operator.gt, bound[0]), name, strategy, lead))
             continue
         try:
             beat: dict[str, float | None] = (
@@ -217,8 +220,8 @@ def candidates(request: PermuteRequest, hw: Hardware, *, fastest_only: bool = Fa
             finished(name, outcome)
     # a staged estimate that proved low (a period's), or a staged strategy that could not
     # be planned after all, stopped others on a false premise: plan them
-    for figure, name, strategy, lead in stopped:
-        if best is None or (figure <= with_margin(best[0]) if lead[2] != "predicted"
+    for above, name, strategy, lead in stopped:
+        if best is None or (not above(with_margin(best[0])) if lead[2] != "predicted"
                             else not isinstance(found[lead[1]], (Plan, Predicted))):
             try:
                 finished(name, strategy.plan(request, hw, **options))
@@ -234,7 +237,7 @@ def _outpaced(exc: Outpaced, name: str, strategy: Any, lead: tuple | None,
     in ``stopped``, to be planned after all should that figure prove low."""
     assert lead is not None   # (only raised with a plan to beat)
     if lead[3]:
-        stopped.append((exc.cycles, name, strategy, lead))
+        stopped.append((exc.above, name, strategy, lead))
     return f"not planned whole: {exc}, more than {lead[1]}'s {lead[2]} {lead[0]:,.0f}"
 
 

@@ -200,7 +200,7 @@ def check_floor(least: Least, outpace: float | None) -> None:
     bound = least.over(outpace * SCORE_MARGIN)
     if bound > outpace * SCORE_MARGIN:
         raise Outpaced(bound, "a floor under the analytic score of every vector tiling; no "
-                       "program costed", at_least=True)
+                       "program costed", at_least=True, sharpen=least.over)
 
 
 def check_score(ranking: Ranking, outpace: float | None) -> None:
