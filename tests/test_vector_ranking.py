@@ -90,6 +90,26 @@ def test_a_limit_leaves_the_shortlist_or_proves_every_tiling_above_it(seed, keep
 BIG = {"max_side": 400, "max_size": 4_000_000}
 
 
+def _limited(seed: int, factor: float):
+    """``(w, hw, above)``: a random working permutation of many tiles, its hardware and a
+    limit ``factor`` times its best score; None where it has no tiling to rank."""
+    w, hw = _working(seed, **BIG)
+    if len(w.shape) < 2:
+        return None
+    every = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4, bound=False)
+    if not every:
+        return None
+    return w, hw, every[0].estimate["cycles"] * factor
+
+
+def _stats_above(w, hw, above: float) -> dict:
+    """The stats of ranking ``w`` with the limit ``above`` (``"least"`` among them where
+    every tiling scores above it)."""
+    stats: dict = {}
+    rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4, stats=stats, above=above)
+    return stats
+
+
 @settings(max_examples=examples(25), deadline=None)
 @given(st.integers(0, 10**6))
 def test_a_spaces_floor_is_below_the_floor_of_each_of_its_tiles(seed):
@@ -127,13 +147,10 @@ def test_a_spaces_floor_is_below_the_floor_of_each_of_its_tiles(seed):
 def test_spaces_left_unwalked_change_neither_the_shortlist_nor_the_least_score(seed, factor):
     """With a limit, the ranking that leaves whole spaces unwalked by their floor
     returns what walking every tile of them returns, its bound on every score too."""
-    w, hw = _working(seed, **BIG)
-    if len(w.shape) < 2:
+    limited = _limited(seed, factor)
+    if limited is None:
         return
-    every = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4, bound=False)
-    if not every:
-        return
-    above = every[0].estimate["cycles"] * factor
+    w, hw, above = limited
     skipped: dict = {}
     fast = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4, stats=skipped, above=above)
     walked: dict = {}
@@ -158,20 +175,15 @@ def test_the_least_score_asked_against_a_bar_decides_as_the_exact_one(seed, fact
     """``stats["least"].over(bar)`` walks only what may be at most ``bar``: it is above
     ``bar`` exactly where the lowest floor (walking everything) is, never above that
     floor, and asked again with other bars, it still is."""
-    w, hw = _working(seed, **BIG)
-    if len(w.shape) < 2:
+    limited = _limited(seed, factor)
+    if limited is None:
         return
-    every = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4, bound=False)
-    if not every:
-        return
-    above = every[0].estimate["cycles"] * factor
-    exact: dict = {}
-    rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4, stats=exact, above=above)
+    w, hw, above = limited
+    exact = _stats_above(w, hw, above)
     if "least" not in exact:
         return
     lowest = exact["least"].over()
-    bounded: dict = {}
-    rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4, stats=bounded, above=above)
+    bounded = _stats_above(w, hw, above)
     assert bounded["least"].over(-math.inf) <= lowest * (1 + 1e-12)
     for scale in bars:
         bar = lowest * scale
@@ -189,17 +201,11 @@ def test_a_stop_by_the_least_score_answers_later_bars_as_the_exact_one(seed, bar
     (``Outpaced.above``), decides as the lowest floor would."""
     from strider.errors import Outpaced
     from strider.planners.vector.search import SCORE_MARGIN, check_floor
-    w, hw = _working(seed, **BIG)
-    if len(w.shape) < 2:
+    limited = _limited(seed, 0.5)
+    if limited is None:
         return
-    every = rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4, bound=False)
-    if not every:
-        return
-    above = every[0].estimate["cycles"] * 0.5
-    exact: dict = {}
-    rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4, stats=exact, above=above)
-    stats: dict = {}
-    rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=4, stats=stats, above=above)
+    w, hw, above = limited
+    exact, stats = _stats_above(w, hw, above), _stats_above(w, hw, above)
     if "least" not in stats:
         return
     lowest = exact["least"].over()
