@@ -300,7 +300,17 @@ class Least:
     """Where every tiling scores above a ranking's ``above``: a lower bound on every
     tiling's score, as tight as a caller's threshold needs (:meth:`over`). The tiles
     left unpriced and the spaces left unwalked are priced and walked only when asked,
-    and only where they may decide it."""
+    and only where they may decide it.
+
+    >>> from strider import Hardware
+    >>> stats = {}
+    >>> rank_tilings((256, 3136), (1, 0), 4, Hardware.preset("trn1-like"), stats=stats,
+    ...              above=1000.0)
+    []
+    >>> least = stats["least"]
+    >>> least.over(1000.0) > 1000.0, least.over(-math.inf) <= least.over(1000.0) <= least.over()
+    (True, True)
+    """
 
     __slots__ = ("_shortlist", "_scored")
 
