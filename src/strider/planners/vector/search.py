@@ -197,8 +197,9 @@ def check_floor(least: Least, outpace: float | None) -> None:
     none) by more than SCORE_MARGIN."""
     if outpace is None:
         return
-    bound = least.over(outpace * SCORE_MARGIN)
-    if bound > outpace * SCORE_MARGIN:
+    bar = outpace * SCORE_MARGIN
+    bound = least.over(bar)
+    if bound > bar:
         raise Outpaced(bound, "a floor under the analytic score of every vector tiling; no "
                        "program costed", at_least=True, sharpen=least.over)
 

@@ -131,13 +131,13 @@ class VectorStrategy:
         outpace, ranking, memo = options.get("outpace"), None, None
         if outpace is None and search == "ranked":   # nothing to beat yet
             ranking = rank_sbuf(w, hw, above=options.get("score_above"))
-            if "least" in ranking.stats:   # every tiling scores above another's floor: that
+            least = ranking.stats.get("least")
+            if least is not None:   # every tiling scores above another's floor: that
                 # strategy goes first, and the search resumes with its plan to beat
                 # (the bound as it stands, nothing more walked: what this stage says
                 # is that every tiling scores above the floor)
-                outpace = yield Staged(ranking.stats["least"].over(-math.inf), False,
-                                       scored=True)
-                check_floor(ranking.stats["least"], outpace)   # (no need to rank again)
+                outpace = yield Staged(least.over(-math.inf), False, scored=True)
+                check_floor(least, outpace)   # (no need to rank again)
                 memo = ranking.memo   # (its tile spaces and floors, for the ranking again)
                 ranking = None
         chosen = shortlist_sbuf(w, hw, program, search, outpace, ranking, memo)
