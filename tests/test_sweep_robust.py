@@ -40,11 +40,13 @@ def _die_once(folder: Path, name: str) -> bool:
 
 
 def dying_task(task):
-    """The sweep's point task, but the worker kills itself (SIGKILL, as the out-of-memory
+    """The sweep's task, but the worker kills itself (SIGKILL, as the out-of-memory
     killer does) on point ALWAYS, and on point ONCE the first time; every run is noted
-    as ``ran-QUEUES-PID-NS`` in the folder of $STRIDER_TEST_DIE."""
+    as ``ran-QUEUES-PID-NS`` in the folder of $STRIDER_TEST_DIE. (Each point of these
+    grids has a timing of its own, so it is a task alone.)"""
     folder = Path(os.environ["STRIDER_TEST_DIE"])
-    queues = task[1]["dma.queues"]
+    (point,) = task[1]
+    queues = point["dma.queues"]
     (folder / f"ran-{queues}-{os.getpid()}-{time.monotonic_ns()}").touch()
     if queues == ALWAYS or (queues == ONCE and _die_once(folder, "died-once")):
         os.kill(os.getpid(), signal.SIGKILL)
@@ -106,6 +108,51 @@ def test_a_killed_local_worker_fails_only_its_point(tmp_path, dying, capfd, monk
     again = read_rows(out)
     assert len(again) == len(QUEUES) and not any(is_error(r) for r in again)
     assert [r["cycles"] for r in again] == [reference[q]["cycles"] for q in QUEUES]
+
+
+SIZES = [2048, 4096, 8192]   # tiny's SBUF sizes: one timing, so the points share tasks
+KILLER = 4096
+
+
+def dying_on_size(task):
+    """The sweep's task, but the worker dies (SIGKILL) whenever its task holds the point
+    of SBUF size KILLER; each task's points are noted as ``ran-SIZES-PID-NS``."""
+    folder = Path(os.environ["STRIDER_TEST_DIE"])
+    sizes = [p["sbuf.bytes_per_partition"] for p in task[1]]
+    (folder / f"ran-{'.'.join(map(str, sizes))}-{os.getpid()}-{time.monotonic_ns()}").touch()
+    if KILLER in sizes:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return REAL_TASK(task)
+
+
+@needs_posix
+def test_a_killed_worker_of_points_sharing_a_timing_fails_only_its_point(tmp_path,
+                                                                        monkeypatch):
+    # points that differ only in SBUF size share a task per workload; where its worker
+    # dies twice, each point runs again alone, and only the one that kills is in error
+    work = [W, parse_permute("16,12:1,0:float32")]
+    vary = {"sbuf.bytes_per_partition": SIZES}
+    reference = {(r["hw"]["sbuf.bytes_per_partition"], r["workload"]): r
+                 for r in run("tiny", work, vary, predict=True, workers=1)}
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    monkeypatch.setenv("STRIDER_TEST_DIE", str(folder))
+    monkeypatch.setattr(sweep_runner, "_point_task", dying_on_size)
+    rows = run("tiny", work, vary, predict=True, workers=2, out=tmp_path / "rows.jsonl")
+    assert [(r["hw"]["sbuf.bytes_per_partition"], r["workload"]) for r in rows] == \
+        list(reference)
+    for r in rows:
+        size = r["hw"]["sbuf.bytes_per_partition"]
+        if size == KILLER:
+            assert r["refused"] == SIGKILLED and r["cycles"] is None
+        else:
+            assert not r["refused"] and \
+                r["cycles"] == reference[size, r["workload"]]["cycles"]
+    ran = sorted(p.name.split("-")[1] for p in folder.glob("ran-*"))
+    together = ".".join(map(str, SIZES))
+    assert ran == sorted([together] * 4 + ["2048", "2048", "4096", "4096", "4096", "4096",
+                                           "8192", "8192"])
+    assert len(read_rows(tmp_path / "rows.jsonl")) == len(rows)
 
 
 def _exit_or_die(n: int) -> int:

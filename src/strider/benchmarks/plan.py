@@ -69,18 +69,22 @@ class Timed(NamedTuple):
 
 def plan_both(name: str, shape, perm, dtype: str, hw: Any) -> Timed:
     """Plan one case with each search (ranked first: caches warmed by one search then
-    help the other, never the ranked one). Times are the process's CPU time
-    (:func:`time.process_time`): planning is single-threaded, and on a shared machine
-    the wall clock also counts other processes' turns."""
+    help the other, never the ranked one; the costings shared across hardware,
+    :mod:`strider.planners._shared`, are forgotten before each). Times are the process's
+    CPU time (:func:`time.process_time`): planning is single-threaded, and on a shared
+    machine the wall clock also counts other processes' turns."""
+    from ..planners import _shared
     from ..sim.estimate import estimate
     from ..strategy import plan_permute
 
+    _shared.clear()
     t = time.process_time()
     ranked = plan_permute(shape, perm, dtype, hw, search="ranked")
     ranked_s = time.process_time() - t
     t = time.process_time()
     _ = ranked.program.instructions   # (a deferred program is emitted now)
     emit_s = time.process_time() - t
+    _shared.clear()
     t = time.process_time()
     exhaustive = plan_permute(shape, perm, dtype, hw, search="exhaustive")
     exhaustive_s = time.process_time() - t

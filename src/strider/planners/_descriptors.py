@@ -125,7 +125,8 @@ class _Form:
     __slots__ = ("on_chip", "shape", "strides", "partitions", "problem", "run", "size")
 
     def __init__(self, memory: str, shape: tuple[int, ...], strides: tuple[int, ...],
-                 pstrides: tuple[int, ...], row: int, max_dims: int, width_bits: int) -> None:
+                 pstrides: tuple[int, ...], row: int, max_dims: int, width_bits: int,
+                 item: int) -> None:
         # the side's Ref: partition dims lead, flattened row-major
         self.on_chip = memory != "dram"
         lead = 0
@@ -145,7 +146,7 @@ class _Form:
         self.size = math.prod(self.shape) * self.partitions
         self.problem = walk_problem(self.shape, self.strides,
                                     self.partitions if self.on_chip else 0, row, max_dims,
-                                    width_bits)
+                                    width_bits, item)
 
     def ref(self, tensor: str | None, offset: int, pstart: int, dtype: str) -> Ref:
         pattern = AccessPattern.unchecked(self.shape, self.strides, offset)
@@ -192,7 +193,7 @@ def cut_of(transfer: Transfer, hw: Hardware) -> _Cut:
     item = dtype_of(transfer.dtype).itemsize
     return _cut(transfer.shape, (src.memory, src.strides, src.pstrides),
                 (dst.memory, dst.strides, dst.pstrides), hw.sbuf.bytes_per_partition // item,
-                hw.dma.max_dims, hw.dma.ttu_width_bits)
+                hw.dma.max_dims, hw.dma.ttu_width_bits, item)
 
 
 def placed(transfer: Transfer, plan: Sequence[tuple]) -> list[Placed]:
@@ -217,7 +218,8 @@ class _Cut:
     that ranges of the next dim fit the TTU: the whole dim when it fits, else the longest
     range that does (the walk's extent and steps shrink with it)."""
 
-    def __init__(self, shape, src, dst, row: int, max_dims: int, width_bits: int) -> None:
+    def __init__(self, shape, src, dst, row: int, max_dims: int, width_bits: int,
+                 item: int) -> None:
         keep = [k for k, n in enumerate(shape) if n != 1]
         self.shape = tuple(int(shape[k]) for k in keep)
         self.sides = [(memory, tuple(int(strides[k]) for k in keep),
@@ -226,7 +228,7 @@ class _Cut:
         if not self.shape:  # a single element
             self.shape = (1,)
             self.sides = [(memory, (1,), ()) for memory, _, _ in self.sides]
-        self.row, self.max_dims, self.width_bits = row, max_dims, width_bits
+        self.row, self.max_dims, self.width_bits, self.item = row, max_dims, width_bits, item
         self._forms: dict[tuple[int, int, int], _Form | None] = {}
         self._plans: dict[int, list] = {}
         self._structures: dict[tuple[int, str], list[tuple]] = {}   # by (pieces, dtype)
@@ -239,7 +241,8 @@ class _Cut:
         if key not in self._forms:
             memory, strides, pstrides = self.sides[side]
             self._forms[key] = _form(memory, (length, *self.shape[outer + 1:]), strides[outer:],
-                                     pstrides[outer:], self.row, self.max_dims, self.width_bits)
+                                     pstrides[outer:], self.row, self.max_dims, self.width_bits,
+                                     self.item)
         return self._forms[key]
 
     def fits(self, outer: int, length: int) -> bool:
@@ -361,8 +364,8 @@ class _Cut:
 
 
 @lru_cache(maxsize=1024)
-def _cut(shape, src, dst, row: int, max_dims: int, width_bits: int) -> _Cut:
-    return _Cut(shape, src, dst, row, max_dims, width_bits)
+def _cut(shape, src, dst, row: int, max_dims: int, width_bits: int, item: int) -> _Cut:
+    return _Cut(shape, src, dst, row, max_dims, width_bits, item)
 
 
 @lru_cache(maxsize=1 << 12)

@@ -30,7 +30,7 @@ from ..ttu import TTUConfig, check_fits
 
 @lru_cache(maxsize=1 << 14)
 def walk_problem(shape: tuple[int, ...], strides: tuple[int, ...], partitions: int, row: int,
-                 max_dims: int, width_bits: int) -> tuple[str, str] | None:
+                 max_dims: int, width_bits: int, item: int = 1) -> tuple[str, str] | None:
     """Why one descriptor side cannot be walked by a queue's TTU: ``("dims", text)``,
     ``("width", text)``, or None when it fits. Offsets do not matter (the descriptor model).
 
@@ -55,6 +55,8 @@ def walk_problem(shape: tuple[int, ...], strides: tuple[int, ...], partitions: i
     walk_shape, walk_strides = shape, strides
     if partitions:
         walk_shape, walk_strides = (partitions, *shape), (row, *strides)
+        if partitions > 1:
+            _note_row_span(shape, strides, item)
     facts = pattern_facts(walk_shape, walk_strides)
     if facts.walk_dims > max_dims:
         return ("dims", f"needs {facts.walk_dims} dims even after merging dims whose strides "
@@ -68,6 +70,38 @@ def walk_problem(shape: tuple[int, ...], strides: tuple[int, ...], partitions: i
     change = (f"needs dma.ttu_width_bits >= {need}, or several descriptors" if need else
               "cut it into several descriptors")
     return ("width", f"{problem}; {change}")
+
+
+#: Every partition row at which some walk met so far chains its partition dim into its
+#: free dims, as ``(elements, element bytes)``: the only way the SBUF's size enters a
+#: descriptor's fit (``row`` is the partition's size in elements). Only grows;
+#: :func:`row_may_chain` reads it.
+ROW_SPANS: set[tuple[int, int]] = set()
+_ITEMS: set[int] = set()   # the element sizes in ROW_SPANS
+
+
+@lru_cache(maxsize=1 << 14)
+def _note_row_span(shape: tuple[int, ...], strides: tuple[int, ...], item: int) -> None:
+    """Note the row a walk over several partitions of this free pattern chains at: its
+    outermost coalesced dim's stride times its extent (the partition dim merges into it
+    there, and at no other row)."""
+    c_shape, c_strides = coalesced_dims(shape, strides)
+    if c_shape[0] > 1:
+        ROW_SPANS.add((c_shape[0] * c_strides[0], item))
+        _ITEMS.add(item)
+
+
+def row_may_chain(bytes_per_partition: int) -> bool:
+    """Whether a walk met so far (:data:`ROW_SPANS`) chains its partition dim where a
+    partition holds ``bytes_per_partition`` bytes: where none does for two sizes, every
+    walk met fits both alike (what lets costings be shared across SBUF sizes,
+    :mod:`strider.planners._shared`).
+
+    >>> _ = walk_problem((3, 1367), (1367, 1), 2, 8192, 3, 16, item=8)  # chains at 4101
+    >>> row_may_chain(4101 * 8), row_may_chain(4101 * 8 + 7), row_may_chain(4103 * 8)
+    (True, True, False)
+    """
+    return any((bytes_per_partition // item, item) in ROW_SPANS for item in _ITEMS)
 
 
 def _width_problem(shape: tuple[int, ...], strides: tuple[int, ...], partitions: int,
@@ -95,7 +129,7 @@ def ttu_problem(ref: Ref, hw: Hardware) -> tuple[str, str] | None:
     partitions = ref.partitions if ref.on_chip else 0
     row = ref.partition_elements(hw) if ref.on_chip else 0
     return walk_problem(pat.shape, pat.strides, partitions, row, hw.dma.max_dims,
-                        hw.dma.ttu_width_bits)
+                        hw.dma.ttu_width_bits, ref.itemsize)
 
 
-__all__ = ["walk_problem", "ttu_problem"]
+__all__ = ["walk_problem", "ttu_problem", "row_may_chain", "ROW_SPANS"]

@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 
 from ..errors import ArgumentError, StriderError
 from ..hardware.description import Hardware
+from ..sim.estimate import pricing_key
 from ..version import __version__, code_hash
 from .engines import Lost, open_engine
 from .output import (
@@ -63,26 +64,76 @@ def row_key(base: Hardware, point: Point, workload: Workload, predict: bool,
 
 
 def _point_task(task: tuple) -> list[dict[str, Any]]:
-    """Evaluate every workload on one hardware point (runs in a worker)."""
-    base, point, workloads, predict, cache, search = task
-    try:
-        hw = apply(base, point)
-    except StriderError as exc:  # an invalid point is data too
-        hw, why = None, refusal(exc)
+    """Evaluate workloads on hardware points (runs in a worker): ``task`` names the
+    points (several where they share a timing, :func:`_tasks`) and the workloads; one row
+    per (point, workload), point by point."""
+    base, points, workloads, predict, cache, search = task
     rows = []
-    for w in workloads:
-        if hw is None:
-            row = empty_row(w)
-            row["refused"] = why
-        else:
-            row = evaluate(hw, w, predict, cache, search)
-            row["sbuf_capacity_bytes"] = hw.sbuf.capacity_bytes
-        rows.append(row)
+    for point in points:
+        try:
+            hw = _hardware(base, point)
+        except StriderError as exc:  # an invalid point is data too
+            hw, why = None, refusal(exc)
+        for w in workloads:
+            if hw is None:
+                row = empty_row(w)
+                row["refused"] = why
+            else:
+                row = evaluate(hw, w, predict, cache, search)
+                row["sbuf_capacity_bytes"] = hw.sbuf.capacity_bytes
+            rows.append(row)
     return rows
 
 
+def _hardware(base: Hardware, point: Point) -> Hardware:
+    """``apply(base, point)``, one object per point in a worker: a worker runs a point's
+    workloads in several tasks, and what the planners keep on a hardware object (its
+    derived figures) stays warm."""
+    key = (base, tuple(sorted(point.items())))
+    hw = _APPLIED.get(key)
+    if hw is None:
+        if len(_APPLIED) >= _APPLIED_MAX:
+            _APPLIED.pop(next(iter(_APPLIED)))
+        hw = _APPLIED[key] = apply(base, point)
+    return hw
+
+
+_APPLIED: dict[tuple, Hardware] = {}
+_APPLIED_MAX = 64
+
+
+def _timing(base: Hardware, point: Point) -> tuple | None:
+    """What a point's costings are shared by (:mod:`strider.planners._shared`: hardware
+    of one timing, SBUF sizes aside); None for an invalid point."""
+    try:
+        return pricing_key(apply(base, point))
+    except StriderError:
+        return None
+
+
+def _tasks(points: Sequence[tuple[str | None, Hardware, Point]], todo: Sequence[int],
+           workloads: int) -> list[tuple[list[int], list[int]]]:
+    """``(points, workloads)`` (indices) of each task: a point alone, with every workload;
+    but points that share a timing (a sweep over SBUF sizes), all of them together for one
+    workload at a time -- a workload's costings made on one are then reused on the others
+    (in a worker's memory), and the tasks stay many and small, so that the workers share
+    them evenly."""
+    groups: dict[tuple, list[int]] = {}
+    for i in todo:
+        name, base, point = points[i]
+        timing = _timing(base, point)
+        groups.setdefault((name, id(base), timing) if timing is not None else (i,), []).append(i)
+    tasks = []
+    for members in groups.values():
+        if len(members) == 1:
+            tasks.append((members, list(range(workloads))))
+        else:
+            tasks += [(members, [j]) for j in range(workloads)]
+    return tasks
+
+
 def _lost_rows(workloads: Sequence[Workload], lost: Lost) -> list[dict[str, Any]]:
-    """The rows of a point whose worker died on every try: in error, naming the cause."""
+    """The rows of a task whose worker died on every try: in error, naming the cause."""
     rows = []
     for w in workloads:
         row = empty_row(w)
@@ -172,27 +223,43 @@ def run(base_hw: Hardware | str | Sequence[Hardware | str], workloads: Sequence[
     if jsonl and path is not None:
         start_appending(path, done_rows.values())  # appends start on a fresh line
     total, finished, saved = len(todo), 0, time.monotonic()
+    left = {i: len(workloads) for i in todo}   # each point's rows still to come
+
+    def task_of(members: list[int], which: list[int]) -> tuple:
+        return (points[members[0]][1], tuple(points[i][2] for i in members),
+                tuple(workloads[j] for j in which), predict, cache, search)
+
     with open_engine(engine, workers, address) as pool:
-        tasks = [(points[i][1], points[i][2], tuple(workloads), predict, cache, search)
-                 for i in todo]
-        for i, rows in zip(todo, pool.map(_point_task, tasks)):
-            if isinstance(rows, Lost):
-                rows = _lost_rows(workloads, rows)
-            fresh = []
-            for key, row in zip(keys[i], rows):
-                name, _, point = points[i]
-                row = {"key": key, "hw": {"name": name, **point}, **row,
-                       "version": __version__}
-                done_rows[key] = row
-                fresh.append(row)
-            if jsonl and path is not None:
-                append_rows(path, fresh)
-            elif path is not None and time.monotonic() - saved > CHECKPOINT_S:
-                save_rows(path, done_rows.values())  # CSV / Parquet: a checkpoint
-                saved = time.monotonic()
-            finished += 1
-            if progress is not None:
-                progress(finished, total)
+        batch = _tasks(points, todo, len(workloads))
+        while batch:
+            alone = []   # the points of a shared task whose worker died: again, one by one
+            for (members, which), rows in zip(batch, pool.map(
+                    _point_task, [task_of(m, w) for m, w in batch])):
+                if isinstance(rows, Lost) and len(members) > 1:
+                    alone += [([i], which) for i in members]
+                    continue
+                if isinstance(rows, Lost):
+                    rows = _lost_rows([workloads[j] for j in which], rows)
+                fresh = []
+                cells = [(i, j) for i in members for j in which]
+                for (i, j), row in zip(cells, rows):
+                    name, _, point = points[i]
+                    row = {"key": keys[i][j], "hw": {"name": name, **point}, **row,
+                           "version": __version__}
+                    done_rows[keys[i][j]] = row
+                    fresh.append(row)
+                if jsonl and path is not None:
+                    append_rows(path, fresh)
+                elif path is not None and time.monotonic() - saved > CHECKPOINT_S:
+                    save_rows(path, done_rows.values())  # CSV / Parquet: a checkpoint
+                    saved = time.monotonic()
+                for i in members:
+                    left[i] -= len(which)
+                    if left[i] == 0:
+                        finished += 1
+                        if progress is not None:
+                            progress(finished, total)
+            batch = alone
     if path is not None:
         save_rows(path, done_rows.values())
     result = [done_rows[k] for ks in keys for k in ks]

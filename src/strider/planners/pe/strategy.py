@@ -82,6 +82,7 @@ from ...program.deferred import DeferredProgram
 from ...program.instructions import is_dma_queue
 from ...program.sketch import Sketch
 from ...sim.estimate import Estimate, estimate, estimate_sketch
+from .. import _shared
 from .._period import PERIOD_MARGIN, PERIOD_STEPS, check_outpaced, period_cycles, search_line
 from .._postcondition import check_program
 from .candidates import Candidates, Refusal, candidates
@@ -106,15 +107,23 @@ from .tiling import (
 )
 
 
+class Sketched(NamedTuple):
+    """A tiling costed whole through a :class:`~strider.program.sketch.Sketch` of its
+    program: what the plan reads of it (its length and :func:`pe_traffic`), the program
+    itself emitted for the winner only."""
+
+    length: int
+    traffic: dict[str, int]
+
+
 class Emitted(NamedTuple):
     """One tiling's costing and its prediction (with the view the tiling cuts): its whole
-    program's :class:`~strider.program.sketch.Sketch` (or, costed alone, the program
-    itself), or None where the ranked search costed the tiling by a period. Only the
-    winner's program is emitted."""
+    program's :class:`Sketched` (or, costed alone, the program itself), or None where the
+    ranked search costed the tiling by a period. Only the winner's program is emitted."""
 
     view: TransposeView
     tiling: PeTiling
-    program: Program | Sketch | None
+    program: Program | Sketched | None
     predicted: Estimate
 
 
@@ -225,15 +234,14 @@ class PeStrategy:
         """The faster of ``best`` and ``tiling``'s whole program, sketched and estimated
         -- ``alone`` (nothing else of this strategy to weigh it against) and of more than
         EMIT_ALONE_BLOCKS blocks: emitted, as the plan's."""
-        program: Program | Sketch
+        program: Program | Sketched
         if alone and tiling.blocks(v) > EMIT_ALONE_BLOCKS:
             program = Emitter(request, v, tiling, hw).emit()
             search.emitted += 1
             predicted = estimate(program, hw)
         else:
-            program = Emitter(request, v, tiling, hw).sketch()
+            program, predicted = _sketched(request, v, tiling, hw)
             search.sketched += 1
-            predicted = estimate_sketch(program, hw)
         if best is None or predicted.cycles < best.predicted.cycles:
             return Emitted(v, tiling, program, predicted)
         return best
@@ -284,7 +292,7 @@ class PeStrategy:
             program = costed
         else:   # emitted when first read (a prediction alone never reads it)
             shell = empty_program(request)
-            program = DeferredProgram(shell.name, shell.tensors, len(costed),
+            program = DeferredProgram(shell.name, shell.tensors, costed.length,
                                       lambda: Emitter(request, view, tiling, hw).emit())
             search.emitted += 1
         check_program(program, hw, self.name)   # (the winner's only: the others are dropped)
@@ -294,7 +302,7 @@ class PeStrategy:
             "mode": mode, "engine_dtype": engine,
             "bit_exact": exact,
             "exactness": "bit-exact" if exact else "finite values",
-            **pe_traffic(costed),
+            **(costed.traffic if isinstance(costed, Sketched) else pe_traffic(costed)),
             "view": (view.batch, view.m, view.n), "blocks": k,
             "block_shape": (tiling.block_rows, tiling.block_cols),
             "sub_block_shape": (tiling.group_rows, tiling.chunk_cols),
@@ -338,10 +346,29 @@ def period_estimate(request: PermuteRequest, view: TransposeView, tiling: PeTili
     """``(cycles, schedule end)`` of ``tiling``'s whole program, from one period of its
     pipeline (:func:`~strider.planners._period.period_cycles`): the programs of its
     first blocks, each from a fresh emitter (an emitter adds to the program it holds),
-    the block shapes worked out once."""
-    memos: dict[tuple, Any] = {}
-    return period_cycles(lambda n: Emitter(request, view, tiling, hw, memos).sketch(n),
-                         tiling.blocks(view), 2 * request.nbytes, hw)
+    the block shapes worked out once. Shared by hardware of one timing
+    (:mod:`.._shared`)."""
+    key = ("pe period", request, view, tiling)
+    made = _shared.recall(hw, key)
+    if made is None:
+        memos: dict[tuple, Any] = {}
+        made = period_cycles(lambda n: Emitter(request, view, tiling, hw, memos).sketch(n),
+                             tiling.blocks(view), 2 * request.nbytes, hw)
+        _shared.keep(hw, key, made)
+    return made
+
+
+def _sketched(request: PermuteRequest, view: TransposeView, tiling: PeTiling,
+              hw: Hardware) -> tuple[Sketched, Estimate]:
+    """``tiling``'s whole program costed from its sketch, and its estimate; shared by
+    hardware of one timing (:mod:`.._shared`)."""
+    key = ("pe sketch", request, view, tiling)
+    made = _shared.recall(hw, key)
+    if made is None:
+        sketch = Emitter(request, view, tiling, hw).sketch()
+        made = Sketched(len(sketch), pe_traffic(sketch)), estimate_sketch(sketch, hw)
+        _shared.keep(hw, key, made)
+    return made
 
 
 def pe_traffic(program: Program | Sketch) -> dict[str, int]:

@@ -12,12 +12,14 @@ from ...hardware.description import Hardware
 from ...program.core import Program
 from ...program.sketch import Sketch
 from ...sim.estimate import estimate, estimate_sketch
+from .. import _shared
 from .._period import PERIOD_STEPS, period_cycles
 from .._working import Working
 from .floors import program_floor
 from .pipeline import emit_sbuf
 from .ranking import ROUNDING
 from .tiling import FEW_TILES, VectorTiling
+from .two_pass import scratch_ring
 from .walk import TileWalk
 
 #: The most tiles of a tiling costed by a period whose floor is checked against another
@@ -82,11 +84,13 @@ class Costs:
         if tiling in self.found or bar is None or self.exact:
             return self(tiling)
         floor, bar = self.floored.get(tiling), bar * (1 + ROUNDING)
+        if floor is None:
+            floor = _shared.recall(self.hw, self._key("floor", tiling))
         if floor is None and by_period:
-            floor = program_floor(tiling, self.w, self.hw)
+            floor = self._floor(tiling)
         elif floor is None:   # (its walk kept: a sketch reuses its slices and copies)
             walk = TileWalk(self.w, self.hw, tiling).keep()
-            floor = program_floor(tiling, self.w, self.hw, walk)
+            floor = self._floor(tiling, walk)
             if floor[0] <= bar:
                 return self.sketch(tiling, walk)
         if floor[0] > bar:
@@ -148,18 +152,38 @@ class Costs:
     def sketch(self, tiling: VectorTiling, walked: TileWalk | None = None) -> tuple:
         """``tiling`` costed by its whole program's sketch (kept, and returned);
         ``walked``: its tiles walked whole, kept (:meth:`TileWalk.keep`: its floor's)."""
-        sketch, counts = self._sketch(tiling, walked=walked)
-        est = estimate_sketch(sketch, self.hw, busy=False)   # (its cycles only)
         self.sketched += 1
-        made = self.found[tiling] = ((est.cycles, est.schedule_cycles), Sketched(len(sketch)),
-                                     counts)
+        key = self._key("sketch", tiling)
+        made = _shared.recall(self.hw, key)
+        if made is None:
+            sketch, counts = self._sketch(tiling, walked=walked)
+            est = estimate_sketch(sketch, self.hw, busy=False)   # (its cycles only)
+            made = ((est.cycles, est.schedule_cycles), Sketched(len(sketch)), counts)
+            _shared.keep(self.hw, key, made)
+        made = self.found[tiling] = (made[0], made[1], dict(made[2]))
         return made
 
     def _period(self, tiling: VectorTiling) -> tuple:
         self.periods += 1
-        cycles = period_cycles(lambda n: self._sketch(tiling, n)[0], tiling.tiles,
-                               2 * self.w.size * self.w.itemsize, self.hw)
+        key = self._key("period", tiling)
+        cycles = _shared.recall(self.hw, key)
+        if cycles is None:
+            cycles = period_cycles(lambda n: self._sketch(tiling, n)[0], tiling.tiles,
+                                   2 * self.w.size * self.w.itemsize, self.hw)
+            _shared.keep(self.hw, key, cycles)
         return cycles, None, None
+
+    def _floor(self, tiling: VectorTiling, walk: TileWalk | None = None) -> tuple:
+        floor = program_floor(tiling, self.w, self.hw, walk)
+        _shared.keep(self.hw, self._key("floor", tiling), floor)
+        return floor
+
+    def _key(self, what: str, tiling: VectorTiling) -> tuple:
+        """What ``tiling``'s costing ``what`` is shared by (:mod:`.._shared`): the working
+        permutation, the tiling, and a two-pass tiling's scratch ring (its room depends on
+        the SBUF's size)."""
+        ring = scratch_ring(tiling, self.hw) if tiling.two_pass else None
+        return ("vector " + what, self.w, tiling, ring)
 
 
 __all__ = ["Costs", "Sketched"]
