@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from strider import Hardware
 from strider.cli import main
 from strider.errors import ArgumentError
+from strider.planners import _shared
 from strider.sweep import (
     grid,
     pareto_front,
@@ -130,6 +131,24 @@ def test_cluster_engines_give_the_same_rows(engine):
     local = run(TINY, [W], {"dma.queues": [1, 2]}, predict=True, workers=1)
     assert run(TINY, [W], {"dma.queues": [1, 2]}, predict=True, engine=engine,
                workers=1) == local
+
+
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_points_that_share_a_timing_get_the_rows_each_gets_alone(engine):
+    # SBUF sizes of one timing run as a task per workload, their costings shared
+    if engine == "dask":
+        pytest.importorskip("dask.distributed")
+    workloads = [W, parse_permute("48,40,6:2,0,1:int16"), parse_permute("30,7:1,0:int8")]
+    vary = {"dma.queues": [1, 2], "sbuf.bytes_per_partition": [2048, 4096, 8192]}
+    alone = []
+    for queues in vary["dma.queues"]:
+        for size in vary["sbuf.bytes_per_partition"]:
+            _shared.clear()
+            alone += run(TINY, workloads, {"dma.queues": [queues],
+                                           "sbuf.bytes_per_partition": [size]},
+                         predict=True, workers=1)
+    _shared.clear()
+    assert run(TINY, workloads, vary, predict=True, engine=engine, workers=2) == alone
 
 
 def test_cli_json_out_and_plot(tmp_path, capsys):
