@@ -134,8 +134,9 @@ def test_cluster_engines_give_the_same_rows(engine):
 
 
 @pytest.mark.parametrize("engine", ["local", "dask"])
-def test_points_that_share_a_timing_get_the_rows_each_gets_alone(engine):
-    # SBUF sizes of one timing run as a task per workload, their costings shared
+def test_points_that_share_a_timing_get_the_rows_each_gets_alone(engine, tmp_path):
+    # SBUF sizes of one timing run as a task per workload, their costings shared; the
+    # file holds the rows point by point all the same
     if engine == "dask":
         pytest.importorskip("dask.distributed")
     workloads = [W, parse_permute("48,40,6:2,0,1:int16"), parse_permute("30,7:1,0:int8")]
@@ -148,7 +149,10 @@ def test_points_that_share_a_timing_get_the_rows_each_gets_alone(engine):
                                            "sbuf.bytes_per_partition": [size]},
                          predict=True, workers=1)
     _shared.clear()
-    assert run(TINY, workloads, vary, predict=True, engine=engine, workers=2) == alone
+    out = tmp_path / "rows.csv"
+    rows = run(TINY, workloads, vary, predict=True, engine=engine, workers=2, out=out)
+    assert rows == alone
+    assert [r["key"] for r in read_rows(out)] == [r["key"] for r in rows]
 
 
 def test_cli_json_out_and_plot(tmp_path, capsys):

@@ -21,7 +21,6 @@ import time
 from ..sweep import parse_permute, run, suite_workloads
 from ._args import positive_int, quick_defaults, target_status, verdict
 
-
 #: The issue's grid: DMA queue counts and SBUF bytes per partition (as many of each).
 QUEUES = [2, 4, 8, 12, 16, 1, 3, 6]
 SBUF_BYTES = [65536, 98304, 131072, 163840, 196608, 49152, 81920, 114688]

@@ -207,6 +207,7 @@ def run(base_hw: Hardware | str | Sequence[Hardware | str], workloads: Sequence[
     path, rows = checked_rows(out, lock=True) if out is not None else (None, [])
     # every row of the file, in its order: rows of other grids are kept and written back
     done_rows = {r["key"]: r for r in merge_rows(rows, [])}  # a key twice: the one done
+    had = list(done_rows)
     keys = [[row_key(base, p, w, predict, name, search) for w in workloads]
             for name, base, p in points]
     todo = [i for i, ks in enumerate(keys)
@@ -260,8 +261,9 @@ def run(base_hw: Hardware | str | Sequence[Hardware | str], workloads: Sequence[
                         if progress is not None:
                             progress(finished, total)
             batch = alone
-    if path is not None:
-        save_rows(path, done_rows.values())
+    if path is not None:   # the file's rows in their order, then the new ones point by point
+        new = [k for ks in keys for k in ks if k not in had]
+        save_rows(path, [*(done_rows[k] for k in had), *(done_rows[k] for k in new)])
     result = [done_rows[k] for ks in keys for k in ks]
     failed = [r for r in result if is_error(r)]
     if notify is not None and failed:
