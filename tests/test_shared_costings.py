@@ -1,6 +1,7 @@
 """Costings shared by hardware of one timing (:mod:`strider.planners._shared`): a plan made
-with costings another SBUF size left behind is the plan made from cold, bit for bit, on
-random hardware; a walk that chains its partitions at one size keeps that size apart."""
+with costings another plan left behind (another SBUF size, another search) is the plan
+made from cold, bit for bit, explanation included, on random hardware; a walk that
+chains its partitions at one size keeps that size apart."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from strategies import covers, examples, outcome
 from strider import Hardware
+from strider.demo_suite import CASES
 from strider.errors import PlanError
 from strider.hardware.sampling import random_hardware, random_permutation
 from strider.planners import _shared
@@ -42,15 +44,17 @@ def test_a_plan_from_shared_costings_is_the_plan_from_cold(data, search):
         return data.draw(st.sampled_from(list(values)))
 
     hw = random_hardware(choose)
-    first, second = _sized(hw, choose(range(8, 193))), _sized(hw, choose(range(8, 193)))
+    first_kib = choose(range(8, 193))
+    first, second = _sized(hw, first_kib), _sized(hw, choose([first_kib, choose(range(8, 193))]))
     shape, perm, dtype = random_permutation(choose, 48, 40_000)
     _shared.clear()
-    _made(shape, perm, dtype, first, search)         # leaves its costings behind
+    # leaves its costings behind (the other search too: it ranks and costs more)
+    _made(shape, perm, dtype, first, choose(["ranked", "exhaustive"]))
     hits = []
     real = _shared.recall
 
-    def counted(hw, key):
-        found = real(hw, key)
+    def counted(hw, key, bulky=False):
+        found = real(hw, key, bulky)
         hits.append(found is not None)
         return found
 
@@ -62,6 +66,31 @@ def test_a_plan_from_shared_costings_is_the_plan_from_cold(data, search):
     _shared.clear()
     assert warm == _made(shape, perm, dtype, second, search)
     outcome("shared" if any(hits) else "made afresh")
+
+
+#: Suite cases, and the README's: vector plans, and a PE plan that stops the vector search
+#: by its ranking's lower bound (which the report quotes).
+CASES_TO_WARM = [(c.shape, c.perm, c.dtype) for c in CASES
+                 if "heads" in c.name or "layer4" in c.name] + [
+    ((32, 256, 56, 56), (0, 2, 3, 1), "bfloat16")]
+
+
+@pytest.mark.parametrize("case", CASES_TO_WARM)
+@pytest.mark.parametrize("warm", ["roomier", "exhaustive"])
+def test_suite_cases_planned_after_others_are_planned_as_from_cold(case, warm):
+    # what a roomier SBUF's ranking offered (tiles the smaller one cannot hold), or what
+    # the exhaustive search ranked and priced on the same hardware, must not leak into
+    # the plan -- its report's figures included
+    shape, perm, dtype = case
+    hw = _sized(Hardware.preset("trn1-like"), 48 if warm == "roomier" else 192)
+    _shared.clear()
+    if warm == "roomier":
+        _made(shape, perm, dtype, _sized(hw, 192), "ranked")
+    else:
+        _made(shape, perm, dtype, hw, "exhaustive")
+    warmed = _made(shape, perm, dtype, hw, "ranked")
+    _shared.clear()
+    assert warmed == _made(shape, perm, dtype, hw, "ranked")
 
 
 def test_a_size_whose_row_a_walk_chains_at_shares_nothing():

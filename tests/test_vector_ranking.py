@@ -123,7 +123,7 @@ def test_a_spaces_floor_is_below_the_floor_of_each_of_its_tiles(seed):
     walked: list = []
 
     def note_space(space, tile, seen):
-        spread.append(space_floor(space, math.prod([tile[d] for d in space.part])))
+        spread.append(space_floor(space, math.prod([tile[d] for d in space.part]), hw))
         return False
 
     def note_tile(space, tile, slots):

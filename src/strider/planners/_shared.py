@@ -2,7 +2,8 @@
 once per timing, not once per size.
 
 A tiling's costing -- its program's sketch and estimate, its floor, a period of its
-pipeline -- reads the hardware's timing (:func:`~strider.sim.estimate.pricing_key`:
+pipeline; and the vector ranking's tile spaces, the analytic score's figures of each
+tile -- reads the hardware's timing (:func:`~strider.sim.estimate.pricing_key`:
 every field but the memories' sizes and the words) and, of the SBUF's size, two things
 only, both in the key or checked here:
 
@@ -39,35 +40,42 @@ from ..sim.estimate import pricing_key
 
 #: Costings kept (a sweep's point costs a few hundred; a costing is a few small tuples).
 LIMIT = 1 << 13
+#: Bulky ones kept (a vector ranking's tile spaces: thousands of tiles' figures each).
+BULKY_LIMIT = 8
 
 _KEPT: OrderedDict[tuple, tuple[int, Any]] = OrderedDict()
+_BULKY: OrderedDict[tuple, tuple[int, Any]] = OrderedDict()
 
 
-def recall(hw: Hardware, key: tuple) -> Any:
+def recall(hw: Hardware, key: tuple, bulky: bool = False) -> Any:
     """The costing kept for ``key`` on hardware of ``hw``'s timing, where it holds on
-    ``hw`` too (else None)."""
+    ``hw`` too (else None); ``bulky``: one kept so (:func:`keep`)."""
+    kept = _BULKY if bulky else _KEPT
     at = (pricing_key(hw), key)
-    entry = _KEPT.get(at)
+    entry = kept.get(at)
     if entry is None:
         return None
     row, value = entry
     here = hw.sbuf.bytes_per_partition
     if row != here and (row_may_chain(row) or row_may_chain(here)):
         return None
-    _KEPT.move_to_end(at)
+    kept.move_to_end(at)
     return value
 
 
-def keep(hw: Hardware, key: tuple, value: Any) -> None:
-    """Keep ``value``, ``key``'s costing on ``hw``, for hardware of the same timing."""
-    _KEPT[(pricing_key(hw), key)] = (hw.sbuf.bytes_per_partition, value)
-    if len(_KEPT) > LIMIT:
-        _KEPT.popitem(last=False)
+def keep(hw: Hardware, key: tuple, value: Any, bulky: bool = False) -> None:
+    """Keep ``value``, ``key``'s costing on ``hw``, for hardware of the same timing
+    (``bulky``: among the BULKY_LIMIT large ones, apart from the LIMIT small ones)."""
+    kept, limit = (_BULKY, BULKY_LIMIT) if bulky else (_KEPT, LIMIT)
+    kept[(pricing_key(hw), key)] = (hw.sbuf.bytes_per_partition, value)
+    if len(kept) > limit:
+        kept.popitem(last=False)
 
 
 def clear() -> None:
     """Forget every costing kept (a benchmark timing a search from cold)."""
     _KEPT.clear()
+    _BULKY.clear()
 
 
-__all__ = ["recall", "keep", "clear", "LIMIT"]
+__all__ = ["recall", "keep", "clear", "LIMIT", "BULKY_LIMIT"]

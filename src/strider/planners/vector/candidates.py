@@ -58,7 +58,7 @@ def candidates_for(shape: tuple[int, ...], perm: tuple[int, ...], split, item: i
                     VectorTiling(shape, perm, split, part, free, tile, PIPELINE_SLOTS, item,
                                  ragged=ragged), hw, total_bytes)
             if hopeless_space is None or not hopeless_space(space, tile, seen):
-                out += candidates_capped(space, tile, seen, hopeless)
+                out += candidates_capped(space, tile, seen, hw, hopeless)
         if cap <= hw.sbuf.partitions // 4:
             break
         cap //= 2
@@ -117,11 +117,12 @@ def _pairs(na: int, nb: int, room: int) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
-def candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict,
+def candidates_capped(space: TileSpace, tile: tuple[int, ...], seen: dict, hw: Hardware,
                       hopeless: Hopeless | None = None) -> list[VectorTiling]:
-    """The candidates of ``space`` from its partition dims spread as ``tile`` (see
-    :func:`candidates_for`)."""
-    shape, perm, item, hw = space.shape, space.proto.perm, space.item, space.hw
+    """The candidates of ``space`` from its partition dims spread as ``tile`` that fit
+    ``hw``'s SBUF (see :func:`candidates_for`; a space holds the timing only, and serves
+    every SBUF size of it)."""
+    shape, perm, item = space.shape, space.proto.perm, space.item
     n = len(shape)
     a, b = n - 1, perm[-1]
     outer = _outerness(shape, perm)

@@ -97,9 +97,14 @@ class TileFloor:
         self._steps: list[float] = []
 
     def at(self, enough: float | None = None) -> float:
-        """The floor, or (``enough``) the DRAM and queues' bound where that is above it."""
-        if self._whole is not None:
-            return self._whole
+        """The floor, or (``enough``) the DRAM and queues' bound where that is above it --
+        the same figure for the same ``enough`` whatever was asked before (floors are
+        kept across rankings, and the lower bound a ranking reports is made of them)."""
+        whole = self._whole
+        if whole is not None and (enough is None or self.tiles == 1
+                                  or not self.space.needs_vector
+                                  or (self._queues is not None and self._queues <= enough)):
+            return whole
         dram_cycles = self.space.dram_cycles
         if self.tiles == 1:
             self._whole = dram_cycles
@@ -237,7 +242,7 @@ class _Shortlist:
         partitions = 1
         for d in space.part:
             partitions *= tile[d]
-        floor = space_floor(space, partitions) * (1 - ROUNDING)   # (sums round apart)
+        floor = space_floor(space, partitions, self.hw) * (1 - ROUNDING)   # (sums round apart)
         if floor <= limit:
             return False
         self._skipped.append((floor, space, tile, seen))
@@ -263,7 +268,7 @@ class _Shortlist:
                and skipped[walked][0] <= bar):
             _, space, tile, seen = skipped[walked]
             # (every tiling of it is above: each floor priced, as hopeless prices it)
-            candidates_capped(space, tile, seen, self.hopeless)
+            candidates_capped(space, tile, seen, self.hw, self.hopeless)
             walked += 1
         self._skipped = skipped[walked:]
         unpriced = sorted(self._unpriced, key=lambda b: b.least)

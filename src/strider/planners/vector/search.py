@@ -28,6 +28,7 @@ from ...errors import Outpaced, PlanError
 from ...hardware.description import Hardware
 from ...program.core import Program
 from ...program.deferred import DeferredProgram
+from .. import _shared as shared_costings
 from .._period import CROSS_MARGIN, UNIFORM_MARGIN
 from .._working import Working
 from .boxes import padded_variant, tile_boxes
@@ -178,11 +179,19 @@ def rank_sbuf(w: Working, hw: Hardware, outpace: float | None = None,
     whose floor is above that margin are not scored. ``above`` (without ``outpace``):
     where every tiling scores above it, the ranking says so (``stats["least"]``: a lower
     bound on every score) having scored almost nothing; else it is the whole
-    shortlist. ``memo``: an earlier ranking's (:attr:`Ranking.memo`)."""
+    shortlist. ``memo``: an earlier ranking's (:attr:`Ranking.memo`); else the one kept
+    for this working permutation on hardware of this timing (:mod:`.._shared`: its tile
+    spaces and tiles' floors depend on the timing alone, and a floor answers alike
+    whatever was asked of it before, :meth:`~.ranking.TileFloor.at`)."""
     keep = KEEP_SMALL if w.size * w.itemsize <= SMALL_BYTES else KEEP
     scored: dict[str, Any] = {}
     limit = outpace * SCORE_MARGIN if outpace is not None else above
-    memo = memo if memo is not None else ({}, {})
+    if memo is None:   # tile spaces and floors hold the timing only: shared by SBUF sizes
+        key = ("vector ranking", w.shape, w.perm, w.itemsize)
+        memo = shared_costings.recall(hw, key, bulky=True)
+        if memo is None:
+            memo = ({}, {})
+            shared_costings.keep(hw, key, memo, bulky=True)
     ranking = Ranking(rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep, stats=scored,
                                    above=limit, memo=memo), scored, memo)
     if "least" in scored:   # every tiling scores above the limit

@@ -19,7 +19,7 @@ Examples
 >>> hw = Hardware.preset("trn1-like")
 >>> t = rank_tilings((64, 512, 784), (0, 2, 1), 2, hw, keep=1)[0]
 >>> space = TileSpace(t, hw, 64 * 512 * 784 * 2)
->>> space_floor(space, t.partitions) <= TileFloor(space, t.tile).at()
+>>> space_floor(space, t.partitions, hw) <= TileFloor(space, t.tile).at()
 True
 """
 
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 
+from ...hardware.description import Hardware
 from .score import TileSpace
 from .tiling import slot_budget
 
@@ -34,15 +35,16 @@ from .tiling import slot_budget
 _NONE = math.inf
 
 
-def space_floor(space: TileSpace, partitions: int) -> float:
+def space_floor(space: TileSpace, partitions: int, hw: Hardware) -> float:
     """A lower bound on :meth:`~.ranking.TileFloor.at` of every tile of ``space`` on at
-    most ``partitions`` partitions (the module docstring); the DRAM roofline where one
-    tile may hold the whole tensor."""
+    most ``partitions`` partitions that fits ``hw``'s SBUF (the module docstring); the
+    DRAM roofline where one tile may hold the whole tensor. (A space holds the timing
+    only: it serves every SBUF size of it.)"""
     shape, item, total = space.shape, space.item, space.total_bytes
     block = 1   # the most elements a partition's tile holds
     for d in space.free:
         block *= shape[d]
-    budget = slot_budget(space.hw, 2, item)   # (the roomiest slots the candidates take)
+    budget = slot_budget(hw, 2, item)   # (the roomiest slots the candidates take)
     if budget < block:
         block = budget if budget > 1 else 1
     most = partitions * block * item   # the largest tile's bytes
