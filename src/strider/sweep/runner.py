@@ -89,7 +89,7 @@ def _hardware(base: Hardware, point: Point) -> Hardware:
     """``apply(base, point)``, one object per point in a worker: a worker runs a point's
     workloads in several tasks, and what the planners keep on a hardware object (its
     derived figures) stays warm."""
-    key = (base, tuple(sorted(point.items())))
+    key = (base, repr(sorted(point.items())))   # (a value may be a list)
     hw = _APPLIED.get(key)
     if hw is None:
         if len(_APPLIED) >= _APPLIED_MAX:
