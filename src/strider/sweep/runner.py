@@ -191,6 +191,9 @@ def run(base_hw: Hardware | str | Sequence[Hardware | str], workloads: Sequence[
 
     A point whose worker process dies (killed, out of memory) is retried once on a
     fresh worker; when that one dies too, its rows are in error and the sweep goes on.
+    Points that differ only in their memories' sizes run together, a task per workload
+    (:func:`_tasks`: their costings are shared); such a task that dies twice runs again
+    point by point, so that only the point that kills its worker is in error.
     """
     bases = hardware_axis(base_hw)
     workloads = list(workloads)
