@@ -32,7 +32,7 @@ Examples
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Callable
 
 from ..hardware.description import Hardware
 from ..program.descriptor_fit import row_may_chain
@@ -72,10 +72,25 @@ def keep(hw: Hardware, key: tuple, value: Any, bulky: bool = False) -> None:
         kept.popitem(last=False)
 
 
+def made(hw: Hardware, key: tuple, make: Callable[[], Any], bulky: bool = False) -> Any:
+    """The costing kept for ``key`` (:func:`recall`), or ``make()``'s, kept (:func:`keep`).
+
+    >>> from strider import Hardware
+    >>> clear()
+    >>> made(Hardware.preset("tiny"), ("example",), lambda: 7), len(_KEPT)
+    (7, 1)
+    """
+    value = recall(hw, key, bulky)
+    if value is None:
+        value = make()
+        keep(hw, key, value, bulky)
+    return value
+
+
 def clear() -> None:
     """Forget every costing kept (a benchmark timing a search from cold)."""
     _KEPT.clear()
     _BULKY.clear()
 
 
-__all__ = ["recall", "keep", "clear", "LIMIT", "BULKY_LIMIT"]
+__all__ = ["recall", "keep", "made", "clear", "LIMIT", "BULKY_LIMIT"]

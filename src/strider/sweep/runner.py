@@ -132,6 +132,19 @@ def _tasks(points: Sequence[tuple[str | None, Hardware, Point]], todo: Sequence[
     return tasks
 
 
+def _stamped(rows: list[dict[str, Any]], cells: list[tuple[int, int]],
+             points: Sequence[tuple[str | None, Hardware, Point]],
+             keys: list[list[str]]) -> list[dict[str, Any]]:
+    """A task's rows, one per ``(point, workload)`` cell, with their key, hardware and
+    version."""
+    out = []
+    for (i, j), row in zip(cells, rows):
+        name, _, point = points[i]
+        out.append({"key": keys[i][j], "hw": {"name": name, **point}, **row,
+                    "version": __version__})
+    return out
+
+
 def _lost_rows(workloads: Sequence[Workload], lost: Lost) -> list[dict[str, Any]]:
     """The rows of a task whose worker died on every try: in error, naming the cause."""
     rows = []
@@ -210,7 +223,7 @@ def run(base_hw: Hardware | str | Sequence[Hardware | str], workloads: Sequence[
     path, rows = checked_rows(out, lock=True) if out is not None else (None, [])
     # every row of the file, in its order: rows of other grids are kept and written back
     done_rows = {r["key"]: r for r in merge_rows(rows, [])}  # a key twice: the one done
-    had = list(done_rows)
+    had = dict.fromkeys(done_rows)   # (in order)
     keys = [[row_key(base, p, w, predict, name, search) for w in workloads]
             for name, base, p in points]
     todo = [i for i, ks in enumerate(keys)
@@ -244,14 +257,8 @@ def run(base_hw: Hardware | str | Sequence[Hardware | str], workloads: Sequence[
                     continue
                 if isinstance(rows, Lost):
                     rows = _lost_rows([workloads[j] for j in which], rows)
-                fresh = []
-                cells = [(i, j) for i in members for j in which]
-                for (i, j), row in zip(cells, rows):
-                    name, _, point = points[i]
-                    row = {"key": keys[i][j], "hw": {"name": name, **point}, **row,
-                           "version": __version__}
-                    done_rows[keys[i][j]] = row
-                    fresh.append(row)
+                fresh = _stamped(rows, [(i, j) for i in members for j in which], points, keys)
+                done_rows.update((row["key"], row) for row in fresh)
                 if jsonl and path is not None:
                     append_rows(path, fresh)
                 elif path is not None and time.monotonic() - saved > CHECKPOINT_S:

@@ -348,27 +348,21 @@ def period_estimate(request: PermuteRequest, view: TransposeView, tiling: PeTili
     first blocks, each from a fresh emitter (an emitter adds to the program it holds),
     the block shapes worked out once. Shared by hardware of one timing
     (:mod:`.._shared`)."""
-    key = ("pe period", request, view, tiling)
-    made = _shared.recall(hw, key)
-    if made is None:
-        memos: dict[tuple, Any] = {}
-        made = period_cycles(lambda n: Emitter(request, view, tiling, hw, memos).sketch(n),
-                             tiling.blocks(view), 2 * request.nbytes, hw)
-        _shared.keep(hw, key, made)
-    return made
+    memos: dict[tuple, Any] = {}
+    return _shared.made(hw, ("pe period", request, view, tiling), lambda: period_cycles(
+        lambda n: Emitter(request, view, tiling, hw, memos).sketch(n), tiling.blocks(view),
+        2 * request.nbytes, hw))
 
 
 def _sketched(request: PermuteRequest, view: TransposeView, tiling: PeTiling,
               hw: Hardware) -> tuple[Sketched, Estimate]:
     """``tiling``'s whole program costed from its sketch, and its estimate; shared by
     hardware of one timing (:mod:`.._shared`)."""
-    key = ("pe sketch", request, view, tiling)
-    made = _shared.recall(hw, key)
-    if made is None:
+    def make() -> tuple[Sketched, Estimate]:
         sketch = Emitter(request, view, tiling, hw).sketch()
-        made = Sketched(len(sketch), pe_traffic(sketch)), estimate_sketch(sketch, hw)
-        _shared.keep(hw, key, made)
-    return made
+        return Sketched(len(sketch), pe_traffic(sketch)), estimate_sketch(sketch, hw)
+
+    return _shared.made(hw, ("pe sketch", request, view, tiling), make)
 
 
 def pe_traffic(program: Program | Sketch) -> dict[str, int]:

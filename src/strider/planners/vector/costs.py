@@ -152,25 +152,21 @@ class Costs:
     def sketch(self, tiling: VectorTiling, walked: TileWalk | None = None) -> tuple:
         """``tiling`` costed by its whole program's sketch (kept, and returned);
         ``walked``: its tiles walked whole, kept (:meth:`TileWalk.keep`: its floor's)."""
-        self.sketched += 1
-        key = self._key("sketch", tiling)
-        made = _shared.recall(self.hw, key)
-        if made is None:
+        def make() -> tuple:
             sketch, counts = self._sketch(tiling, walked=walked)
             est = estimate_sketch(sketch, self.hw, busy=False)   # (its cycles only)
-            made = ((est.cycles, est.schedule_cycles), Sketched(len(sketch)), counts)
-            _shared.keep(self.hw, key, made)
+            return (est.cycles, est.schedule_cycles), Sketched(len(sketch)), counts
+
+        self.sketched += 1
+        made = _shared.made(self.hw, self._key("sketch", tiling), make)
         made = self.found[tiling] = (made[0], made[1], dict(made[2]))
         return made
 
     def _period(self, tiling: VectorTiling) -> tuple:
         self.periods += 1
-        key = self._key("period", tiling)
-        cycles = _shared.recall(self.hw, key)
-        if cycles is None:
-            cycles = period_cycles(lambda n: self._sketch(tiling, n)[0], tiling.tiles,
-                                   2 * self.w.size * self.w.itemsize, self.hw)
-            _shared.keep(self.hw, key, cycles)
+        cycles = _shared.made(self.hw, self._key("period", tiling), lambda: period_cycles(
+            lambda n: self._sketch(tiling, n)[0], tiling.tiles,
+            2 * self.w.size * self.w.itemsize, self.hw))
         return cycles, None, None
 
     def _floor(self, tiling: VectorTiling, walk: TileWalk | None = None) -> tuple:

@@ -187,11 +187,8 @@ def rank_sbuf(w: Working, hw: Hardware, outpace: float | None = None,
     scored: dict[str, Any] = {}
     limit = outpace * SCORE_MARGIN if outpace is not None else above
     if memo is None:   # tile spaces and floors hold the timing only: shared by SBUF sizes
-        key = ("vector ranking", w.shape, w.perm, w.itemsize)
-        memo = shared_costings.recall(hw, key, bulky=True)
-        if memo is None:
-            memo = ({}, {})
-            shared_costings.keep(hw, key, memo, bulky=True)
+        memo = shared_costings.made(hw, ("vector ranking", w.shape, w.perm, w.itemsize),
+                                    lambda: ({}, {}), bulky=True)
     ranking = Ranking(rank_tilings(w.shape, w.perm, w.itemsize, hw, keep=keep, stats=scored,
                                    above=limit, memo=memo), scored, memo)
     if "least" in scored:   # every tiling scores above the limit
