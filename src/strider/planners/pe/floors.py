@@ -30,6 +30,7 @@ Examples
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Iterator
 
 from ...cost.engines import chunk_efficiency, descriptor_issue_cycles, engine_scale
@@ -69,7 +70,13 @@ def floor_parts(view: TransposeView, t: PeTiling, hw: Hardware) -> dict[str, flo
     (:func:`pass_intervals`), ``queues`` (the loads -- each block loads every batch
     matrix's every row group with a descriptor of its own, a run of batches that load
     together, :mod:`.batch_runs`, one -- and the stores, at the rates their runs get at
-    the most) and ``copies`` (:func:`copy_floor`)."""
+    the most) and ``copies`` (:func:`copy_floor`). Worked out once per tiling: ``auto``
+    asks for them in the strategy's lower bound, then in its search."""
+    return dict(_floor_parts(view, t, hw))
+
+
+@lru_cache(maxsize=256)
+def _floor_parts(view: TransposeView, t: PeTiling, hw: Hardware) -> tuple[tuple[str, float], ...]:
     pe = pass_intervals(view, t, hw) * engine_scale("pe", hw)
     row_groups = sum(count * -(-rows // t.group_rows)
                      for rows, count in _form_counts(view.m, t.block_rows).items())
@@ -85,7 +92,7 @@ def floor_parts(view: TransposeView, t: PeTiling, hw: Hardware) -> dict[str, flo
                       + 1 / chunk_efficiency(max(1, store_run_elems(view, t, hw) * item), hw))
     queue = ((loads * descriptor_issue_cycles(hw) + moved / hw.dma.bytes_per_cycle)
              / hw.dma.queues * engine_scale("dma", hw))
-    return {"passes": pe, "queues": queue, "copies": copy_floor(view, t, hw)}
+    return ("passes", pe), ("queues", queue), ("copies", copy_floor(view, t, hw))
 
 
 def pass_intervals(view: TransposeView, t: PeTiling, hw: Hardware) -> float:

@@ -68,6 +68,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
@@ -85,7 +86,8 @@ from ...sim.estimate import Estimate, estimate, estimate_sketch
 from .. import _shared
 from .._period import PERIOD_MARGIN, PERIOD_STEPS, check_outpaced, period_cycles, search_line
 from .._postcondition import check_program
-from .candidates import Candidates, Refusal, candidates
+from .candidates import Candidates, Refusal
+from .candidates import candidates as find_candidates
 from .emit import Emitter, empty_program
 from .explain import explain
 from .floors import (
@@ -125,6 +127,30 @@ class Emitted(NamedTuple):
     tiling: PeTiling
     program: Program | Sketched | None
     predicted: Estimate
+
+
+#: The options :func:`~.candidates.candidates` reads (the others leave its answer alike).
+CANDIDATE_OPTIONS = ("allow_inexact", "pe_mode", "pe_buffers", "pe_carrier", "pe_row_turns")
+
+
+def candidates(request: PermuteRequest, hw: Hardware, options: dict[str, Any]
+               ) -> Candidates | Refusal:
+    """:func:`~.candidates.candidates`, worked out once per request, hardware and the
+    options it reads: ``auto`` asks for a request's candidates up to five times (why
+    not, the lower bound, the plan, and the kin it weighs). Treat the answer as read-only.
+    """
+    key = tuple((name, options[name]) for name in CANDIDATE_OPTIONS if name in options)
+    try:
+        hash(key)
+    except TypeError:   # an unhashable option value: refused uncached
+        return find_candidates(request, hw, options)
+    return _candidates_of(request, hw, key)
+
+
+@functools.lru_cache(maxsize=64)
+def _candidates_of(request: PermuteRequest, hw: Hardware, key: tuple
+                   ) -> Candidates | Refusal:
+    return find_candidates(request, hw, dict(key))
 
 
 @dataclass
