@@ -339,3 +339,25 @@ def test_a_pe_tiling_costed_alone_is_sketched_unless_long(monkeypatch):
     assert sketched.predicted_cycles == emitted.predicted_cycles \
         == estimate(emitted.program, trn1).cycles
     assert sketched.program.instructions == emitted.program.instructions
+
+
+def test_the_pe_candidates_kept_per_plan_are_keyed_by_every_option_they_read():
+    """``auto`` asks the PE planner for a request's candidates several times a plan and
+    the planner keeps the answer, keyed by the options the candidates read: an option
+    read there but missing from the key would hand one option's tilings to another."""
+    import inspect
+
+    from strider.planners.pe import candidates as found_module
+    from strider.planners.pe.strategy import CANDIDATE_OPTIONS, candidates
+
+    read = set(re.findall(r'options(?:\.get\(|\[)"(\w+)"', inspect.getsource(found_module)))
+    assert read and read <= set(CANDIDATE_OPTIONS), read - set(CANDIDATE_OPTIONS)
+    hw = Hardware.preset("trn1-like")
+    request = PermuteRequest((96, 40, 130), (2, 1, 0), "float32")
+    kept = candidates(request, hw, {})
+    deeper = candidates(request, hw, {"pe_buffers": 5})
+    assert candidates(request, hw, {"search": "exhaustive"}) is kept   # (not read there)
+    assert {t.buffers for _, t in deeper.tilings} == {5} != {t.buffers for _, t in kept.tilings}
+    assert deeper == found_module.candidates(request, hw, {"pe_buffers": 5})
+    with pytest.raises(ArgumentError, match="pe_buffers"):   # refused every time, uncached
+        candidates(request, hw, {"pe_buffers": [5]})
