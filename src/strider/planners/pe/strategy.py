@@ -179,8 +179,7 @@ class PeStrategy:
 
     name = "pe"
     summary = "PE-array transpose against an identity matrix"
-    options: tuple[str, ...] = ("allow_inexact", "pe_mode", "pe_buffers", "pe_carrier",
-                                "pe_row_turns", "search")  # the keyword options plan() reads
+    options: tuple[str, ...] = (*CANDIDATE_OPTIONS, "search")  # the keyword options plan() reads
 
     def why_not(self, request: PermuteRequest, hw: Hardware, **options: Any) -> str | None:
         found = candidates(request, hw, options)
