@@ -326,3 +326,18 @@ def test_bench_plan_says_how_far_down_the_scores_shortlist_the_winners_were(caps
             "worst 14; first 1, within the first 4 3") in out
     table("no vector case", rows[-1:], quick=True)
     assert "by the score's rank" not in capsys.readouterr().out
+
+
+def test_bench_plan_gives_the_plan_time_by_the_winning_strategy(capsys):
+    """`strider bench plan` splits each table's ranked plan time by the strategy that
+    won (the median follows the strategy that wins most), most cases first."""
+    from strider import Hardware
+    from strider.benchmarks.plan import plan_both, table
+
+    vector = plan_both("a vector case", (64, 48, 40), (2, 0, 1), "float32",
+                       Hardware.preset("trn1-like"))
+    rows = [vector._replace(ranked_s=s) for s in (0.010, 0.030, 0.020)]
+    rows += [vector._replace(strategy="pe", ranked_s=s) for s in (0.004, 0.008)]
+    table("some cases", rows, quick=True)
+    assert ("ranked plan time by winner: vector 3 cases, median 20.0 ms; "
+            "pe 2 cases, median 6.0 ms") in capsys.readouterr().out
