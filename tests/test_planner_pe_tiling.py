@@ -194,7 +194,7 @@ def test_small_tensors_also_try_five_buffers():
     loads are most of the fill (1.19x the DRAM roofline on trn1-like); the tilings cut
     for five buffers too, the loads run further ahead (1.06x). Bit-exact, every element
     written; a large tensor (its many blocks hide the fill) keeps three."""
-    from strider.planners.pe.strategy import DEEP_BUFFERS
+    from strider.planners.pe.kin import DEEP_BUFFERS
     request = PermuteRequest((59, 68, 23, 27), (1, 2, 3, 0), "int8")
     x = data_for(request.shape, "int8")
     plan, result = run_pe(request, TRN1_INT16, x)

@@ -10,7 +10,8 @@ A request passes through these modules in order:
   column chunks that fit the state buffer, the PSUM banks and the array
   (:mod:`~strider.planners.pe.chunks`, :mod:`~strider.planners.pe.batch_runs`,
   :mod:`~strider.planners.pe.batch_turns` for batches of small matrices);
-- :mod:`~strider.planners.pe.candidates` lists the tilings worth emitting;
+- :mod:`~strider.planners.pe.candidates` lists the tilings worth emitting, and
+  :mod:`~strider.planners.pe.kin` their deeper-buffered kin for small tensors;
 - :mod:`~strider.planners.pe.emit` writes each one's program (or its sketch, to cost:
   :mod:`~strider.planners.pe.builder` adds each instruction), which the cost estimate
   prices; :mod:`~strider.planners.pe.strategy` keeps the fastest and

@@ -104,15 +104,19 @@ class Fit:
 
 class InstructionBuilder:
     """Adds instructions to ``program`` (or, after :meth:`into_sketch`, to a sketch) on
-    ``hw``; ``group``: values per element a DMA walks (a tiling's ``group``)."""
+    ``hw``; ``group``: values per element a DMA walks (a tiling's ``group``). ``fits``:
+    the :class:`Fit` of each DMA structure that builders on the same ``hw`` and
+    ``group`` have worked out (a Fit depends on those and its structure alone; one
+    builder at a time may use it)."""
 
-    def __init__(self, program: Program, hw: Hardware, group: int) -> None:
+    def __init__(self, program: Program, hw: Hardware, group: int,
+                 fits: dict[tuple, Fit] | None = None) -> None:
         self.program: Program | Sketch = program
         self.hw, self.group = hw, group
         self.sketching: Sketch | None = None   # the sketch added to (see put)
         self.taken: list = program.instructions   # one per id taken (the next: its length)
         self.refs: dict[tuple, Ref] = {}   # the on-chip operands made so far (see ref)
-        self.fits: dict[tuple, Fit] = {}   # DMAs by structure (see fit)
+        self.fits: dict[tuple, Fit] = {} if fits is None else fits   # by structure (see fit)
         self.known: set[tuple] = set()   # kinds of instruction the program has taken (see put)
         self.queues, self.all_queues = QueueBalancer(hw), range(hw.dma.queues)
 

@@ -50,11 +50,12 @@ class Emitter(BlockGeometry):
     costing): addresses, queues and dependencies. ``memos``: the block shapes worked out
     by an earlier emitter of the same request, view, tiling and hardware (what they
     hold is the same for any emitter of those, or checked against it: a sketch's
-    structure indices, a DMA's fit)."""
+    structure indices, a DMA's fit); ``fits``: the DMAs' fits an earlier emitter on
+    ``hw`` of a tiling of the same ``group`` worked out (see InstructionBuilder)."""
 
     def __init__(self, request: PermuteRequest, view: TransposeView, t: PeTiling, hw: Hardware,
-                 memos: dict[tuple, Any] | None = None):
-        super().__init__(empty_program(request), hw, t.group)
+                 memos: dict[tuple, Any] | None = None, fits: dict[tuple, Any] | None = None):
+        super().__init__(empty_program(request), hw, t.group, fits)
         self.request, self.view, self.tiling = request, view, t
         self.item, self.parts, self.pe_dtype = t.elem_bytes, t.parts, t.pe_dtype
         # PSUM -> SBUF copies go to whichever of the activation and vector engines is free

@@ -69,7 +69,7 @@ Examples
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -98,6 +98,7 @@ from .floors import (
     store_run_elems,
     widest_chunk,
 )
+from .kin import deeper_options, geometry, kind, same_programs
 from .modes import carrier_option, choose_mode
 from .tiling import (
     PeTiling,
@@ -153,6 +154,14 @@ def _candidates_of(request: PermuteRequest, hw: Hardware, key: tuple
     return find_candidates(request, hw, dict(key))
 
 
+class Shared(NamedTuple):
+    """What an :class:`~.emit.Emitter` takes from earlier ones of a search: its memos
+    and the DMAs' fits (its last two arguments)."""
+
+    memos: dict[tuple, Any]
+    fits: dict[tuple, Any]
+
+
 @dataclass
 class _Search:
     """Which search runs (``search=``) and what it costed: tilings ranked (by
@@ -165,6 +174,18 @@ class _Search:
     emitted: int = 0
     periods: int = 0
     outpace: float | None = None   # another strategy's prediction, to beat (Outpaced)
+    # what emitters share (see Emitter): the DMAs' fits by the tiling's group (every
+    # tiling's: the hardware is the plan's) and, where the search weighs deeper-buffered
+    # kin (``kin``: a small tensor's few blocks), the block shapes' memos by tiling
+    # geometry -- a tiling's and its kin's, whose blocks are the same (see geometry)
+    kin: bool = False
+    memos: dict[tuple, dict[tuple, Any]] = field(default_factory=dict, repr=False)
+    fits: dict[int, dict[tuple, Any]] = field(default_factory=dict, repr=False)
+
+    def shared(self, view: TransposeView, tiling: PeTiling) -> Shared:
+        """What an emitter of ``tiling`` shares with the search's other emitters."""
+        memos = self.memos.setdefault((view, geometry(tiling)), {}) if self.kin else {}
+        return Shared(memos, self.fits.setdefault(tiling.group, {}))
 
     def summary(self) -> dict[str, Any]:
         return {"search": self.name, "ranked": self.ranked, "emitted": self.emitted,
@@ -229,7 +250,8 @@ class PeStrategy:
             blocks = tiling.blocks(v)
             if search.name != "exhaustive" and blocks > PERIOD_STEPS:
                 search.periods += 1
-                cycles, schedule = period_estimate(request, v, tiling, hw)
+                cycles, schedule = period_estimate(request, v, tiling, hw,
+                                                   search.shared(v, tiling))
                 by_period.append((cycles, v, tiling))
                 if best is None or cycles < best.predicted.cycles:
                     best = Emitted(v, tiling, None, Estimate(cycles, {}, schedule))
@@ -265,7 +287,7 @@ class PeStrategy:
             search.emitted += 1
             predicted = estimate(program, hw)
         else:
-            program, predicted = _sketched(request, v, tiling, hw)
+            program, predicted = _sketched(request, v, tiling, hw, search.shared(v, tiling))
             search.sketched += 1
         if best is None or predicted.cycles < best.predicted.cycles:
             return Emitted(v, tiling, program, predicted)
@@ -275,7 +297,8 @@ class PeStrategy:
         found = candidates(request, hw, options)
         if isinstance(found, Refusal):
             raise PlanError(f"strategy 'pe' cannot plan {request.describe()}: {found}")
-        search = _Search(options.get("search", "ranked"), outpace=options.get("outpace"))
+        search = _Search(options.get("search", "ranked"), outpace=options.get("outpace"),
+                         kin=deeper_options(request, options) is not None)
         best = self._best_of(request, found, hw, options, search)
         float_options = _float_options(request, options, found)
         if float_options is not None:
@@ -298,13 +321,16 @@ class PeStrategy:
         found them), and, for small tensors, of their deeper-buffered kin."""
         tilings = found.tilings
         best = self._fastest(request, tilings, hw, None, search)
-        deeper_options = _deeper_options(request, options)
-        if deeper_options is not None:
-            deeper = candidates(request, hw, deeper_options)
+        kin_options = deeper_options(request, options)
+        if kin_options is not None:
+            deeper = candidates(request, hw, kin_options)
             if isinstance(deeper, Candidates):   # (only the winner's kind: half the time)
-                kind = _kind(best.tiling)
+                winner = kind(best.tiling)
+                same = (set() if search.name == "exhaustive"
+                        else same_programs(tilings, deeper.tilings))
                 best = self._fastest(request, [vt for vt in deeper.tilings if vt not in tilings
-                                               and _kind(vt[1]) == kind], hw, best, search)
+                                               and kind(vt[1]) == winner and vt not in same],
+                                     hw, best, search)
         return best
 
     def _plan_of(self, request: PermuteRequest, found: Candidates, best: Emitted,
@@ -357,34 +383,27 @@ class PeStrategy:
 EMIT_ALONE_BLOCKS = 1024
 
 
-#: Buffers a small tensor's (<= SMALL_BYTES) tilings are also cut for, beside the three
-#: (or fewer) they prefer: with few blocks the loads running further ahead of the array
-#: hide more of the fill. Large tensors' many blocks hide the fill anyway, and their
-#: programs are long to emit. Only the five-buffer tilings of the three-buffer winner's
-#: kind (:func:`_kind`) are emitted, which picks the same plans as emitting all of them
-#: (the random permutations of ``strider bench anyhw``; see docs/benchmarks.md).
-DEEP_BUFFERS, SMALL_BYTES = 5, 16 << 20
-
-
 def period_estimate(request: PermuteRequest, view: TransposeView, tiling: PeTiling,
-                    hw: Hardware) -> tuple[float, float]:
+                    hw: Hardware, shared: Shared | None = None) -> tuple[float, float]:
     """``(cycles, schedule end)`` of ``tiling``'s whole program, from one period of its
     pipeline (:func:`~strider.planners._period.period_cycles`): the programs of its
     first blocks, each from a fresh emitter (an emitter adds to the program it holds),
-    the block shapes worked out once. Shared by hardware of one timing
+    the block shapes worked out once (``shared``: what earlier emitters of the search
+    worked out, :meth:`_Search.shared`). Shared by hardware of one timing
     (:mod:`.._shared`)."""
-    memos: dict[tuple, Any] = {}
+    memos, fits = shared if shared is not None else ({}, {})
     return _shared.made(hw, ("pe period", request, view, tiling), lambda: period_cycles(
-        lambda n: Emitter(request, view, tiling, hw, memos).sketch(n), tiling.blocks(view),
-        2 * request.nbytes, hw))
+        lambda n: Emitter(request, view, tiling, hw, memos, fits).sketch(n),
+        tiling.blocks(view), 2 * request.nbytes, hw))
 
 
 def _sketched(request: PermuteRequest, view: TransposeView, tiling: PeTiling,
-              hw: Hardware) -> tuple[Sketched, Estimate]:
-    """``tiling``'s whole program costed from its sketch, and its estimate; shared by
-    hardware of one timing (:mod:`.._shared`)."""
+              hw: Hardware, shared: Shared | None = None) -> tuple[Sketched, Estimate]:
+    """``tiling``'s whole program costed from its sketch, and its estimate (``shared``:
+    what earlier emitters of the search worked out); shared by hardware of one timing
+    (:mod:`.._shared`)."""
     def make() -> tuple[Sketched, Estimate]:
-        sketch = Emitter(request, view, tiling, hw).sketch()
+        sketch = Emitter(request, view, tiling, hw, *(shared or ())).sketch()
         return Sketched(len(sketch), pe_traffic(sketch)), estimate_sketch(sketch, hw)
 
     return _shared.made(hw, ("pe sketch", request, view, tiling), make)
@@ -436,14 +455,6 @@ def _float_options(request: PermuteRequest, options: dict[str, Any], found: Cand
     return None
 
 
-def _deeper_options(request: PermuteRequest, options: dict[str, Any]) -> dict[str, Any] | None:
-    """The options of the deeper-buffered kin :meth:`PeStrategy.plan` weighs for a small
-    tensor whose buffers are left to the planner; else None."""
-    if options.get("pe_buffers") is None and request.nbytes <= SMALL_BYTES:
-        return {**options, "pe_buffers": DEEP_BUFFERS}
-    return None
-
-
 def _costed_tilings(request: PermuteRequest, hw: Hardware, options: dict[str, Any],
                     found: Candidates) -> list[tuple[TransposeView, PeTiling]]:
     """Every tiling :meth:`PeStrategy.plan` may cost for ``found`` (its tilings, their
@@ -452,15 +463,10 @@ def _costed_tilings(request: PermuteRequest, hw: Hardware, options: dict[str, An
     float_options = _float_options(request, options, found)
     kinds = [found] + ([candidates(request, hw, float_options)] if float_options else [])
     for opts in [options] + ([float_options] if float_options else []):
-        deeper = _deeper_options(request, opts)
+        deeper = deeper_options(request, opts)
         if deeper is not None:
             kinds.append(candidates(request, hw, deeper))
     return [vt for c in kinds if isinstance(c, Candidates) for vt in c.tilings]
-
-
-def _kind(t: PeTiling) -> tuple[bool, bool]:
-    """Whether a tiling takes rows by turns, and columns (of a matrix or a block's)."""
-    return t.row_turns > 1, t.column_turns > 1 or t.batch_turns
 
 
 STRATEGY = PeStrategy()
