@@ -18,7 +18,7 @@ from strider.planners._working import Working, declare_tensors
 from strider.planners.pe.candidates import Refusal
 from strider.planners.pe.candidates import candidates as pe_candidates
 from strider.planners.pe.emit import Emitter
-from strider.planners.pe.strategy import pe_traffic
+from strider.planners.pe.traffic import pe_traffic
 from strider.planners.vector.pipeline import emit_sbuf
 from strider.planners.vector.ranking import rank_tilings
 from strider.program import Program

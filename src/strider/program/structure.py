@@ -97,6 +97,26 @@ def structure_of(cls: type[Instruction], scalars: tuple, *operands: tuple) -> tu
     return (cls, scalar, *operands[0]) if operands else (cls, scalar)
 
 
+def operand_of(key: tuple, name: str) -> tuple | None:
+    """The :func:`operand_structure` of operand ``name`` in the structure ``key`` (as
+    :func:`structure_key` makes it), or None where its class has no such operand: what a
+    caller reads of an instruction that is not built.
+
+    >>> from strider import AccessPattern
+    >>> from strider.program import Ref, VectorCopy
+    >>> a = Ref.sbuf(0, 8, AccessPattern.contiguous((16,)), "float32")
+    >>> b = Ref.psum(0, 4, AccessPattern.contiguous((16,)), "int32")
+    >>> key = structure_key(VectorCopy(src=b, dst=a))
+    >>> operand_of(key, "src"), operand_of(key, "moving")
+    (('psum', None, 0, 4, (16,), (1,), 'int32'), None)
+    """
+    names = key[0].operand_names()
+    if name not in names:
+        return None
+    at = 2 + 7 * names.index(name)   # (after the class and its scalars)
+    return key[at:at + 7]
+
+
 def operand_structure(ref: Ref) -> tuple:
     """``(memory, tensor, partition_start, partitions, shape, strides, dtype)``: an
     operand's part of a structure key (everything but its offset)."""
@@ -106,4 +126,4 @@ def operand_structure(ref: Ref) -> tuple:
 
 
 __all__ = ["layout", "scalar_names", "structure_key", "structure_and_offsets", "structure_of",
-           "operand_structure"]
+           "operand_of", "operand_structure"]

@@ -14,8 +14,9 @@ A request passes through these modules in order:
   :mod:`~strider.planners.pe.kin` their deeper-buffered kin for small tensors;
 - :mod:`~strider.planners.pe.emit` writes each one's program (or its sketch, to cost:
   :mod:`~strider.planners.pe.builder` adds each instruction), which the cost estimate
-  prices; :mod:`~strider.planners.pe.strategy` keeps the fastest and
-  :mod:`~strider.planners.pe.explain` says what it does.
+  prices; :mod:`~strider.planners.pe.strategy` keeps the fastest,
+  :mod:`~strider.planners.pe.explain` says what it does and
+  :mod:`~strider.planners.pe.traffic` what it moves through PSUM.
 
 Examples
 --------

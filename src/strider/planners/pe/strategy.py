@@ -72,16 +72,12 @@ import functools
 from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
-import numpy as np
-
 from ...errors import Outpaced, PlanError
 from ...hardware.description import Hardware
 from ...hardware.pe import input_kind
 from ...plan import PermuteRequest, Plan
 from ...program.core import Program
 from ...program.deferred import DeferredProgram
-from ...program.instructions import is_dma_queue
-from ...program.sketch import Sketch
 from ...sim.estimate import Estimate, estimate, estimate_sketch
 from .. import _shared
 from .._period import PERIOD_MARGIN, PERIOD_STEPS, check_outpaced, period_cycles, search_line
@@ -108,6 +104,7 @@ from .tiling import (
     sub_blocks,
     transpose_view,
 )
+from .traffic import pe_traffic
 
 
 class Sketched(NamedTuple):
@@ -407,41 +404,6 @@ def _sketched(request: PermuteRequest, view: TransposeView, tiling: PeTiling,
         return Sketched(len(sketch), pe_traffic(sketch)), estimate_sketch(sketch, hw)
 
     return _shared.made(hw, ("pe sketch", request, view, tiling), make)
-
-
-def pe_traffic(program: Program | Sketch) -> dict[str, int]:
-    """What a PE plan writes to PSUM and copies back out: ``psum_bytes`` (every MatMul's
-    or PeTranspose's result), ``copies_out`` (the copies from PSUM to SBUF) and
-    ``copied_out_bytes`` (their SBUF writes). An integer carrier's byte planes write an
-    int32 sum per byte; the copies narrow them and interleave the planes.
-
-    >>> from strider import Hardware
-    >>> plan = STRATEGY.plan(PermuteRequest((256, 512), (1, 0), "bfloat16"),
-    ...                      Hardware.preset("trn1-like"))
-    >>> t = pe_traffic(plan.program)
-    >>> t["psum_bytes"] // (256 * 512), t["copied_out_bytes"] // (256 * 512)  # 2 planes x 4 B
-    (8, 2)
-    """
-    psum = copies = copied = 0
-    counted: Any
-    if isinstance(program, Sketch):   # each structure's, its bytes alike; no DMA writes
-        # PSUM or reads it, so its descriptors' representatives are not built
-        engines = program.rep_engines
-        counts = np.bincount(program.ent, minlength=len(engines)).tolist()
-        counted = ((program.rep(e), counts[e]) for e, engine in enumerate(engines)
-                   if not is_dma_queue(engine))
-    else:
-        counted = ((i, 1) for i in program.instructions)
-    for instr, n in counted:
-        dst = getattr(instr, "dst", None)
-        if dst is None:
-            continue
-        if instr.engine_kind == "pe":
-            psum += n * dst.nbytes
-        elif getattr(getattr(instr, "src", None), "memory", None) == "psum":
-            copies += n
-            copied += n * dst.nbytes
-    return {"psum_bytes": psum, "copies_out": copies, "copied_out_bytes": copied}
 
 
 def _float_options(request: PermuteRequest, options: dict[str, Any], found: Candidates
