@@ -102,6 +102,10 @@ class Fit:
         self.es: list[int | None] = [None] * queues
 
 
+#: DMA structures' fits a builder keeps at most (then it starts a new dict).
+FITS_KEPT = 1 << 12
+
+
 class InstructionBuilder:
     """Adds instructions to ``program`` (or, after :meth:`into_sketch`, to a sketch) on
     ``hw``; ``group``: values per element a DMA walks (a tiling's ``group``). ``fits``:
@@ -132,7 +136,7 @@ class InstructionBuilder:
         out once per structure (these offsets the first's)."""
         fit = self.fits.get((src, dst))
         if fit is None:   # (whether it fits, the cycles it keeps a queue, offsets aside)
-            if len(self.fits) >= 1 << 12:
+            if len(self.fits) >= FITS_KEPT:
                 self.fits = {}   # (a new dict: see dma's held)
             one, cycles = False, 0.0
             price: tuple = ()   # (annotated: compiled, a bare () types it as empty only)
@@ -242,4 +246,4 @@ class InstructionBuilder:
         return operand_ref(operand, offset)
 
 
-__all__ = ["Fit", "Form", "InstructionBuilder"]
+__all__ = ["FITS_KEPT", "Fit", "Form", "InstructionBuilder"]

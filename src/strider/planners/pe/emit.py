@@ -48,10 +48,11 @@ def empty_program(request: PermuteRequest) -> Program:
 class Emitter(BlockGeometry):
     """Builds the program for one tiling (once: :meth:`emit`, or :meth:`sketch` for
     costing): addresses, queues and dependencies. ``memos``: the block shapes worked out
-    by an earlier emitter of the same request, view, tiling and hardware (what they
-    hold is the same for any emitter of those, or checked against it: a sketch's
-    structure indices, a DMA's fit); ``fits``: the DMAs' fits an earlier emitter on
-    ``hw`` of a tiling of the same ``group`` worked out (see InstructionBuilder)."""
+    by an earlier emitter of the same request, view and hardware and of a tiling of the
+    same geometry (:func:`.kin.geometry`: its buffers may differ; what they hold is the
+    same for any emitter of those, or checked against it: a sketch's structure indices,
+    a DMA's fit); ``fits``: the DMAs' fits an earlier emitter on ``hw`` of a tiling of
+    the same ``group`` worked out (see InstructionBuilder)."""
 
     def __init__(self, request: PermuteRequest, view: TransposeView, t: PeTiling, hw: Hardware,
                  memos: dict[tuple, Any] | None = None, fits: dict[tuple, Any] | None = None):
@@ -62,7 +63,7 @@ class Emitter(BlockGeometry):
         self.copies = CopyBalancer(hw, min(hw.pe.cols, hw.psum.partitions))
         self.bank_elems = hw.psum.bank_bytes // dtype_of(t.psum_dtype).itemsize
         self.bank = 0
-        # block shapes (see BlockGeometry.memo): ``memos``, shared by emitters of one tiling
+        # block shapes (see BlockGeometry.memo): ``memos``, shared by emitters of one geometry
         self.memos: dict[tuple, Any] = {} if memos is None else memos
         self.shared: dict[str, Any] = {}  # the PSUM bank that chunks sharing a copy fill
         self.bank_reader: dict[int, list[int]] = {}  # bank -> the last copies reading it

@@ -16,8 +16,8 @@ Examples
 >>> deeper_options(request, {})
 {'pe_buffers': 5}
 >>> three, five = candidates(request, hw, {}).tilings, candidates(request, hw, {"pe_buffers": 5}).tilings
->>> [(t.buffers, t.blocks(v)) for v, t in same_programs(three, five)]   # 3 blocks in 3 buffers
-[(5, 3)]
+>>> [(t.buffers, t.blocks(v), twin.buffers) for (v, t), (_, twin) in same_programs(three, five).items()]
+[(5, 3, 3)]
 """
 
 from __future__ import annotations
@@ -59,19 +59,19 @@ def geometry(tiling: PeTiling) -> PeTiling:
 
 def same_programs(tilings: list[tuple[TransposeView, PeTiling]],
                   deeper: list[tuple[TransposeView, PeTiling]]
-                  ) -> set[tuple[TransposeView, PeTiling]]:
+                  ) -> dict[tuple[TransposeView, PeTiling], tuple[TransposeView, PeTiling]]:
     """The tilings of ``deeper`` (deeper-buffered kin) whose program is a twin's of
-    ``tilings`` but for its output tiles' addresses, which no cost reads: the twin's
-    geometry, no more blocks than the twin's buffers. Every block's loads are then
-    issued before the first block's passes in both, and no buffer is reused, so both
-    emit the same instructions with the same dependencies and estimate alike (a tie,
-    which the twin, costed first, keeps)."""
+    ``tilings`` but for its output tiles' addresses, which no cost reads, each with that
+    twin: the twin's geometry, no more blocks than the twin's buffers. Every block's
+    loads are then issued before the first block's passes in both, and no buffer is
+    reused, so both emit the same instructions with the same dependencies and estimate
+    alike (a kin of a twin costed already need not be costed: it ties at best)."""
     twins = {(v, geometry(t)): t for v, t in tilings}
-    out = set()
+    out = {}
     for v, t in deeper:
         twin = twins.get((v, geometry(t)))
         if twin is not None and t.blocks(v) <= min(twin.buffers, t.buffers):
-            out.add((v, t))
+            out[v, t] = (v, twin)
     return out
 
 

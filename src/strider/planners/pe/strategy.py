@@ -82,6 +82,7 @@ from ...sim.estimate import Estimate, estimate, estimate_sketch
 from .. import _shared
 from .._period import PERIOD_MARGIN, PERIOD_STEPS, check_outpaced, period_cycles, search_line
 from .._postcondition import check_program
+from .builder import FITS_KEPT
 from .candidates import Candidates, Refusal
 from .candidates import candidates as find_candidates
 from .emit import Emitter, empty_program
@@ -178,11 +179,17 @@ class _Search:
     kin: bool = False
     memos: dict[tuple, dict[tuple, Any]] = field(default_factory=dict, repr=False)
     fits: dict[int, dict[tuple, Any]] = field(default_factory=dict, repr=False)
+    # the tilings costed whole, as (view, tiling)
+    costed: set[tuple[TransposeView, PeTiling]] = field(default_factory=set, repr=False)
 
     def shared(self, view: TransposeView, tiling: PeTiling) -> Shared:
-        """What an emitter of ``tiling`` shares with the search's other emitters."""
+        """What an emitter of ``tiling`` shares with the search's other emitters (a
+        full dict of fits is left behind, as a builder leaves it: see FITS_KEPT)."""
         memos = self.memos.setdefault((view, geometry(tiling)), {}) if self.kin else {}
-        return Shared(memos, self.fits.setdefault(tiling.group, {}))
+        fits = self.fits.get(tiling.group)
+        if fits is None or len(fits) >= FITS_KEPT:
+            fits = self.fits[tiling.group] = {}
+        return Shared(memos, fits)
 
     def summary(self) -> dict[str, Any]:
         return {"search": self.name, "ranked": self.ranked, "emitted": self.emitted,
@@ -238,6 +245,8 @@ class PeStrategy:
         winner's prediction is its own program's."""
         search.ranked += len(tilings)
         by_period = []
+        # the fastest costed whole (``best`` may be a period's estimate, which errs)
+        whole = best if best is not None and best.program is not None else None
         floors = [(pass_floor(v, tiling, hw), v, tiling) for v, tiling in tilings]
         for floor, v, tiling in sorted(floors, key=lambda fvt: fvt[0]):
             if best is not None and floor >= best.predicted.cycles:
@@ -255,16 +264,18 @@ class PeStrategy:
                 continue
             # a tiling costed alone is the winner: its program is emitted (not sketched)
             alone = best is None and len(tilings) == 1
-            best = self._emitted(request, v, tiling, hw, best, search, alone)
+            whole = self._emitted(request, v, tiling, hw, whole, search, alone)
+            if best is None or whole.predicted.cycles < best.predicted.cycles:
+                best = whole
         assert best is not None
         if best.program is None:
             check_outpaced(best.predicted.cycles, search.outpace, "the PE search's best "
                            "tiling, costed by one period of its pipeline")
         # a period's estimate errs by a few percent (ResNet-50's stem: a 32-block tiling
         # rated above a 16-block one that it beats by 1.6%): the tilings it puts near the
-        # best are emitted whole, and the cost model keeps what ends first
+        # best are emitted whole, and the cost model keeps what ends first -- of every
+        # tiling costed whole, so that one a low period estimate displaced still wins
         bound = best.predicted.cycles * (1 + PERIOD_MARGIN)
-        whole = best if best.program is not None else None
         near = [c for c in sorted(by_period, key=lambda c: c[0]) if c[0] <= bound]
         for _, v, tiling in near:
             whole = self._emitted(request, v, tiling, hw, whole, search,
@@ -286,6 +297,7 @@ class PeStrategy:
         else:
             program, predicted = _sketched(request, v, tiling, hw, search.shared(v, tiling))
             search.sketched += 1
+        search.costed.add((v, tiling))
         if best is None or predicted.cycles < best.predicted.cycles:
             return Emitted(v, tiling, program, predicted)
         return best
@@ -322,9 +334,12 @@ class PeStrategy:
         if kin_options is not None:
             deeper = candidates(request, hw, kin_options)
             if isinstance(deeper, Candidates):   # (only the winner's kind: half the time)
+                # (a kin that is a costed twin's program ties it at best: ``best`` is
+                # no slower than any tiling costed whole)
                 winner = kind(best.tiling)
-                same = (set() if search.name == "exhaustive"
-                        else same_programs(tilings, deeper.tilings))
+                same = (set() if search.name == "exhaustive" else
+                        {k for k, twin in same_programs(tilings, deeper.tilings).items()
+                         if twin in search.costed})
                 best = self._fastest(request, [vt for vt in deeper.tilings if vt not in tilings
                                                and kind(vt[1]) == winner and vt not in same],
                                      hw, best, search)

@@ -1,12 +1,14 @@
-"""The PE search's deeper-buffered kin: a small tensor's tilings are also costed with
-five buffers (``pe_buffers=5``), and the kin of a tiling share its block shapes.
+"""The PE search (:mod:`strider.planners.pe.strategy`): what its emitters share, the
+deeper-buffered kin it weighs, and the tilings a period estimate ranks.
 
-What must hold, on random hardware: an emitter that reuses what earlier emitters of the
-search worked out -- the DMAs' fits, and its kin's block shapes (the memos of the same
-:func:`~strider.planners.pe.strategy.geometry`) -- sketches the same program as a fresh
-one; and a kin the ranked search leaves uncosted as
-its twin's program (:func:`~strider.planners.pe.strategy.same_programs`) sketches exactly
-its twin's program, so that leaving it out changes no plan.
+A small tensor's tilings are also costed with five buffers (``pe_buffers=5``), and the
+kin of a tiling share its block shapes. What must hold, on random hardware: an emitter
+that reuses what earlier emitters of the search worked out -- the DMAs' fits, and its
+kin's block shapes (the memos of the same :func:`~strider.planners.pe.kin.geometry`) --
+sketches the same program as a fresh one; a kin the ranked search leaves uncosted as
+its twin's program (:func:`~strider.planners.pe.kin.same_programs`) sketches exactly its
+twin's program, so that leaving it out changes no plan; and a tiling costed whole is
+never lost to one whose low period estimate displaced it.
 """
 
 from __future__ import annotations
@@ -84,3 +86,24 @@ def test_the_ranked_search_leaves_a_kin_that_is_its_twins_program_uncosted():
     assert ranked.predicted_cycles == exhaustive.predicted_cycles
     assert ranked.details["tiling"] == exhaustive.details["tiling"]
     assert ranked.details["search"]["sketched"] < exhaustive.details["search"]["sketched"]
+
+
+def test_a_tiling_costed_whole_outlasts_a_low_period_estimate(monkeypatch):
+    # a tiling of few blocks is sketched (100 cycles); one of many blocks is rated
+    # lower by its period (90) but ends at 103 when costed whole: the first one wins
+    from strider.planners.pe import strategy
+    from strider.sim.estimate import Estimate
+    request = PermuteRequest((367, 4249), (1, 0), "int16")
+    tilings = sorted(candidates(request, TRN1, {}).tilings, key=lambda vt: vt[1].blocks(vt[0]))
+    few, many = tilings[0], tilings[-1]
+    assert few[1].blocks(few[0]) < many[1].blocks(many[0])
+    monkeypatch.setattr(strategy, "PERIOD_STEPS", few[1].blocks(few[0]))
+    monkeypatch.setattr(strategy, "pass_floor", lambda v, t, hw: float(t is not few[1]))
+    monkeypatch.setattr(strategy, "period_estimate", lambda *args: (90.0, 90.0))
+    cycles = {few: 100.0, many: 103.0}
+    monkeypatch.setattr(strategy, "_sketched", lambda request, v, t, hw, shared=None: (
+        strategy.Sketched(1, {}), Estimate(cycles[v, t], {}, cycles[v, t])))
+    search = strategy._Search("ranked")
+    got = STRATEGY._fastest(request, [few, many], TRN1, None, search)
+    assert (got.tiling, got.predicted.cycles) == (few[1], 100.0)
+    assert search.costed == {few, many} and search.periods == 1
