@@ -107,3 +107,25 @@ def test_a_tiling_costed_whole_outlasts_a_low_period_estimate(monkeypatch):
     got = STRATEGY._fastest(request, [few, many], TRN1, None, search)
     assert (got.tiling, got.predicted.cycles) == (few[1], 100.0)
     assert search.costed == {few, many} and search.periods == 1
+
+
+def test_a_tiling_left_uncosted_against_a_low_period_estimate_is_costed_after_all(monkeypatch):
+    # the tiling of many blocks is rated 95 by its period, under the few-block tiling's
+    # floor (96), but ends at 103 costed whole: the few-block one (100) is costed too
+    from strider.planners.pe import strategy
+    from strider.sim.estimate import Estimate
+    request = PermuteRequest((367, 4249), (1, 0), "int16")
+    tilings = sorted(candidates(request, TRN1, {}).tilings, key=lambda vt: vt[1].blocks(vt[0]))
+    few, many = tilings[0], tilings[-1]
+    monkeypatch.setattr(strategy, "PERIOD_STEPS", few[1].blocks(few[0]))
+    monkeypatch.setattr(strategy, "pass_floor", lambda v, t, hw: 96.0 if t is few[1] else 0.0)
+    monkeypatch.setattr(strategy, "period_estimate", lambda *args: (95.0, 95.0))
+    cycles = {few: 100.0, many: 103.0}
+    monkeypatch.setattr(strategy, "_sketched", lambda request, v, t, hw, shared=None: (
+        strategy.Sketched(1, {}), Estimate(cycles[v, t], {}, cycles[v, t])))
+    got = STRATEGY._fastest(request, [few, many], TRN1, None, strategy._Search("ranked"))
+    assert (got.tiling, got.predicted.cycles) == (few[1], 100.0)
+    cycles[many] = 95.5   # (the estimate held: the few-block tiling's floor is above it)
+    search = strategy._Search("ranked")
+    got = STRATEGY._fastest(request, [few, many], TRN1, None, search)
+    assert (got.tiling, search.costed) == (many[1], {many})

@@ -247,9 +247,12 @@ class PeStrategy:
         by_period = []
         # the fastest costed whole (``best`` may be a period's estimate, which errs)
         whole = best if best is not None and best.program is not None else None
+        unsure = []   # tilings of few blocks left uncosted against a period's estimate
         floors = [(pass_floor(v, tiling, hw), v, tiling) for v, tiling in tilings]
         for floor, v, tiling in sorted(floors, key=lambda fvt: fvt[0]):
             if best is not None and floor >= best.predicted.cycles:
+                if best.program is None and tiling.blocks(v) <= PERIOD_STEPS:
+                    unsure.append((floor, v, tiling))
                 continue
             if best is None and search.outpace is not None and floor >= search.outpace:
                 raise Outpaced(floor, "the PE search's fewest passes")
@@ -281,6 +284,11 @@ class PeStrategy:
             whole = self._emitted(request, v, tiling, hw, whole, search,
                                   whole is None and len(near) == 1)
         assert whole is not None  # the best itself is within the bound
+        # and one left uncosted against that estimate, where its floor is under the
+        # program that won after all
+        for floor, v, tiling in unsure:
+            if floor < whole.predicted.cycles:
+                whole = self._emitted(request, v, tiling, hw, whole, search)
         return whole
 
     def _emitted(self, request: PermuteRequest, v: TransposeView, tiling: PeTiling,
