@@ -339,5 +339,9 @@ def test_bench_plan_gives_the_plan_time_by_the_winning_strategy(capsys):
     rows = [vector._replace(ranked_s=s) for s in (0.010, 0.030, 0.020)]
     rows += [vector._replace(strategy="pe", ranked_s=s) for s in (0.004, 0.008)]
     table("some cases", rows, quick=True)
+    out = capsys.readouterr().out
     assert ("ranked plan time by winner: vector 3 cases, median 20.0 ms; "
-            "pe 2 cases, median 6.0 ms") in capsys.readouterr().out
+            "pe 2 cases, median 6.0 ms") in out
+    # and where the worst case comes from: the slowest three, slowest first
+    assert ("slowest ranked plans: a vector case (vector) 30.0 ms; a vector case (vector) "
+            "20.0 ms; a vector case (vector) 10.0 ms") in out

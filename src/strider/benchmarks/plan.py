@@ -16,9 +16,10 @@ also shown with its program emitted -- the speed-up (the
 median of the per-case ratios) and the quality: the ranked plan's predicted cycles over
 the exhaustive plan's, the share of cases within 2% and within 5%, and the worst cases.
 The ranked plan time by the strategy that won (each search costs its candidates
-differently: the median follows the strategy that wins most). Where the vector path
-wins, how far down the analytic score's shortlist its winner was (1: the score's
-best): the fewer tilings a search need cost, the better the score.
+differently: the median follows the strategy that wins most), and the slowest plans
+(where the worst case comes from). Where the vector path wins, how far down the
+analytic score's shortlist its winner was (1: the score's best): the fewer tilings a
+search need cost, the better the score.
 
 Targets (on ``trn1-like``): ranked plan time median <= 20 ms and worst <= 200 ms, at
 least 20x faster than the exhaustive search (median); predicted cycles within 2% of the
@@ -118,6 +119,20 @@ def by_winner(rows: list[Timed]) -> str:
         for name, times in sorted(won.items(), key=lambda kv: (-len(kv[1]), kv[0])))
 
 
+def slowest(rows: list[Timed], count: int = 3) -> str:
+    """The ``count`` slowest ranked plans, slowest first, with the strategy that won:
+    where the worst case comes from.
+
+    >>> rows = [Timed("a", "pe", 0.04, 0, 0.1, 1.0, True, None),
+    ...         Timed("b", "vector", 0.2, 0, 0.3, 1.0, True, 3)]
+    >>> slowest(rows)
+    'slowest ranked plans: b (vector) 200.0 ms; a (pe) 40.0 ms'
+    """
+    worst = sorted(rows, key=lambda r: -r.ranked_s)[:count]
+    return "slowest ranked plans: " + "; ".join(
+        f"{r.name} ({r.strategy}) {r.ranked_s * 1e3:.1f} ms" for r in worst)
+
+
 def table(title: str, rows: list[Timed], quick: bool) -> tuple[bool, bool]:
     """Print one table's figures and targets; (every plan honest, targets met)."""
     from ..text import format_table
@@ -150,6 +165,7 @@ def table(title: str, rows: list[Timed], quick: bool) -> tuple[bool, bool]:
     worst = sorted(rows, key=lambda r: -r.quality)[:3]
     print("worst quality: " + "; ".join(f"{r.name} ({r.strategy}) {r.quality:.4f}x"
                                         for r in worst))
+    print(slowest(rows))
     print(by_winner(rows))
     ranks = sorted(r.score_rank for r in rows if r.score_rank is not None)
     if ranks:   # how far down the score's shortlist the cost model found the winner
