@@ -250,13 +250,13 @@ class PeStrategy:
         unsure = []   # tilings of few blocks left uncosted against a period's estimate
         floors = [(pass_floor(v, tiling, hw), v, tiling) for v, tiling in tilings]
         for floor, v, tiling in sorted(floors, key=lambda fvt: fvt[0]):
+            blocks = tiling.blocks(v)
             if best is not None and floor >= best.predicted.cycles:
-                if best.program is None and tiling.blocks(v) <= PERIOD_STEPS:
+                if best.program is None and blocks <= PERIOD_STEPS:
                     unsure.append((floor, v, tiling))
                 continue
             if best is None and search.outpace is not None and floor >= search.outpace:
                 raise Outpaced(floor, "the PE search's fewest passes")
-            blocks = tiling.blocks(v)
             if search.name != "exhaustive" and blocks > PERIOD_STEPS:
                 search.periods += 1
                 cycles, schedule = period_estimate(request, v, tiling, hw,
@@ -411,9 +411,9 @@ def period_estimate(request: PermuteRequest, view: TransposeView, tiling: PeTili
     the block shapes worked out once (``shared``: what earlier emitters of the search
     worked out, :meth:`_Search.shared`). Shared by hardware of one timing
     (:mod:`.._shared`)."""
-    memos, fits = shared if shared is not None else ({}, {})
+    shared = shared or Shared({}, {})   # (the period's two emitters share their memos)
     return _shared.made(hw, ("pe period", request, view, tiling), lambda: period_cycles(
-        lambda n: Emitter(request, view, tiling, hw, memos, fits).sketch(n),
+        lambda n: Emitter(request, view, tiling, hw, *shared).sketch(n),
         tiling.blocks(view), 2 * request.nbytes, hw))
 
 
@@ -423,7 +423,7 @@ def _sketched(request: PermuteRequest, view: TransposeView, tiling: PeTiling,
     what earlier emitters of the search worked out); shared by hardware of one timing
     (:mod:`.._shared`)."""
     def make() -> tuple[Sketched, Estimate]:
-        sketch = Emitter(request, view, tiling, hw, *(shared or ())).sketch()
+        sketch = Emitter(request, view, tiling, hw, *(shared or Shared({}, {}))).sketch()
         return Sketched(len(sketch), pe_traffic(sketch)), estimate_sketch(sketch, hw)
 
     return _shared.made(hw, ("pe sketch", request, view, tiling), make)
