@@ -90,6 +90,31 @@ def shapes(min_dims: int = 0, max_dims: int = 8, max_side: int = 6, max_size: in
 
 
 @st.composite
+def sized_shapes(draw, low: int, high: int, max_side: int, max_dims: int = 5
+                 ) -> tuple[int, ...]:
+    """A shape of 2 to ``max_dims`` sides of at most ``max_side`` whose element count is
+    within ``[low, high]`` (``high`` at least twice ``low``), drawn side by side within
+    what is left (no filter: a narrow size window rejects most free draws, which
+    Hypothesis's health check fails).
+
+    >>> from hypothesis import find
+    >>> s = find(sized_shapes(1 << 16, 1 << 22, 700), lambda s: len(s) == 4)
+    >>> len(s), (1 << 16) <= int(np.prod(s)) <= (1 << 22)
+    (4, True)
+    """
+    ndim = draw(st.integers(2, max_dims))
+    assert max_side ** ndim >= low and 2 * low <= high, "bounds too narrow for the draw"
+    sides: list[int] = []
+    size = 1
+    for k in range(ndim):
+        rest = max_side ** (ndim - 1 - k)   # the most the sides after this one hold
+        side = draw(st.integers(max(1, -(-low // (size * rest))), min(max_side, high // size)))
+        sides.append(side)
+        size *= side
+    return tuple(sides)
+
+
+@st.composite
 def access_patterns(draw, min_dims: int = 0, max_dims: int = 8, max_side: int = 6,
                     max_stride: int = 50, nonnegative_base: bool = True, min_side: int = 0):
     """Access patterns with strides incl. 0 and negative; min address >= 0 if asked;

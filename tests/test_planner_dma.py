@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from strategies import DTYPES, examples, outcome, random_array, refused
+from strategies import DTYPES, examples, outcome, random_array, refused, sized_shapes
 from strider.api import same_bits, simulate
 from strider.dtypes import dtype_of
 from strider.errors import PlanError
@@ -55,8 +55,7 @@ def test_descriptors_are_spread_over_queues():
 
 
 @settings(max_examples=examples(40), deadline=None)
-@given(st.lists(st.integers(1, 700), min_size=1, max_size=5).filter(
-    lambda s: 1 << 16 <= int(np.prod(s)) <= 1 << 22), st.data())
+@given(sized_shapes(1 << 16, 1 << 22, max_side=700), st.data())
 def test_descriptors_share_the_bytes_out_evenly_over_the_queues(shape, data):
     """However the dims divide, no queue carries more than its share and one full-speed
     chunk (the grain a range may end on); 18 equal descriptors on 16 queues would give
